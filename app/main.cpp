@@ -1,0 +1,104 @@
+// halo: filters images on the GPU through OpenCL and proves the results against CPU references.
+// main() owns the process: it parses the command line, runs one subcommand and maps every
+// error to its documented exit code. Nothing else calls exit().
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+
+#include "app/commands.hpp"
+#include "cl/cl_error.hpp"
+#include "cl/program_cache.hpp"
+#include "core/error.hpp"
+
+namespace {
+
+constexpr const char* kFooter = R"(Examples:
+  halo run photo.png -f emboss -o emboss.png --verify
+  halo run photo.png -f sharpen:k=0.5 -f edge:mode=sobel:gray=1 -o edges.png
+  halo run a.pfm -f conv:k=2,0,0,0,-1,0,0,0,-1:offset=0.5:gray=1 -o emboss.pfm
+  halo run render.exr[ViewLayer.Combined.R,ViewLayer.Combined.G,ViewLayer.Combined.B] -f sharpen -o out.exr
+  halo filters           every filter with its parameters
+  halo devices           OpenCL platforms and devices
+
+Environment: HALO_DEVICE (as --device), HALO_CACHE_DIR (kernel cache, default
+~/.cache/halo), HALO_NO_CACHE=1 (compile every time), HALO_PRESET_PATH (preset folders).
+
+Exit codes: 0 ok; 1 verify mismatch; 2 some files of a batch failed; 3 images not comparable;
+64 bad usage, spec or preset; 65 bad input data; 66 input missing or unreadable; 69 no usable
+OpenCL device or an OpenCL call failed; 70 internal error; 73 cannot create output; 74 I/O error.)";
+
+void setup_logging(int verbosity, bool quiet) {
+  auto logger = spdlog::stderr_color_mt("halo");
+  logger->set_pattern("halo: %^%l%$: %v");
+  logger->set_level(quiet            ? spdlog::level::err
+                    : verbosity >= 2 ? spdlog::level::debug
+                    : verbosity == 1 ? spdlog::level::info
+                                     : spdlog::level::warn);
+  spdlog::set_default_logger(logger);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"halo: GPU image filters through OpenCL, verified against CPU references", "halo"};
+  app.footer(kFooter);
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.set_version_flag("--version", HALO_VERSION);
+
+  halo::GlobalOptions global;
+  int verbosity = 0;
+  bool quiet = false;
+  app.add_option("--device", global.device,
+                 "auto (a GPU, else the CPU through PoCL, else the reference), gpu, cpu, ref "
+                 "(plain C++ reference, no OpenCL), an index from `halo devices`, or part of a "
+                 "device name")
+      ->envname("HALO_DEVICE")
+      ->capture_default_str();
+  app.add_flag("--strict", global.strict,
+               "fail (exit 69) instead of falling back to the reference when OpenCL fails");
+  app.add_flag("--no-cache", global.no_cache, "compile kernels without the on-disk cache");
+  app.add_flag("-v,--verbose", verbosity, "more detail on stderr (-vv: debug, kernel cache)");
+  app.add_flag("-q,--quiet", quiet, "errors only");
+
+  const halo::Command commands[] = {
+      halo::add_run_command(app, global), halo::add_devices_command(app),
+      halo::add_filters_command(app), halo::add_presets_command(app)};
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "halo: error: {}\nRun 'halo --help' or 'halo SUBCOMMAND --help'.\n",
+               e.what());
+    return static_cast<int>(halo::ErrorKind::Usage);
+  }
+  setup_logging(verbosity, quiet);
+  if (global.no_cache) setenv("HALO_NO_CACHE", "1", 1);
+
+  const auto subcommands = app.get_subcommands();
+  try {
+    for (std::size_t i = 0; i < app.get_subcommands({}).size(); ++i)
+      if (app.get_subcommands({})[i]->parsed()) return commands[i]();
+    return static_cast<int>(halo::ErrorKind::Usage);
+  } catch (const halo::BuildError& e) {
+    spdlog::error("{}", e.what());
+    fmt::print(stderr, "{}\n", e.log());
+    return e.exit_code();
+  } catch (const halo::Error& e) {
+    spdlog::error("{}", e.what());
+    return e.exit_code();
+  } catch (const std::bad_alloc&) {
+    spdlog::error("out of memory");
+    return static_cast<int>(halo::ErrorKind::Internal);
+  } catch (const std::exception& e) {
+    spdlog::error("internal error: {}", e.what());
+    return static_cast<int>(halo::ErrorKind::Internal);
+  }
+}

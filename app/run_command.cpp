@@ -1,0 +1,183 @@
+// `halo run`: read an image, run the filter pipeline on the device (or the reference), verify,
+// write the result atomically.
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "app/commands.hpp"
+#include "cl/cl_error.hpp"
+#include "cl/program_cache.hpp"
+#include "core/error.hpp"
+#include "io/image_io.hpp"
+#include "pipeline/pipeline.hpp"
+#include "spec/preset.hpp"
+
+namespace halo {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct RunOptionsCli {
+  std::string input;
+  std::string output;
+  std::string type;
+  bool verify = false;
+  double tolerance = 1e-4;
+  bool timings = false;
+  bool overwrite_input = false;
+};
+
+// -f and --preset in the order given on the command line.
+std::vector<StageSpec> stage_specs(const CLI::App& run) {
+  std::vector<StageSpec> specs;
+  std::size_t next_filter = 0, next_preset = 0;
+  const auto filters = run.get_option("--filter")->as<std::vector<std::string>>();
+  const auto presets = run.get_option("--preset")->as<std::vector<std::string>>();
+  for (const CLI::Option* option : run.parse_order()) {
+    if (option->get_name() == "--filter" && next_filter < filters.size()) {
+      specs.push_back({filters[next_filter++], ""});
+    } else if (option->get_name() == "--preset" && next_preset < presets.size()) {
+      for (const auto& line : load_preset(presets[next_preset++]).lines)
+        specs.push_back({line.spec, line.origin});
+    }
+  }
+  return specs;
+}
+
+void check_not_input(const std::string& input, const std::string& output, bool allowed) {
+  std::error_code ec;
+  if (!allowed && fs::exists(output, ec) && fs::equivalent(input, output, ec))
+    throw Error(ErrorKind::CantCreate,
+                output + ": refusing to overwrite the input (use --overwrite-input)");
+}
+
+void print_checks(const RunResult& result, double tolerance) {
+  for (const auto& check : result.checks)
+    fmt::print("verify {:<28} {} {}\n", check.stage, check.result.summary(),
+               check.result.ok() ? "ok" : "MISMATCH");
+  for (const auto& check : result.checks)
+    if (!check.result.ok())
+      throw Error(ErrorKind::Mismatch,
+                  fmt::format("verify: stage '{}' differs from the reference: {} of {} samples "
+                              "above tolerance {:g} (worst at ({},{}) channel {}: {} vs {})",
+                              check.stage, check.result.failures, check.result.samples,
+                              tolerance, check.result.worst_x, check.result.worst_y,
+                              check.result.worst_c, check.result.worst_actual,
+                              check.result.worst_expected));
+}
+
+void print_timings(const RunResult& result) {
+  double total = 0;
+  for (const auto& t : result.timings) {
+    total += t.ms;
+    if (t.bytes)
+      fmt::print("time {:<28} {:9.3f} ms  {:8.2f} GB/s\n", t.label, t.ms, t.bytes / t.ms * 1e-6);
+    else
+      fmt::print("time {:<28} {:9.3f} ms\n", t.label, t.ms);
+  }
+  fmt::print("time {:<28} {:9.3f} ms\n", "device total", total);
+}
+
+int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global) {
+  const auto started = std::chrono::steady_clock::now();
+  const Pipeline pipeline(stage_specs(cli));  // every spec checked before any file is read
+  const InputRef input = parse_input_ref(o.input);
+  check_not_input(input.path, o.output, o.overwrite_input);
+  const SampleType wanted = o.type.empty() ? SampleType::f32 : parse_sample_type(o.type);
+
+  LoadedImage loaded = read_image(input);
+  const SampleType requested = o.type.empty() ? loaded.stored : wanted;
+  const SampleType type = storable_type(o.output, requested);
+  if (type != requested)
+    spdlog::info("{}: writing {} samples (the format cannot store {})", o.output, to_string(type),
+                 to_string(requested));
+
+  PixelBuffer out;
+  std::unique_ptr<Device> device = open_device(global);
+  if (device) {
+    try {
+      spdlog::info("device: {} ({})", device->info().name, device->info().platform_name);
+      for (const auto& stage : pipeline.stages())
+        for (const auto& detail : stage->details()) spdlog::info("{}: {}", stage->spec(), detail);
+      const RunResult result = run_device(*device, pipeline, loaded.pixels, pixel_type(type),
+                                          {.verify = o.verify, .tolerance = o.tolerance});
+      spdlog::debug("kernel cache: {} compiled, {} loaded from disk",
+                    device->programs().compiled(), device->programs().loaded_from_disk());
+      write_image(o.output, result.pixels, type);
+      if (o.timings) print_timings(result);
+      if (o.verify) print_checks(result, o.tolerance);
+      out = result.pixels;
+    } catch (const ClError& e) {
+      if (global.strict || global.device != "auto") throw;
+      spdlog::warn("{}; running the CPU reference instead (--strict makes this an error)",
+                   e.what());
+      if (const auto* build = dynamic_cast<const BuildError*>(&e)) spdlog::warn("{}", build->log());
+      device.reset();
+    }
+  }
+  if (!device) {
+    if (o.verify) spdlog::warn("--verify: running the reference only, nothing to compare with");
+    write_image(o.output, run_reference(pipeline, loaded.pixels, pixel_type(type)), type);
+  }
+  spdlog::info("wrote {} ({}x{}, {} channels, {}) in {:.3f} s", o.output, loaded.pixels.width,
+               loaded.pixels.height, out.channels ? out.channels : loaded.pixels.channels,
+               to_string(type),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  return 0;
+}
+
+}  // namespace
+
+std::unique_ptr<Device> open_device(const GlobalOptions& options) {
+  if (options.device == "ref") return nullptr;
+  try {
+    return std::make_unique<Device>(select_device(options.device), default_cache_dir());
+  } catch (const Error& e) {
+    if (options.strict || options.device != "auto") throw;
+    spdlog::warn("{}; running the CPU reference (--strict makes this an error)", e.what());
+    return nullptr;
+  }
+}
+
+Command add_run_command(CLI::App& app, const GlobalOptions& global) {
+  auto options = std::make_shared<RunOptionsCli>();
+  CLI::App* run_app = app.add_subcommand(
+      "run", "filter an image: read, run the -f stages in order on the device, write");
+  run_app->add_option("input", options->input,
+                      "input image (PNG, EXR, TIFF, JPEG, PFM); FILE[ch,...] picks channels "
+                      "by name, e.g. render.exr[ViewLayer.Combined.R,...]")
+      ->required();
+  run_app->add_option("-o,--output", options->output,
+                      "output image; format from the extension; written atomically")
+      ->required();
+  run_app
+      ->add_option("-f,--filter", "filter spec name[:key=value]... (repeatable, run in order; "
+                                  "see `halo filters`)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  run_app
+      ->add_option("--preset", "preset name from `halo presets` or path to a .halo file "
+                               "(repeatable, mixes with -f in order)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  run_app->add_option("--type", options->type,
+                      "output samples u8|u16|half|float (default: as the input; the nearest "
+                      "the format can store)")
+      ->check(CLI::IsMember({"u8", "u16", "half", "float"}));
+  run_app->add_flag("--verify", options->verify,
+                    "also run the CPU reference on each stage's input; report max/mean/RMS "
+                    "error, PSNR and the worst pixel; exit 1 on mismatch");
+  run_app->add_option("--verify-tol", options->tolerance,
+                      "a sample mismatches when |gpu - ref| > tol * max(1, |ref|)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  run_app->add_flag("--timings", options->timings,
+                    "print device times of upload, each kernel and download");
+  run_app->add_flag("--overwrite-input", options->overwrite_input,
+                    "allow the output to replace the input file");
+  return [options, run_app, &global] { return run(*options, *run_app, global); };
+}
+
+}  // namespace halo

@@ -1,0 +1,245 @@
+// Device discovery, selection and the enqueue helpers every filter uses.
+#include "cl/device.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include "cl/cl_error.hpp"
+#include "core/error.hpp"
+
+namespace halo {
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+std::string trim_nul(std::string s) {
+  while (!s.empty() && (s.back() == '\0' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+template <cl_int Name, typename T>
+T device_info(const cl::Device& device) {
+  T value{};
+  check(device.getInfo(Name, &value), "clGetDeviceInfo");
+  return value;
+}
+
+DeviceInfo describe(const cl::Platform& platform, const cl::Device& device, int index) {
+  DeviceInfo info;
+  info.index = index;
+  info.platform = platform;
+  info.device = device;
+  std::string text;
+  check(platform.getInfo(CL_PLATFORM_NAME, &text), "clGetPlatformInfo", "CL_PLATFORM_NAME");
+  info.platform_name = trim_nul(text);
+  info.name = trim_nul(device_info<CL_DEVICE_NAME, std::string>(device));
+  info.vendor = trim_nul(device_info<CL_DEVICE_VENDOR, std::string>(device));
+  info.version = trim_nul(device_info<CL_DEVICE_VERSION, std::string>(device));
+  info.driver_version = trim_nul(device_info<CL_DRIVER_VERSION, std::string>(device));
+  const auto type = device_info<CL_DEVICE_TYPE, cl_device_type>(device);
+  info.gpu = (type & CL_DEVICE_TYPE_GPU) != 0;
+  info.type = info.gpu                               ? "gpu"
+              : (type & CL_DEVICE_TYPE_CPU)          ? "cpu"
+              : (type & CL_DEVICE_TYPE_ACCELERATOR) ? "accelerator"
+                                                     : "other";
+  info.compute_units = device_info<CL_DEVICE_MAX_COMPUTE_UNITS, cl_uint>(device);
+  info.global_memory = device_info<CL_DEVICE_GLOBAL_MEM_SIZE, cl_ulong>(device);
+  info.local_memory = device_info<CL_DEVICE_LOCAL_MEM_SIZE, cl_ulong>(device);
+  info.max_allocation = device_info<CL_DEVICE_MAX_MEM_ALLOC_SIZE, cl_ulong>(device);
+  info.max_work_group = device_info<CL_DEVICE_MAX_WORK_GROUP_SIZE, std::size_t>(device);
+  return info;
+}
+
+std::string available(const std::vector<DeviceInfo>& devices) {
+  std::string list;
+  for (const auto& d : devices)
+    list += (list.empty() ? "" : ", ") + std::to_string(d.index) + ": " + d.name;
+  return list;
+}
+
+}  // namespace
+
+std::vector<DeviceInfo> list_devices() {
+  std::vector<cl::Platform> platforms;
+  const cl_int status = cl::Platform::get(&platforms);
+  // An ICD loader without any installed driver reports "platform not found": that is no device.
+  if (status == -1001 || status == CL_DEVICE_NOT_FOUND) return {};
+  check(status, "clGetPlatformIDs");
+  std::vector<DeviceInfo> devices;
+  for (const auto& platform : platforms) {
+    std::vector<cl::Device> found;
+    const cl_int got = platform.getDevices(CL_DEVICE_TYPE_ALL, &found);
+    if (got == CL_DEVICE_NOT_FOUND) continue;
+    check(got, "clGetDeviceIDs");
+    for (const auto& device : found)
+      devices.push_back(describe(platform, device, int(devices.size())));
+  }
+  return devices;
+}
+
+DeviceInfo select_device(const std::string& choice) {
+  const auto devices = list_devices();
+  if (devices.empty())
+    throw Error(ErrorKind::NoDevice,
+                "no OpenCL device found (install a GPU driver, or pocl-opencl-icd for the CPU; "
+                "--device ref runs the CPU reference)");
+  const auto first = [&](auto&& pred) -> const DeviceInfo* {
+    for (const auto& d : devices)
+      if (pred(d)) return &d;
+    return nullptr;
+  };
+  const DeviceInfo* pick = nullptr;
+  int index = -1;
+  const auto [ptr, ec] = std::from_chars(choice.data(), choice.data() + choice.size(), index);
+  if (choice == "auto") {
+    pick = first([](const DeviceInfo& d) { return d.gpu; });
+    if (!pick) pick = &devices.front();
+  } else if (choice == "gpu" || choice == "cpu") {
+    pick = first([&](const DeviceInfo& d) { return d.type == choice; });
+  } else if (ec == std::errc() && ptr == choice.data() + choice.size()) {
+    if (index >= 0 && index < int(devices.size())) pick = &devices[index];
+  } else {
+    const auto needle = lower(choice);
+    pick = first([&](const DeviceInfo& d) {
+      return lower(d.name).find(needle) != std::string::npos ||
+             lower(d.platform_name).find(needle) != std::string::npos;
+    });
+  }
+  if (!pick)
+    throw Error(ErrorKind::NoDevice,
+                "no OpenCL device matches --device '" + choice + "' (have " + available(devices) +
+                    "; also auto, gpu, cpu, ref)");
+  return *pick;
+}
+
+std::string to_string(const cl::NDRange& range) {
+  std::string text;
+  for (cl_uint i = 0; i < range.dimensions(); ++i)
+    text += (i ? "x" : "") + std::to_string(range.get()[i]);
+  return text;
+}
+
+Device::Device(DeviceInfo info, std::optional<std::filesystem::path> cache_dir)
+    : info_(std::move(info)),
+      programs_(cl::Context(), cl::Device(), {}, std::nullopt) {
+  cl_int status = CL_SUCCESS;
+  context_ = cl::Context(info_.device, nullptr, nullptr, nullptr, &status);
+  check(status, "clCreateContext", info_.name);
+  queue_ = cl::CommandQueue(context_, info_.device, CL_QUEUE_PROFILING_ENABLE, &status);
+  check(status, "clCreateCommandQueue", info_.name);
+  programs_ = ProgramCache(context_, info_.device,
+                           info_.platform_name + "|" + info_.name + "|" + info_.version + "|" +
+                               info_.driver_version,
+                           std::move(cache_dir));
+}
+
+cl::Kernel Device::kernel(const std::string& file, const std::string& name,
+                          const Defines& defines) {
+  cl_int status = CL_SUCCESS;
+  cl::Kernel kernel(programs_.get(file, defines), name.c_str(), &status);
+  check(status, "clCreateKernel", name + " in " + file);
+  return kernel;
+}
+
+cl::Buffer Device::buffer(std::size_t bytes, const std::string& what) {
+  if (bytes > info_.max_allocation)
+    throw ClError(CL_INVALID_BUFFER_SIZE, "clCreateBuffer",
+                  what + " needs " + std::to_string(bytes) + " bytes, device allows " +
+                      std::to_string(info_.max_allocation) + " in one buffer");
+  cl_int status = CL_SUCCESS;
+  cl::Buffer buffer(context_, CL_MEM_READ_WRITE, std::max<std::size_t>(bytes, 4), nullptr,
+                    &status);
+  check(status, "clCreateBuffer", what + ", " + std::to_string(bytes) + " bytes");
+  return buffer;
+}
+
+cl::Buffer Device::constants(const std::vector<float>& values, const std::string& what) {
+  std::vector<float> copy = values.empty() ? std::vector<float>{0.0f} : values;
+  cl_int status = CL_SUCCESS;
+  cl::Buffer buffer(context_, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, copy.size() * sizeof(float),
+                    copy.data(), &status);
+  check(status, "clCreateBuffer", what + ", " + std::to_string(copy.size()) + " floats");
+  return buffer;
+}
+
+DeviceImage Device::image(int width, int height, int channels, bool alpha) {
+  DeviceImage image;
+  image.width = width;
+  image.height = height;
+  image.channels = channels;
+  image.alpha = alpha;
+  image.pitch = aligned_pitch(width);
+  image.buffer = buffer(image.bytes(), "image " + std::to_string(width) + "x" +
+                                           std::to_string(height) + "x" + std::to_string(channels));
+  return image;
+}
+
+void Device::launch(cl::Kernel& kernel, const std::string& label, cl::NDRange global,
+                    cl::NDRange local) {
+  std::size_t rounded[3] = {1, 1, 1};
+  for (cl_uint i = 0; i < global.dimensions(); ++i) {
+    const std::size_t l = i < local.dimensions() ? local.get()[i] : 1;
+    rounded[i] = (global.get()[i] + l - 1) / l * l;
+  }
+  const cl::NDRange padded = global.dimensions() == 1   ? cl::NDRange(rounded[0])
+                             : global.dimensions() == 2 ? cl::NDRange(rounded[0], rounded[1])
+                                                        : cl::NDRange(rounded[0], rounded[1],
+                                                                      rounded[2]);
+  cl::Event event;
+  check(queue_.enqueueNDRangeKernel(kernel, cl::NullRange, padded, local, nullptr, &event),
+        "clEnqueueNDRangeKernel",
+        "kernel " + label + ", global " + to_string(padded) + ", local " + to_string(local));
+  record(event, label, 0);
+}
+
+void Device::write(cl::Buffer& buffer, const void* data, std::size_t bytes,
+                   const std::string& label) {
+  cl::Event event;
+  check(queue_.enqueueWriteBuffer(buffer, CL_FALSE, 0, bytes, data, nullptr, &event),
+        "clEnqueueWriteBuffer", label + ", " + std::to_string(bytes) + " bytes");
+  record(event, label, bytes);
+}
+
+void Device::read(const cl::Buffer& buffer, void* data, std::size_t bytes,
+                  const std::string& label) {
+  cl::Event event;
+  check(queue_.enqueueReadBuffer(buffer, CL_TRUE, 0, bytes, data, nullptr, &event),
+        "clEnqueueReadBuffer", label + ", " + std::to_string(bytes) + " bytes");
+  record(event, label, bytes);
+}
+
+void Device::copy(const cl::Buffer& from, cl::Buffer& to, std::size_t from_offset,
+                  std::size_t to_offset, std::size_t bytes, const std::string& label) {
+  cl::Event event;
+  check(queue_.enqueueCopyBuffer(from, to, from_offset, to_offset, bytes, nullptr, &event),
+        "clEnqueueCopyBuffer", label + ", " + std::to_string(bytes) + " bytes");
+  record(event, label, 0);
+}
+
+void Device::finish() { check(queue_.finish(), "clFinish", info_.name); }
+
+void Device::record(cl::Event event, const std::string& label, std::size_t bytes) {
+  pending_.push_back({std::move(event), label, bytes});
+}
+
+std::vector<Device::Timing> Device::take_timings() {
+  finish();
+  std::vector<Timing> timings;
+  for (auto& p : pending_) {
+    cl_ulong start = 0, end = 0;
+    check(p.event.getProfilingInfo(CL_PROFILING_COMMAND_START, &start), "clGetEventProfilingInfo",
+          p.label);
+    check(p.event.getProfilingInfo(CL_PROFILING_COMMAND_END, &end), "clGetEventProfilingInfo",
+          p.label);
+    timings.push_back({p.label, double(end - start) * 1e-6, p.bytes});
+  }
+  pending_.clear();
+  return timings;
+}
+
+}  // namespace halo

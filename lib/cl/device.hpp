@@ -1,0 +1,109 @@
+// OpenCL device discovery and selection, and Device: one context, one profiling queue and the
+// program cache of a chosen device.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cl/cl.hpp"
+#include "cl/program_cache.hpp"
+#include "core/image.hpp"
+
+namespace halo {
+
+struct DeviceInfo {
+  int index = 0;  // position in `halo devices`, across all platforms
+  cl::Platform platform;
+  cl::Device device;
+  std::string platform_name;
+  std::string name;
+  std::string vendor;
+  std::string version;         // OpenCL version the device reports
+  std::string driver_version;  // part of the program cache key
+  bool gpu = false;
+  std::string type;  // gpu, cpu, accelerator
+  unsigned compute_units = 0;
+  std::uint64_t global_memory = 0;
+  std::uint64_t local_memory = 0;
+  std::uint64_t max_allocation = 0;
+  std::size_t max_work_group = 0;
+};
+
+// Every device of every platform; empty when there is no OpenCL platform at all.
+std::vector<DeviceInfo> list_devices();
+
+// Resolves --device: auto (a GPU, else any device), gpu, cpu, an index N, or a substring of the
+// device or platform name. Throws Error(NoDevice) saying what exists when nothing matches.
+// "ref" is not a device; callers handle it before asking.
+DeviceInfo select_device(const std::string& choice);
+
+// Planar float32 image resident on a device, laid out as halo::Image (same pitch).
+struct DeviceImage {
+  cl::Buffer buffer;
+  int width = 0;
+  int height = 0;
+  int channels = 0;
+  bool alpha = false;
+  int pitch = 0;
+  PixelType source = PixelType::f32;  // as halo::Image::source()
+
+  int color_channels() const { return channels - (alpha ? 1 : 0); }
+  std::size_t plane_size() const { return std::size_t(pitch) * height; }
+  std::size_t bytes() const { return plane_size() * channels * sizeof(float); }
+};
+
+// One device opened for work. Kernels are enqueued in order on a single profiling queue; each
+// enqueue is recorded with its label so --timings and benchmarks can read the device times.
+class Device {
+ public:
+  explicit Device(DeviceInfo info, std::optional<std::filesystem::path> cache_dir);
+
+  const DeviceInfo& info() const { return info_; }
+  cl::Context& context() { return context_; }
+  cl::CommandQueue& queue() { return queue_; }
+  ProgramCache& programs() { return programs_; }
+
+  cl::Kernel kernel(const std::string& file, const std::string& name, const Defines& defines);
+  cl::Buffer buffer(std::size_t bytes, const std::string& what);
+  // A read-only buffer holding a copy of host data (weights for __constant arguments).
+  cl::Buffer constants(const std::vector<float>& values, const std::string& what);
+  DeviceImage image(int width, int height, int channels, bool alpha);
+
+  // Enqueues a kernel; global sizes are rounded up to multiples of local. Failures name the
+  // kernel and both sizes.
+  void launch(cl::Kernel& kernel, const std::string& label, cl::NDRange global, cl::NDRange local);
+  void write(cl::Buffer& buffer, const void* data, std::size_t bytes, const std::string& label);
+  void read(const cl::Buffer& buffer, void* data, std::size_t bytes, const std::string& label);
+  void copy(const cl::Buffer& from, cl::Buffer& to, std::size_t from_offset,
+            std::size_t to_offset, std::size_t bytes, const std::string& label);
+  void finish();
+
+  struct Timing {
+    std::string label;
+    double ms = 0;
+    std::size_t bytes = 0;  // moved by a transfer; 0 for kernels
+  };
+  // Device times of everything enqueued since the last call (waits for the queue).
+  std::vector<Timing> take_timings();
+
+ private:
+  void record(cl::Event event, const std::string& label, std::size_t bytes);
+
+  DeviceInfo info_;
+  cl::Context context_;
+  cl::CommandQueue queue_;
+  ProgramCache programs_;
+  struct Pending {
+    cl::Event event;
+    std::string label;
+    std::size_t bytes;
+  };
+  std::vector<Pending> pending_;
+};
+
+// "7680x4320x3" style text for launch sizes in messages.
+std::string to_string(const cl::NDRange& range);
+
+}  // namespace halo

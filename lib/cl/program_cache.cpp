@@ -1,0 +1,156 @@
+// Program builds: memory, then disk, then the compiler. Disk entries are device binaries named
+// by a hash of everything that affects them, written atomically so concurrent runs never see
+// half a file.
+#include "cl/program_cache.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <unistd.h>
+
+#include "cl/cl_error.hpp"
+
+namespace halo {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// FNV-1a: stable across compilers and runs, unlike std::hash; collisions are harmless here
+// because the key text is also stored next to the binary and compared on load.
+std::string fnv1a_hex(const std::string& text) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+std::string build_options(const Defines& defines) {
+  std::string options = "-cl-std=CL1.2";
+  for (const auto& [name, value] : defines) options += " -D " + name + "=" + value;
+  return options;
+}
+
+void write_atomically(const fs::path& path, const std::string& bytes) {
+  const fs::path tmp = path.string() + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+    if (!out) {
+      std::error_code ignore;
+      fs::remove(tmp, ignore);
+      return;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) fs::remove(tmp, ec);
+}
+
+std::optional<std::string> read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+std::optional<fs::path> default_cache_dir() {
+  if (const char* off = std::getenv("HALO_NO_CACHE"); off && std::string(off) != "0")
+    return std::nullopt;
+  if (const char* dir = std::getenv("HALO_CACHE_DIR"); dir && *dir) return fs::path(dir);
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return fs::path(xdg) / "halo";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return fs::path(home) / ".cache" / "halo";
+  return std::nullopt;
+}
+
+ProgramCache::ProgramCache(cl::Context context, cl::Device device, std::string identity,
+                           std::optional<fs::path> dir)
+    : context_(std::move(context)),
+      device_(std::move(device)),
+      identity_(std::move(identity)),
+      dir_(std::move(dir)) {}
+
+cl::Program ProgramCache::get(const std::string& file, const Defines& defines) {
+  const std::string source = kernel_source(file);
+  const std::string options = build_options(defines);
+  const std::string key_text = identity_ + "\n" + options + "\n" + source;
+  const std::string key = fnv1a_hex(key_text);
+  if (const auto it = memory_.find(key); it != memory_.end()) return it->second;
+
+  const std::string label = file + " [" + options + "]";
+  if (dir_) {
+    if (auto program = load(*dir_ / (key + ".bin"), options)) {
+      const auto stored_key = read_file(*dir_ / (key + ".key"));
+      if (stored_key && *stored_key == key_text) {
+        spdlog::debug("kernel cache: loaded {} from {}", label, dir_->string());
+        ++loaded_;
+        return memory_[key] = *program;
+      }
+    }
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  cl_int status = CL_SUCCESS;
+  cl::Program program(context_, source, false, &status);
+  check(status, "clCreateProgramWithSource", file);
+  status = program.build(std::vector<cl::Device>{device_}, options.c_str());
+  if (status != CL_SUCCESS) {
+    std::string log;
+    program.getBuildInfo(device_, CL_PROGRAM_BUILD_LOG, &log);
+    throw BuildError(status, label, log);
+  }
+  ++compiled_;
+  spdlog::debug("kernel cache: compiled {} in {:.0f} ms", label,
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                          start)
+                    .count());
+  if (dir_) {
+    store(program, *dir_ / (key + ".bin"));
+    write_atomically(*dir_ / (key + ".key"), key_text);
+  }
+  return memory_[key] = program;
+}
+
+std::optional<cl::Program> ProgramCache::load(const fs::path& path, const std::string& options) {
+  const auto bytes = read_file(path);
+  if (!bytes || bytes->empty()) return std::nullopt;
+  cl::Program::Binaries binaries{std::vector<unsigned char>(bytes->begin(), bytes->end())};
+  cl_int status = CL_SUCCESS;
+  std::vector<cl_int> binary_status;
+  cl::Program program(context_, std::vector<cl::Device>{device_}, binaries, &binary_status,
+                      &status);
+  if (status != CL_SUCCESS ||
+      program.build(std::vector<cl::Device>{device_}, options.c_str()) != CL_SUCCESS) {
+    // A stale or foreign binary is not an error: recompile and overwrite it.
+    spdlog::debug("kernel cache: ignoring unusable {}", path.string());
+    return std::nullopt;
+  }
+  return program;
+}
+
+void ProgramCache::store(const cl::Program& program, const fs::path& path) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  if (ec) {
+    spdlog::debug("kernel cache: cannot create {}: {}", path.parent_path().string(), ec.message());
+    return;
+  }
+  cl::Program::Binaries binaries;
+  if (program.getInfo(CL_PROGRAM_BINARIES, &binaries) != CL_SUCCESS || binaries.empty() ||
+      binaries.front().empty())
+    return;
+  write_atomically(path, std::string(binaries.front().begin(), binaries.front().end()));
+}
+
+}  // namespace halo

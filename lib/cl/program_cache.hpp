@@ -1,0 +1,52 @@
+// Program builds keyed by (source, defines, device, driver): in memory for the process and as
+// binaries on disk, so the second run of a command does not recompile.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cl/cl.hpp"
+
+namespace halo {
+
+// Compile-time constants handed to kernels as -D NAME=VALUE, in a stable order.
+using Defines = std::vector<std::pair<std::string, std::string>>;
+
+// HALO_CACHE_DIR, else $XDG_CACHE_HOME/halo, else ~/.cache/halo; nullopt when HALO_NO_CACHE is
+// set (to anything but 0) or no home is known.
+std::optional<std::filesystem::path> default_cache_dir();
+
+class ProgramCache {
+ public:
+  // identity: the device and driver part of the key.
+  ProgramCache(cl::Context context, cl::Device device, std::string identity,
+               std::optional<std::filesystem::path> dir);
+
+  cl::Program get(const std::string& file, const Defines& defines);
+
+  // How each program of this process was obtained, for --verbose and the cache tests.
+  int compiled() const { return compiled_; }
+  int loaded_from_disk() const { return loaded_; }
+  const std::optional<std::filesystem::path>& dir() const { return dir_; }
+
+ private:
+  std::optional<cl::Program> load(const std::filesystem::path& path, const std::string& options);
+  void store(const cl::Program& program, const std::filesystem::path& path);
+
+  cl::Context context_;
+  cl::Device device_;
+  std::string identity_;
+  std::optional<std::filesystem::path> dir_;
+  std::map<std::string, cl::Program> memory_;
+  int compiled_ = 0;
+  int loaded_ = 0;
+};
+
+// The source of kernels/FILE with its `#include "x.cl"` lines expanded from the embedded set.
+std::string kernel_source(const std::string& file);
+
+}  // namespace halo

@@ -1,0 +1,116 @@
+// Image storage and the CPU side of sample conversion.
+#include "core/image.hpp"
+
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace halo {
+
+std::size_t sample_size(PixelType type) {
+  switch (type) {
+    case PixelType::u8: return 1;
+    case PixelType::u16: return 2;
+    case PixelType::f32: return 4;
+  }
+  return 4;
+}
+
+std::string to_string(PixelType type) {
+  switch (type) {
+    case PixelType::u8: return "u8";
+    case PixelType::u16: return "u16";
+    case PixelType::f32: return "float";
+  }
+  return "?";
+}
+
+float unit_scale(PixelType type) {
+  switch (type) {
+    case PixelType::u8: return 1.0f / 255.0f;
+    case PixelType::u16: return 1.0f / 65535.0f;
+    case PixelType::f32: return 1.0f;
+  }
+  return 1.0f;
+}
+
+static void check_shape(int width, int height, int channels) {
+  if (width <= 0 || height <= 0 || channels <= 0)
+    throw Error(ErrorKind::BadData, "image size " + std::to_string(width) + "x" +
+                                        std::to_string(height) + "x" + std::to_string(channels) +
+                                        " is empty");
+}
+
+PixelBuffer::PixelBuffer(int width, int height, int channels, PixelType type, bool alpha)
+    : width(width), height(height), channels(channels), type(type), alpha(alpha) {
+  check_shape(width, height, channels);
+  bytes.resize(sample_count() * sample_size(type));
+}
+
+std::size_t PixelBuffer::sample_count() const {
+  return std::size_t(width) * height * channels;
+}
+
+int aligned_pitch(int width) {
+  return (width + Image::kPitchAlign - 1) / Image::kPitchAlign * Image::kPitchAlign;
+}
+
+Image::Image(int width, int height, int channels, bool alpha)
+    : width_(width), height_(height), channels_(channels), alpha_(alpha) {
+  check_shape(width, height, channels);
+  pitch_ = aligned_pitch(width);
+  data_.assign(plane_size() * channels, 0.0f);
+}
+
+template <typename T>
+static void deinterleave(const PixelBuffer& pixels, Image& image, float scale) {
+  const T* src = pixels.samples<T>();
+  for (int c = 0; c < pixels.channels; ++c)
+    for (int y = 0; y < pixels.height; ++y) {
+      float* dst = image.row(c, y);
+      const T* line = src + std::size_t(y) * pixels.width * pixels.channels + c;
+      for (int x = 0; x < pixels.width; ++x) dst[x] = float(line[x * pixels.channels]) * scale;
+    }
+}
+
+Image to_image(const PixelBuffer& pixels) {
+  Image image(pixels.width, pixels.height, pixels.channels, pixels.alpha);
+  image.set_source(pixels.type);
+  const float scale = unit_scale(pixels.type);
+  switch (pixels.type) {
+    case PixelType::u8: deinterleave<std::uint8_t>(pixels, image, scale); break;
+    case PixelType::u16: deinterleave<std::uint16_t>(pixels, image, scale); break;
+    case PixelType::f32: deinterleave<float>(pixels, image, scale); break;
+  }
+  return image;
+}
+
+float quantize(float value, float max_code) {
+  if (std::isnan(value)) return 0.0f;
+  const float code = std::floor(value * max_code + 0.5f);
+  return std::fmin(std::fmax(code, 0.0f), max_code);
+}
+
+template <typename T>
+static void interleave(const Image& image, PixelBuffer& pixels, float max_code) {
+  T* dst = pixels.samples<T>();
+  for (int c = 0; c < image.channels(); ++c)
+    for (int y = 0; y < image.height(); ++y) {
+      const float* src = image.row(c, y);
+      T* line = dst + std::size_t(y) * image.width() * image.channels() + c;
+      for (int x = 0; x < image.width(); ++x)
+        line[x * image.channels()] = max_code > 0 ? T(quantize(src[x], max_code)) : T(src[x]);
+    }
+}
+
+PixelBuffer to_pixels(const Image& image, PixelType type) {
+  PixelBuffer pixels(image.width(), image.height(), image.channels(), type, image.alpha());
+  switch (type) {
+    case PixelType::u8: interleave<std::uint8_t>(image, pixels, 255.0f); break;
+    case PixelType::u16: interleave<std::uint16_t>(image, pixels, 65535.0f); break;
+    case PixelType::f32: interleave<float>(image, pixels, 0.0f); break;
+  }
+  return pixels;
+}
+
+}  // namespace halo

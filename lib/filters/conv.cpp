@@ -1,0 +1,265 @@
+// The convolution family: conv (any odd kernel), and the named kernels emboss, sharpen and edge,
+// which are conv with a fixed matrix. CPU reference and device enqueue side by side; the device
+// kernel is kernels/conv.cl.
+#include <cmath>
+#include <sstream>
+
+#include "filters/convert.hpp"
+#include "filters/filter.hpp"
+
+namespace halo {
+
+namespace {
+
+constexpr int kMaxSide = 63;  // the local tile (16 + 62)^2 floats fits every device's 32 KiB
+constexpr int kTile = 16;
+
+// A kernel ready to run: weights already divided by the scale and flipped if asked, so both
+// paths compute exactly sum(w * in) + offset.
+struct ConvKernel {
+  int width = 3;
+  int height = 3;
+  std::vector<float> weights;
+  std::vector<float> weights2;  // second kernel for gradient magnitude (edge:mode=sobel)
+  float offset = 0.0f;
+  bool gray = false;
+  Border border = Border::clamp;
+};
+
+std::string format_matrix(const std::vector<double>& k, int width) {
+  std::ostringstream out;
+  out << "[";
+  for (std::size_t i = 0; i < k.size(); ++i)
+    out << (i == 0 ? "" : i % width == 0 ? "; " : " ") << k[i];
+  out << "]";
+  return out.str();
+}
+
+// Weights from a matrix as written: divided by scale (auto: the sum, or 1 when it is 0).
+std::vector<float> scaled(const std::vector<double>& k, double scale) {
+  std::vector<float> w;
+  for (double v : k) w.push_back(float(v / scale));
+  return w;
+}
+
+double auto_scale(const std::vector<double>& k) {
+  double sum = 0;
+  for (double v : k) sum += v;
+  return sum == 0 ? 1.0 : sum;
+}
+
+class ConvStage : public Stage {
+ public:
+  ConvStage(std::string spec, ConvKernel kernel, std::vector<std::string> details)
+      : Stage(std::move(spec)), k_(std::move(kernel)), details_(std::move(details)) {}
+
+  std::vector<std::string> details() const override { return details_; }
+
+  Image reference(const Image& input) const override {
+    const Image src = k_.gray ? to_gray(input, luma_weights(input.source()), spec()) : input;
+    Image out(src.width(), src.height(), src.channels(), src.alpha());
+    out.set_source(src.source());
+    const int rx = k_.width / 2, ry = k_.height / 2;
+    std::vector<int> xs(src.width() + 2 * rx), ys(src.height() + 2 * ry);
+    for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = border_index(int(i) - rx, src.width(), k_.border);
+    for (std::size_t i = 0; i < ys.size(); ++i) ys[i] = border_index(int(i) - ry, src.height(), k_.border);
+    for (int c = 0; c < src.color_channels(); ++c)
+      for (int y = 0; y < src.height(); ++y) {
+        float* dst = out.row(c, y);
+        for (int x = 0; x < src.width(); ++x) {
+          float v = correlate(src, c, x, y, xs, ys, k_.weights);
+          if (!k_.weights2.empty()) {
+            const float v2 = correlate(src, c, x, y, xs, ys, k_.weights2);
+            v = std::sqrt(v * v + v2 * v2);
+          }
+          dst[x] = v + k_.offset;
+        }
+      }
+    copy_alpha(src, out);
+    return out;
+  }
+
+  DeviceImage enqueue(Device& device, const DeviceImage& input) const override {
+    const DeviceImage src =
+        k_.gray ? to_gray(device, input, luma_weights(input.source), spec()) : input;
+    DeviceImage out = device.image(src.width, src.height, src.channels, src.alpha);
+    out.source = src.source;
+    auto kernel = device.kernel("conv.cl", "conv_tile",
+                                {{"KW", std::to_string(k_.width)},
+                                 {"KH", std::to_string(k_.height)},
+                                 {"TILE_W", std::to_string(kTile)},
+                                 {"TILE_H", std::to_string(kTile)},
+                                 {"BORDER", std::to_string(int(k_.border))},
+                                 {"MAGNITUDE", k_.weights2.empty() ? "0" : "1"}});
+    const auto weights = device.constants(k_.weights, "conv weights");
+    const auto weights2 = device.constants(k_.weights2, "conv weights");
+    kernel.setArg(0, src.buffer);
+    kernel.setArg(1, out.buffer);
+    kernel.setArg(2, src.width);
+    kernel.setArg(3, src.height);
+    kernel.setArg(4, src.pitch);
+    kernel.setArg(5, weights);
+    kernel.setArg(6, weights2);
+    kernel.setArg(7, k_.offset);
+    device.launch(kernel, "conv_tile",
+                  cl::NDRange(src.width, src.height, src.color_channels()),
+                  cl::NDRange(kTile, kTile, 1));
+    copy_alpha(device, src, out);
+    return out;
+  }
+
+ private:
+  // Rows top to bottom, each left to right: the order kernels/conv.cl sums in.
+  float correlate(const Image& src, int c, int x, int y, const std::vector<int>& xs,
+                  const std::vector<int>& ys, const std::vector<float>& w) const {
+    float sum = 0.0f;
+    for (int i = 0; i < k_.height; ++i) {
+      const int yy = ys[y + i];
+      const float* row = yy < 0 ? nullptr : src.row(c, yy);
+      for (int j = 0; j < k_.width; ++j) {
+        const int xx = xs[x + j];
+        const float v = (row && xx >= 0) ? row[xx] : 0.0f;
+        sum = sum + w[i * k_.width + j] * v;
+      }
+    }
+    return sum;
+  }
+
+  ConvKernel k_;
+  std::vector<std::string> details_;
+};
+
+Param gray_param(const char* fallback) {
+  return {.name = "gray",
+          .type = ParamType::Flag,
+          .fallback = fallback,
+          .doc = "convert to luminance first (Rec.601 for 8/16-bit data, Rec.709 for float)"};
+}
+
+Param offset_param(const char* fallback) {
+  return {.name = "offset", .type = ParamType::Number, .fallback = fallback,
+          .doc = "added after scaling"};
+}
+
+// Builds a stage from a matrix as written and the common keys.
+std::unique_ptr<Stage> make_conv(const Args& args, const std::vector<double>& matrix, int width,
+                                 int height, double scale, bool flip,
+                                 const std::vector<double>& matrix2 = {}) {
+  ConvKernel k;
+  k.width = width;
+  k.height = height;
+  auto m = matrix;
+  if (flip) std::reverse(m.begin(), m.end());
+  k.weights = scaled(m, scale);
+  if (!matrix2.empty()) k.weights2 = scaled(matrix2, scale);
+  k.offset = float(args.number("offset"));
+  k.gray = args.flag("gray");
+  k.border = parse_border(args.text("border"));
+  std::vector<std::string> details = {std::to_string(width) + "x" + std::to_string(height) +
+                                      " kernel " + format_matrix(m, width) + " / " +
+                                      std::to_string(scale)};
+  if (!matrix2.empty()) details.push_back("magnitude with " + format_matrix(matrix2, width));
+  return std::make_unique<ConvStage>(args.spec_text(), std::move(k), std::move(details));
+}
+
+const std::vector<double> kEmboss = {2, 0, 0, 0, -1, 0, 0, 0, -1};
+const std::vector<double> kLaplace = {-1, -1, -1, -1, 8, -1, -1, -1, -1};
+const std::vector<double> kSobelY = {-1, -2, -1, 0, 0, 0, 1, 2, 1};
+const std::vector<double> kSobelX = {-1, 0, 1, -2, 0, 2, -1, 0, 1};
+
+std::vector<double> sharpen_matrix(double k) {
+  return {-k, -k, -k, -k, 8 * k + 1, -k, -k, -k, -k};
+}
+
+}  // namespace
+
+FilterDef conv_filter() {
+  return {
+      .name = "conv",
+      .summary = "correlation with any odd-sized kernel: sum(k * in) / scale + offset",
+      .params =
+          {{.name = "k", .type = ParamType::Numbers, .doc = "kernel values, row-major"},
+           {.name = "w", .type = ParamType::Integer, .fallback = "auto",
+            .doc = "kernel width (auto: square kernel)", .min = 1, .max = kMaxSide,
+            .allow_auto = true},
+           {.name = "h", .type = ParamType::Integer, .fallback = "auto",
+            .doc = "kernel height (auto: square kernel)", .min = 1, .max = kMaxSide,
+            .allow_auto = true},
+           {.name = "scale", .type = ParamType::Number, .fallback = "auto",
+            .doc = "divisor (auto: sum of k, or 1 when it is 0)", .allow_auto = true},
+           offset_param("0"),
+           gray_param("0"),
+           {.name = "flip", .type = ParamType::Flag, .fallback = "0",
+            .doc = "flip the kernel: true convolution instead of correlation"},
+           border_param()},
+      .notes = {"sizes 1x1 to 63x63 (odd); cost grows with w*h per pixel"},
+      .make = [](const Args& args) {
+        const auto k = args.numbers("k");
+        const int count = int(k.size());
+        int w = 0, h = 0;
+        if (args.is_auto("w") != args.is_auto("h"))
+          args.fail(args.is_auto("w") ? "h" : "w", "give both w and h, or neither");
+        if (args.is_auto("w")) {
+          w = h = int(std::lround(std::sqrt(double(count))));
+          if (w * h != count)
+            args.fail("k", std::to_string(count) +
+                               " values do not form a square kernel (give w= and h=)");
+        } else {
+          w = args.integer("w");
+          h = args.integer("h");
+          if (w * h != count)
+            args.fail("k", std::to_string(count) + " values, but w*h is " + std::to_string(w * h));
+        }
+        if (w % 2 == 0 || h % 2 == 0)
+          args.fail("k", "a " + std::to_string(w) + "x" + std::to_string(h) +
+                             " kernel has no centre; sizes must be odd (3x3, 5x5, ... 63x63)");
+        if (w > kMaxSide || h > kMaxSide)
+          args.fail("k", "kernels up to 63x63 are supported, got " + std::to_string(w) + "x" +
+                             std::to_string(h));
+        const double scale = args.is_auto("scale") ? auto_scale(k) : args.number("scale");
+        if (scale == 0) args.fail("scale", "must not be 0");
+        return make_conv(args, k, w, h, scale, args.flag("flip"));
+      }};
+}
+
+FilterDef emboss_filter() {
+  return {.name = "emboss",
+          .summary = "relief effect on luminance, mid-grey where flat",
+          .params = {offset_param("0.5"), gray_param("1"), border_param()},
+          .notes = {"kernel " + format_matrix(kEmboss, 3) + ", scale 1"},
+          .make = [](const Args& args) { return make_conv(args, kEmboss, 3, 3, 1.0, false); }};
+}
+
+FilterDef sharpen_filter() {
+  return {.name = "sharpen",
+          .summary = "unsharp 3x3 kernel: centre 8k+1, neighbours -k",
+          .params = {{.name = "k", .type = ParamType::Number, .fallback = "1",
+                      .doc = "strength", .min = 0, .max = 100},
+                     gray_param("0"), offset_param("0"), border_param()},
+          .notes = {"kernel at k=1 " + format_matrix(sharpen_matrix(1), 3) + ", scale 1"},
+          .make = [](const Args& args) {
+            return make_conv(args, sharpen_matrix(args.number("k")), 3, 3, 1.0, false);
+          }};
+}
+
+FilterDef edge_filter() {
+  return {.name = "edge",
+          .summary = "edge detection: Laplacian, Sobel gradients or Sobel magnitude",
+          .params = {{.name = "mode", .type = ParamType::Choice, .fallback = "laplace",
+                      .doc = "laplace, horizontal (d/dy), vertical (d/dx), sobel (magnitude)",
+                      .choices = {"laplace", "horizontal", "vertical", "sobel"}},
+                     gray_param("0"), offset_param("0"), border_param()},
+          .notes = {"laplace " + format_matrix(kLaplace, 3),
+                    "horizontal " + format_matrix(kSobelY, 3),
+                    "vertical " + format_matrix(kSobelX, 3),
+                    "sobel sqrt(horizontal^2 + vertical^2)"},
+          .make = [](const Args& args) {
+            const auto& mode = args.text("mode");
+            if (mode == "laplace") return make_conv(args, kLaplace, 3, 3, 1.0, false);
+            if (mode == "horizontal") return make_conv(args, kSobelY, 3, 3, 1.0, false);
+            if (mode == "vertical") return make_conv(args, kSobelX, 3, 3, 1.0, false);
+            return make_conv(args, kSobelY, 3, 3, 1.0, false, kSobelX);
+          }};
+}
+
+}  // namespace halo

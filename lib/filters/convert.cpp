@@ -1,0 +1,114 @@
+// Host side of kernels/convert.cl and the CPU reference of luminance.
+#include "filters/convert.hpp"
+
+#include "core/error.hpp"
+#include "filters/filter.hpp"
+
+namespace halo {
+
+namespace {
+
+Defines sample_defines(PixelType type, int channels) {
+  const char* sample = type == PixelType::u8 ? "uchar" : type == PixelType::u16 ? "ushort" : "float";
+  const char* max_code = type == PixelType::u8 ? "255.0f" : type == PixelType::u16 ? "65535.0f" : "1.0f";
+  return {{"SAMPLE", sample},
+          {"CHANNELS", std::to_string(channels)},
+          {"QUANTIZE", type == PixelType::f32 ? "0" : "1"},
+          {"MAX_CODE", max_code}};
+}
+
+const cl::NDRange kGroup2D(16, 16);
+
+void check_gray_input(int color_channels, const std::string& filter) {
+  if (color_channels != 1 && color_channels != 3)
+    throw Error(ErrorKind::Usage, "filter '" + filter + "': gray needs 1 or 3 colour channels, "
+                                      "the image has " + std::to_string(color_channels));
+}
+
+}  // namespace
+
+LumaWeights luma_weights(PixelType source) {
+  if (source == PixelType::f32) return {0.2126f, 0.7152f, 0.0722f};
+  return {0.299f, 0.587f, 0.114f};
+}
+
+DeviceImage upload(Device& device, const PixelBuffer& pixels) {
+  const std::size_t bytes = pixels.bytes.size();
+  cl::Buffer staging = device.buffer(bytes, "upload");
+  device.write(staging, pixels.bytes.data(), bytes, "upload");
+  DeviceImage image = device.image(pixels.width, pixels.height, pixels.channels, pixels.alpha);
+  image.source = pixels.type;
+  auto kernel = device.kernel("convert.cl", "convert_to_planar",
+                              sample_defines(pixels.type, pixels.channels));
+  kernel.setArg(0, staging);
+  kernel.setArg(1, image.buffer);
+  kernel.setArg(2, pixels.width);
+  kernel.setArg(3, pixels.height);
+  kernel.setArg(4, image.pitch);
+  kernel.setArg(5, unit_scale(pixels.type));
+  device.launch(kernel, "convert_to_planar", cl::NDRange(pixels.width, pixels.height), kGroup2D);
+  return image;
+}
+
+PixelBuffer download(Device& device, const DeviceImage& image, PixelType type) {
+  PixelBuffer pixels(image.width, image.height, image.channels, type, image.alpha);
+  cl::Buffer staging = device.buffer(pixels.bytes.size(), "download");
+  auto kernel =
+      device.kernel("convert.cl", "convert_from_planar", sample_defines(type, image.channels));
+  kernel.setArg(0, image.buffer);
+  kernel.setArg(1, staging);
+  kernel.setArg(2, image.width);
+  kernel.setArg(3, image.height);
+  kernel.setArg(4, image.pitch);
+  device.launch(kernel, "convert_from_planar", cl::NDRange(image.width, image.height), kGroup2D);
+  device.read(staging, pixels.bytes.data(), pixels.bytes.size(), "download");
+  return pixels;
+}
+
+Image download_image(Device& device, const DeviceImage& image) {
+  Image out(image.width, image.height, image.channels, image.alpha);
+  out.set_source(image.source);
+  device.read(image.buffer, out.data().data(), image.bytes(), "download");
+  return out;
+}
+
+Image to_gray(const Image& in, LumaWeights w, const std::string& filter) {
+  check_gray_input(in.color_channels(), filter);
+  if (in.color_channels() == 1) return in;
+  Image out(in.width(), in.height(), in.alpha() ? 2 : 1, in.alpha());
+  out.set_source(in.source());
+  for (int y = 0; y < in.height(); ++y) {
+    const float *r = in.row(0, y), *g = in.row(1, y), *b = in.row(2, y);
+    float* dst = out.row(0, y);
+    for (int x = 0; x < in.width(); ++x) {
+      float v = w.r * r[x];
+      v = v + w.g * g[x];
+      v = v + w.b * b[x];
+      dst[x] = v;
+    }
+  }
+  copy_alpha(in, out);
+  return out;
+}
+
+DeviceImage to_gray(Device& device, const DeviceImage& in, LumaWeights w,
+                    const std::string& filter) {
+  check_gray_input(in.color_channels(), filter);
+  if (in.color_channels() == 1) return in;
+  DeviceImage out = device.image(in.width, in.height, in.alpha ? 2 : 1, in.alpha);
+  out.source = in.source;
+  auto kernel = device.kernel("convert.cl", "to_gray", {});
+  kernel.setArg(0, in.buffer);
+  kernel.setArg(1, out.buffer);
+  kernel.setArg(2, in.width);
+  kernel.setArg(3, in.height);
+  kernel.setArg(4, in.pitch);
+  kernel.setArg(5, w.r);
+  kernel.setArg(6, w.g);
+  kernel.setArg(7, w.b);
+  device.launch(kernel, "to_gray", cl::NDRange(in.width, in.height), kGroup2D);
+  copy_alpha(device, in, out);
+  return out;
+}
+
+}  // namespace halo

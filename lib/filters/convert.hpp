@@ -1,0 +1,28 @@
+// Moving images onto and off the device (converting samples there), and luminance.
+#pragma once
+
+#include "cl/device.hpp"
+#include "core/image.hpp"
+
+namespace halo {
+
+// Uploads samples as stored (8-bit stays 8-bit on the bus) and widens them on the device.
+DeviceImage upload(Device& device, const PixelBuffer& pixels);
+// Quantises on the device and reads back samples of the given type.
+PixelBuffer download(Device& device, const DeviceImage& image, PixelType type);
+// Reads back the planar float32 channels as they are (for verification).
+Image download_image(Device& device, const DeviceImage& image);
+
+// Luminance weights: Rec.601 for integer data, Rec.709 for float (scene-linear) data.
+struct LumaWeights {
+  float r, g, b;
+};
+LumaWeights luma_weights(PixelType source);
+
+// One colour channel of luminance (plus alpha). Images with one colour channel pass unchanged;
+// other counts than 1 or 3 are a Usage error naming the filter.
+Image to_gray(const Image& in, LumaWeights weights, const std::string& filter);
+DeviceImage to_gray(Device& device, const DeviceImage& in, LumaWeights weights,
+                    const std::string& filter);
+
+}  // namespace halo

@@ -1,0 +1,42 @@
+// The explicit list of filters: adding one is one line here plus its own source, kernel and test.
+#include "filters/registry.hpp"
+
+#include "core/error.hpp"
+
+namespace halo {
+
+FilterDef conv_filter();
+FilterDef emboss_filter();
+FilterDef sharpen_filter();
+FilterDef edge_filter();
+
+const std::vector<FilterDef>& filter_registry() {
+  static const std::vector<FilterDef> filters = {
+      conv_filter(),
+      emboss_filter(),
+      sharpen_filter(),
+      edge_filter(),
+  };
+  return filters;
+}
+
+const FilterDef* find_filter(const std::string& name) {
+  for (const auto& f : filter_registry())
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+std::unique_ptr<Stage> make_stage(const std::string& text) {
+  const Spec spec = parse_spec(text);
+  const FilterDef* def = find_filter(spec.name);
+  if (!def) {
+    std::string known;
+    for (const auto& f : filter_registry()) known += (known.empty() ? "" : ", ") + f.name;
+    throw Error(ErrorKind::Usage,
+                "filter '" + spec.text + "': unknown filter '" + spec.name + "' (have " + known +
+                    "; see halo filters)");
+  }
+  return def->make(Args(spec, def->params));
+}
+
+}  // namespace halo

@@ -1,0 +1,62 @@
+// Parameter tables: each filter declares its parameters once (name, type, default, range, doc);
+// the table drives parsing, validation, `halo filters` and the help text.
+#pragma once
+
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "spec/spec.hpp"
+
+namespace halo {
+
+enum class ParamType {
+  Number,   // a finite real; with allow_auto also the word "auto"
+  Integer,  // a whole number
+  Numbers,  // comma-separated reals
+  Choice,   // one of `choices`
+  Flag,     // 0/1, true/false, yes/no
+};
+
+struct Param {
+  std::string name;
+  ParamType type = ParamType::Number;
+  std::string fallback;  // default, written as in a spec
+  std::string doc;
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+  std::vector<std::string> choices;
+  bool allow_auto = false;
+
+  // How the parameter reads in `halo filters`: type, range or choices, default.
+  std::string describe() const;
+};
+
+// The border parameter every filter takes.
+Param border_param();
+
+// The validated values of one spec against its filter's table.
+class Args {
+ public:
+  Args(const Spec& spec, const std::vector<Param>& table);
+
+  const std::string& spec_text() const { return spec_text_; }
+  bool given(const std::string& name) const { return given_.count(name) != 0; }
+  bool is_auto(const std::string& name) const { return text(name) == "auto"; }
+  double number(const std::string& name) const;
+  int integer(const std::string& name) const;
+  std::vector<double> numbers(const std::string& name) const;
+  bool flag(const std::string& name) const;
+  const std::string& text(const std::string& name) const;
+
+  // A Usage error naming the spec and the key, for checks the table cannot express.
+  [[noreturn]] void fail(const std::string& key, const std::string& why) const;
+
+ private:
+  std::string spec_text_;
+  std::map<std::string, std::string> values_;
+  std::map<std::string, bool> given_;
+};
+
+}  // namespace halo

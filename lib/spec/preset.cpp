@@ -1,0 +1,94 @@
+// Loading preset files.
+#include "spec/preset.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+
+#include "core/error.hpp"
+
+namespace halo {
+
+namespace fs = std::filesystem;
+
+static std::string trim(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return {};
+  return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
+}
+
+std::vector<fs::path> preset_dirs() {
+  std::vector<fs::path> dirs;
+  if (const char* env = std::getenv("HALO_PRESET_PATH")) {
+    std::string list = env;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= list.size(); ++i)
+      if (i == list.size() || list[i] == ':') {
+        if (i > start) dirs.emplace_back(list.substr(start, i - start));
+        start = i + 1;
+      }
+  }
+#ifdef HALO_PRESET_INSTALL_DIR
+  dirs.emplace_back(HALO_PRESET_INSTALL_DIR);
+#endif
+#ifdef HALO_PRESET_SOURCE_DIR
+  dirs.emplace_back(HALO_PRESET_SOURCE_DIR);
+#endif
+  return dirs;
+}
+
+static Preset read_preset(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorKind::NoInput, path.string() + ": cannot read preset");
+  Preset preset;
+  preset.name = path.stem().string();
+  preset.path = path;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const auto hash = line.find('#');
+    if (hash != std::string::npos) {
+      if (preset.summary.empty() && trim(line.substr(0, hash)).empty())
+        preset.summary = trim(line.substr(hash + 1));
+      line = line.substr(0, hash);
+    }
+    line = trim(line);
+    if (!line.empty())
+      preset.lines.push_back({line, path.string() + ":" + std::to_string(number)});
+  }
+  if (preset.lines.empty())
+    throw Error(ErrorKind::Usage, path.string() + ": preset has no filter lines");
+  return preset;
+}
+
+Preset load_preset(const std::string& name_or_path) {
+  const fs::path direct(name_or_path);
+  if (name_or_path.find('/') != std::string::npos || direct.extension() == ".halo") {
+    if (!fs::exists(direct))
+      throw Error(ErrorKind::NoInput, name_or_path + ": preset file does not exist");
+    return read_preset(direct);
+  }
+  for (const auto& dir : preset_dirs()) {
+    const auto path = dir / (name_or_path + ".halo");
+    if (fs::exists(path)) return read_preset(path);
+  }
+  std::string known;
+  for (const auto& p : list_presets()) known += (known.empty() ? "" : ", ") + p.name;
+  throw Error(ErrorKind::Usage,
+              "unknown preset '" + name_or_path + "' (have " + known + "; see halo presets)");
+}
+
+std::vector<Preset> list_presets() {
+  std::vector<Preset> presets;
+  std::set<std::string> seen;  // earlier folders shadow later ones
+  for (const auto& dir : preset_dirs()) {
+    std::error_code ec;
+    std::set<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir, ec))
+      if (entry.path().extension() == ".halo") files.insert(entry.path());
+    for (const auto& file : files)
+      if (seen.insert(file.stem().string()).second) presets.push_back(read_preset(file));
+  }
+  return presets;
+}
+
+}  // namespace halo
