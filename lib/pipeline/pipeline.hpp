@@ -25,6 +25,7 @@ class Pipeline {
   explicit Pipeline(const std::vector<StageSpec>& specs);
 
   const std::vector<std::unique_ptr<Stage>>& stages() const { return stages_; }
+  void append(std::unique_ptr<Stage> stage) { stages_.push_back(std::move(stage)); }
 
  private:
   std::vector<std::unique_ptr<Stage>> stages_;

@@ -1,0 +1,256 @@
+// The halo binary end to end: outputs, messages and exit codes as a user or a script sees them.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <unistd.h>
+
+#include "io/image_io.hpp"
+
+using namespace halo;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+struct Sandbox {
+  fs::path dir = fs::temp_directory_path() / ("halo-cli-" + std::to_string(::getpid()));
+  Sandbox() {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~Sandbox() { fs::remove_all(dir); }
+  std::string operator/(const std::string& name) const { return (dir / name).string(); }
+
+  // Runs `env halo args` with stdout and stderr captured separately.
+  Result halo(const std::string& args, const std::string& env = "") const {
+    const std::string out = (dir / "stdout.txt").string(), err = (dir / "stderr.txt").string();
+    const std::string command = env + " " HALO_BINARY " " + args + " >" + out + " 2>" + err;
+    const int status = std::system(command.c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = read(out);
+    r.err = read(err);
+    return r;
+  }
+
+  static std::string read(const std::string& path) {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  }
+};
+
+PixelBuffer photo(int width, int height, int channels, PixelType type = PixelType::u8) {
+  PixelBuffer pixels(width, height, channels, type, channels == 4);
+  std::mt19937 rng(9);
+  for (std::size_t i = 0; i < pixels.sample_count(); ++i) {
+    if (type == PixelType::u8) pixels.samples<std::uint8_t>()[i] = std::uint8_t(rng());
+    if (type == PixelType::u16) pixels.samples<std::uint16_t>()[i] = std::uint16_t(rng());
+    if (type == PixelType::f32) pixels.samples<float>()[i] = float(rng() % 1000) / 250.0f;
+  }
+  return pixels;
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("help teaches the grammar and the exit codes") {
+  Sandbox box;
+  const Result help = box.halo("--help");
+  CHECK(help.code == 0);
+  CHECK(has(help.out, "Exit codes: 0 ok; 1 verify mismatch"));
+  CHECK(has(help.out, "66 input missing"));
+  const Result run_help = box.halo("run --help");
+  CHECK(run_help.code == 0);
+  CHECK(has(run_help.out, "--verify"));
+  const Result none = box.halo("");
+  CHECK(none.code == 64);
+  const Result bogus = box.halo("run --frobnicate");
+  CHECK(bogus.code == 64);
+}
+
+TEST_CASE("quick start: emboss a PNG with --verify") {
+  Sandbox box;
+  write_image(box / "in.png", photo(97, 61, 3), SampleType::u8);
+  const Result r = box.halo("run " + box / "in.png" + " -f emboss -o " + box / "out.png" + " --verify");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "verify emboss"));
+  CHECK(has(r.out, "ok"));
+  CHECK_FALSE(has(r.out, "MISMATCH"));
+  const LoadedImage out = read_image({box / "out.png", {}});
+  CHECK(out.pixels.channels == 1);  // emboss works on luminance
+  CHECK(out.stored == SampleType::u8);
+  // The device result equals the plain reference byte for byte.
+  const Result ref =
+      box.halo("--device ref run " + box / "in.png" + " -f emboss -o " + box / "ref.png");
+  CHECK(ref.code == 0);
+  CHECK(read_image({box / "ref.png", {}}).pixels.bytes == out.pixels.bytes);
+}
+
+TEST_CASE("pipelines, presets and formats from the README work as written") {
+  Sandbox box;
+  write_image(box / "photo.png", photo(64, 48, 4), SampleType::u8);
+  write_image(box / "a.pfm", photo(33, 17, 3, PixelType::f32), SampleType::f32);
+  write_image(box / "deep.png", photo(20, 10, 3, PixelType::u16), SampleType::u16);
+  CHECK(box.halo("run " + box / "photo.png" + " -f sharpen:k=0.5 -f edge:mode=sobel:gray=1 -o " +
+                 box / "edges.png --verify")
+            .code == 0);
+  CHECK(read_image({box / "edges.png", {}}).pixels.channels == 2);  // luminance + alpha
+  CHECK(box.halo("run " + box / "a.pfm" + " -f conv:k=2,0,0,0,-1,0,0,0,-1:offset=0.5:gray=1 -o " +
+                 box / "emboss.pfm --verify")
+            .code == 0);
+  CHECK(read_image({box / "emboss.pfm", {}}).pixels.channels == 1);
+  CHECK(box.halo("run " + box / "photo.png" + " --preset sharpen-strong -f emboss -o " +
+                 box / "p.exr --type float")
+            .code == 0);
+  CHECK(read_image({box / "p.exr", {}}).stored == SampleType::f32);
+  CHECK(box.halo("run " + box / "deep.png" + " -f sharpen -o " + box / "deep-out.png").code == 0);
+  CHECK(read_image({box / "deep-out.png", {}}).stored == SampleType::u16);
+  const Result timings =
+      box.halo("run " + box / "photo.png" + " -f emboss -o " + box / "t.tif --timings");
+  CHECK(has(timings.out, "conv_tile"));
+  CHECK(has(timings.out, "device total"));
+}
+
+TEST_CASE("bad specs exit 64 naming the spec and the key, before reading input") {
+  Sandbox box;
+  const std::string in = box / "does-not-exist.png", out = " -o " + box / "o.png";
+  Result r = box.halo("run " + in + " -f blur:r=3" + out);
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "halo: error: filter 'blur:r=3': unknown filter 'blur'"));
+  r = box.halo("run " + in + " -f sharpen:k=abc" + out);
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "filter 'sharpen:k=abc': key 'k': 'abc' is not a number"));
+  r = box.halo("run " + in + " -f conv:k=1,2,3,4" + out);
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "2x2 kernel has no centre"));
+  r = box.halo("run " + in + " -f emboss:radius=2" + out);
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "key 'radius': unknown key"));
+  r = box.halo("run " + in + " -f sharpen:k=1000" + out);
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "out of range"));
+  r = box.halo("run " + in + " -f emboss" + out + " --type u12");
+  CHECK(r.code == 64);
+}
+
+TEST_CASE("input problems: missing 66, corrupt or truncated 65") {
+  Sandbox box;
+  Result r = box.halo("run " + box / "nope.png" + " -f emboss -o " + box / "o.png");
+  CHECK(r.code == 66);
+  CHECK(has(r.err, "nope.png: no such file"));
+  std::ofstream(box / "junk.png") << "not a png";
+  r = box.halo("run " + box / "junk.png" + " -f emboss -o " + box / "o.png");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "junk.png: cannot read"));
+  write_image(box / "whole.png", photo(64, 64, 3), SampleType::u8);
+  fs::copy_file(box / "whole.png", box / "cut.png");
+  fs::resize_file(box / "cut.png", fs::file_size(box / "whole.png") / 2);
+  r = box.halo("run " + box / "cut.png" + " -f emboss -o " + box / "o.png");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "cut.png"));
+  std::ofstream(box / "cut.pfm") << "PF\n64 64\n-1.0\n" << std::string(100, 'x');
+  r = box.halo("run " + box / "cut.pfm" + " -f emboss -o " + box / "o.png");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "truncated PFM"));
+  CHECK_FALSE(fs::exists(box / "o.png"));
+}
+
+TEST_CASE("output problems: missing folder 73, input never overwritten") {
+  Sandbox box;
+  write_image(box / "in.png", photo(8, 8, 3), SampleType::u8);
+  const auto before = Sandbox::read(box / "in.png");
+  Result r = box.halo("run " + box / "in.png" + " -f emboss -o " + box / "missing/out.png");
+  CHECK(r.code == 73);
+  CHECK(has(r.err, "does not exist"));
+  r = box.halo("run " + box / "in.png" + " -f emboss -o " + box / "in.png");
+  CHECK(r.code == 73);
+  CHECK(has(r.err, "refusing to overwrite the input"));
+  CHECK(Sandbox::read(box / "in.png") == before);
+  r = box.halo("run " + box / "in.png" + " -f emboss -o " + box / "in.png --overwrite-input");
+  CHECK(r.code == 0);
+  CHECK(Sandbox::read(box / "in.png") != before);
+  r = box.halo("run " + box / "in.png" + " -f emboss -o " + box / "rgba.pfm --type float");
+  CHECK(r.code == 0);
+  write_image(box / "rgba.png", photo(8, 8, 4), SampleType::u8);
+  r = box.halo("run " + box / "rgba.png" + " -f sharpen -o " + box / "rgba.pfm");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "PFM holds 1 or 3 channels"));
+}
+
+TEST_CASE("devices: selection, missing device 69, fallback to the reference") {
+  Sandbox box;
+  write_image(box / "in.png", photo(8, 8, 3), SampleType::u8);
+  const std::string run = "run " + box / "in.png" + " -f sharpen -o " + box / "o.png";
+  Result r = box.halo("--device no-such-device-xyz " + run);
+  CHECK(r.code == 69);
+  CHECK(has(r.err, "no OpenCL device matches --device 'no-such-device-xyz'"));
+  CHECK(box.halo("--device ref " + run).code == 0);
+  CHECK(box.halo("--device 0 " + run).code == 0);
+  CHECK(box.halo(run, "HALO_DEVICE=ref").code == 0);
+  // With no OpenCL driver registered, auto falls back (with a warning) unless --strict.
+  const std::string no_icd = "OCL_ICD_VENDORS=/nonexistent-halo OCL_ICD_FILENAMES=";
+  r = box.halo(run, no_icd);
+  CHECK(r.code == 0);
+  CHECK(has(r.err, "warning: no OpenCL device found"));
+  r = box.halo("--strict " + run, no_icd);
+  CHECK(r.code == 69);
+  CHECK(has(r.err, "error: no OpenCL device found"));
+  r = box.halo("devices");
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "0: "));
+  CHECK(has(r.out, "compute"));
+}
+
+TEST_CASE("the second run of a command does not recompile") {
+  Sandbox box;
+  write_image(box / "in.png", photo(8, 8, 3), SampleType::u8);
+  const std::string run = "-vv run " + box / "in.png" + " -f emboss -o " + box / "o.png";
+  const std::string env = "HALO_CACHE_DIR=" + box / "cache";
+  const Result first = box.halo(run, env);
+  CHECK(has(first.err, "kernel cache: 0 compiled") == false);
+  const Result second = box.halo(run, env);
+  CHECK(has(second.err, "kernel cache: 0 compiled"));
+  const Result off = box.halo("--no-cache " + run, env);
+  CHECK(has(off.err, "kernel cache: 0 compiled") == false);
+}
+
+TEST_CASE("presets: listed with their summary; bad lines name file and line") {
+  Sandbox box;
+  const Result list = box.halo("presets");
+  CHECK(list.code == 0);
+  CHECK(has(list.out, "emboss-gray"));
+  CHECK(has(list.out, "Grey relief"));
+  std::ofstream(box / "mine.halo") << "# my look\nsharpen:k=0.5\n\n# a comment\nemboss:gain=2\n";
+  write_image(box / "in.png", photo(8, 8, 3), SampleType::u8);
+  const Result bad = box.halo("run " + box / "in.png" + " --preset " + box / "mine.halo -o " + box / "o.png");
+  CHECK(bad.code == 64);
+  CHECK(has(bad.err, "mine.halo:5: filter 'emboss:gain=2': key 'gain'"));
+  const Result unknown = box.halo("run " + box / "in.png" + " --preset nonesuch -o " + box / "o.png");
+  CHECK(unknown.code == 64);
+  CHECK(has(unknown.err, "unknown preset 'nonesuch'"));
+}
+
+TEST_CASE("filters lists parameters, defaults, ranges and kernels") {
+  Sandbox box;
+  const Result all = box.halo("filters");
+  CHECK(all.code == 0);
+  CHECK(has(all.out, "[2 0 0; 0 -1 0; 0 0 -1]"));
+  CHECK(has(all.out, "zero|clamp|reflect|wrap, default clamp"));
+  const Result one = box.halo("filters sharpen");
+  CHECK(has(one.out, "number 0..100, default 1"));
+  CHECK(box.halo("filters nope").code == 64);
+}

@@ -1,0 +1,58 @@
+// Sample conversion on the device must equal the CPU conversion bit for bit.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <limits>
+
+#include "filters/convert.hpp"
+#include "support.hpp"
+#include "verify/compare.hpp"
+
+using namespace halo;
+
+TEST_CASE("upload widens 8/16-bit and float samples exactly as to_image") {
+  Device& device = test::device();
+  for (PixelType type : {PixelType::u8, PixelType::u16, PixelType::f32})
+    for (int channels : {1, 2, 3, 4}) {
+      const PixelBuffer pixels = test::random_pixels(37, 19, channels, type);
+      const Image got = download_image(device, upload(device, pixels));
+      const Comparison c = compare(got, to_image(pixels), 0.0);
+      INFO(to_string(type), " x", channels, ": ", c.summary());
+      CHECK(c.max_error == 0.0);
+    }
+  device.take_timings();
+}
+
+TEST_CASE("download quantises exactly as to_pixels, including NaN and out-of-range") {
+  Device& device = test::device();
+  Image image = test::random_image(41, 7, 3, false, 3, -0.5f, 1.5f);
+  image.at(0, 0, 0) = std::numeric_limits<float>::quiet_NaN();
+  image.at(1, 0, 0) = std::numeric_limits<float>::infinity();
+  image.at(2, 0, 0) = 0.5f / 255.0f;  // exactly half a step: rounds up
+  const PixelBuffer source = to_pixels(image, PixelType::f32);
+  const DeviceImage on_device = upload(device, source);
+  for (PixelType type : {PixelType::u8, PixelType::u16, PixelType::f32}) {
+    const PixelBuffer got = download(device, on_device, type);
+    const PixelBuffer expected = to_pixels(image, type);
+    INFO(to_string(type));
+    CHECK(std::memcmp(got.bytes.data(), expected.bytes.data(), got.bytes.size()) == 0);
+  }
+  CHECK(download(device, on_device, PixelType::u8).samples<std::uint8_t>()[0] == 0);
+  CHECK(download(device, on_device, PixelType::u8).samples<std::uint8_t>()[3] == 255);
+  CHECK(download(device, on_device, PixelType::u8).samples<std::uint8_t>()[6] == 1);
+  device.take_timings();
+}
+
+TEST_CASE("luminance on the device equals the reference") {
+  Device& device = test::device();
+  for (PixelType type : {PixelType::u8, PixelType::f32}) {
+    PixelBuffer pixels = test::random_pixels(29, 13, 4, type);
+    pixels.alpha = true;
+    const Image expected = to_gray(to_image(pixels), luma_weights(type), "test");
+    const Image got =
+        download_image(device, to_gray(device, upload(device, pixels), luma_weights(type), "test"));
+    REQUIRE(got.channels() == 2);
+    CHECK(compare(got, expected, 0.0).max_error == 0.0);
+  }
+  device.take_timings();
+}

@@ -1,0 +1,90 @@
+// The on-disk program cache: a second process (here, a second Device) must not recompile.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <unistd.h>
+
+#include "cl/cl_error.hpp"
+#include "support.hpp"
+
+using namespace halo;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fresh_dir(const char* name) {
+  const fs::path dir = fs::temp_directory_path() / (std::string(name) + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("programs are compiled once, then loaded from disk") {
+  const fs::path dir = fresh_dir("halo-cache-test-");
+  const DeviceInfo info = test::device().info();
+  const Defines defines = {{"KW", "5"}, {"KH", "3"}, {"BORDER", "2"}};
+  {
+    Device first(info, dir);
+    first.kernel("conv.cl", "conv_tile", defines);
+    first.kernel("conv.cl", "conv_tile", defines);  // memory hit
+    CHECK(first.programs().compiled() == 1);
+    CHECK(first.programs().loaded_from_disk() == 0);
+  }
+  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 2);  // .bin .key
+  {
+    Device second(info, dir);
+    second.kernel("conv.cl", "conv_tile", defines);
+    CHECK(second.programs().compiled() == 0);
+    CHECK(second.programs().loaded_from_disk() == 1);
+    second.kernel("conv.cl", "conv_tile", {{"KW", "7"}, {"KH", "3"}});  // other defines: compile
+    CHECK(second.programs().compiled() == 1);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a corrupt cache entry is rebuilt, not fatal") {
+  const fs::path dir = fresh_dir("halo-cache-corrupt-");
+  const DeviceInfo info = test::device().info();
+  { Device(info, dir).kernel("convert.cl", "to_gray", {}); }
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().extension() == ".bin") fs::resize_file(entry.path(), 10);
+  Device again(info, dir);
+  again.kernel("convert.cl", "to_gray", {});
+  CHECK(again.programs().compiled() == 1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("without a cache folder every process compiles") {
+  Device device(test::device().info(), std::nullopt);
+  device.kernel("convert.cl", "to_gray", {});
+  CHECK(device.programs().compiled() == 1);
+}
+
+TEST_CASE("OpenCL failures carry the CL_* name and the launch sizes") {
+  CHECK(cl_error_name(CL_INVALID_WORK_GROUP_SIZE) == "CL_INVALID_WORK_GROUP_SIZE");
+  CHECK(cl_error_name(-9999) == "CL_UNKNOWN_ERROR(-9999)");
+  Device& device = test::device();
+  auto kernel = device.kernel("conv.cl", "conv_tile", {{"TILE_W", "16"}, {"TILE_H", "16"}});
+  try {
+    // conv_tile requires 16x16 work-groups; 8x8 must fail with a readable reason.
+    device.launch(kernel, "conv_tile", cl::NDRange(32, 32, 1), cl::NDRange(8, 8, 1));
+    device.finish();
+    FAIL("launch with a wrong work-group size succeeded");
+  } catch (const ClError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("clEnqueueNDRangeKernel failed: CL_INVALID") != std::string::npos);
+    CHECK(what.find("kernel conv_tile, global 32x32x1, local 8x8x1") != std::string::npos);
+  }
+}
+
+TEST_CASE("build errors keep the compiler log") {
+  Device& device = test::device();
+  try {
+    device.kernel("conv.cl", "conv_tile", {{"KW", "3"}, {"BORDER", "(("}});
+    FAIL("a broken define compiled");
+  } catch (const BuildError& e) {
+    CHECK(std::string(e.what()).find("CL_BUILD_PROGRAM_FAILURE") != std::string::npos);
+    CHECK_FALSE(e.log().empty());
+  }
+}

@@ -1,0 +1,169 @@
+// Round trips through every format halo reads and writes, channel selection in multilayer EXR,
+// alpha kept unassociated, and atomic output.
+#include <doctest/doctest.h>
+
+#include <OpenImageIO/imageio.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <unistd.h>
+
+#include "core/error.hpp"
+#include "io/image_io.hpp"
+
+using namespace halo;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("halo-io-" + std::to_string(::getpid()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() { fs::remove_all(path); }
+  std::string operator/(const std::string& name) const { return (path / name).string(); }
+};
+
+PixelBuffer gradient(int width, int height, int channels, PixelType type, bool alpha = false) {
+  PixelBuffer pixels(width, height, channels, type, alpha);
+  std::mt19937 rng(42);
+  for (std::size_t i = 0; i < pixels.sample_count(); ++i) {
+    switch (type) {
+      case PixelType::u8: pixels.samples<std::uint8_t>()[i] = std::uint8_t(rng()); break;
+      case PixelType::u16: pixels.samples<std::uint16_t>()[i] = std::uint16_t(rng()); break;
+      // Multiples of 1/64 below 4 are exact in half as well as float.
+      case PixelType::f32: pixels.samples<float>()[i] = float(rng() % 256) / 64.0f; break;
+    }
+  }
+  return pixels;
+}
+
+LoadedImage round_trip(const std::string& path, const PixelBuffer& pixels, SampleType type) {
+  write_image(path, pixels, type);
+  return read_image({path, {}});
+}
+
+}  // namespace
+
+TEST_CASE("lossless formats round trip values, size, channels and orientation") {
+  TempDir dir;
+  struct Case {
+    const char* name;
+    PixelType pixels;
+    SampleType stored;
+    int channels;
+  };
+  const Case cases[] = {
+      {"a.png", PixelType::u8, SampleType::u8, 3},    {"b.png", PixelType::u16, SampleType::u16, 1},
+      {"c.png", PixelType::u8, SampleType::u8, 4},    {"d.exr", PixelType::f32, SampleType::half, 3},
+      {"e.exr", PixelType::f32, SampleType::f32, 4},  {"f.pfm", PixelType::f32, SampleType::f32, 3},
+      {"g.pfm", PixelType::f32, SampleType::f32, 1},  {"h.tif", PixelType::u16, SampleType::u16, 3},
+      {"i.tif", PixelType::f32, SampleType::f32, 2},  {"j.tif", PixelType::u8, SampleType::u8, 1},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    const bool alpha = c.channels == 4;
+    const PixelBuffer pixels = gradient(13, 7, c.channels, c.pixels, alpha);
+    const LoadedImage back = round_trip(dir / c.name, pixels, c.stored);
+    CHECK(back.stored == c.stored);
+    CHECK(back.pixels.width == 13);
+    CHECK(back.pixels.height == 7);
+    CHECK(back.pixels.channels == c.channels);
+    CHECK(back.pixels.alpha == alpha);
+    CHECK(back.pixels.bytes == pixels.bytes);
+  }
+}
+
+TEST_CASE("JPEG round trip stays close") {
+  TempDir dir;
+  PixelBuffer flat(16, 16, 3, PixelType::u8);
+  for (std::size_t i = 0; i < flat.sample_count(); ++i) flat.samples<std::uint8_t>()[i] = 100;
+  const LoadedImage back = round_trip(dir / "a.jpg", flat, SampleType::u8);
+  CHECK(back.pixels.channels == 3);
+  for (std::size_t i = 0; i < back.pixels.sample_count(); ++i)
+    CHECK(std::abs(int(back.pixels.samples<std::uint8_t>()[i]) - 100) <= 2);
+}
+
+TEST_CASE("PNG alpha stays unassociated: colour under alpha 0 survives") {
+  TempDir dir;
+  PixelBuffer pixels(1, 1, 4, PixelType::u8, true);
+  const std::uint8_t rgba[] = {200, 100, 50, 0};
+  std::memcpy(pixels.bytes.data(), rgba, 4);
+  const LoadedImage back = round_trip(dir / "a.png", pixels, SampleType::u8);
+  CHECK(back.pixels.bytes == pixels.bytes);
+}
+
+TEST_CASE("storable types follow what each format can hold") {
+  CHECK(storable_type("x.png", SampleType::f32) == SampleType::u16);
+  CHECK(storable_type("x.png", SampleType::u8) == SampleType::u8);
+  CHECK(storable_type("x.jpg", SampleType::u16) == SampleType::u8);
+  CHECK(storable_type("x.exr", SampleType::u8) == SampleType::half);
+  CHECK(storable_type("x.exr", SampleType::f32) == SampleType::f32);
+  CHECK(storable_type("x.PFM", SampleType::u8) == SampleType::f32);
+  CHECK(storable_type("x.tif", SampleType::u16) == SampleType::u16);
+}
+
+TEST_CASE("multilayer EXR: RGB found by layer, channels picked by name") {
+  TempDir dir;
+  const std::string path = dir / "layers.exr";
+  const std::vector<std::string> names = {"ViewLayer.Combined.R", "ViewLayer.Combined.G",
+                                          "ViewLayer.Combined.B", "ViewLayer.Combined.A",
+                                          "ViewLayer.Depth.Z",    "ViewLayer.Normal.X"};
+  OIIO::ImageSpec spec(4, 2, int(names.size()), OIIO::TypeDesc::FLOAT);
+  spec.channelnames = names;
+  std::vector<float> data(4 * 2 * names.size());
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = float(i % names.size()) + 0.5f;
+  auto out = OIIO::ImageOutput::create(path);
+  REQUIRE(out->open(path, spec));
+  REQUIRE(out->write_image(OIIO::TypeDesc::FLOAT, data.data()));
+  out->close();
+
+  const LoadedImage rgb = read_image(parse_input_ref(path));
+  CHECK(rgb.pixels.channels == 4);
+  CHECK(rgb.pixels.alpha);
+  CHECK(rgb.channel_names[0] == "ViewLayer.Combined.R");
+  CHECK(rgb.pixels.samples<float>()[2] == 2.5f);
+
+  const LoadedImage depth = read_image(parse_input_ref(path + "[ViewLayer.Depth.Z]"));
+  CHECK(depth.pixels.channels == 1);
+  CHECK(depth.pixels.samples<float>()[0] == 4.5f);
+  CHECK(depth.pixels.samples<float>()[7] == 4.5f);
+
+  CHECK_THROWS_WITH_AS(read_image(parse_input_ref(path + "[N.X]")),
+                       doctest::Contains("no channel 'N.X' (have ViewLayer.Combined.R"), Error);
+}
+
+TEST_CASE("input errors: missing, empty, corrupt, truncated") {
+  TempDir dir;
+  const auto kind_of = [](const std::string& path) {
+    try {
+      read_image({path, {}});
+    } catch (const Error& e) {
+      return e.kind();
+    }
+    return ErrorKind::Internal;
+  };
+  CHECK(kind_of(dir / "missing.png") == ErrorKind::NoInput);
+  std::ofstream(dir / "empty.png").close();
+  CHECK(kind_of(dir / "empty.png") == ErrorKind::BadData);
+  std::ofstream(dir / "junk.png") << "this is not a png at all";
+  CHECK(kind_of(dir / "junk.png") == ErrorKind::BadData);
+  // A real PNG cut in half.
+  write_image(dir / "whole.png", gradient(64, 64, 3, PixelType::u8), SampleType::u8);
+  const auto size = fs::file_size(dir / "whole.png");
+  fs::copy_file(dir / "whole.png", dir / "cut.png");
+  fs::resize_file(dir / "cut.png", size / 2);
+  CHECK(kind_of(dir / "cut.png") == ErrorKind::BadData);
+}
+
+TEST_CASE("outputs are atomic: nothing is left behind on failure") {
+  TempDir dir;
+  CHECK_THROWS_WITH_AS(write_image(dir / "no/such/folder/x.png", gradient(2, 2, 3, PixelType::u8),
+                                   SampleType::u8),
+                       doctest::Contains("does not exist"), Error);
+  // A write that fails midway (PFM cannot hold 4 channels) leaves neither file nor temp file.
+  CHECK_THROWS(write_image(dir / "x.pfm", gradient(2, 2, 4, PixelType::f32), SampleType::f32));
+  CHECK(fs::is_empty(dir.path));
+  write_image(dir / "ok.png", gradient(2, 2, 3, PixelType::u8), SampleType::u8);
+  CHECK(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == 1);
+}

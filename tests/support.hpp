@@ -1,0 +1,55 @@
+// Test helpers: seeded random images and the shared OpenCL device.
+#pragma once
+
+#include <cstdlib>
+#include <random>
+
+#include "cl/device.hpp"
+#include "core/image.hpp"
+
+namespace halo::test {
+
+// Values in [lo, hi), reproducible by seed; never constant, so tiles and borders all matter.
+inline Image random_image(int width, int height, int channels, bool alpha = false,
+                          unsigned seed = 7, float lo = 0.0f, float hi = 1.0f) {
+  Image image(width, height, channels, alpha);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (int c = 0; c < channels; ++c)
+    for (int y = 0; y < height; ++y)
+      for (int x = 0; x < width; ++x) image.at(x, y, c) = dist(rng);
+  return image;
+}
+
+inline PixelBuffer random_pixels(int width, int height, int channels, PixelType type,
+                                 unsigned seed = 11) {
+  PixelBuffer pixels(width, height, channels, type);
+  std::mt19937 rng(seed);
+  for (std::size_t i = 0; i < pixels.sample_count(); ++i) {
+    switch (type) {
+      case PixelType::u8: pixels.samples<std::uint8_t>()[i] = std::uint8_t(rng() & 0xff); break;
+      case PixelType::u16: pixels.samples<std::uint16_t>()[i] = std::uint16_t(rng() & 0xffff); break;
+      case PixelType::f32: pixels.samples<float>()[i] = float(rng() % 100000) / 50000.0f - 0.5f; break;
+    }
+  }
+  return pixels;
+}
+
+// The device the tests run on: HALO_DEVICE if set, else auto (PoCL on machines without a GPU).
+inline Device& device() {
+  static Device device = [] {
+    const char* choice = std::getenv("HALO_DEVICE");
+    return Device(select_device(choice && *choice ? choice : "auto"), default_cache_dir());
+  }();
+  return device;
+}
+
+// A 1-channel image from rows of values, for hand-computed cases.
+inline Image from_rows(const std::vector<std::vector<float>>& rows) {
+  Image image(int(rows[0].size()), int(rows.size()), 1);
+  for (int y = 0; y < image.height(); ++y)
+    for (int x = 0; x < image.width(); ++x) image.at(x, y, 0) = rows[y][x];
+  return image;
+}
+
+}  // namespace halo::test
