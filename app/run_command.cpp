@@ -80,14 +80,32 @@ void print_timings(const RunResult& result) {
   fmt::print("time {:<28} {:9.3f} ms\n", "device total", total);
 }
 
+// Wall-clock phases of one run, for -v: where the seconds go (decode, device, encode).
+class Phases {
+ public:
+  double lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return s;
+  }
+  double total() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
+};
+
 int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global) {
-  const auto started = std::chrono::steady_clock::now();
+  Phases phases;
   const Pipeline pipeline(stage_specs(cli));  // every spec checked before any file is read
   const InputRef input = parse_input_ref(o.input);
   check_not_input(input.path, o.output, o.overwrite_input);
   const SampleType wanted = o.type.empty() ? SampleType::f32 : parse_sample_type(o.type);
 
   LoadedImage loaded = read_image(input);
+  const double read_s = phases.lap();
   const SampleType requested = o.type.empty() ? loaded.stored : wanted;
   const SampleType type = storable_type(o.output, requested);
   if (type != requested)
@@ -101,14 +119,18 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
       spdlog::info("device: {} ({})", device->info().name, device->info().platform_name);
       for (const auto& stage : pipeline.stages())
         for (const auto& detail : stage->details()) spdlog::info("{}: {}", stage->spec(), detail);
-      const RunResult result = run_device(*device, pipeline, loaded.pixels, pixel_type(type),
+      RunResult result = run_device(*device, pipeline, loaded.pixels, pixel_type(type),
                                           {.verify = o.verify, .tolerance = o.tolerance});
       spdlog::debug("kernel cache: {} compiled, {} loaded from disk",
                     device->programs().compiled(), device->programs().loaded_from_disk());
+      const double device_s = phases.lap();
       write_image(o.output, result.pixels, type);
+      spdlog::info("read {:.3f} s, device {:.3f} s (open, compile or load kernels, run{}), write "
+                   "{:.3f} s",
+                   read_s, device_s, o.verify ? ", verify" : "", phases.lap());
       if (o.timings) print_timings(result);
       if (o.verify) print_checks(result, o.tolerance);
-      out = result.pixels;
+      out = std::move(result.pixels);
     } catch (const ClError& e) {
       if (global.strict || global.device != "auto") throw;
       spdlog::warn("{}; running the CPU reference instead (--strict makes this an error)",
@@ -119,12 +141,15 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
   }
   if (!device) {
     if (o.verify) spdlog::warn("--verify: running the reference only, nothing to compare with");
-    write_image(o.output, run_reference(pipeline, loaded.pixels, pixel_type(type)), type);
+    out = run_reference(pipeline, loaded.pixels, pixel_type(type));
+    const double reference_s = phases.lap();
+    write_image(o.output, out, type);
+    spdlog::info("read {:.3f} s, reference {:.3f} s, write {:.3f} s", read_s, reference_s,
+                 phases.lap());
   }
   spdlog::info("wrote {} ({}x{}, {} channels, {}) in {:.3f} s", o.output, loaded.pixels.width,
-               loaded.pixels.height, out.channels ? out.channels : loaded.pixels.channels,
-               to_string(type),
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+               loaded.pixels.height, out.channels,
+               to_string(type), phases.total());
   return 0;
 }
 
