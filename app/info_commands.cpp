@@ -43,8 +43,9 @@ int print_devices() {
 void print_filter(const FilterDef& f) {
   fmt::print("{:<10} {}\n", f.name, f.summary);
   for (const auto& p : f.params)
-    fmt::print("  {:<8} {:<34} {}\n", p.name, p.describe(), p.doc);
+    fmt::print("  {:<8} {:<36} {}\n", p.name, p.describe(), p.doc);
   for (const auto& note : f.notes) fmt::print("  {}\n", note);
+  fmt::print("  example: halo run in.png -f {} -o out.png\n", f.example);
 }
 
 }  // namespace

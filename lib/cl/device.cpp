@@ -180,7 +180,7 @@ DeviceImage Device::image(int width, int height, int channels, bool alpha) {
 }
 
 void Device::launch(cl::Kernel& kernel, const std::string& label, cl::NDRange global,
-                    cl::NDRange local) {
+                    cl::NDRange local, std::size_t bytes) {
   std::size_t rounded[3] = {1, 1, 1};
   for (cl_uint i = 0; i < global.dimensions(); ++i) {
     const std::size_t l = i < local.dimensions() ? local.get()[i] : 1;
@@ -194,13 +194,14 @@ void Device::launch(cl::Kernel& kernel, const std::string& label, cl::NDRange gl
   check(queue_.enqueueNDRangeKernel(kernel, cl::NullRange, padded, local, nullptr, &event),
         "clEnqueueNDRangeKernel",
         "kernel " + label + ", global " + to_string(padded) + ", local " + to_string(local));
-  record(event, label, 0);
+  record(event, label, bytes);
 }
 
 void Device::write(cl::Buffer& buffer, const void* data, std::size_t bytes,
                    const std::string& label) {
   cl::Event event;
-  check(queue_.enqueueWriteBuffer(buffer, CL_FALSE, 0, bytes, data, nullptr, &event),
+  // Blocking: the caller's memory may be gone as soon as this returns.
+  check(queue_.enqueueWriteBuffer(buffer, CL_TRUE, 0, bytes, data, nullptr, &event),
         "clEnqueueWriteBuffer", label + ", " + std::to_string(bytes) + " bytes");
   record(event, label, bytes);
 }

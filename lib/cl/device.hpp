@@ -72,8 +72,11 @@ class Device {
   DeviceImage image(int width, int height, int channels, bool alpha);
 
   // Enqueues a kernel; global sizes are rounded up to multiples of local. Failures name the
-  // kernel and both sizes.
-  void launch(cl::Kernel& kernel, const std::string& label, cl::NDRange global, cl::NDRange local);
+  // kernel and both sizes. bytes: what the kernel must move at least (read once + write once),
+  // for the bandwidth that --timings and benchmarks report.
+  void launch(cl::Kernel& kernel, const std::string& label, cl::NDRange global, cl::NDRange local,
+              std::size_t bytes = 0);
+  // Both transfers block until the host memory is no longer needed.
   void write(cl::Buffer& buffer, const void* data, std::size_t bytes, const std::string& label);
   void read(const cl::Buffer& buffer, void* data, std::size_t bytes, const std::string& label);
   void copy(const cl::Buffer& from, cl::Buffer& to, std::size_t from_offset,
@@ -83,7 +86,7 @@ class Device {
   struct Timing {
     std::string label;
     double ms = 0;
-    std::size_t bytes = 0;  // moved by a transfer; 0 for kernels
+    std::size_t bytes = 0;  // moved by a transfer, or at least by a kernel; 0 if unknown
   };
   // Device times of everything enqueued since the last call (waits for the queue).
   std::vector<Timing> take_timings();

@@ -1,11 +1,14 @@
 // The convolution family: conv (any odd kernel), and the named kernels emboss, sharpen and edge,
 // which are conv with a fixed matrix. CPU reference and device enqueue side by side; the device
 // kernel is kernels/conv.cl.
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "filters/convert.hpp"
 #include "filters/filter.hpp"
+#include "filters/separable.hpp"
 
 namespace halo {
 
@@ -157,9 +160,32 @@ std::unique_ptr<Stage> make_conv(const Args& args, const std::vector<double>& ma
   k.border = parse_border(args.text("border"));
   std::vector<std::string> details = {std::to_string(width) + "x" + std::to_string(height) +
                                       " kernel " + format_matrix(m, width) + " / " +
-                                      std::to_string(scale)};
+                                      std::to_string(scale) + ", one 2D pass"};
   if (!matrix2.empty()) details.push_back("magnitude with " + format_matrix(matrix2, width));
   return std::make_unique<ConvStage>(args.spec_text(), std::move(k), std::move(details));
+}
+
+// Splits a kernel into column x row vectors when it has rank 1 (m[i][j] == cols[i] * rows[j]
+// to 1e-7 of its largest entry), the way a user's blur or gradient kernel usually is.
+struct RankOneSplit {
+  std::vector<double> rows, cols;
+};
+
+std::optional<RankOneSplit> split_rank_one(const std::vector<double>& m, int width, int height) {
+  std::size_t pivot = 0;
+  for (std::size_t i = 0; i < m.size(); ++i)
+    if (std::fabs(m[i]) > std::fabs(m[pivot])) pivot = i;
+  const double peak = std::fabs(m[pivot]);
+  if (peak == 0) return std::nullopt;
+  const int p = int(pivot) / width, q = int(pivot) % width;
+  RankOneSplit split;
+  for (int j = 0; j < width; ++j) split.rows.push_back(m[p * width + j] / m[pivot]);
+  for (int i = 0; i < height; ++i) split.cols.push_back(m[i * width + q]);
+  for (int i = 0; i < height; ++i)
+    for (int j = 0; j < width; ++j)
+      if (std::fabs(m[i * width + j] - split.cols[i] * split.rows[j]) > 1e-7 * peak)
+        return std::nullopt;
+  return split;
 }
 
 const std::vector<double> kEmboss = {2, 0, 0, 0, -1, 0, 0, 0, -1};
@@ -169,6 +195,19 @@ const std::vector<double> kSobelX = {-1, 0, 1, -2, 0, 2, -1, 0, 1};
 
 std::vector<double> sharpen_matrix(double k) {
   return {-k, -k, -k, -k, 8 * k + 1, -k, -k, -k, -k};
+}
+
+std::unique_ptr<Stage> make_rank_one(const Args& args, const RankOneSplit& split, double scale) {
+  SeparableKernel k;
+  k.filter = "conv";
+  for (double v : split.rows) k.rows.push_back(float(v));
+  for (double v : split.cols) k.cols.push_back(float(v / scale));
+  k.offset = float(args.number("offset"));
+  k.gray = args.flag("gray");
+  k.border = parse_border(args.text("border"));
+  std::vector<std::string> details = {"rank 1: separable, rows " + format_weights(k.rows) +
+                                      ", then columns " + format_weights(k.cols)};
+  return make_separable_stage(args.spec_text(), std::move(k), std::move(details));
 }
 
 }  // namespace
@@ -191,8 +230,13 @@ FilterDef conv_filter() {
            gray_param("0"),
            {.name = "flip", .type = ParamType::Flag, .fallback = "0",
             .doc = "flip the kernel: true convolution instead of correlation"},
+           {.name = "separable", .type = ParamType::Choice, .fallback = "auto",
+            .doc = "auto: run a rank-1 kernel as rows then columns; off: always one 2D pass",
+            .choices = {"auto", "off"}},
            border_param()},
-      .notes = {"sizes 1x1 to 63x63 (odd); cost grows with w*h per pixel"},
+      .notes = {"sizes 1x1 to 63x63 (odd); cost grows with w*h per pixel, or w+h when the "
+                "kernel has rank 1 (see -v)"},
+      .example = "conv:k=0,-1,0,-1,5,-1,0,-1,0",
       .make = [](const Args& args) {
         const auto k = args.numbers("k");
         const int count = int(k.size());
@@ -218,6 +262,10 @@ FilterDef conv_filter() {
                              std::to_string(h));
         const double scale = args.is_auto("scale") ? auto_scale(k) : args.number("scale");
         if (scale == 0) args.fail("scale", "must not be 0");
+        auto m = k;
+        if (args.flag("flip")) std::reverse(m.begin(), m.end());
+        if (args.text("separable") == "auto")
+          if (const auto split = split_rank_one(m, w, h)) return make_rank_one(args, *split, scale);
         return make_conv(args, k, w, h, scale, args.flag("flip"));
       }};
 }
@@ -227,6 +275,7 @@ FilterDef emboss_filter() {
           .summary = "relief effect on luminance, mid-grey where flat",
           .params = {offset_param("0.5"), gray_param("1"), border_param()},
           .notes = {"kernel " + format_matrix(kEmboss, 3) + ", scale 1"},
+          .example = "emboss",
           .make = [](const Args& args) { return make_conv(args, kEmboss, 3, 3, 1.0, false); }};
 }
 
@@ -237,6 +286,7 @@ FilterDef sharpen_filter() {
                       .doc = "strength", .min = 0, .max = 100},
                      gray_param("0"), offset_param("0"), border_param()},
           .notes = {"kernel at k=1 " + format_matrix(sharpen_matrix(1), 3) + ", scale 1"},
+          .example = "sharpen:k=0.5",
           .make = [](const Args& args) {
             return make_conv(args, sharpen_matrix(args.number("k")), 3, 3, 1.0, false);
           }};
@@ -253,6 +303,7 @@ FilterDef edge_filter() {
                     "horizontal " + format_matrix(kSobelY, 3),
                     "vertical " + format_matrix(kSobelX, 3),
                     "sobel sqrt(horizontal^2 + vertical^2)"},
+          .example = "edge:mode=sobel:gray=1",
           .make = [](const Args& args) {
             const auto& mode = args.text("mode");
             if (mode == "laplace") return make_conv(args, kLaplace, 3, 3, 1.0, false);

@@ -41,6 +41,7 @@ struct FilterDef {
   std::string summary;
   std::vector<Param> params;
   std::vector<std::string> notes;  // kernels used, cost, for `halo filters`
+  std::string example;             // a typical spec, shown in `halo filters`
   std::function<std::unique_ptr<Stage>(const Args&)> make;
 };
 

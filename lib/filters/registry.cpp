@@ -9,6 +9,9 @@ FilterDef conv_filter();
 FilterDef emboss_filter();
 FilterDef sharpen_filter();
 FilterDef edge_filter();
+FilterDef box_filter();
+FilterDef gaussian_filter();
+FilterDef sep_filter();
 
 const std::vector<FilterDef>& filter_registry() {
   static const std::vector<FilterDef> filters = {
@@ -16,6 +19,9 @@ const std::vector<FilterDef>& filter_registry() {
       emboss_filter(),
       sharpen_filter(),
       edge_filter(),
+      box_filter(),
+      gaussian_filter(),
+      sep_filter(),
   };
   return filters;
 }

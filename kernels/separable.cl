@@ -1,0 +1,140 @@
+// Separable filtering in two passes: rows (horizontal), then columns (vertical), with weights
+// computed on the host (gaussian, box, sep, rank-1 conv). Kernel names come from FILTER, so
+// gaussian runs gaussian_rows / gaussian_cols. CPU reference: lib/filters/separable.cpp.
+//
+// rows: a ROWS_W x ROWS_H work-group loads ROWS_STEPS output spans of ROWS_W pixels plus
+//   ROWS_HALO spans each side (ROWS_HALO * ROWS_W >= RADIUS_X) into local memory with coalesced
+//   reads, then each work-item computes ROWS_STEPS outputs.
+// cols: a COLS_W x COLS_H work-group does the same down the columns, COLS_STEPS outputs each.
+//   With COLS_DIRECT=1 (radius too large for local memory) it reads taps straight from global.
+// Defines: FILTER, RADIUS_X, RADIUS_Y, BORDER, ROWS_W, ROWS_H, ROWS_STEPS, ROWS_HALO, COLS_W,
+//   COLS_H, COLS_STEPS, COLS_HALO, COLS_DIRECT.
+#include "common.cl"
+#pragma OPENCL FP_CONTRACT OFF
+
+#ifndef FILTER
+#define FILTER sep
+#endif
+#ifndef RADIUS_X
+#define RADIUS_X 1
+#endif
+#ifndef RADIUS_Y
+#define RADIUS_Y 1
+#endif
+#ifndef ROWS_W
+#define ROWS_W 32
+#endif
+#ifndef ROWS_H
+#define ROWS_H 4
+#endif
+#ifndef ROWS_STEPS
+#define ROWS_STEPS 4
+#endif
+#ifndef ROWS_HALO
+#define ROWS_HALO 1
+#endif
+#ifndef COLS_W
+#define COLS_W 32
+#endif
+#ifndef COLS_H
+#define COLS_H 8
+#endif
+#ifndef COLS_STEPS
+#define COLS_STEPS 4
+#endif
+#ifndef COLS_HALO
+#define COLS_HALO 1
+#endif
+#ifndef COLS_DIRECT
+#define COLS_DIRECT 0
+#endif
+
+#define CAT2(a, b) a##b
+#define CAT(a, b) CAT2(a, b)
+#define ROWS_SPAN ((ROWS_STEPS + 2 * ROWS_HALO) * ROWS_W)
+#define COLS_SPAN ((COLS_STEPS + 2 * COLS_HALO) * COLS_H)
+
+__kernel __attribute__((reqd_work_group_size(ROWS_W, ROWS_H, 1))) void CAT(FILTER, _rows)(
+    __global const float* src, __global float* dst, const int width, const int height,
+    const int pitch, __constant const float* weights) {
+  __local float tile[ROWS_H][ROWS_SPAN];
+  const size_t plane = (size_t)get_global_id(2) * pitch * height;
+  src += plane;
+  dst += plane;
+  const int lx = get_local_id(0);
+  const int ly = get_local_id(1);
+  const int x0 = ((int)get_group_id(0) * ROWS_STEPS - ROWS_HALO) * ROWS_W + lx;
+  const int y = (int)get_group_id(1) * ROWS_H + ly;
+  // Rows past the image still load (a valid row) so every work-item reaches the barrier.
+  __global const float* row = src + (size_t)min(y, height - 1) * pitch;
+#pragma unroll
+  for (int s = 0; s < ROWS_STEPS + 2 * ROWS_HALO; ++s) {
+    const int x = border_index(x0 + s * ROWS_W, width);
+    tile[ly][lx + s * ROWS_W] = x < 0 ? 0.0f : row[x];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (y >= height) return;
+#pragma unroll
+  for (int s = ROWS_HALO; s < ROWS_HALO + ROWS_STEPS; ++s) {
+    const int x = x0 + s * ROWS_W;
+    if (x >= width) break;
+    __local const float* taps = &tile[ly][lx + s * ROWS_W - RADIUS_X];
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j <= 2 * RADIUS_X; ++j) sum = sum + weights[j] * taps[j];
+    dst[(size_t)y * pitch + x] = sum;
+  }
+}
+
+#if !COLS_DIRECT
+__kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTER, _cols)(
+    __global const float* src, __global float* dst, const int width, const int height,
+    const int pitch, __constant const float* weights, const float offset) {
+  // One spare column per row of the tile keeps column reads free of bank conflicts.
+  __local float tile[COLS_W][COLS_SPAN + 1];
+  const size_t plane = (size_t)get_global_id(2) * pitch * height;
+  src += plane;
+  dst += plane;
+  const int lx = get_local_id(0);
+  const int ly = get_local_id(1);
+  const int x = (int)get_group_id(0) * COLS_W + lx;
+  const int y0 = ((int)get_group_id(1) * COLS_STEPS - COLS_HALO) * COLS_H + ly;
+  __global const float* column = src + min(x, width - 1);
+#pragma unroll
+  for (int s = 0; s < COLS_STEPS + 2 * COLS_HALO; ++s) {
+    const int y = border_index(y0 + s * COLS_H, height);
+    tile[lx][ly + s * COLS_H] = y < 0 ? 0.0f : column[(size_t)y * pitch];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (x >= width) return;
+#pragma unroll
+  for (int s = COLS_HALO; s < COLS_HALO + COLS_STEPS; ++s) {
+    const int y = y0 + s * COLS_H;
+    if (y >= height) break;
+    __local const float* taps = &tile[lx][ly + s * COLS_H - RADIUS_Y];
+    float sum = 0.0f;
+#pragma unroll
+    for (int i = 0; i <= 2 * RADIUS_Y; ++i) sum = sum + weights[i] * taps[i];
+    dst[(size_t)y * pitch + x] = sum + offset;
+  }
+}
+#else
+// Radius too large for a local tile: each work-item reads its taps from global memory; adjacent
+// work-items read adjacent columns, so every tap is one coalesced row read.
+__kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTER, _cols)(
+    __global const float* src, __global float* dst, const int width, const int height,
+    const int pitch, __constant const float* weights, const float offset) {
+  const size_t plane = (size_t)get_global_id(2) * pitch * height;
+  src += plane;
+  dst += plane;
+  const int x = get_global_id(0);
+  const int y = get_global_id(1);
+  if (x >= width || y >= height) return;
+  float sum = 0.0f;
+  for (int i = 0; i <= 2 * RADIUS_Y; ++i) {
+    const int yy = border_index(y + i - RADIUS_Y, height);
+    sum = sum + weights[i] * (yy < 0 ? 0.0f : src[(size_t)yy * pitch + x]);
+  }
+  dst[(size_t)y * pitch + x] = sum + offset;
+}
+#endif

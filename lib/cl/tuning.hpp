@@ -1,0 +1,18 @@
+// Launch shapes per device, handed to kernels as -D defines (CLBlast's idea: a small table
+// keyed by device, with a default row). Measured with halo_bench; see scripts/ and the notes.
+#pragma once
+
+#include "cl/device.hpp"
+
+namespace halo {
+
+struct Tuning {
+  // separable.cl rows pass: work-group ROWS_W x ROWS_H, ROWS_STEPS outputs per work-item.
+  int rows_w = 32, rows_h = 4, rows_steps = 4;
+  // separable.cl cols pass: work-group COLS_W x COLS_H, COLS_STEPS outputs per work-item.
+  int cols_w = 32, cols_h = 8, cols_steps = 4;
+};
+
+Tuning tuning_for(const DeviceInfo& device);
+
+}  // namespace halo

@@ -1,0 +1,215 @@
+// Separable filtering: CPU reference and device enqueue of kernels/separable.cl, and the `sep`
+// filter (any pair of 1D kernels).
+#include "filters/separable.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "cl/tuning.hpp"
+#include "filters/convert.hpp"
+
+namespace halo {
+
+namespace {
+
+constexpr int kMaxTaps = 2 * 512 + 1;
+
+int radius(const std::vector<float>& weights) { return int(weights.size()) / 2; }
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// Rows then columns, each summed in tap order: the order kernels/separable.cl uses.
+Image separable_reference(const Image& src, const SeparableKernel& k) {
+  const int w = src.width(), h = src.height(), rx = radius(k.rows), ry = radius(k.cols);
+  Image out(w, h, src.channels(), src.alpha());
+  out.set_source(src.source());
+  std::vector<int> xs(w + 2 * rx), ys(h + 2 * ry);
+  for (int i = 0; i < int(xs.size()); ++i) xs[i] = border_index(i - rx, w, k.border);
+  for (int i = 0; i < int(ys.size()); ++i) ys[i] = border_index(i - ry, h, k.border);
+  Image tmp(w, h, 1);
+  for (int c = 0; c < src.color_channels(); ++c) {
+    for (int y = 0; y < h; ++y) {
+      const float* in = src.row(c, y);
+      float* dst = tmp.row(0, y);
+      for (int x = 0; x < w; ++x) {
+        float sum = 0.0f;
+        for (int j = 0; j <= 2 * rx; ++j) {
+          const int xx = xs[x + j];
+          sum = sum + k.rows[j] * (xx < 0 ? 0.0f : in[xx]);
+        }
+        dst[x] = sum;
+      }
+    }
+    for (int y = 0; y < h; ++y) {
+      float* dst = out.row(c, y);
+      for (int x = 0; x < w; ++x) {
+        float sum = 0.0f;
+        for (int i = 0; i <= 2 * ry; ++i) {
+          const int yy = ys[y + i];
+          sum = sum + k.cols[i] * (yy < 0 ? 0.0f : tmp.row(0, yy)[x]);
+        }
+        dst[x] = sum + k.offset;
+      }
+    }
+  }
+  copy_alpha(src, out);
+  return out;
+}
+
+// Launch shape of the columns pass: the tuned tile when it fits in local memory, else a
+// narrower one, else the direct kernel (taps from global memory).
+struct ColsShape {
+  int w, h, steps, halo;
+  bool direct;
+};
+
+ColsShape cols_shape(const Tuning& t, int ry, std::uint64_t local_memory) {
+  const std::uint64_t budget = local_memory - 1024;  // drivers keep a little for themselves
+  for (int w = t.cols_w; w >= 16; w /= 2) {
+    const int halo = ceil_div(ry, t.cols_h);
+    const std::uint64_t bytes = 4ull * w * ((t.cols_steps + 2 * halo) * t.cols_h + 1);
+    if (bytes <= budget) return {w, t.cols_h, t.cols_steps, halo, false};
+  }
+  return {t.cols_w, t.cols_h, 1, 0, true};
+}
+
+class SeparableStage : public Stage {
+ public:
+  SeparableStage(std::string spec, SeparableKernel kernel, std::vector<std::string> details)
+      : Stage(std::move(spec)), k_(std::move(kernel)), details_(std::move(details)) {}
+
+  std::vector<std::string> details() const override { return details_; }
+
+  Image reference(const Image& input) const override {
+    if (!k_.gray) return separable_reference(input, k_);
+    return separable_reference(to_gray(input, luma_weights(input.source()), spec()), k_);
+  }
+
+  DeviceImage enqueue(Device& device, const DeviceImage& input) const override {
+    const DeviceImage src =
+        k_.gray ? to_gray(device, input, luma_weights(input.source), spec()) : input;
+    const Tuning t = tuning_for(device.info());
+    const int rx = radius(k_.rows), ry = radius(k_.cols);
+    const int rows_halo = ceil_div(rx, t.rows_w);
+    const ColsShape cols = cols_shape(t, ry, device.info().local_memory);
+    const Defines defines = {
+        {"FILTER", k_.filter},
+        {"RADIUS_X", std::to_string(rx)},
+        {"RADIUS_Y", std::to_string(ry)},
+        {"BORDER", std::to_string(int(k_.border))},
+        {"ROWS_W", std::to_string(t.rows_w)},
+        {"ROWS_H", std::to_string(t.rows_h)},
+        {"ROWS_STEPS", std::to_string(t.rows_steps)},
+        {"ROWS_HALO", std::to_string(rows_halo)},
+        {"COLS_W", std::to_string(cols.w)},
+        {"COLS_H", std::to_string(cols.h)},
+        {"COLS_STEPS", std::to_string(cols.steps)},
+        {"COLS_HALO", std::to_string(cols.halo)},
+        {"COLS_DIRECT", cols.direct ? "1" : "0"}};
+    const int planes = src.color_channels();
+    const std::size_t bytes = 2 * src.plane_size() * sizeof(float) * planes;
+
+    DeviceImage tmp = device.image(src.width, src.height, planes, false);
+    auto rows_kernel = device.kernel("separable.cl", k_.filter + "_rows", defines);
+    const auto rows_weights = device.constants(k_.rows, k_.filter + " row weights");
+    rows_kernel.setArg(0, src.buffer);
+    rows_kernel.setArg(1, tmp.buffer);
+    rows_kernel.setArg(2, src.width);
+    rows_kernel.setArg(3, src.height);
+    rows_kernel.setArg(4, src.pitch);
+    rows_kernel.setArg(5, rows_weights);
+    device.launch(rows_kernel, k_.filter + "_rows",
+                  cl::NDRange(std::size_t(ceil_div(src.width, t.rows_w * t.rows_steps)) * t.rows_w,
+                              src.height, planes),
+                  cl::NDRange(t.rows_w, t.rows_h, 1), bytes);
+
+    DeviceImage out = device.image(src.width, src.height, src.channels, src.alpha);
+    out.source = src.source;
+    auto cols_kernel = device.kernel("separable.cl", k_.filter + "_cols", defines);
+    const auto cols_weights = device.constants(k_.cols, k_.filter + " column weights");
+    cols_kernel.setArg(0, tmp.buffer);
+    cols_kernel.setArg(1, out.buffer);
+    cols_kernel.setArg(2, src.width);
+    cols_kernel.setArg(3, src.height);
+    cols_kernel.setArg(4, src.pitch);
+    cols_kernel.setArg(5, cols_weights);
+    cols_kernel.setArg(6, k_.offset);
+    const std::size_t rows_needed =
+        cols.direct ? src.height : std::size_t(ceil_div(src.height, cols.h * cols.steps)) * cols.h;
+    device.launch(cols_kernel, k_.filter + "_cols", cl::NDRange(src.width, rows_needed, planes),
+                  cl::NDRange(cols.w, cols.h, 1), bytes);
+    copy_alpha(device, src, out);
+    return out;
+  }
+
+ private:
+  SeparableKernel k_;
+  std::vector<std::string> details_;
+};
+
+// Divides by the sum (1 when it is 0), as scale=auto does for conv.
+std::vector<float> normalised(const std::vector<double>& taps, double scale) {
+  std::vector<float> w;
+  for (double v : taps) w.push_back(float(v / scale));
+  return w;
+}
+
+double sum_or_one(const std::vector<double>& taps) {
+  double s = 0;
+  for (double v : taps) s += v;
+  return s == 0 ? 1.0 : s;
+}
+
+}  // namespace
+
+std::string format_weights(const std::vector<float>& weights) {
+  std::ostringstream out;
+  out << "[";
+  for (std::size_t i = 0; i < weights.size(); ++i) out << (i ? " " : "") << weights[i];
+  out << "]";
+  return out.str();
+}
+
+std::unique_ptr<Stage> make_separable_stage(std::string spec, SeparableKernel kernel,
+                                            std::vector<std::string> details) {
+  return std::make_unique<SeparableStage>(std::move(spec), std::move(kernel), std::move(details));
+}
+
+FilterDef sep_filter() {
+  return {
+      .name = "sep",
+      .summary = "separable filter from two 1D kernels: rows by h, then columns by v",
+      .params =
+          {{.name = "h", .type = ParamType::Numbers, .doc = "horizontal kernel (odd length)"},
+           {.name = "v", .type = ParamType::Numbers, .doc = "vertical kernel (odd length)"},
+           {.name = "scale", .type = ParamType::Number, .fallback = "auto",
+            .doc = "divisor of the result (auto: sum(h)*sum(v), each 1 when 0)",
+            .allow_auto = true},
+           {.name = "offset", .type = ParamType::Number, .fallback = "0", .doc = "added last"},
+           {.name = "gray", .type = ParamType::Flag, .fallback = "0",
+            .doc = "convert to luminance first"},
+           border_param()},
+      .notes = {"lengths 1 to 1025 (odd); cost grows with len(h) + len(v) per pixel"},
+      .example = "sep:h=1,4,6,4,1:v=1,2,1",
+      .make = [](const Args& args) {
+        const auto h = args.numbers("h"), v = args.numbers("v");
+        for (const auto& [key, taps] : {std::pair{"h", h}, std::pair{"v", v}})
+          if (taps.size() % 2 == 0 || taps.size() > kMaxTaps)
+            args.fail(key, std::to_string(taps.size()) +
+                               " values; a 1D kernel needs an odd count up to 1025");
+        const bool automatic = args.is_auto("scale");
+        if (!automatic && args.number("scale") == 0) args.fail("scale", "must not be 0");
+        SeparableKernel k;
+        k.filter = "sep";
+        k.rows = normalised(h, automatic ? sum_or_one(h) : 1.0);
+        k.cols = normalised(v, automatic ? sum_or_one(v) : args.number("scale"));
+        k.offset = float(args.number("offset"));
+        k.gray = args.flag("gray");
+        k.border = parse_border(args.text("border"));
+        std::vector<std::string> details = {"rows " + format_weights(k.rows),
+                                            "cols " + format_weights(k.cols)};
+        return make_separable_stage(args.spec_text(), std::move(k), std::move(details));
+      }};
+}
+
+}  // namespace halo

@@ -1,0 +1,42 @@
+// box: the reference against a brute-force mean, and the device against the reference.
+#include <doctest/doctest.h>
+
+#include "filters/registry.hpp"
+#include "separable_support.hpp"
+
+using namespace halo;
+
+TEST_CASE("box reference equals a brute-force mean over the square") {
+  const Image in = test::random_image(23, 17, 1, false, 3);
+  for (int r : {1, 2, 4, 9}) {
+    const Image out = make_stage("box:r=" + std::to_string(r) + ":border=clamp")->reference(in);
+    for (int y = 0; y < in.height(); ++y)
+      for (int x = 0; x < in.width(); ++x) {
+        double sum = 0;
+        for (int dy = -r; dy <= r; ++dy)
+          for (int dx = -r; dx <= r; ++dx)
+            sum += in.at(std::clamp(x + dx, 0, in.width() - 1), std::clamp(y + dy, 0, in.height() - 1), 0);
+        CHECK(out.at(x, y, 0) == doctest::Approx(sum / ((2 * r + 1) * (2 * r + 1))).epsilon(1e-5));
+      }
+  }
+}
+
+TEST_CASE("box of the seed's box9 by hand: a 9x9 mean of a single bright pixel") {
+  Image impulse(9, 9, 1);
+  impulse.at(4, 4, 0) = 81.0f;
+  const Image out = make_stage("box:r=4:border=zero")->reference(impulse);
+  for (int y = 0; y < 9; ++y)
+    for (int x = 0; x < 9; ++x) CHECK(out.at(x, y, 0) == doctest::Approx(1.0f).epsilon(1e-6));
+}
+
+TEST_CASE("device matches reference: box radius 1..20 and large, every border") {
+  for (int r = 1; r <= 20; ++r)
+    for (const char* border : test::kBorders)
+      test::check_device_matches("box:r=" + std::to_string(r) + ":border=" + border,
+                                 test::random_image(53, 29, 1, false, unsigned(r)));
+  for (int r : {31, 64, 128})
+    for (const char* border : test::kBorders)
+      test::check_device_matches("box:r=" + std::to_string(r) + ":border=" + border,
+                                 test::random_image(257, 131, 3));
+  test::check_device_matches("box:r=4", test::random_image(1023, 517, 3));
+}

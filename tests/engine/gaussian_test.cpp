@@ -1,0 +1,74 @@
+// gaussian: weights against the closed form, radius/sigma rules, and the device against the
+// reference for every radius 1..20 and large ones, on odd sizes and all borders.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "filters/registry.hpp"
+#include "separable_support.hpp"
+
+using namespace halo;
+
+TEST_CASE("gaussian weights follow exp(-i^2 / 2 sigma^2), normalised") {
+  // The response to a unit impulse is the outer product of the 1D weights.
+  for (const auto& [spec, r, sigma] : {std::tuple{"gaussian:r=2:sigma=1", 2, 1.0},
+                                       std::tuple{"gaussian:r=6", 6, 2.0},
+                                       std::tuple{"gaussian:sigma=1.5", 5, 1.5}}) {
+    Image impulse(2 * r + 1, 2 * r + 1, 1);
+    impulse.at(r, r, 0) = 1.0f;
+    const Image out = make_stage(std::string(spec) + ":border=zero")->reference(impulse);
+    double norm = 0;
+    for (int i = -r; i <= r; ++i) norm += std::exp(-i * i / (2 * sigma * sigma));
+    for (int y = -r; y <= r; ++y)
+      for (int x = -r; x <= r; ++x) {
+        const double expected =
+            std::exp(-(x * x + y * y) / (2 * sigma * sigma)) / (norm * norm);
+        CHECK(out.at(r + x, r + y, 0) == doctest::Approx(expected).epsilon(1e-5));
+      }
+  }
+}
+
+TEST_CASE("gaussian blur keeps a constant image constant (weights sum to 1)") {
+  Image flat(9, 7, 1);
+  for (float& v : flat.data()) v = 0.75f;
+  const Image out = make_stage("gaussian:r=5:border=reflect")->reference(flat);
+  for (int y = 0; y < 7; ++y)
+    for (int x = 0; x < 9; ++x) CHECK(out.at(x, y, 0) == doctest::Approx(0.75f).epsilon(1e-6));
+}
+
+TEST_CASE("gaussian needs r or sigma; r beyond 512 is refused") {
+  CHECK_THROWS_WITH_AS(make_stage("gaussian"), doctest::Contains("give r, sigma or both"), Error);
+  CHECK_THROWS_WITH_AS(make_stage("gaussian:r=513"), doctest::Contains("out of range"), Error);
+  CHECK_THROWS_WITH_AS(make_stage("gaussian:sigma=400"), doctest::Contains("> 512"), Error);
+  CHECK_THROWS_WITH_AS(make_stage("gaussian:r=0"), doctest::Contains("out of range"), Error);
+  CHECK(make_stage("gaussian:sigma=2")->details()[0].starts_with("radius 6"));
+}
+
+TEST_CASE("device matches reference: gaussian radius 1..20, every border") {
+  for (int r = 1; r <= 20; ++r)
+    for (const char* border : test::kBorders)
+      test::check_device_matches("gaussian:r=" + std::to_string(r) + ":border=" + border,
+                                 test::random_image(67, 45, 3, false, unsigned(r)));
+}
+
+TEST_CASE("device matches reference: gaussian large radii and awkward sizes") {
+  for (int r : {31, 64, 128})
+    for (const char* border : test::kBorders) {
+      const std::string spec = "gaussian:r=" + std::to_string(r) + ":border=" + border;
+      test::check_device_matches(spec, test::random_image(7, 5, 1));
+      test::check_device_matches(spec, test::random_image(300, 170, 4, true));
+    }
+  test::check_device_matches("gaussian:r=8", test::random_image(1023, 517, 3));
+  test::check_device_matches("gaussian:r=3:gray=1", test::random_image(1, 1, 3));
+  test::check_device_matches("gaussian:r=3", test::random_image(2, 3, 4, true));
+}
+
+TEST_CASE("radii too large for local memory take the direct column kernel, still exact") {
+  DeviceInfo small = test::device().info();
+  small.local_memory = 8 * 1024;  // pretend: forces the direct columns path for r >= 64
+  Device device(small, default_cache_dir());
+  for (const char* border : test::kBorders)
+    test::check_device_matches(device, std::string("gaussian:r=128:border=") + border,
+                               test::random_image(61, 300, 1));
+}
