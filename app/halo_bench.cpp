@@ -1,0 +1,147 @@
+// halo_bench: times filters on generated random images with OpenCL profiling events (warm-up,
+// then the median of N runs) and reports ms, GB/s and the ratio to the device's one-pass floor
+// (bytes read once + written once, at the copy bandwidth measured in the same run). Each filter
+// is first checked against its CPU reference on a smaller image. Links only the engine, so it
+// can be packed for the GPU machine.
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <fstream>
+#include <random>
+
+#include "cl/cl_error.hpp"
+#include "filters/convert.hpp"
+#include "filters/registry.hpp"
+#include "verify/compare.hpp"
+
+namespace halo {
+namespace {
+
+struct Options {
+  int width = 7680, height = 4320;
+  std::vector<int> channels = {1, 3};
+  std::vector<std::string> filters = {"sharpen",    "emboss:gray=0", "gaussian:r=2",
+                                      "gaussian:r=8", "gaussian:r=16", "gaussian:r=64",
+                                      "box:r=4",    "box:r=32"};
+  int runs = 20;
+  int warmup = 3;
+  std::string device = "auto";
+  std::string json;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+PixelBuffer random_floats(int width, int height, int channels) {
+  PixelBuffer pixels(width, height, channels, PixelType::f32);
+  std::mt19937 rng(1234);
+  std::uniform_real_distribution<float> dist(0.0f, 1.0f);
+  for (std::size_t i = 0; i < pixels.sample_count(); ++i) pixels.samples<float>()[i] = dist(rng);
+  return pixels;
+}
+
+// Copy bandwidth (read + write) of a device-to-device buffer copy, the yardstick of the floor.
+double copy_gbps(Device& device, std::size_t bytes, int runs) {
+  cl::Buffer a = device.buffer(bytes, "copy source"), b = device.buffer(bytes, "copy target");
+  std::vector<double> ms;
+  for (int i = 0; i < runs + 2; ++i) {
+    device.copy(a, b, 0, 0, bytes, "copy");
+    const auto t = device.take_timings();
+    if (i >= 2) ms.push_back(t.front().ms);
+  }
+  return 2.0 * bytes / (median(ms) * 1e6);
+}
+
+// Device vs reference on a 1023x517 crop-sized image before any timing is trusted.
+double check(Device& device, const Stage& stage, int channels) {
+  const PixelBuffer small = random_floats(1023, 517, channels);
+  const Image got = download_image(device, stage.enqueue(device, upload(device, small)));
+  device.take_timings();
+  return compare(got, stage.reference(to_image(small)), 1e-5).max_error;
+}
+
+int run(const Options& o) {
+  Device device(select_device(o.device), default_cache_dir());
+  const double copy = copy_gbps(device, std::size_t(1) << 30, o.runs);
+  fmt::print("device: {} ({}), copy {:.0f} GB/s (read + write, 1 GiB buffers)\n",
+             device.info().name, device.info().platform_name, copy);
+  fmt::print("image {}x{} float, median of {} runs after {} warm-up\n\n", o.width, o.height,
+             o.runs, o.warmup);
+  fmt::print("{:<18} {:>3} {:>10} {:>9} {:>9} {:>8} {:>10}\n", "filter", "ch", "ms", "GB/s",
+             "floor ms", "x floor", "max err");
+  nlohmann::json results = nlohmann::json::array();
+  for (int channels : o.channels) {
+    const PixelBuffer pixels = random_floats(o.width, o.height, channels);
+    const DeviceImage input = upload(device, pixels);
+    device.take_timings();
+    const double bytes = 2.0 * pixels.bytes.size();  // read once + write once
+    const double floor_ms = bytes / (copy * 1e6);
+    for (const auto& spec : o.filters) {
+      const auto stage = make_stage(spec);
+      const double error = check(device, *stage, channels);
+      std::vector<double> ms;
+      std::map<std::string, std::vector<double>> kernels;
+      for (int i = 0; i < o.warmup + o.runs; ++i) {
+        stage->enqueue(device, input);
+        double total = 0;
+        for (const auto& t : device.take_timings()) {
+          if (t.label == "alpha") continue;
+          total += t.ms;
+          if (i >= o.warmup) kernels[t.label].push_back(t.ms);
+        }
+        if (i >= o.warmup) ms.push_back(total);
+      }
+      const double m = median(ms);
+      fmt::print("{:<18} {:>3} {:>10.4f} {:>9.0f} {:>9.4f} {:>8.2f} {:>10.2g}\n", spec, channels,
+                 m, bytes / (m * 1e6), floor_ms, m / floor_ms, error);
+      nlohmann::json entry = {{"filter", spec},          {"channels", channels},
+                              {"width", o.width},        {"height", o.height},
+                              {"median_ms", m},          {"gbps", bytes / (m * 1e6)},
+                              {"floor_ms", floor_ms},    {"x_floor", m / floor_ms},
+                              {"max_error_vs_reference", error}};
+      for (auto& [label, times] : kernels) entry["kernels_ms"][label] = median(times);
+      results.push_back(entry);
+    }
+  }
+  if (!o.json.empty()) {
+    const nlohmann::json doc = {{"device", device.info().name},
+                                {"driver", device.info().driver_version},
+                                {"copy_gbps", copy},
+                                {"runs", o.runs},
+                                {"results", results}};
+    std::ofstream(o.json) << doc.dump(2) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace halo
+
+int main(int argc, char** argv) {
+  halo::Options o;
+  CLI::App app{"halo_bench: device times of halo's filters against the copy-bandwidth floor"};
+  std::string size = "7680x4320";
+  app.add_option("--size", size, "image size WxH")->capture_default_str();
+  app.add_option("--channels", o.channels, "channel counts to run")->capture_default_str();
+  app.add_option("-f,--filter", o.filters, "filter specs (default: a standard set)");
+  app.add_option("--runs", o.runs, "timed runs (median)")->capture_default_str();
+  app.add_option("--warmup", o.warmup, "untimed runs first")->capture_default_str();
+  app.add_option("--device", o.device, "as halo --device")->capture_default_str();
+  app.add_option("--json", o.json, "write full results here");
+  CLI11_PARSE(app, argc, argv);
+  if (std::sscanf(size.c_str(), "%dx%d", &o.width, &o.height) != 2) {
+    fmt::print(stderr, "halo_bench: --size wants WxH, got {}\n", size);
+    return 64;
+  }
+  spdlog::set_level(spdlog::level::warn);
+  try {
+    return halo::run(o);
+  } catch (const halo::Error& e) {
+    fmt::print(stderr, "halo_bench: error: {}\n", e.what());
+    return e.exit_code();
+  }
+}
