@@ -1,9 +1,12 @@
 // 2D correlation with a kernel as written: out = sum_ij w[i][j] * in(x+j-RX, y+i-RY) + offset,
 // weights already divided by the scale (and flipped for true convolution) on the host.
-// Each work-group stages its tile plus a halo of RX/RY pixels in local memory, so every input
-// pixel is read from global memory about once; weights sit in constant memory.
-// Defines: KW, KH (odd kernel size), TILE_W, TILE_H (work-group size), BORDER, MAGNITUDE (1:
-// out = sqrt(a^2 + b^2) of two kernels, for Sobel). CPU reference: lib/filters/conv.cpp.
+// A GROUP_W x GROUP_H work-group stages a GROUP_W x (GROUP_H * CONV_RUN) tile plus a halo of
+// RX/RY pixels in local memory, so each input pixel is read from global memory about once.
+// Each work-item computes CONV_RUN outputs down one column: it reads every tile row it needs
+// once into registers and adds it to each output that row contributes to. Weights sit in
+// constant memory.
+// Defines: KW, KH (odd kernel size), GROUP_W, GROUP_H, CONV_RUN, BORDER, MAGNITUDE (1: out =
+// sqrt(a^2 + b^2) of two kernels, for Sobel). CPU reference: lib/filters/conv.cpp.
 #include "common.cl"
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -13,11 +16,14 @@
 #ifndef KH
 #define KH 3
 #endif
-#ifndef TILE_W
-#define TILE_W 16
+#ifndef GROUP_W
+#define GROUP_W 32
 #endif
-#ifndef TILE_H
-#define TILE_H 16
+#ifndef GROUP_H
+#define GROUP_H 8
+#endif
+#ifndef CONV_RUN
+#define CONV_RUN 8
 #endif
 #ifndef MAGNITUDE
 #define MAGNITUDE 0
@@ -25,45 +31,77 @@
 
 #define RX (KW / 2)
 #define RY (KH / 2)
-#define HALO_W (TILE_W + 2 * RX)
-#define HALO_H (TILE_H + 2 * RY)
+#define TILE_H (GROUP_H * CONV_RUN)
+#define IN_W (GROUP_W + 2 * RX)
+#define IN_H (TILE_H + 2 * RY)
 
-// Same summation order as the reference: rows top to bottom, each left to right.
-inline float correlate(__local const float (*tile)[HALO_W], __constant const float* w,
-                       const int lx, const int ly) {
-  float sum = 0.0f;
-  for (int i = 0; i < KH; ++i)
-    for (int j = 0; j < KW; ++j) sum = sum + w[i * KW + j] * tile[ly + i][lx + j];
-  return sum;
-}
-
-__kernel __attribute__((reqd_work_group_size(TILE_W, TILE_H, 1))) void conv_tile(
+__kernel __attribute__((reqd_work_group_size(GROUP_W, GROUP_H, 1))) void conv_tile(
     __global const float* src, __global float* dst, const int width, const int height,
     const int pitch, __constant const float* weights, __constant const float* weights2,
     const float offset) {
-  __local float tile[HALO_H][HALO_W];
+  __local float tile[IN_H][IN_W];
   const size_t plane = (size_t)get_global_id(2) * pitch * height;
   src += plane;
   dst += plane;
-
-  const int x0 = (int)get_group_id(0) * TILE_W - RX;
-  const int y0 = (int)get_group_id(1) * TILE_H - RY;
-  for (int ly = get_local_id(1); ly < HALO_H; ly += TILE_H) {
-    const int y = border_index(y0 + ly, height);
-    for (int lx = get_local_id(0); lx < HALO_W; lx += TILE_W) {
-      const int x = border_index(x0 + lx, width);
-      tile[ly][lx] = (x < 0 || y < 0) ? 0.0f : src[(size_t)y * pitch + x];
+  const int gx0 = (int)get_group_id(0) * GROUP_W;
+  const int gy0 = (int)get_group_id(1) * TILE_H;
+  for (int ly = get_local_id(1); ly < IN_H; ly += GROUP_H) {
+    const int y = border_index(gy0 - RY + ly, height);
+    __global const float* row = src + (size_t)max(y, 0) * pitch;
+    for (int lx = get_local_id(0); lx < IN_W; lx += GROUP_W) {
+      const int x = border_index(gx0 - RX + lx, width);
+      tile[ly][lx] = (x < 0 || y < 0) ? 0.0f : row[x];
     }
   }
   barrier(CLK_LOCAL_MEM_FENCE);
 
-  const int x = get_global_id(0);
-  const int y = get_global_id(1);
-  if (x >= width || y >= height) return;
-  float v = correlate(tile, weights, get_local_id(0), get_local_id(1));
+  const int lx = get_local_id(0);
+  const int cy = get_local_id(1) * CONV_RUN;
+  float acc[CONV_RUN];
 #if MAGNITUDE
-  const float v2 = correlate(tile, weights2, get_local_id(0), get_local_id(1));
-  v = sqrt(v * v + v2 * v2);
+  float acc2[CONV_RUN];
 #endif
-  dst[(size_t)y * pitch + x] = v + offset;
+#pragma unroll
+  for (int o = 0; o < CONV_RUN; ++o) {
+    acc[o] = 0.0f;
+#if MAGNITUDE
+    acc2[o] = 0.0f;
+#endif
+  }
+  // Tile row cy + t feeds output o through kernel row i = t - o. For a given output, rows
+  // arrive in increasing i and each row's taps left to right: the reference's order.
+#if KH <= 7
+#pragma unroll
+#endif
+  for (int t = 0; t < CONV_RUN + KH - 1; ++t) {
+    float v[KW];
+#pragma unroll
+    for (int j = 0; j < KW; ++j) v[j] = tile[cy + t][lx + j];
+#pragma unroll
+    for (int o = 0; o < CONV_RUN; ++o) {
+      const int i = t - o;
+      if (i >= 0 && i < KH) {
+#pragma unroll
+        for (int j = 0; j < KW; ++j) {
+          acc[o] = acc[o] + weights[i * KW + j] * v[j];
+#if MAGNITUDE
+          acc2[o] = acc2[o] + weights2[i * KW + j] * v[j];
+#endif
+        }
+      }
+    }
+  }
+
+  const int x = gx0 + lx;
+  if (x >= width) return;
+#pragma unroll
+  for (int o = 0; o < CONV_RUN; ++o) {
+    const int y = gy0 + cy + o;
+#if MAGNITUDE
+    const float v = sqrt(acc[o] * acc[o] + acc2[o] * acc2[o]);
+#else
+    const float v = acc[o];
+#endif
+    if (y < height) dst[(size_t)y * pitch + x] = v + offset;
+  }
 }

@@ -138,3 +138,90 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
   dst[(size_t)y * pitch + x] = sum + offset;
 }
 #endif
+
+// Fused: both passes in one kernel, so the image is read once and written once (the two-pass
+// path moves twice the bytes). A FUSED_W x FUSED_H output tile plus its halo is loaded into
+// local memory; the rows pass runs in place over it (halo rows included), then the columns
+// pass writes the tile. Each work-item computes runs of FUSED_RUN outputs from a window held
+// in registers, so a tap costs a register read, not a local-memory read.
+// Defines (besides the above): FUSED_W, FUSED_H, GROUP_W, GROUP_H, FUSED_RUN; FUSED_W and
+// FUSED_H are multiples of FUSED_RUN, and GROUP_W * GROUP_H of FUSED_W / FUSED_RUN.
+#ifdef FUSED_W
+#define GROUP_SIZE (GROUP_W * GROUP_H)
+#define IN_W (FUSED_W + 2 * RADIUS_X)
+#define IN_H (FUSED_H + 2 * RADIUS_Y)
+// Odd row stride: work-items of a warp walk down different rows without bank conflicts.
+#define STRIDE (IN_W | 1)
+#define ROW_RUNS (IN_H * (FUSED_W / FUSED_RUN))
+#define COL_RUNS (FUSED_W * (FUSED_H / FUSED_RUN))
+
+__kernel __attribute__((reqd_work_group_size(GROUP_W, GROUP_H, 1))) void CAT(FILTER, _fused)(
+    __global const float* src, __global float* dst, const int width, const int height,
+    const int pitch, __constant const float* row_weights, __constant const float* col_weights,
+    const float offset) {
+  __local float tile[IN_H * STRIDE];
+  const size_t plane = (size_t)get_global_id(2) * pitch * height;
+  src += plane;
+  dst += plane;
+  const int lid = get_local_id(1) * GROUP_W + get_local_id(0);
+  const int gx0 = (int)get_group_id(0) * FUSED_W;
+  const int gy0 = (int)get_group_id(1) * FUSED_H;
+
+  for (int ly = get_local_id(1); ly < IN_H; ly += GROUP_H) {
+    const int y = border_index(gy0 - RADIUS_Y + ly, height);
+    __global const float* row = src + (size_t)max(y, 0) * pitch;
+    for (int lx = get_local_id(0); lx < IN_W; lx += GROUP_W) {
+      const int x = border_index(gx0 - RADIUS_X + lx, width);
+      tile[ly * STRIDE + lx] = (x < 0 || y < 0) ? 0.0f : row[x];
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+
+  // Rows pass, in place: run k covers row k % IN_H, columns (k / IN_H) * FUSED_RUN onwards.
+  // A run only overwrites columns left of every column a later run of its row still reads.
+  for (int base = 0; base < ROW_RUNS; base += GROUP_SIZE) {
+    const int run = base + lid;
+    const int ry = run % IN_H;
+    const int rx = (run / IN_H) * FUSED_RUN;
+    float acc[FUSED_RUN];
+    if (run < ROW_RUNS) {
+      float win[FUSED_RUN + 2 * RADIUS_X];
+#pragma unroll
+      for (int k = 0; k < FUSED_RUN + 2 * RADIUS_X; ++k) win[k] = tile[ry * STRIDE + rx + k];
+#pragma unroll
+      for (int o = 0; o < FUSED_RUN; ++o) {
+        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j <= 2 * RADIUS_X; ++j) sum = sum + row_weights[j] * win[o + j];
+        acc[o] = sum;
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (run < ROW_RUNS) {
+#pragma unroll
+      for (int o = 0; o < FUSED_RUN; ++o) tile[ry * STRIDE + rx + o] = acc[o];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+
+  // Columns pass: run k covers column k % FUSED_W, rows (k / FUSED_W) * FUSED_RUN onwards;
+  // neighbouring work-items write neighbouring pixels.
+  for (int run = lid; run < COL_RUNS; run += GROUP_SIZE) {
+    const int cx = run % FUSED_W;
+    const int cy = (run / FUSED_W) * FUSED_RUN;
+    const int x = gx0 + cx;
+    if (x >= width) continue;
+    float win[FUSED_RUN + 2 * RADIUS_Y];
+#pragma unroll
+    for (int k = 0; k < FUSED_RUN + 2 * RADIUS_Y; ++k) win[k] = tile[(cy + k) * STRIDE + cx];
+#pragma unroll
+    for (int o = 0; o < FUSED_RUN; ++o) {
+      const int y = gy0 + cy + o;
+      float sum = 0.0f;
+#pragma unroll
+      for (int i = 0; i <= 2 * RADIUS_Y; ++i) sum = sum + col_weights[i] * win[o + i];
+      if (y < height) dst[(size_t)y * pitch + x] = sum + offset;
+    }
+  }
+}
+#endif

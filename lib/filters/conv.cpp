@@ -6,6 +6,7 @@
 #include <optional>
 #include <sstream>
 
+#include "cl/tuning.hpp"
 #include "filters/convert.hpp"
 #include "filters/filter.hpp"
 #include "filters/separable.hpp"
@@ -14,8 +15,7 @@ namespace halo {
 
 namespace {
 
-constexpr int kMaxSide = 63;  // the local tile (16 + 62)^2 floats fits every device's 32 KiB
-constexpr int kTile = 16;
+constexpr int kMaxSide = 63;  // with a run of 1, a 32 x 8 tile plus a 62-pixel halo fits in 32 KiB
 
 // A kernel ready to run: weights already divided by the scale and flipped if asked, so both
 // paths compute exactly sum(w * in) + offset.
@@ -87,11 +87,14 @@ class ConvStage : public Stage {
         k_.gray ? to_gray(device, input, luma_weights(input.source), spec()) : input;
     DeviceImage out = device.image(src.width, src.height, src.channels, src.alpha);
     out.source = src.source;
+    const Tuning t = tuning_for(device.info());
+    const int run = conv_run(t, device.info().local_memory);
     auto kernel = device.kernel("conv.cl", "conv_tile",
                                 {{"KW", std::to_string(k_.width)},
                                  {"KH", std::to_string(k_.height)},
-                                 {"TILE_W", std::to_string(kTile)},
-                                 {"TILE_H", std::to_string(kTile)},
+                                 {"GROUP_W", std::to_string(t.conv_w)},
+                                 {"GROUP_H", std::to_string(t.conv_h)},
+                                 {"CONV_RUN", std::to_string(run)},
                                  {"BORDER", std::to_string(int(k_.border))},
                                  {"MAGNITUDE", k_.weights2.empty() ? "0" : "1"}});
     const auto weights = device.constants(k_.weights, "conv weights");
@@ -104,14 +107,25 @@ class ConvStage : public Stage {
     kernel.setArg(5, weights);
     kernel.setArg(6, weights2);
     kernel.setArg(7, k_.offset);
+    const std::size_t groups_y = (src.height + t.conv_h * run - 1) / (t.conv_h * run);
     device.launch(kernel, "conv_tile",
-                  cl::NDRange(src.width, src.height, src.color_channels()),
-                  cl::NDRange(kTile, kTile, 1));
+                  cl::NDRange(src.width, groups_y * t.conv_h, src.color_channels()),
+                  cl::NDRange(t.conv_w, t.conv_h, 1),
+                  2 * src.plane_size() * sizeof(float) * src.color_channels());
     copy_alpha(device, src, out);
     return out;
   }
 
  private:
+  // The longest run of outputs per work-item whose tile still fits in local memory.
+  int conv_run(const Tuning& t, std::uint64_t local_memory) const {
+    int run = t.conv_run;
+    while (run > 1 && 4ull * (t.conv_w + k_.width - 1) * (t.conv_h * run + k_.height - 1) >
+                          local_memory - 1024)
+      run /= 2;
+    return run;
+  }
+
   // Rows top to bottom, each left to right: the order kernels/conv.cl sums in.
   float correlate(const Image& src, int c, int x, int y, const std::vector<int>& xs,
                   const std::vector<int>& ys, const std::vector<float>& w) const {

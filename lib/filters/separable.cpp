@@ -2,6 +2,7 @@
 // filter (any pair of 1D kernels).
 #include "filters/separable.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -73,6 +74,12 @@ ColsShape cols_shape(const Tuning& t, int ry, std::uint64_t local_memory) {
   return {t.cols_w, t.cols_h, 1, 0, true};
 }
 
+bool fused_fits(const Tuning& t, int rx, int ry, std::uint64_t local_memory) {
+  if (std::max(rx, ry) > t.fused_max_radius) return false;
+  const std::uint64_t stride = (t.fused_w + 2 * rx) | 1;
+  return 4ull * stride * (t.fused_h + 2 * ry) <= local_memory - 1024;
+}
+
 class SeparableStage : public Stage {
  public:
   SeparableStage(std::string spec, SeparableKernel kernel, std::vector<std::string> details)
@@ -89,23 +96,61 @@ class SeparableStage : public Stage {
     const DeviceImage src =
         k_.gray ? to_gray(device, input, luma_weights(input.source), spec()) : input;
     const Tuning t = tuning_for(device.info());
+    DeviceImage out = device.image(src.width, src.height, src.channels, src.alpha);
+    out.source = src.source;
+    if (fused_fits(t, radius(k_.rows), radius(k_.cols), device.info().local_memory))
+      enqueue_fused(device, t, src, out);
+    else
+      enqueue_two_pass(device, t, src, out);
+    copy_alpha(device, src, out);
+    return out;
+  }
+
+ private:
+  Defines common_defines() const {
+    return {{"FILTER", k_.filter},
+            {"RADIUS_X", std::to_string(radius(k_.rows))},
+            {"RADIUS_Y", std::to_string(radius(k_.cols))},
+            {"BORDER", std::to_string(int(k_.border))}};
+  }
+
+  void enqueue_fused(Device& device, const Tuning& t, const DeviceImage& src,
+                     DeviceImage& out) const {
+    Defines defines = common_defines();
+    for (const auto& [name, value] :
+         {std::pair{"FUSED_W", t.fused_w}, {"FUSED_H", t.fused_h}, {"GROUP_W", t.group_w},
+          {"GROUP_H", t.group_h}, {"FUSED_RUN", t.fused_run}})
+      defines.emplace_back(name, std::to_string(value));
+    const int planes = src.color_channels();
+    auto kernel = device.kernel("separable.cl", k_.filter + "_fused", defines);
+    const auto rows = device.constants(k_.rows, k_.filter + " row weights");
+    const auto cols = device.constants(k_.cols, k_.filter + " column weights");
+    kernel.setArg(0, src.buffer);
+    kernel.setArg(1, out.buffer);
+    kernel.setArg(2, src.width);
+    kernel.setArg(3, src.height);
+    kernel.setArg(4, src.pitch);
+    kernel.setArg(5, rows);
+    kernel.setArg(6, cols);
+    kernel.setArg(7, k_.offset);
+    device.launch(kernel, k_.filter + "_fused",
+                  cl::NDRange(std::size_t(ceil_div(src.width, t.fused_w)) * t.group_w,
+                              std::size_t(ceil_div(src.height, t.fused_h)) * t.group_h, planes),
+                  cl::NDRange(t.group_w, t.group_h, 1),
+                  2 * src.plane_size() * sizeof(float) * planes);
+  }
+
+  void enqueue_two_pass(Device& device, const Tuning& t, const DeviceImage& src,
+                        DeviceImage& out) const {
     const int rx = radius(k_.rows), ry = radius(k_.cols);
     const int rows_halo = ceil_div(rx, t.rows_w);
     const ColsShape cols = cols_shape(t, ry, device.info().local_memory);
-    const Defines defines = {
-        {"FILTER", k_.filter},
-        {"RADIUS_X", std::to_string(rx)},
-        {"RADIUS_Y", std::to_string(ry)},
-        {"BORDER", std::to_string(int(k_.border))},
-        {"ROWS_W", std::to_string(t.rows_w)},
-        {"ROWS_H", std::to_string(t.rows_h)},
-        {"ROWS_STEPS", std::to_string(t.rows_steps)},
-        {"ROWS_HALO", std::to_string(rows_halo)},
-        {"COLS_W", std::to_string(cols.w)},
-        {"COLS_H", std::to_string(cols.h)},
-        {"COLS_STEPS", std::to_string(cols.steps)},
-        {"COLS_HALO", std::to_string(cols.halo)},
-        {"COLS_DIRECT", cols.direct ? "1" : "0"}};
+    Defines defines = common_defines();
+    for (const auto& [name, value] :
+         {std::pair{"ROWS_W", t.rows_w}, {"ROWS_H", t.rows_h}, {"ROWS_STEPS", t.rows_steps},
+          {"ROWS_HALO", rows_halo}, {"COLS_W", cols.w}, {"COLS_H", cols.h},
+          {"COLS_STEPS", cols.steps}, {"COLS_HALO", cols.halo}, {"COLS_DIRECT", int(cols.direct)}})
+      defines.emplace_back(name, std::to_string(value));
     const int planes = src.color_channels();
     const std::size_t bytes = 2 * src.plane_size() * sizeof(float) * planes;
 
@@ -123,8 +168,6 @@ class SeparableStage : public Stage {
                               src.height, planes),
                   cl::NDRange(t.rows_w, t.rows_h, 1), bytes);
 
-    DeviceImage out = device.image(src.width, src.height, src.channels, src.alpha);
-    out.source = src.source;
     auto cols_kernel = device.kernel("separable.cl", k_.filter + "_cols", defines);
     const auto cols_weights = device.constants(k_.cols, k_.filter + " column weights");
     cols_kernel.setArg(0, tmp.buffer);
@@ -138,11 +181,8 @@ class SeparableStage : public Stage {
         cols.direct ? src.height : std::size_t(ceil_div(src.height, cols.h * cols.steps)) * cols.h;
     device.launch(cols_kernel, k_.filter + "_cols", cl::NDRange(src.width, rows_needed, planes),
                   cl::NDRange(cols.w, cols.h, 1), bytes);
-    copy_alpha(device, src, out);
-    return out;
   }
 
- private:
   SeparableKernel k_;
   std::vector<std::string> details_;
 };

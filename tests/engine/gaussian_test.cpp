@@ -64,11 +64,18 @@ TEST_CASE("device matches reference: gaussian large radii and awkward sizes") {
   test::check_device_matches("gaussian:r=3", test::random_image(2, 3, 4, true));
 }
 
-TEST_CASE("radii too large for local memory take the direct column kernel, still exact") {
+TEST_CASE("with little local memory: the two-pass kernels, and direct columns for big radii") {
+  // Pretending the device has 8 KiB of local memory rules out the fused kernel, so the rows
+  // and columns passes run (and for r >= 64 the direct columns kernel).
   DeviceInfo small = test::device().info();
-  small.local_memory = 8 * 1024;  // pretend: forces the direct columns path for r >= 64
+  small.local_memory = 8 * 1024;
   Device device(small, default_cache_dir());
-  for (const char* border : test::kBorders)
-    test::check_device_matches(device, std::string("gaussian:r=128:border=") + border,
-                               test::random_image(61, 300, 1));
+  for (int r = 1; r <= 20; ++r)
+    for (const char* border : test::kBorders)
+      test::check_device_matches(device, "gaussian:r=" + std::to_string(r) + ":border=" + border,
+                                 test::random_image(67, 45, 3, false, unsigned(r)));
+  for (int r : {64, 128})
+    for (const char* border : test::kBorders)
+      test::check_device_matches(device, "box:r=" + std::to_string(r) + ":border=" + border,
+                                 test::random_image(61, 300, 1));
 }
