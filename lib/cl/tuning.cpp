@@ -1,7 +1,11 @@
 // The tuning table. Rows match on device type and a vendor substring; the first match wins.
 #include "cl/tuning.hpp"
 
+#include <cstdlib>
+#include <string>
 #include <string_view>
+
+#include "core/error.hpp"
 
 namespace halo {
 
@@ -21,14 +25,47 @@ constexpr Row kTable[] = {
     {"", "", {}},
 };
 
+// HALO_TUNING="fused_run=4,conv_h=4" overrides fields of the chosen row, for tuning sweeps.
+void apply_overrides(Tuning& t, const char* text) {
+  const std::pair<const char*, int Tuning::*> fields[] = {
+      {"rows_w", &Tuning::rows_w},       {"rows_h", &Tuning::rows_h},
+      {"rows_steps", &Tuning::rows_steps}, {"cols_w", &Tuning::cols_w},
+      {"cols_h", &Tuning::cols_h},       {"cols_steps", &Tuning::cols_steps},
+      {"fused_w", &Tuning::fused_w},     {"fused_h", &Tuning::fused_h},
+      {"group_w", &Tuning::group_w},     {"group_h", &Tuning::group_h},
+      {"fused_run", &Tuning::fused_run}, {"fused_max_radius", &Tuning::fused_max_radius},
+      {"conv_w", &Tuning::conv_w},       {"conv_h", &Tuning::conv_h},
+      {"conv_run", &Tuning::conv_run}};
+  std::string list = text;
+  std::size_t start = 0;
+  while (start < list.size()) {
+    auto end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    const std::string item = list.substr(start, end - start);
+    const auto eq = item.find('=');
+    bool known = false;
+    for (const auto& [name, field] : fields)
+      if (eq != std::string::npos && item.substr(0, eq) == name) {
+        t.*field = std::stoi(item.substr(eq + 1));
+        known = true;
+      }
+    if (!known) throw Error(ErrorKind::Usage, "HALO_TUNING: cannot use '" + item + "'");
+    start = end + 1;
+  }
+}
+
 }  // namespace
 
 Tuning tuning_for(const DeviceInfo& device) {
+  Tuning t;
   for (const auto& row : kTable)
     if ((row.type.empty() || row.type == device.type) &&
-        device.vendor.find(row.vendor) != std::string::npos)
-      return row.tuning;
-  return {};
+        device.vendor.find(row.vendor) != std::string::npos) {
+      t = row.tuning;
+      break;
+    }
+  if (const char* text = std::getenv("HALO_TUNING"); text && *text) apply_overrides(t, text);
+  return t;
 }
 
 }  // namespace halo

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine from a packed folder (see ../shared/docs/gpu.md):
+#   ../shared/scripts/device-pack .gpu build/tests/halo_engine_tests build/app/halo_bench
+#   cp scripts/bench-gpu.sh scripts/bench-peers.py .gpu/
+#   device run: source .gpu/env.sh && bash .gpu/bench-gpu.sh [tests] [bench] [sweep] [peers]
+# Writes full results under $OUT (or ./bench-out) and prints the tables.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${OUT:-bench-out}
+mkdir -p "$out"
+export HALO_CACHE_DIR=${HALO_CACHE_DIR:-/tmp/halo-cache} PYTHONUNBUFFERED=1
+steps=${*:-tests bench peers}
+for step in $steps; do
+  case $step in
+    tests) "$here/bin/halo_engine_tests" 2>&1 | tail -3 ;;
+    bench) "$here/bin/halo_bench" --size 7680x4320 --json "$out/halo_bench.json" | tee "$out/halo_bench.txt" ;;
+    sweep)
+      # Tuning sweep on 1-channel 8K: fused runs and tile heights, conv runs.
+      for t in fused_run=4 fused_run=8 fused_run=16 fused_h=32 fused_w=32,group_w=32,group_h=8 \
+               conv_run=4 conv_run=8 conv_run=16 conv_h=4; do
+        echo "== HALO_TUNING=$t"
+        HALO_TUNING=$t "$here/bin/halo_bench" --size 7680x4320 --channels 1 --runs 10 \
+          -f sharpen -f gaussian:r=2 -f gaussian:r=8 -f gaussian:r=16 -f box:r=4 | tail -5
+      done 2>&1 | tee "$out/sweep.txt" ;;
+    peers) timeout 300 python3 "$here/bench-peers.py" --size 7680x4320 --json "$out/peers.json" | tee "$out/peers.txt" ;;
+  esac
+done
