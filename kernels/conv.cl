@@ -8,6 +8,7 @@
 // Defines: KW, KH (odd kernel size), GROUP_W, GROUP_H, CONV_RUN, BORDER, MAGNITUDE (1: out =
 // sqrt(a^2 + b^2) of two kernels, for Sobel). CPU reference: lib/filters/conv.cpp.
 #include "common.cl"
+// Taps are fma(w, v, acc) in the reference's order; the magnitude keeps plain operations.
 #pragma OPENCL FP_CONTRACT OFF
 
 #ifndef KW
@@ -83,9 +84,9 @@ __kernel __attribute__((reqd_work_group_size(GROUP_W, GROUP_H, 1))) void conv_ti
       if (i >= 0 && i < KH) {
 #pragma unroll
         for (int j = 0; j < KW; ++j) {
-          acc[o] = acc[o] + weights[i * KW + j] * v[j];
+          acc[o] = fma(weights[i * KW + j], v[j], acc[o]);
 #if MAGNITUDE
-          acc2[o] = acc2[o] + weights2[i * KW + j] * v[j];
+          acc2[o] = fma(weights2[i * KW + j], v[j], acc2[o]);
 #endif
         }
       }

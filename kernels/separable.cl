@@ -10,6 +10,8 @@
 // Defines: FILTER, RADIUS_X, RADIUS_Y, BORDER, ROWS_W, ROWS_H, ROWS_STEPS, ROWS_HALO, COLS_W,
 //   COLS_H, COLS_STEPS, COLS_HALO, COLS_DIRECT.
 #include "common.cl"
+// Every tap is fma(w, v, sum) in tap order, as the reference computes it: exact agreement
+// without giving up fused multiply-adds.
 #pragma OPENCL FP_CONTRACT OFF
 
 #ifndef FILTER
@@ -81,7 +83,7 @@ __kernel __attribute__((reqd_work_group_size(ROWS_W, ROWS_H, 1))) void CAT(FILTE
     __local const float* taps = &tile[ly][lx + s * ROWS_W - RADIUS_X];
     float sum = 0.0f;
 #pragma unroll
-    for (int j = 0; j <= 2 * RADIUS_X; ++j) sum = sum + weights[j] * taps[j];
+    for (int j = 0; j <= 2 * RADIUS_X; ++j) sum = fma(weights[j], taps[j], sum);
     dst[(size_t)y * pitch + x] = sum;
   }
 }
@@ -114,7 +116,7 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
     __local const float* taps = &tile[lx][ly + s * COLS_H - RADIUS_Y];
     float sum = 0.0f;
 #pragma unroll
-    for (int i = 0; i <= 2 * RADIUS_Y; ++i) sum = sum + weights[i] * taps[i];
+    for (int i = 0; i <= 2 * RADIUS_Y; ++i) sum = fma(weights[i], taps[i], sum);
     dst[(size_t)y * pitch + x] = sum + offset;
   }
 }
@@ -133,95 +135,82 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
   float sum = 0.0f;
   for (int i = 0; i <= 2 * RADIUS_Y; ++i) {
     const int yy = border_index(y + i - RADIUS_Y, height);
-    sum = sum + weights[i] * (yy < 0 ? 0.0f : src[(size_t)yy * pitch + x]);
+    sum = fma(weights[i], yy < 0 ? 0.0f : src[(size_t)yy * pitch + x], sum);
   }
   dst[(size_t)y * pitch + x] = sum + offset;
 }
 #endif
 
-// Fused: both passes in one kernel, so the image is read once and written once (the two-pass
-// path moves twice the bytes). A FUSED_W x FUSED_H output tile plus its halo is loaded into
-// local memory; the rows pass runs in place over it (halo rows included), then the columns
-// pass writes the tile. Each work-item computes runs of FUSED_RUN outputs from a window held
-// in registers, so a tap costs a register read, not a local-memory read.
-// Defines (besides the above): FUSED_W, FUSED_H, GROUP_W, GROUP_H, FUSED_RUN; FUSED_W and
-// FUSED_H are multiples of FUSED_RUN, and GROUP_W * GROUP_H of FUSED_W / FUSED_RUN.
-#ifdef FUSED_W
-#define GROUP_SIZE (GROUP_W * GROUP_H)
-#define IN_W (FUSED_W + 2 * RADIUS_X)
-#define IN_H (FUSED_H + 2 * RADIUS_Y)
-// Odd row stride: work-items of a warp walk down different rows without bank conflicts.
-#define STRIDE (IN_W | 1)
-#define ROW_RUNS (IN_H * (FUSED_W / FUSED_RUN))
-#define COL_RUNS (FUSED_W * (FUSED_H / FUSED_RUN))
+// Sweep: both passes in one kernel, so the image is read once and written once (the two-pass
+// path moves twice the bytes). A work-group of SWEEP_GROUP work-items owns a strip of
+// SWEEP_GROUP * SWEEP_COLS columns and sweeps down `seg` output rows: it loads SWEEP_ROWS input
+// rows (plus the horizontal halo) into local memory, each work-item filters them horizontally
+// for its SWEEP_COLS adjacent columns, pushes the results into per-column windows of
+// 2*RADIUS_Y+1 values held in registers, and writes one vertical result per row pushed.
+// Defines (besides the above): SWEEP_GROUP, SWEEP_COLS (1, 2 or 4), SWEEP_ROWS.
+#ifdef SWEEP_GROUP
+#define STRIP (SWEEP_GROUP * SWEEP_COLS)
+#define SEG_W (STRIP + 2 * RADIUS_X)
+#define WIN (2 * RADIUS_Y + 1)
 
-__kernel __attribute__((reqd_work_group_size(GROUP_W, GROUP_H, 1))) void CAT(FILTER, _fused)(
+__kernel __attribute__((reqd_work_group_size(SWEEP_GROUP, 1, 1))) void CAT(FILTER, _sweep)(
     __global const float* src, __global float* dst, const int width, const int height,
     const int pitch, __constant const float* row_weights, __constant const float* col_weights,
-    const float offset) {
-  __local float tile[IN_H * STRIDE];
+    const float offset, const int seg) {
+  __local float rows[SWEEP_ROWS][SEG_W];
   const size_t plane = (size_t)get_global_id(2) * pitch * height;
   src += plane;
   dst += plane;
-  const int lid = get_local_id(1) * GROUP_W + get_local_id(0);
-  const int gx0 = (int)get_group_id(0) * FUSED_W;
-  const int gy0 = (int)get_group_id(1) * FUSED_H;
+  const int lid = get_local_id(0);
+  const int gx0 = (int)get_group_id(0) * STRIP;
+  const int y_begin = (int)get_group_id(1) * seg;
+  const int in_end = min(y_begin + seg, height) + RADIUS_Y;
 
-  for (int ly = get_local_id(1); ly < IN_H; ly += GROUP_H) {
-    const int y = border_index(gy0 - RADIUS_Y + ly, height);
-    __global const float* row = src + (size_t)max(y, 0) * pitch;
-    for (int lx = get_local_id(0); lx < IN_W; lx += GROUP_W) {
-      const int x = border_index(gx0 - RADIUS_X + lx, width);
-      tile[ly * STRIDE + lx] = (x < 0 || y < 0) ? 0.0f : row[x];
-    }
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
+  float win[SWEEP_COLS][WIN];
+#pragma unroll
+  for (int c = 0; c < SWEEP_COLS; ++c)
+#pragma unroll
+    for (int k = 0; k < WIN; ++k) win[c][k] = 0.0f;
 
-  // Rows pass, in place: run k covers row k % IN_H, columns (k / IN_H) * FUSED_RUN onwards.
-  // A run only overwrites columns left of every column a later run of its row still reads.
-  for (int base = 0; base < ROW_RUNS; base += GROUP_SIZE) {
-    const int run = base + lid;
-    const int ry = run % IN_H;
-    const int rx = (run / IN_H) * FUSED_RUN;
-    float acc[FUSED_RUN];
-    if (run < ROW_RUNS) {
-      float win[FUSED_RUN + 2 * RADIUS_X];
-#pragma unroll
-      for (int k = 0; k < FUSED_RUN + 2 * RADIUS_X; ++k) win[k] = tile[ry * STRIDE + rx + k];
-#pragma unroll
-      for (int o = 0; o < FUSED_RUN; ++o) {
-        float sum = 0.0f;
-#pragma unroll
-        for (int j = 0; j <= 2 * RADIUS_X; ++j) sum = sum + row_weights[j] * win[o + j];
-        acc[o] = sum;
+  for (int in_y = y_begin - RADIUS_Y; in_y < in_end; in_y += SWEEP_ROWS) {
+    for (int r = 0; r < SWEEP_ROWS; ++r) {
+      const int y = border_index(in_y + r, height);
+      __global const float* row = src + (size_t)max(y, 0) * pitch;
+      for (int lx = lid; lx < SEG_W; lx += SWEEP_GROUP) {
+        const int x = border_index(gx0 - RADIUS_X + lx, width);
+        rows[r][lx] = (x < 0 || y < 0) ? 0.0f : row[x];
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (run < ROW_RUNS) {
 #pragma unroll
-      for (int o = 0; o < FUSED_RUN; ++o) tile[ry * STRIDE + rx + o] = acc[o];
+    for (int r = 0; r < SWEEP_ROWS; ++r) {
+      if (in_y + r < in_end) {
+        float taps[SWEEP_COLS + 2 * RADIUS_X];
+#pragma unroll
+        for (int k = 0; k < SWEEP_COLS + 2 * RADIUS_X; ++k) taps[k] = rows[r][lid * SWEEP_COLS + k];
+#pragma unroll
+        for (int c = 0; c < SWEEP_COLS; ++c) {
+          float h = 0.0f;
+#pragma unroll
+          for (int j = 0; j <= 2 * RADIUS_X; ++j) h = fma(row_weights[j], taps[c + j], h);
+#pragma unroll
+          for (int k = 0; k < WIN - 1; ++k) win[c][k] = win[c][k + 1];
+          win[c][WIN - 1] = h;
+        }
+        const int y_out = in_y + r - RADIUS_Y;
+        if (y_out >= y_begin) {
+#pragma unroll
+          for (int c = 0; c < SWEEP_COLS; ++c) {
+            const int x = gx0 + lid * SWEEP_COLS + c;
+            float v = 0.0f;
+#pragma unroll
+            for (int i = 0; i < WIN; ++i) v = fma(col_weights[i], win[c][i], v);
+            if (x < width) dst[(size_t)y_out * pitch + x] = v + offset;
+          }
+        }
+      }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-  }
-
-  // Columns pass: run k covers column k % FUSED_W, rows (k / FUSED_W) * FUSED_RUN onwards;
-  // neighbouring work-items write neighbouring pixels.
-  for (int run = lid; run < COL_RUNS; run += GROUP_SIZE) {
-    const int cx = run % FUSED_W;
-    const int cy = (run / FUSED_W) * FUSED_RUN;
-    const int x = gx0 + cx;
-    if (x >= width) continue;
-    float win[FUSED_RUN + 2 * RADIUS_Y];
-#pragma unroll
-    for (int k = 0; k < FUSED_RUN + 2 * RADIUS_Y; ++k) win[k] = tile[(cy + k) * STRIDE + cx];
-#pragma unroll
-    for (int o = 0; o < FUSED_RUN; ++o) {
-      const int y = gy0 + cy + o;
-      float sum = 0.0f;
-#pragma unroll
-      for (int i = 0; i <= 2 * RADIUS_Y; ++i) sum = sum + col_weights[i] * win[o + i];
-      if (y < height) dst[(size_t)y * pitch + x] = sum + offset;
-    }
   }
 }
 #endif

@@ -16,11 +16,11 @@ for step in $steps; do
     bench) "$here/bin/halo_bench" --size 7680x4320 --json "$out/halo_bench.json" | tee "$out/halo_bench.txt" ;;
     sweep)
       # Tuning sweep on 1-channel 8K: fused runs and tile heights, conv runs.
-      for t in fused_run=4 fused_run=8 fused_run=16 fused_h=32 fused_w=32,group_w=32,group_h=8 \
-               conv_run=4 conv_run=8 conv_run=16 conv_h=4; do
+      for t in ${HALO_SWEEP:-sweep_group=64 sweep_group=32 sweep_group=128 sweep_rows=4 sweep_rows=16 \
+               sweep_groups_per_unit=4 sweep_groups_per_unit=16 sweep_max_radius=0 conv_run=4}; do
         echo "== HALO_TUNING=$t"
         HALO_TUNING=$t "$here/bin/halo_bench" --size 7680x4320 --channels 1 --runs 10 \
-          -f sharpen -f gaussian:r=2 -f gaussian:r=8 -f gaussian:r=16 -f box:r=4 | tail -5
+          -f sharpen -f gaussian:r=2 -f gaussian:r=8 -f gaussian:r=16 -f box:r=4 -f box:r=32 | tail -6
       done 2>&1 | tee "$out/sweep.txt" ;;
     peers) timeout 300 python3 "$here/bench-peers.py" --size 7680x4320 --json "$out/peers.json" | tee "$out/peers.txt" ;;
   esac

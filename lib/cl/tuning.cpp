@@ -31,9 +31,9 @@ void apply_overrides(Tuning& t, const char* text) {
       {"rows_w", &Tuning::rows_w},       {"rows_h", &Tuning::rows_h},
       {"rows_steps", &Tuning::rows_steps}, {"cols_w", &Tuning::cols_w},
       {"cols_h", &Tuning::cols_h},       {"cols_steps", &Tuning::cols_steps},
-      {"fused_w", &Tuning::fused_w},     {"fused_h", &Tuning::fused_h},
-      {"group_w", &Tuning::group_w},     {"group_h", &Tuning::group_h},
-      {"fused_run", &Tuning::fused_run}, {"fused_max_radius", &Tuning::fused_max_radius},
+      {"sweep_group", &Tuning::sweep_group}, {"sweep_rows", &Tuning::sweep_rows},
+      {"sweep_groups_per_unit", &Tuning::sweep_groups_per_unit},
+      {"sweep_max_radius", &Tuning::sweep_max_radius},
       {"conv_w", &Tuning::conv_w},       {"conv_h", &Tuning::conv_h},
       {"conv_run", &Tuning::conv_run}};
   std::string list = text;

@@ -11,11 +11,10 @@ struct Tuning {
   int rows_w = 32, rows_h = 4, rows_steps = 4;
   // separable.cl cols pass: work-group COLS_W x COLS_H, COLS_STEPS outputs per work-item.
   int cols_w = 32, cols_h = 8, cols_steps = 4;
-  // separable.cl fused pass (both directions at once): FUSED_W x FUSED_H outputs per
-  // GROUP_W x GROUP_H work-group, runs of FUSED_RUN outputs per work-item; used up to
-  // fused_max_radius when the tile fits in local memory.
-  int fused_w = 64, fused_h = 64, group_w = 32, group_h = 8, fused_run = 8;
-  int fused_max_radius = 32;
+  // separable.cl sweep (both passes at once): SWEEP_GROUP work-items per strip, SWEEP_ROWS
+  // input rows per local-memory batch, about sweep_groups_per_unit work-groups per compute
+  // unit; used up to sweep_max_radius, beyond that the two passes.
+  int sweep_group = 64, sweep_rows = 8, sweep_groups_per_unit = 8, sweep_max_radius = 32;
   // conv.cl: CONV_W x CONV_H work-groups, up to conv_run outputs down a column per work-item
   // (fewer when the tile of a large kernel would not fit in local memory).
   int conv_w = 32, conv_h = 8, conv_run = 8;

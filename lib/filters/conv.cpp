@@ -136,7 +136,7 @@ class ConvStage : public Stage {
       for (int j = 0; j < k_.width; ++j) {
         const int xx = xs[x + j];
         const float v = (row && xx >= 0) ? row[xx] : 0.0f;
-        sum = sum + w[i * k_.width + j] * v;
+        sum = std::fma(w[i * k_.width + j], v, sum);
       }
     }
     return sum;

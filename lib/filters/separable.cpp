@@ -19,7 +19,8 @@ int radius(const std::vector<float>& weights) { return int(weights.size()) / 2; 
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-// Rows then columns, each summed in tap order: the order kernels/separable.cl uses.
+// Rows then columns, each summed with fma in tap order: what every kernel in
+// kernels/separable.cl computes.
 Image separable_reference(const Image& src, const SeparableKernel& k) {
   const int w = src.width(), h = src.height(), rx = radius(k.rows), ry = radius(k.cols);
   Image out(w, h, src.channels(), src.alpha());
@@ -36,7 +37,7 @@ Image separable_reference(const Image& src, const SeparableKernel& k) {
         float sum = 0.0f;
         for (int j = 0; j <= 2 * rx; ++j) {
           const int xx = xs[x + j];
-          sum = sum + k.rows[j] * (xx < 0 ? 0.0f : in[xx]);
+          sum = std::fma(k.rows[j], xx < 0 ? 0.0f : in[xx], sum);
         }
         dst[x] = sum;
       }
@@ -47,7 +48,7 @@ Image separable_reference(const Image& src, const SeparableKernel& k) {
         float sum = 0.0f;
         for (int i = 0; i <= 2 * ry; ++i) {
           const int yy = ys[y + i];
-          sum = sum + k.cols[i] * (yy < 0 ? 0.0f : tmp.row(0, yy)[x]);
+          sum = std::fma(k.cols[i], yy < 0 ? 0.0f : tmp.row(0, yy)[x], sum);
         }
         dst[x] = sum + k.offset;
       }
@@ -74,10 +75,14 @@ ColsShape cols_shape(const Tuning& t, int ry, std::uint64_t local_memory) {
   return {t.cols_w, t.cols_h, 1, 0, true};
 }
 
-bool fused_fits(const Tuning& t, int rx, int ry, std::uint64_t local_memory) {
-  if (std::max(rx, ry) > t.fused_max_radius) return false;
-  const std::uint64_t stride = (t.fused_w + 2 * rx) | 1;
-  return 4ull * stride * (t.fused_h + 2 * ry) <= local_memory - 1024;
+// Columns per work-item in the sweep: each holds a window of 2*ry+1 floats in registers, so
+// wide radii get fewer columns.
+int sweep_cols(int ry) { return ry <= 8 ? 4 : ry <= 16 ? 2 : 1; }
+
+bool sweep_fits(const Tuning& t, int rx, int ry, std::uint64_t local_memory) {
+  if (std::max(rx, ry) > t.sweep_max_radius) return false;
+  const std::uint64_t row = t.sweep_group * sweep_cols(ry) + 2 * rx;
+  return 4ull * row * t.sweep_rows <= local_memory - 1024;
 }
 
 class SeparableStage : public Stage {
@@ -98,8 +103,8 @@ class SeparableStage : public Stage {
     const Tuning t = tuning_for(device.info());
     DeviceImage out = device.image(src.width, src.height, src.channels, src.alpha);
     out.source = src.source;
-    if (fused_fits(t, radius(k_.rows), radius(k_.cols), device.info().local_memory))
-      enqueue_fused(device, t, src, out);
+    if (sweep_fits(t, radius(k_.rows), radius(k_.cols), device.info().local_memory))
+      enqueue_sweep(device, t, src, out);
     else
       enqueue_two_pass(device, t, src, out);
     copy_alpha(device, src, out);
@@ -114,29 +119,36 @@ class SeparableStage : public Stage {
             {"BORDER", std::to_string(int(k_.border))}};
   }
 
-  void enqueue_fused(Device& device, const Tuning& t, const DeviceImage& src,
+  void enqueue_sweep(Device& device, const Tuning& t, const DeviceImage& src,
                      DeviceImage& out) const {
+    const int cols = sweep_cols(radius(k_.cols));
     Defines defines = common_defines();
-    for (const auto& [name, value] :
-         {std::pair{"FUSED_W", t.fused_w}, {"FUSED_H", t.fused_h}, {"GROUP_W", t.group_w},
-          {"GROUP_H", t.group_h}, {"FUSED_RUN", t.fused_run}})
+    for (const auto& [name, value] : {std::pair{"SWEEP_GROUP", t.sweep_group},
+                                      {"SWEEP_COLS", cols}, {"SWEEP_ROWS", t.sweep_rows}})
       defines.emplace_back(name, std::to_string(value));
     const int planes = src.color_channels();
-    auto kernel = device.kernel("separable.cl", k_.filter + "_fused", defines);
+    // Enough strips x segments to fill the device; each segment re-reads 2*ry halo rows, so
+    // segments stay several times taller than that.
+    const int strips = ceil_div(src.width, t.sweep_group * cols);
+    const int wanted = std::max(1, int(t.sweep_groups_per_unit * device.info().compute_units) /
+                                       (strips * planes));
+    const int seg = std::max(ceil_div(src.height, wanted), 8 * radius(k_.cols) + 16);
+    auto kernel = device.kernel("separable.cl", k_.filter + "_sweep", defines);
     const auto rows = device.constants(k_.rows, k_.filter + " row weights");
-    const auto cols = device.constants(k_.cols, k_.filter + " column weights");
+    const auto colw = device.constants(k_.cols, k_.filter + " column weights");
     kernel.setArg(0, src.buffer);
     kernel.setArg(1, out.buffer);
     kernel.setArg(2, src.width);
     kernel.setArg(3, src.height);
     kernel.setArg(4, src.pitch);
     kernel.setArg(5, rows);
-    kernel.setArg(6, cols);
+    kernel.setArg(6, colw);
     kernel.setArg(7, k_.offset);
-    device.launch(kernel, k_.filter + "_fused",
-                  cl::NDRange(std::size_t(ceil_div(src.width, t.fused_w)) * t.group_w,
-                              std::size_t(ceil_div(src.height, t.fused_h)) * t.group_h, planes),
-                  cl::NDRange(t.group_w, t.group_h, 1),
+    kernel.setArg(8, seg);
+    device.launch(kernel, k_.filter + "_sweep",
+                  cl::NDRange(std::size_t(strips) * t.sweep_group,
+                              std::size_t(ceil_div(src.height, seg)), planes),
+                  cl::NDRange(t.sweep_group, 1, 1),
                   2 * src.plane_size() * sizeof(float) * planes);
   }
 
