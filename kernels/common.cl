@@ -1,5 +1,6 @@
 // Helpers shared by halo's kernels. Border addressing must match halo::border_index in
-// lib/filters/filter.cpp exactly; BORDER is a -D define so each program holds one mode.
+// lib/filters/filter.cpp exactly. The mode is a kernel argument rather than a define: the
+// branch is uniform and only taken outside the image, and one program serves all four modes.
 #ifndef HALO_COMMON_CL
 #define HALO_COMMON_CL
 
@@ -8,26 +9,24 @@
 #define BORDER_REFLECT 2
 #define BORDER_WRAP 3
 
-#ifndef BORDER
-#define BORDER BORDER_CLAMP
-#endif
-
 // Index of the pixel that stands in for coordinate i of a line of n pixels; -1 means "zero".
-inline int border_index(int i, const int n) {
+inline int border_index(int i, const int n, const int border) {
   if (i >= 0 && i < n) return i;
-#if BORDER == BORDER_ZERO
-  return -1;
-#elif BORDER == BORDER_CLAMP
-  return clamp(i, 0, n - 1);
-#elif BORDER == BORDER_REFLECT
-  // Mirror about the edge pixel without repeating it (dcb|abcd|cba), for any distance.
-  if (n == 1) return 0;
-  const int period = 2 * n - 2;
-  i = abs(i) % period;
-  return i < n ? i : period - i;
-#else
-  return ((i % n) + n) % n;
-#endif
+  switch (border) {
+    case BORDER_ZERO:
+      return -1;
+    case BORDER_CLAMP:
+      return clamp(i, 0, n - 1);
+    case BORDER_REFLECT: {
+      // Mirror about the edge pixel without repeating it (dcb|abcd|cba), for any distance.
+      if (n == 1) return 0;
+      const int period = 2 * n - 2;
+      i = abs(i) % period;
+      return i < n ? i : period - i;
+    }
+    default:
+      return ((i % n) + n) % n;
+  }
 }
 
 #endif

@@ -5,7 +5,7 @@
 // Each work-item computes CONV_RUN outputs down one column: it reads every tile row it needs
 // once into registers and adds it to each output that row contributes to. Weights sit in
 // constant memory.
-// Defines: KW, KH (odd kernel size), GROUP_W, GROUP_H, CONV_RUN, BORDER, MAGNITUDE (1: out =
+// Defines: KW, KH (odd kernel size), GROUP_W, GROUP_H, CONV_RUN, MAGNITUDE (1: out =
 // sqrt(a^2 + b^2) of two kernels, for Sobel). CPU reference: lib/filters/conv.cpp.
 #include "common.cl"
 // Taps are fma(w, v, acc) in the reference's order; the magnitude keeps plain operations.
@@ -38,7 +38,7 @@
 
 __kernel __attribute__((reqd_work_group_size(GROUP_W, GROUP_H, 1))) void conv_tile(
     __global const float* src, __global float* dst, const int width, const int height,
-    const int pitch, __constant const float* weights, __constant const float* weights2,
+    const int pitch, const int border, __constant const float* weights, __constant const float* weights2,
     const float offset) {
   __local float tile[IN_H][IN_W];
   const size_t plane = (size_t)get_global_id(2) * pitch * height;
@@ -47,10 +47,10 @@ __kernel __attribute__((reqd_work_group_size(GROUP_W, GROUP_H, 1))) void conv_ti
   const int gx0 = (int)get_group_id(0) * GROUP_W;
   const int gy0 = (int)get_group_id(1) * TILE_H;
   for (int ly = get_local_id(1); ly < IN_H; ly += GROUP_H) {
-    const int y = border_index(gy0 - RY + ly, height);
+    const int y = border_index(gy0 - RY + ly, height, border);
     __global const float* row = src + (size_t)max(y, 0) * pitch;
     for (int lx = get_local_id(0); lx < IN_W; lx += GROUP_W) {
-      const int x = border_index(gx0 - RX + lx, width);
+      const int x = border_index(gx0 - RX + lx, width, border);
       tile[ly][lx] = (x < 0 || y < 0) ? 0.0f : row[x];
     }
   }

@@ -7,7 +7,7 @@
 //   reads, then each work-item computes ROWS_STEPS outputs.
 // cols: a COLS_W x COLS_H work-group does the same down the columns, COLS_STEPS outputs each.
 //   With COLS_DIRECT=1 (radius too large for local memory) it reads taps straight from global.
-// Defines: FILTER, RADIUS_X, RADIUS_Y, BORDER, ROWS_W, ROWS_H, ROWS_STEPS, ROWS_HALO, COLS_W,
+// Defines: FILTER, RADIUS_X, RADIUS_Y, ROWS_W, ROWS_H, ROWS_STEPS, ROWS_HALO, COLS_W,
 //   COLS_H, COLS_STEPS, COLS_HALO, COLS_DIRECT.
 #include "common.cl"
 // Every tap is fma(w, v, sum) in tap order, as the reference computes it: exact agreement
@@ -58,7 +58,7 @@
 
 __kernel __attribute__((reqd_work_group_size(ROWS_W, ROWS_H, 1))) void CAT(FILTER, _rows)(
     __global const float* src, __global float* dst, const int width, const int height,
-    const int pitch, __constant const float* weights) {
+    const int pitch, const int border, __constant const float* weights) {
   __local float tile[ROWS_H][ROWS_SPAN];
   const size_t plane = (size_t)get_global_id(2) * pitch * height;
   src += plane;
@@ -71,7 +71,7 @@ __kernel __attribute__((reqd_work_group_size(ROWS_W, ROWS_H, 1))) void CAT(FILTE
   __global const float* row = src + (size_t)min(y, height - 1) * pitch;
 #pragma unroll
   for (int s = 0; s < ROWS_STEPS + 2 * ROWS_HALO; ++s) {
-    const int x = border_index(x0 + s * ROWS_W, width);
+    const int x = border_index(x0 + s * ROWS_W, width, border);
     tile[ly][lx + s * ROWS_W] = x < 0 ? 0.0f : row[x];
   }
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -91,7 +91,7 @@ __kernel __attribute__((reqd_work_group_size(ROWS_W, ROWS_H, 1))) void CAT(FILTE
 #if !COLS_DIRECT
 __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTER, _cols)(
     __global const float* src, __global float* dst, const int width, const int height,
-    const int pitch, __constant const float* weights, const float offset) {
+    const int pitch, const int border, __constant const float* weights, const float offset) {
   // One spare column per row of the tile keeps column reads free of bank conflicts.
   __local float tile[COLS_W][COLS_SPAN + 1];
   const size_t plane = (size_t)get_global_id(2) * pitch * height;
@@ -104,7 +104,7 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
   __global const float* column = src + min(x, width - 1);
 #pragma unroll
   for (int s = 0; s < COLS_STEPS + 2 * COLS_HALO; ++s) {
-    const int y = border_index(y0 + s * COLS_H, height);
+    const int y = border_index(y0 + s * COLS_H, height, border);
     tile[lx][ly + s * COLS_H] = y < 0 ? 0.0f : column[(size_t)y * pitch];
   }
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -125,7 +125,7 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
 // work-items read adjacent columns, so every tap is one coalesced row read.
 __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTER, _cols)(
     __global const float* src, __global float* dst, const int width, const int height,
-    const int pitch, __constant const float* weights, const float offset) {
+    const int pitch, const int border, __constant const float* weights, const float offset) {
   const size_t plane = (size_t)get_global_id(2) * pitch * height;
   src += plane;
   dst += plane;
@@ -134,7 +134,7 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
   if (x >= width || y >= height) return;
   float sum = 0.0f;
   for (int i = 0; i <= 2 * RADIUS_Y; ++i) {
-    const int yy = border_index(y + i - RADIUS_Y, height);
+    const int yy = border_index(y + i - RADIUS_Y, height, border);
     sum = fma(weights[i], yy < 0 ? 0.0f : src[(size_t)yy * pitch + x], sum);
   }
   dst[(size_t)y * pitch + x] = sum + offset;
@@ -155,7 +155,7 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
 
 __kernel __attribute__((reqd_work_group_size(SWEEP_GROUP, 1, 1))) void CAT(FILTER, _sweep)(
     __global const float* src, __global float* dst, const int width, const int height,
-    const int pitch, __constant const float* row_weights, __constant const float* col_weights,
+    const int pitch, const int border, __constant const float* row_weights, __constant const float* col_weights,
     const float offset, const int seg) {
   __local float rows[SWEEP_ROWS][SEG_W];
   const size_t plane = (size_t)get_global_id(2) * pitch * height;
@@ -174,10 +174,10 @@ __kernel __attribute__((reqd_work_group_size(SWEEP_GROUP, 1, 1))) void CAT(FILTE
 
   for (int in_y = y_begin - RADIUS_Y; in_y < in_end; in_y += SWEEP_ROWS) {
     for (int r = 0; r < SWEEP_ROWS; ++r) {
-      const int y = border_index(in_y + r, height);
+      const int y = border_index(in_y + r, height, border);
       __global const float* row = src + (size_t)max(y, 0) * pitch;
       for (int lx = lid; lx < SEG_W; lx += SWEEP_GROUP) {
-        const int x = border_index(gx0 - RADIUS_X + lx, width);
+        const int x = border_index(gx0 - RADIUS_X + lx, width, border);
         rows[r][lx] = (x < 0 || y < 0) ? 0.0f : row[x];
       }
     }

@@ -18,10 +18,11 @@ struct Row {
 };
 
 // NVIDIA: 8 outputs per work-item hide global latency behind more loads in flight.
-// CPUs (PoCL): small groups; each work-group becomes a loop on one core.
+// CPUs (PoCL): small groups; each work-group becomes a loop on one core; short sweep batches
+// keep the unrolled code (and PoCL's compile time) small.
 constexpr Row kTable[] = {
     {"gpu", "NVIDIA", {.rows_w = 32, .rows_h = 4, .rows_steps = 8, .cols_w = 32, .cols_h = 8, .cols_steps = 4}},
-    {"cpu", "", {.rows_w = 16, .rows_h = 4, .rows_steps = 4, .cols_w = 16, .cols_h = 8, .cols_steps = 4}},
+    {"cpu", "", {.rows_w = 16, .rows_h = 4, .rows_steps = 4, .cols_w = 16, .cols_h = 8, .cols_steps = 4, .sweep_rows = 2}},
     {"", "", {}},
 };
 

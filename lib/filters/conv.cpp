@@ -95,7 +95,6 @@ class ConvStage : public Stage {
                                  {"GROUP_W", std::to_string(t.conv_w)},
                                  {"GROUP_H", std::to_string(t.conv_h)},
                                  {"CONV_RUN", std::to_string(run)},
-                                 {"BORDER", std::to_string(int(k_.border))},
                                  {"MAGNITUDE", k_.weights2.empty() ? "0" : "1"}});
     const auto weights = device.constants(k_.weights, "conv weights");
     const auto weights2 = device.constants(k_.weights2, "conv weights");
@@ -104,9 +103,10 @@ class ConvStage : public Stage {
     kernel.setArg(2, src.width);
     kernel.setArg(3, src.height);
     kernel.setArg(4, src.pitch);
-    kernel.setArg(5, weights);
-    kernel.setArg(6, weights2);
-    kernel.setArg(7, k_.offset);
+    kernel.setArg(5, int(k_.border));
+    kernel.setArg(6, weights);
+    kernel.setArg(7, weights2);
+    kernel.setArg(8, k_.offset);
     const std::size_t groups_y = (src.height + t.conv_h * run - 1) / (t.conv_h * run);
     device.launch(kernel, "conv_tile",
                   cl::NDRange(src.width, groups_y * t.conv_h, src.color_channels()),

@@ -115,8 +115,7 @@ class SeparableStage : public Stage {
   Defines common_defines() const {
     return {{"FILTER", k_.filter},
             {"RADIUS_X", std::to_string(radius(k_.rows))},
-            {"RADIUS_Y", std::to_string(radius(k_.cols))},
-            {"BORDER", std::to_string(int(k_.border))}};
+            {"RADIUS_Y", std::to_string(radius(k_.cols))}};
   }
 
   void enqueue_sweep(Device& device, const Tuning& t, const DeviceImage& src,
@@ -141,10 +140,11 @@ class SeparableStage : public Stage {
     kernel.setArg(2, src.width);
     kernel.setArg(3, src.height);
     kernel.setArg(4, src.pitch);
-    kernel.setArg(5, rows);
-    kernel.setArg(6, colw);
-    kernel.setArg(7, k_.offset);
-    kernel.setArg(8, seg);
+    kernel.setArg(5, int(k_.border));
+    kernel.setArg(6, rows);
+    kernel.setArg(7, colw);
+    kernel.setArg(8, k_.offset);
+    kernel.setArg(9, seg);
     device.launch(kernel, k_.filter + "_sweep",
                   cl::NDRange(std::size_t(strips) * t.sweep_group,
                               std::size_t(ceil_div(src.height, seg)), planes),
@@ -174,7 +174,8 @@ class SeparableStage : public Stage {
     rows_kernel.setArg(2, src.width);
     rows_kernel.setArg(3, src.height);
     rows_kernel.setArg(4, src.pitch);
-    rows_kernel.setArg(5, rows_weights);
+    rows_kernel.setArg(5, int(k_.border));
+    rows_kernel.setArg(6, rows_weights);
     device.launch(rows_kernel, k_.filter + "_rows",
                   cl::NDRange(std::size_t(ceil_div(src.width, t.rows_w * t.rows_steps)) * t.rows_w,
                               src.height, planes),
@@ -187,8 +188,9 @@ class SeparableStage : public Stage {
     cols_kernel.setArg(2, src.width);
     cols_kernel.setArg(3, src.height);
     cols_kernel.setArg(4, src.pitch);
-    cols_kernel.setArg(5, cols_weights);
-    cols_kernel.setArg(6, k_.offset);
+    cols_kernel.setArg(5, int(k_.border));
+    cols_kernel.setArg(6, cols_weights);
+    cols_kernel.setArg(7, k_.offset);
     const std::size_t rows_needed =
         cols.direct ? src.height : std::size_t(ceil_div(src.height, cols.h * cols.steps)) * cols.h;
     device.launch(cols_kernel, k_.filter + "_cols", cl::NDRange(src.width, rows_needed, planes),

@@ -23,7 +23,7 @@ fs::path fresh_dir(const char* name) {
 TEST_CASE("programs are compiled once, then loaded from disk") {
   const fs::path dir = fresh_dir("halo-cache-test-");
   const DeviceInfo info = test::device().info();
-  const Defines defines = {{"KW", "5"}, {"KH", "3"}, {"BORDER", "2"}};
+  const Defines defines = {{"KW", "5"}, {"KH", "3"}};
   {
     Device first(info, dir);
     first.kernel("conv.cl", "conv_tile", defines);
@@ -65,7 +65,7 @@ TEST_CASE("OpenCL failures carry the CL_* name and the launch sizes") {
   CHECK(cl_error_name(CL_INVALID_WORK_GROUP_SIZE) == "CL_INVALID_WORK_GROUP_SIZE");
   CHECK(cl_error_name(-9999) == "CL_UNKNOWN_ERROR(-9999)");
   Device& device = test::device();
-  auto kernel = device.kernel("conv.cl", "conv_tile", {{"TILE_W", "16"}, {"TILE_H", "16"}});
+  auto kernel = device.kernel("conv.cl", "conv_tile", {{"GROUP_W", "16"}, {"GROUP_H", "16"}});
   try {
     // conv_tile requires 16x16 work-groups; 8x8 must fail with a readable reason.
     device.launch(kernel, "conv_tile", cl::NDRange(32, 32, 1), cl::NDRange(8, 8, 1));
@@ -81,7 +81,7 @@ TEST_CASE("OpenCL failures carry the CL_* name and the launch sizes") {
 TEST_CASE("build errors keep the compiler log") {
   Device& device = test::device();
   try {
-    device.kernel("conv.cl", "conv_tile", {{"KW", "3"}, {"BORDER", "(("}});
+    device.kernel("conv.cl", "conv_tile", {{"KW", "(("}});
     FAIL("a broken define compiled");
   } catch (const BuildError& e) {
     CHECK(std::string(e.what()).find("CL_BUILD_PROGRAM_FAILURE") != std::string::npos);
