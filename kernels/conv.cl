@@ -46,12 +46,19 @@ __kernel __attribute__((reqd_work_group_size(GROUP_W, GROUP_H, 1))) void conv_ti
   dst += plane;
   const int gx0 = (int)get_group_id(0) * GROUP_W;
   const int gy0 = (int)get_group_id(1) * TILE_H;
+  // Most work-groups lie wholly inside the image: they load without border arithmetic.
+  const bool interior =
+      gx0 - RX >= 0 && gx0 - RX + IN_W <= width && gy0 - RY >= 0 && gy0 - RY + IN_H <= height;
   for (int ly = get_local_id(1); ly < IN_H; ly += GROUP_H) {
-    const int y = border_index(gy0 - RY + ly, height, border);
+    const int y = interior ? gy0 - RY + ly : border_index(gy0 - RY + ly, height, border);
     __global const float* row = src + (size_t)max(y, 0) * pitch;
     for (int lx = get_local_id(0); lx < IN_W; lx += GROUP_W) {
-      const int x = border_index(gx0 - RX + lx, width, border);
-      tile[ly][lx] = (x < 0 || y < 0) ? 0.0f : row[x];
+      if (interior) {
+        tile[ly][lx] = row[gx0 - RX + lx];
+      } else {
+        const int x = border_index(gx0 - RX + lx, width, border);
+        tile[ly][lx] = (x < 0 || y < 0) ? 0.0f : row[x];
+      }
     }
   }
   barrier(CLK_LOCAL_MEM_FENCE);

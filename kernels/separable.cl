@@ -69,10 +69,17 @@ __kernel __attribute__((reqd_work_group_size(ROWS_W, ROWS_H, 1))) void CAT(FILTE
   const int y = (int)get_group_id(1) * ROWS_H + ly;
   // Rows past the image still load (a valid row) so every work-item reaches the barrier.
   __global const float* row = src + (size_t)min(y, height - 1) * pitch;
+  // Most work-groups lie wholly inside the image: they load without border arithmetic.
+  const int first = ((int)get_group_id(0) * ROWS_STEPS - ROWS_HALO) * ROWS_W;
+  if (first >= 0 && first + ROWS_SPAN <= width) {
 #pragma unroll
-  for (int s = 0; s < ROWS_STEPS + 2 * ROWS_HALO; ++s) {
-    const int x = border_index(x0 + s * ROWS_W, width, border);
-    tile[ly][lx + s * ROWS_W] = x < 0 ? 0.0f : row[x];
+    for (int s = 0; s < ROWS_STEPS + 2 * ROWS_HALO; ++s) tile[ly][lx + s * ROWS_W] = row[x0 + s * ROWS_W];
+  } else {
+#pragma unroll
+    for (int s = 0; s < ROWS_STEPS + 2 * ROWS_HALO; ++s) {
+      const int x = border_index(x0 + s * ROWS_W, width, border);
+      tile[ly][lx + s * ROWS_W] = x < 0 ? 0.0f : row[x];
+    }
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   if (y >= height) return;
@@ -102,10 +109,17 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
   const int x = (int)get_group_id(0) * COLS_W + lx;
   const int y0 = ((int)get_group_id(1) * COLS_STEPS - COLS_HALO) * COLS_H + ly;
   __global const float* column = src + min(x, width - 1);
+  const int first = ((int)get_group_id(1) * COLS_STEPS - COLS_HALO) * COLS_H;
+  if (first >= 0 && first + COLS_SPAN <= height) {
 #pragma unroll
-  for (int s = 0; s < COLS_STEPS + 2 * COLS_HALO; ++s) {
-    const int y = border_index(y0 + s * COLS_H, height, border);
-    tile[lx][ly + s * COLS_H] = y < 0 ? 0.0f : column[(size_t)y * pitch];
+    for (int s = 0; s < COLS_STEPS + 2 * COLS_HALO; ++s)
+      tile[lx][ly + s * COLS_H] = column[(size_t)(y0 + s * COLS_H) * pitch];
+  } else {
+#pragma unroll
+    for (int s = 0; s < COLS_STEPS + 2 * COLS_HALO; ++s) {
+      const int y = border_index(y0 + s * COLS_H, height, border);
+      tile[lx][ly + s * COLS_H] = y < 0 ? 0.0f : column[(size_t)y * pitch];
+    }
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   if (x >= width) return;
@@ -138,79 +152,5 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
     sum = fma(weights[i], yy < 0 ? 0.0f : src[(size_t)yy * pitch + x], sum);
   }
   dst[(size_t)y * pitch + x] = sum + offset;
-}
-#endif
-
-// Sweep: both passes in one kernel, so the image is read once and written once (the two-pass
-// path moves twice the bytes). A work-group of SWEEP_GROUP work-items owns a strip of
-// SWEEP_GROUP * SWEEP_COLS columns and sweeps down `seg` output rows: it loads SWEEP_ROWS input
-// rows (plus the horizontal halo) into local memory, each work-item filters them horizontally
-// for its SWEEP_COLS adjacent columns, pushes the results into per-column windows of
-// 2*RADIUS_Y+1 values held in registers, and writes one vertical result per row pushed.
-// Defines (besides the above): SWEEP_GROUP, SWEEP_COLS (1, 2 or 4), SWEEP_ROWS.
-#ifdef SWEEP_GROUP
-#define STRIP (SWEEP_GROUP * SWEEP_COLS)
-#define SEG_W (STRIP + 2 * RADIUS_X)
-#define WIN (2 * RADIUS_Y + 1)
-
-__kernel __attribute__((reqd_work_group_size(SWEEP_GROUP, 1, 1))) void CAT(FILTER, _sweep)(
-    __global const float* src, __global float* dst, const int width, const int height,
-    const int pitch, const int border, __constant const float* row_weights, __constant const float* col_weights,
-    const float offset, const int seg) {
-  __local float rows[SWEEP_ROWS][SEG_W];
-  const size_t plane = (size_t)get_global_id(2) * pitch * height;
-  src += plane;
-  dst += plane;
-  const int lid = get_local_id(0);
-  const int gx0 = (int)get_group_id(0) * STRIP;
-  const int y_begin = (int)get_group_id(1) * seg;
-  const int in_end = min(y_begin + seg, height) + RADIUS_Y;
-
-  float win[SWEEP_COLS][WIN];
-#pragma unroll
-  for (int c = 0; c < SWEEP_COLS; ++c)
-#pragma unroll
-    for (int k = 0; k < WIN; ++k) win[c][k] = 0.0f;
-
-  for (int in_y = y_begin - RADIUS_Y; in_y < in_end; in_y += SWEEP_ROWS) {
-    for (int r = 0; r < SWEEP_ROWS; ++r) {
-      const int y = border_index(in_y + r, height, border);
-      __global const float* row = src + (size_t)max(y, 0) * pitch;
-      for (int lx = lid; lx < SEG_W; lx += SWEEP_GROUP) {
-        const int x = border_index(gx0 - RADIUS_X + lx, width, border);
-        rows[r][lx] = (x < 0 || y < 0) ? 0.0f : row[x];
-      }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-    for (int r = 0; r < SWEEP_ROWS; ++r) {
-      if (in_y + r < in_end) {
-        float taps[SWEEP_COLS + 2 * RADIUS_X];
-#pragma unroll
-        for (int k = 0; k < SWEEP_COLS + 2 * RADIUS_X; ++k) taps[k] = rows[r][lid * SWEEP_COLS + k];
-#pragma unroll
-        for (int c = 0; c < SWEEP_COLS; ++c) {
-          float h = 0.0f;
-#pragma unroll
-          for (int j = 0; j <= 2 * RADIUS_X; ++j) h = fma(row_weights[j], taps[c + j], h);
-#pragma unroll
-          for (int k = 0; k < WIN - 1; ++k) win[c][k] = win[c][k + 1];
-          win[c][WIN - 1] = h;
-        }
-        const int y_out = in_y + r - RADIUS_Y;
-        if (y_out >= y_begin) {
-#pragma unroll
-          for (int c = 0; c < SWEEP_COLS; ++c) {
-            const int x = gx0 + lid * SWEEP_COLS + c;
-            float v = 0.0f;
-#pragma unroll
-            for (int i = 0; i < WIN; ++i) v = fma(col_weights[i], win[c][i], v);
-            if (x < width) dst[(size_t)y_out * pitch + x] = v + offset;
-          }
-        }
-      }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
 }
 #endif

@@ -16,8 +16,8 @@ for step in $steps; do
     bench) "$here/bin/halo_bench" --size 7680x4320 --json "$out/halo_bench.json" | tee "$out/halo_bench.txt" ;;
     sweep)
       # Tuning sweep on 1-channel 8K: fused runs and tile heights, conv runs.
-      for t in ${HALO_SWEEP:-sweep_group=64 sweep_group=32 sweep_group=128 sweep_rows=4 sweep_rows=16 \
-               sweep_groups_per_unit=4 sweep_groups_per_unit=16 sweep_max_radius=0 conv_run=4}; do
+      for t in ${HALO_SWEEP:-rows_steps=4 rows_steps=8 rows_steps=16 rows_h=8 cols_steps=2 cols_steps=8 \
+               cols_h=16 cols_w=16 conv_run=4 conv_h=4}; do
         echo "== HALO_TUNING=$t"
         HALO_TUNING=$t "$here/bin/halo_bench" --size 7680x4320 --channels 1 --runs 10 \
           -f sharpen -f gaussian:r=2 -f gaussian:r=8 -f gaussian:r=16 -f box:r=4 -f box:r=32 | tail -6

@@ -18,23 +18,19 @@ struct Row {
 };
 
 // NVIDIA: 8 outputs per work-item hide global latency behind more loads in flight.
-// CPUs (PoCL): small groups; each work-group becomes a loop on one core; short sweep batches
-// keep the unrolled code (and PoCL's compile time) small.
+// CPUs (PoCL): small groups; each work-group becomes a loop on one core.
 constexpr Row kTable[] = {
     {"gpu", "NVIDIA", {.rows_w = 32, .rows_h = 4, .rows_steps = 8, .cols_w = 32, .cols_h = 8, .cols_steps = 4}},
-    {"cpu", "", {.rows_w = 16, .rows_h = 4, .rows_steps = 4, .cols_w = 16, .cols_h = 8, .cols_steps = 4, .sweep_rows = 2}},
+    {"cpu", "", {.rows_w = 16, .rows_h = 4, .rows_steps = 4, .cols_w = 16, .cols_h = 8, .cols_steps = 4}},
     {"", "", {}},
 };
 
-// HALO_TUNING="fused_run=4,conv_h=4" overrides fields of the chosen row, for tuning sweeps.
+// HALO_TUNING="rows_steps=4,conv_h=4" overrides fields of the chosen row, for tuning sweeps.
 void apply_overrides(Tuning& t, const char* text) {
   const std::pair<const char*, int Tuning::*> fields[] = {
       {"rows_w", &Tuning::rows_w},       {"rows_h", &Tuning::rows_h},
       {"rows_steps", &Tuning::rows_steps}, {"cols_w", &Tuning::cols_w},
       {"cols_h", &Tuning::cols_h},       {"cols_steps", &Tuning::cols_steps},
-      {"sweep_group", &Tuning::sweep_group}, {"sweep_rows", &Tuning::sweep_rows},
-      {"sweep_groups_per_unit", &Tuning::sweep_groups_per_unit},
-      {"sweep_max_radius", &Tuning::sweep_max_radius},
       {"conv_w", &Tuning::conv_w},       {"conv_h", &Tuning::conv_h},
       {"conv_run", &Tuning::conv_run}};
   std::string list = text;

@@ -11,10 +11,6 @@ struct Tuning {
   int rows_w = 32, rows_h = 4, rows_steps = 4;
   // separable.cl cols pass: work-group COLS_W x COLS_H, COLS_STEPS outputs per work-item.
   int cols_w = 32, cols_h = 8, cols_steps = 4;
-  // separable.cl sweep (both passes at once): SWEEP_GROUP work-items per strip, SWEEP_ROWS
-  // input rows per local-memory batch, about sweep_groups_per_unit work-groups per compute
-  // unit; used up to sweep_max_radius, beyond that the two passes.
-  int sweep_group = 64, sweep_rows = 8, sweep_groups_per_unit = 8, sweep_max_radius = 32;
   // conv.cl: CONV_W x CONV_H work-groups, up to conv_run outputs down a column per work-item
   // (fewer when the tile of a large kernel would not fit in local memory).
   int conv_w = 32, conv_h = 8, conv_run = 8;

@@ -75,15 +75,6 @@ ColsShape cols_shape(const Tuning& t, int ry, std::uint64_t local_memory) {
   return {t.cols_w, t.cols_h, 1, 0, true};
 }
 
-// Columns per work-item in the sweep: each holds a window of 2*ry+1 floats in registers, so
-// wide radii get fewer columns.
-int sweep_cols(int ry) { return ry <= 8 ? 4 : ry <= 16 ? 2 : 1; }
-
-bool sweep_fits(const Tuning& t, int rx, int ry, std::uint64_t local_memory) {
-  if (std::max(rx, ry) > t.sweep_max_radius) return false;
-  const std::uint64_t row = t.sweep_group * sweep_cols(ry) + 2 * rx;
-  return 4ull * row * t.sweep_rows <= local_memory - 1024;
-}
 
 class SeparableStage : public Stage {
  public:
@@ -103,10 +94,7 @@ class SeparableStage : public Stage {
     const Tuning t = tuning_for(device.info());
     DeviceImage out = device.image(src.width, src.height, src.channels, src.alpha);
     out.source = src.source;
-    if (sweep_fits(t, radius(k_.rows), radius(k_.cols), device.info().local_memory))
-      enqueue_sweep(device, t, src, out);
-    else
-      enqueue_two_pass(device, t, src, out);
+    enqueue_two_pass(device, t, src, out);
     copy_alpha(device, src, out);
     return out;
   }
@@ -116,40 +104,6 @@ class SeparableStage : public Stage {
     return {{"FILTER", k_.filter},
             {"RADIUS_X", std::to_string(radius(k_.rows))},
             {"RADIUS_Y", std::to_string(radius(k_.cols))}};
-  }
-
-  void enqueue_sweep(Device& device, const Tuning& t, const DeviceImage& src,
-                     DeviceImage& out) const {
-    const int cols = sweep_cols(radius(k_.cols));
-    Defines defines = common_defines();
-    for (const auto& [name, value] : {std::pair{"SWEEP_GROUP", t.sweep_group},
-                                      {"SWEEP_COLS", cols}, {"SWEEP_ROWS", t.sweep_rows}})
-      defines.emplace_back(name, std::to_string(value));
-    const int planes = src.color_channels();
-    // Enough strips x segments to fill the device; each segment re-reads 2*ry halo rows, so
-    // segments stay several times taller than that.
-    const int strips = ceil_div(src.width, t.sweep_group * cols);
-    const int wanted = std::max(1, int(t.sweep_groups_per_unit * device.info().compute_units) /
-                                       (strips * planes));
-    const int seg = std::max(ceil_div(src.height, wanted), 8 * radius(k_.cols) + 16);
-    auto kernel = device.kernel("separable.cl", k_.filter + "_sweep", defines);
-    const auto rows = device.constants(k_.rows, k_.filter + " row weights");
-    const auto colw = device.constants(k_.cols, k_.filter + " column weights");
-    kernel.setArg(0, src.buffer);
-    kernel.setArg(1, out.buffer);
-    kernel.setArg(2, src.width);
-    kernel.setArg(3, src.height);
-    kernel.setArg(4, src.pitch);
-    kernel.setArg(5, int(k_.border));
-    kernel.setArg(6, rows);
-    kernel.setArg(7, colw);
-    kernel.setArg(8, k_.offset);
-    kernel.setArg(9, seg);
-    device.launch(kernel, k_.filter + "_sweep",
-                  cl::NDRange(std::size_t(strips) * t.sweep_group,
-                              std::size_t(ceil_div(src.height, seg)), planes),
-                  cl::NDRange(t.sweep_group, 1, 1),
-                  2 * src.plane_size() * sizeof(float) * planes);
   }
 
   void enqueue_two_pass(Device& device, const Tuning& t, const DeviceImage& src,
