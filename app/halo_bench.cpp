@@ -3,8 +3,8 @@
 // (bytes read once + written once, at the copy bandwidth measured in the same run). Each filter
 // is first checked against its CPU reference on a smaller image. Links only the engine, so it
 // can be packed for the GPU machine.
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -22,9 +22,9 @@ namespace {
 struct Options {
   int width = 7680, height = 4320;
   std::vector<int> channels = {1, 3};
-  std::vector<std::string> filters = {"sharpen",    "emboss:gray=0", "gaussian:r=2",
+  std::vector<std::string> filters = {"sharpen",      "emboss:gray=0", "gaussian:r=2",
                                       "gaussian:r=8", "gaussian:r=16", "gaussian:r=64",
-                                      "box:r=4",    "box:r=32"};
+                                      "box:r=4",      "box:r=32"};
   int runs = 20;
   int warmup = 3;
   std::string device = "auto";
@@ -69,8 +69,8 @@ int run(const Options& o) {
   const double copy = copy_gbps(device, std::size_t(1) << 30, o.runs);
   fmt::print("device: {} ({}), copy {:.0f} GB/s (read + write, 1 GiB buffers)\n",
              device.info().name, device.info().platform_name, copy);
-  fmt::print("image {}x{} float, median of {} runs after {} warm-up\n\n", o.width, o.height,
-             o.runs, o.warmup);
+  fmt::print("image {}x{} float, median of {} runs after {} warm-up\n\n", o.width, o.height, o.runs,
+             o.warmup);
   fmt::print("{:<18} {:>3} {:>10} {:>9} {:>9} {:>8} {:>10}\n", "filter", "ch", "ms", "GB/s",
              "floor ms", "x floor", "max err");
   nlohmann::json results = nlohmann::json::array();
@@ -96,13 +96,12 @@ int run(const Options& o) {
         if (i >= o.warmup) ms.push_back(total);
       }
       const double m = median(ms);
-      fmt::print("{:<18} {:>3} {:>10.4f} {:>9.0f} {:>9.4f} {:>8.2f} {:>10.2g}\n", spec, channels,
-                 m, bytes / (m * 1e6), floor_ms, m / floor_ms, error);
-      nlohmann::json entry = {{"filter", spec},          {"channels", channels},
-                              {"width", o.width},        {"height", o.height},
-                              {"median_ms", m},          {"gbps", bytes / (m * 1e6)},
-                              {"floor_ms", floor_ms},    {"x_floor", m / floor_ms},
-                              {"max_error_vs_reference", error}};
+      fmt::print("{:<18} {:>3} {:>10.4f} {:>9.0f} {:>9.4f} {:>8.2f} {:>10.2g}\n", spec, channels, m,
+                 bytes / (m * 1e6), floor_ms, m / floor_ms, error);
+      nlohmann::json entry = {
+          {"filter", spec},       {"channels", channels},    {"width", o.width},
+          {"height", o.height},   {"median_ms", m},          {"gbps", bytes / (m * 1e6)},
+          {"floor_ms", floor_ms}, {"x_floor", m / floor_ms}, {"max_error_vs_reference", error}};
       for (auto& [label, times] : kernels) entry["kernels_ms"][label] = median(times);
       results.push_back(entry);
     }

@@ -21,8 +21,9 @@ std::string bytes(std::uint64_t n) {
 int print_devices() {
   const auto devices = list_devices();
   if (devices.empty()) {
-    fmt::print("no OpenCL devices (install a GPU driver, or pocl-opencl-icd for the CPU); "
-               "--device ref runs the CPU reference\n");
+    fmt::print(
+        "no OpenCL devices (install a GPU driver, or pocl-opencl-icd for the CPU); "
+        "--device ref runs the CPU reference\n");
     return 0;
   }
   int auto_pick = -1;
@@ -42,8 +43,7 @@ int print_devices() {
 
 void print_filter(const FilterDef& f) {
   fmt::print("{:<10} {}\n", f.name, f.summary);
-  for (const auto& p : f.params)
-    fmt::print("  {:<8} {:<36} {}\n", p.name, p.describe(), p.doc);
+  for (const auto& p : f.params) fmt::print("  {:<8} {:<36} {}\n", p.name, p.describe(), p.doc);
   for (const auto& note : f.notes) fmt::print("  {}\n", note);
   fmt::print("  example: halo run in.png -f {} -o out.png\n", f.example);
 }
@@ -57,11 +57,13 @@ Command add_devices_command(CLI::App& app) {
 
 Command add_filters_command(CLI::App& app) {
   auto name = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand("filters", "every filter with its parameters, defaults, ranges "
-                                            "and kernels");
+  auto* cmd = app.add_subcommand("filters",
+                                 "every filter with its parameters, defaults, ranges "
+                                 "and kernels");
   cmd->add_option("name", *name, "show one filter");
-  cmd->footer("Spec grammar: name[:key=value]...; lists are comma-separated, e.g.\n"
-              "  conv:k=0,-1,0,-1,5,-1,0,-1,0:border=reflect");
+  cmd->footer(
+      "Spec grammar: name[:key=value]...; lists are comma-separated, e.g.\n"
+      "  conv:k=0,-1,0,-1,5,-1,0,-1,0:border=reflect");
   return [name] {
     if (name->empty()) {
       fmt::print("Spec grammar: name[:key=value]...; lists are comma-separated.\n\n");
@@ -69,7 +71,8 @@ Command add_filters_command(CLI::App& app) {
       return 0;
     }
     const FilterDef* f = find_filter(*name);
-    if (!f) throw halo::Error(ErrorKind::Usage, "unknown filter '" + *name + "' (see halo filters)");
+    if (!f)
+      throw halo::Error(ErrorKind::Usage, "unknown filter '" + *name + "' (see halo filters)");
     print_filter(*f);
     return 0;
   };
@@ -80,7 +83,8 @@ Command add_presets_command(CLI::App& app) {
   return [] {
     const auto presets = list_presets();
     if (presets.empty()) fmt::print("no presets found\n");
-    for (const auto& p : presets) fmt::print("{:<16} {}  ({})\n", p.name, p.summary, p.path.string());
+    for (const auto& p : presets)
+      fmt::print("{:<16} {}  ({})\n", p.name, p.summary, p.path.string());
     return 0;
   };
 }

@@ -62,9 +62,9 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbosity, "more detail on stderr (-vv: debug, kernel cache)");
   app.add_flag("-q,--quiet", quiet, "errors only");
 
-  const halo::Command commands[] = {
-      halo::add_run_command(app, global), halo::add_devices_command(app),
-      halo::add_filters_command(app), halo::add_presets_command(app)};
+  const halo::Command commands[] = {halo::add_run_command(app, global),
+                                    halo::add_devices_command(app), halo::add_filters_command(app),
+                                    halo::add_presets_command(app)};
 
   try {
     app.parse(argc, argv);

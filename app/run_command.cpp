@@ -62,10 +62,9 @@ void print_checks(const RunResult& result, double tolerance) {
       throw Error(ErrorKind::Mismatch,
                   fmt::format("verify: stage '{}' differs from the reference: {} of {} samples "
                               "above tolerance {:g} (worst at ({},{}) channel {}: {} vs {})",
-                              check.stage, check.result.failures, check.result.samples,
-                              tolerance, check.result.worst_x, check.result.worst_y,
-                              check.result.worst_c, check.result.worst_actual,
-                              check.result.worst_expected));
+                              check.stage, check.result.failures, check.result.samples, tolerance,
+                              check.result.worst_x, check.result.worst_y, check.result.worst_c,
+                              check.result.worst_actual, check.result.worst_expected));
 }
 
 void print_timings(const RunResult& result) {
@@ -120,14 +119,15 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
       for (const auto& stage : pipeline.stages())
         for (const auto& detail : stage->details()) spdlog::info("{}: {}", stage->spec(), detail);
       RunResult result = run_device(*device, pipeline, loaded.pixels, pixel_type(type),
-                                          {.verify = o.verify, .tolerance = o.tolerance});
-      spdlog::debug("kernel cache: {} compiled, {} loaded from disk",
-                    device->programs().compiled(), device->programs().loaded_from_disk());
+                                    {.verify = o.verify, .tolerance = o.tolerance});
+      spdlog::debug("kernel cache: {} compiled, {} loaded from disk", device->programs().compiled(),
+                    device->programs().loaded_from_disk());
       const double device_s = phases.lap();
       write_image(o.output, result.pixels, type);
-      spdlog::info("read {:.3f} s, device {:.3f} s (open, compile or load kernels, run{}), write "
-                   "{:.3f} s",
-                   read_s, device_s, o.verify ? ", verify" : "", phases.lap());
+      spdlog::info(
+          "read {:.3f} s, device {:.3f} s (open, compile or load kernels, run{}), write "
+          "{:.3f} s",
+          read_s, device_s, o.verify ? ", verify" : "", phases.lap());
       if (o.timings) print_timings(result);
       if (o.verify) print_checks(result, o.tolerance);
       out = std::move(result.pixels);
@@ -148,8 +148,7 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
                  phases.lap());
   }
   spdlog::info("wrote {} ({}x{}, {} channels, {}) in {:.3f} s", o.output, loaded.pixels.width,
-               loaded.pixels.height, out.channels,
-               to_string(type), phases.total());
+               loaded.pixels.height, out.channels, to_string(type), phases.total());
   return 0;
 }
 
@@ -170,32 +169,38 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
   auto options = std::make_shared<RunOptionsCli>();
   CLI::App* run_app = app.add_subcommand(
       "run", "filter an image: read, run the -f stages in order on the device, write");
-  run_app->add_option("input", options->input,
-                      "input image (PNG, EXR, TIFF, JPEG, PFM); FILE[ch,...] picks channels "
-                      "by name, e.g. render.exr[ViewLayer.Combined.R,...]")
-      ->required();
-  run_app->add_option("-o,--output", options->output,
-                      "output image; format from the extension; written atomically")
+  run_app
+      ->add_option("input", options->input,
+                   "input image (PNG, EXR, TIFF, JPEG, PFM); FILE[ch,...] picks channels "
+                   "by name, e.g. render.exr[ViewLayer.Combined.R,...]")
       ->required();
   run_app
-      ->add_option("-f,--filter", "filter spec name[:key=value]... (repeatable, run in order; "
-                                  "see `halo filters`)")
+      ->add_option("-o,--output", options->output,
+                   "output image; format from the extension; written atomically")
+      ->required();
+  run_app
+      ->add_option("-f,--filter",
+                   "filter spec name[:key=value]... (repeatable, run in order; "
+                   "see `halo filters`)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   run_app
-      ->add_option("--preset", "preset name from `halo presets` or path to a .halo file "
-                               "(repeatable, mixes with -f in order)")
+      ->add_option("--preset",
+                   "preset name from `halo presets` or path to a .halo file "
+                   "(repeatable, mixes with -f in order)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  run_app->add_option("--type", options->type,
-                      "output samples u8|u16|half|float (default: as the input; the nearest "
-                      "the format can store)")
+  run_app
+      ->add_option("--type", options->type,
+                   "output samples u8|u16|half|float (default: as the input; the nearest "
+                   "the format can store)")
       ->check(CLI::IsMember({"u8", "u16", "half", "float"}));
   run_app->add_flag("--verify", options->verify,
                     "also run the CPU reference on each stage's input; report max/mean/RMS "
                     "error, PSNR and the worst pixel; exit 1 on mismatch");
-  run_app->add_option("--verify-tol", options->tolerance,
-                      "a sample mismatches when |gpu - ref| > tol * max(1, |ref|)")
+  run_app
+      ->add_option("--verify-tol", options->tolerance,
+                   "a sample mismatches when |gpu - ref| > tol * max(1, |ref|)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   run_app->add_flag("--timings", options->timings,

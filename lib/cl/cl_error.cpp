@@ -6,7 +6,8 @@ namespace halo {
 std::string cl_error_name(cl_int code) {
   switch (code) {
 #define HALO_CL_CODE(name) \
-  case name: return #name;
+  case name:               \
+    return #name;
     HALO_CL_CODE(CL_SUCCESS)
     HALO_CL_CODE(CL_DEVICE_NOT_FOUND)
     HALO_CL_CODE(CL_DEVICE_NOT_AVAILABLE)
@@ -67,8 +68,10 @@ std::string cl_error_name(cl_int code) {
     HALO_CL_CODE(CL_INVALID_LINKER_OPTIONS)
     HALO_CL_CODE(CL_INVALID_DEVICE_PARTITION_COUNT)
 #undef HALO_CL_CODE
-    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
-    default: return "CL_UNKNOWN_ERROR(" + std::to_string(code) + ")";
+    case -1001:
+      return "CL_PLATFORM_NOT_FOUND_KHR";
+    default:
+      return "CL_UNKNOWN_ERROR(" + std::to_string(code) + ")";
   }
 }
 

@@ -43,15 +43,17 @@ DeviceInfo describe(const cl::Platform& platform, const cl::Device& device, int 
   info.driver_version = trim_nul(device_info<CL_DRIVER_VERSION, std::string>(device));
   const auto type = device_info<CL_DEVICE_TYPE, cl_device_type>(device);
   info.gpu = (type & CL_DEVICE_TYPE_GPU) != 0;
-  info.type = info.gpu                               ? "gpu"
-              : (type & CL_DEVICE_TYPE_CPU)          ? "cpu"
+  info.type = info.gpu                              ? "gpu"
+              : (type & CL_DEVICE_TYPE_CPU)         ? "cpu"
               : (type & CL_DEVICE_TYPE_ACCELERATOR) ? "accelerator"
-                                                     : "other";
+                                                    : "other";
   info.compute_units = device_info<CL_DEVICE_MAX_COMPUTE_UNITS, cl_uint>(device);
   info.global_memory = device_info<CL_DEVICE_GLOBAL_MEM_SIZE, cl_ulong>(device);
   info.local_memory = device_info<CL_DEVICE_LOCAL_MEM_SIZE, cl_ulong>(device);
   info.max_allocation = device_info<CL_DEVICE_MAX_MEM_ALLOC_SIZE, cl_ulong>(device);
   info.max_work_group = device_info<CL_DEVICE_MAX_WORK_GROUP_SIZE, std::size_t>(device);
+  info.fp64 = device_info<CL_DEVICE_EXTENSIONS, std::string>(device).find("cl_khr_fp64") !=
+              std::string::npos;
   return info;
 }
 
@@ -111,9 +113,8 @@ DeviceInfo select_device(const std::string& choice) {
     });
   }
   if (!pick)
-    throw Error(ErrorKind::NoDevice,
-                "no OpenCL device matches --device '" + choice + "' (have " + available(devices) +
-                    "; also auto, gpu, cpu, ref)");
+    throw Error(ErrorKind::NoDevice, "no OpenCL device matches --device '" + choice + "' (have " +
+                                         available(devices) + "; also auto, gpu, cpu, ref)");
   return *pick;
 }
 
@@ -125,17 +126,16 @@ std::string to_string(const cl::NDRange& range) {
 }
 
 Device::Device(DeviceInfo info, std::optional<std::filesystem::path> cache_dir)
-    : info_(std::move(info)),
-      programs_(cl::Context(), cl::Device(), {}, std::nullopt) {
+    : info_(std::move(info)), programs_(cl::Context(), cl::Device(), {}, std::nullopt) {
   cl_int status = CL_SUCCESS;
   context_ = cl::Context(info_.device, nullptr, nullptr, nullptr, &status);
   check(status, "clCreateContext", info_.name);
   queue_ = cl::CommandQueue(context_, info_.device, CL_QUEUE_PROFILING_ENABLE, &status);
   check(status, "clCreateCommandQueue", info_.name);
-  programs_ = ProgramCache(context_, info_.device,
-                           info_.platform_name + "|" + info_.name + "|" + info_.version + "|" +
-                               info_.driver_version,
-                           std::move(cache_dir));
+  programs_ = ProgramCache(
+      context_, info_.device,
+      info_.platform_name + "|" + info_.name + "|" + info_.version + "|" + info_.driver_version,
+      std::move(cache_dir));
 }
 
 cl::Kernel Device::kernel(const std::string& file, const std::string& name,
@@ -152,8 +152,7 @@ cl::Buffer Device::buffer(std::size_t bytes, const std::string& what) {
                   what + " needs " + std::to_string(bytes) + " bytes, device allows " +
                       std::to_string(info_.max_allocation) + " in one buffer");
   cl_int status = CL_SUCCESS;
-  cl::Buffer buffer(context_, CL_MEM_READ_WRITE, std::max<std::size_t>(bytes, 4), nullptr,
-                    &status);
+  cl::Buffer buffer(context_, CL_MEM_READ_WRITE, std::max<std::size_t>(bytes, 4), nullptr, &status);
   check(status, "clCreateBuffer", what + ", " + std::to_string(bytes) + " bytes");
   return buffer;
 }
@@ -186,10 +185,10 @@ void Device::launch(cl::Kernel& kernel, const std::string& label, cl::NDRange gl
     const std::size_t l = i < local.dimensions() ? local.get()[i] : 1;
     rounded[i] = (global.get()[i] + l - 1) / l * l;
   }
-  const cl::NDRange padded = global.dimensions() == 1   ? cl::NDRange(rounded[0])
-                             : global.dimensions() == 2 ? cl::NDRange(rounded[0], rounded[1])
-                                                        : cl::NDRange(rounded[0], rounded[1],
-                                                                      rounded[2]);
+  const cl::NDRange padded = global.dimensions() == 1 ? cl::NDRange(rounded[0])
+                             : global.dimensions() == 2
+                                 ? cl::NDRange(rounded[0], rounded[1])
+                                 : cl::NDRange(rounded[0], rounded[1], rounded[2]);
   cl::Event event;
   check(queue_.enqueueNDRangeKernel(kernel, cl::NullRange, padded, local, nullptr, &event),
         "clEnqueueNDRangeKernel",
@@ -222,7 +221,9 @@ void Device::copy(const cl::Buffer& from, cl::Buffer& to, std::size_t from_offse
   record(event, label, 0);
 }
 
-void Device::finish() { check(queue_.finish(), "clFinish", info_.name); }
+void Device::finish() {
+  check(queue_.finish(), "clFinish", info_.name);
+}
 
 void Device::record(cl::Event event, const std::string& label, std::size_t bytes) {
   pending_.push_back({std::move(event), label, bytes});

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cl/cl.hpp"
+#include "cl/cl_error.hpp"
 #include "cl/program_cache.hpp"
 #include "core/image.hpp"
 
@@ -29,6 +30,7 @@ struct DeviceInfo {
   std::uint64_t local_memory = 0;
   std::uint64_t max_allocation = 0;
   std::size_t max_work_group = 0;
+  bool fp64 = false;  // cl_khr_fp64: double arithmetic in kernels
 };
 
 // Every device of every platform; empty when there is no OpenCL platform at all.
@@ -79,8 +81,8 @@ class Device {
   // Both transfers block until the host memory is no longer needed.
   void write(cl::Buffer& buffer, const void* data, std::size_t bytes, const std::string& label);
   void read(const cl::Buffer& buffer, void* data, std::size_t bytes, const std::string& label);
-  void copy(const cl::Buffer& from, cl::Buffer& to, std::size_t from_offset,
-            std::size_t to_offset, std::size_t bytes, const std::string& label);
+  void copy(const cl::Buffer& from, cl::Buffer& to, std::size_t from_offset, std::size_t to_offset,
+            std::size_t bytes, const std::string& label);
   void finish();
 
   struct Timing {
@@ -105,6 +107,13 @@ class Device {
   };
   std::vector<Pending> pending_;
 };
+
+// Sets kernel arguments 0, 1, 2, ... in order.
+template <typename... Args>
+void set_args(cl::Kernel& kernel, const Args&... args) {
+  cl_uint index = 0;
+  (check(kernel.setArg(index++, args), "clSetKernelArg"), ...);
+}
 
 // "7680x4320x3" style text for launch sizes in messages.
 std::string to_string(const cl::NDRange& range);

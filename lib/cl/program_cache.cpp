@@ -5,12 +5,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <unistd.h>
 
 #include "cl/cl_error.hpp"
 
@@ -67,8 +67,7 @@ std::optional<fs::path> default_cache_dir() {
   if (const char* off = std::getenv("HALO_NO_CACHE"); off && std::string(off) != "0")
     return std::nullopt;
   if (const char* dir = std::getenv("HALO_CACHE_DIR"); dir && *dir) return fs::path(dir);
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return fs::path(xdg) / "halo";
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "halo";
   if (const char* home = std::getenv("HOME"); home && *home)
     return fs::path(home) / ".cache" / "halo";
   return std::nullopt;
@@ -111,10 +110,9 @@ cl::Program ProgramCache::get(const std::string& file, const Defines& defines) {
     throw BuildError(status, label, log);
   }
   ++compiled_;
-  spdlog::debug("kernel cache: compiled {} in {:.0f} ms", label,
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                          start)
-                    .count());
+  spdlog::debug(
+      "kernel cache: compiled {} in {:.0f} ms", label,
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   if (dir_) {
     store(program, *dir_ / (key + ".bin"));
     write_atomically(*dir_ / (key + ".key"), key_text);

@@ -20,19 +20,24 @@ struct Row {
 // NVIDIA: 8 outputs per work-item hide global latency behind more loads in flight.
 // CPUs (PoCL): small groups; each work-group becomes a loop on one core.
 constexpr Row kTable[] = {
-    {"gpu", "NVIDIA", {.rows_w = 32, .rows_h = 4, .rows_steps = 8, .cols_w = 32, .cols_h = 8, .cols_steps = 4}},
-    {"cpu", "", {.rows_w = 16, .rows_h = 4, .rows_steps = 4, .cols_w = 16, .cols_h = 8, .cols_steps = 4}},
+    {"gpu",
+     "NVIDIA",
+     {.rows_w = 32, .rows_h = 4, .rows_steps = 8, .cols_w = 32, .cols_h = 8, .cols_steps = 8}},
+    {"cpu",
+     "",
+     {.rows_w = 16, .rows_h = 4, .rows_steps = 4, .cols_w = 16, .cols_h = 8, .cols_steps = 4}},
     {"", "", {}},
 };
 
 // HALO_TUNING="rows_steps=4,conv_h=4" overrides fields of the chosen row, for tuning sweeps.
 void apply_overrides(Tuning& t, const char* text) {
   const std::pair<const char*, int Tuning::*> fields[] = {
-      {"rows_w", &Tuning::rows_w},       {"rows_h", &Tuning::rows_h},
+      {"rows_w", &Tuning::rows_w},         {"rows_h", &Tuning::rows_h},
       {"rows_steps", &Tuning::rows_steps}, {"cols_w", &Tuning::cols_w},
-      {"cols_h", &Tuning::cols_h},       {"cols_steps", &Tuning::cols_steps},
-      {"conv_w", &Tuning::conv_w},       {"conv_h", &Tuning::conv_h},
-      {"conv_run", &Tuning::conv_run}};
+      {"cols_h", &Tuning::cols_h},         {"cols_steps", &Tuning::cols_steps},
+      {"conv_w", &Tuning::conv_w},         {"conv_h", &Tuning::conv_h},
+      {"conv_run", &Tuning::conv_run},     {"box_seg", &Tuning::box_seg},
+      {"box_rows", &Tuning::box_rows}};
   std::string list = text;
   std::size_t start = 0;
   while (start < list.size()) {

@@ -14,6 +14,9 @@ struct Tuning {
   // conv.cl: CONV_W x CONV_H work-groups, up to conv_run outputs down a column per work-item
   // (fewer when the tile of a large kernel would not fit in local memory).
   int conv_w = 32, conv_h = 8, conv_run = 8;
+  // box.cl running sums: box_seg outputs per work-item, box_rows image rows per work-group of
+  // the rows pass (fewer when the tile would not fit in local memory).
+  int box_seg = 64, box_rows = 32;
 };
 
 Tuning tuning_for(const DeviceInfo& device);

@@ -9,27 +9,36 @@ namespace halo {
 
 std::size_t sample_size(PixelType type) {
   switch (type) {
-    case PixelType::u8: return 1;
-    case PixelType::u16: return 2;
-    case PixelType::f32: return 4;
+    case PixelType::u8:
+      return 1;
+    case PixelType::u16:
+      return 2;
+    case PixelType::f32:
+      return 4;
   }
   return 4;
 }
 
 std::string to_string(PixelType type) {
   switch (type) {
-    case PixelType::u8: return "u8";
-    case PixelType::u16: return "u16";
-    case PixelType::f32: return "float";
+    case PixelType::u8:
+      return "u8";
+    case PixelType::u16:
+      return "u16";
+    case PixelType::f32:
+      return "float";
   }
   return "?";
 }
 
 float unit_scale(PixelType type) {
   switch (type) {
-    case PixelType::u8: return 1.0f / 255.0f;
-    case PixelType::u16: return 1.0f / 65535.0f;
-    case PixelType::f32: return 1.0f;
+    case PixelType::u8:
+      return 1.0f / 255.0f;
+    case PixelType::u16:
+      return 1.0f / 65535.0f;
+    case PixelType::f32:
+      return 1.0f;
   }
   return 1.0f;
 }
@@ -78,9 +87,15 @@ Image to_image(const PixelBuffer& pixels) {
   image.set_source(pixels.type);
   const float scale = unit_scale(pixels.type);
   switch (pixels.type) {
-    case PixelType::u8: deinterleave<std::uint8_t>(pixels, image, scale); break;
-    case PixelType::u16: deinterleave<std::uint16_t>(pixels, image, scale); break;
-    case PixelType::f32: deinterleave<float>(pixels, image, scale); break;
+    case PixelType::u8:
+      deinterleave<std::uint8_t>(pixels, image, scale);
+      break;
+    case PixelType::u16:
+      deinterleave<std::uint16_t>(pixels, image, scale);
+      break;
+    case PixelType::f32:
+      deinterleave<float>(pixels, image, scale);
+      break;
   }
   return image;
 }
@@ -106,9 +121,15 @@ static void interleave(const Image& image, PixelBuffer& pixels, float max_code) 
 PixelBuffer to_pixels(const Image& image, PixelType type) {
   PixelBuffer pixels(image.width(), image.height(), image.channels(), type, image.alpha());
   switch (type) {
-    case PixelType::u8: interleave<std::uint8_t>(image, pixels, 255.0f); break;
-    case PixelType::u16: interleave<std::uint16_t>(image, pixels, 65535.0f); break;
-    case PixelType::f32: interleave<float>(image, pixels, 0.0f); break;
+    case PixelType::u8:
+      interleave<std::uint8_t>(image, pixels, 255.0f);
+      break;
+    case PixelType::u16:
+      interleave<std::uint16_t>(image, pixels, 65535.0f);
+      break;
+    case PixelType::f32:
+      interleave<float>(image, pixels, 0.0f);
+      break;
   }
   return pixels;
 }

@@ -31,9 +31,13 @@ struct PixelBuffer {
   PixelBuffer(int width, int height, int channels, PixelType type, bool alpha = false);
   std::size_t sample_count() const;
   template <typename T>
-  T* samples() { return reinterpret_cast<T*>(bytes.data()); }
+  T* samples() {
+    return reinterpret_cast<T*>(bytes.data());
+  }
   template <typename T>
-  const T* samples() const { return reinterpret_cast<const T*>(bytes.data()); }
+  const T* samples() const {
+    return reinterpret_cast<const T*>(bytes.data());
+  }
 };
 
 // Planar float32 channels. Each row starts on a 128-byte boundary (pitch is a multiple of 32

@@ -1,29 +1,133 @@
-// box:r=R: mean over a (2R+1)^2 square, as a rows pass and a columns pass of equal weights.
-// Device side: box_rows / box_cols in kernels/separable.cl.
+// box:r=R: mean over a (2R+1)^2 square as a rows pass and a columns pass of running sums, so
+// the cost does not grow with the radius. Sums are taken in double and each pass rounds to
+// float once. Device side: box_rows / box_cols in kernels/box.cl.
+#include "cl/tuning.hpp"
+#include "filters/convert.hpp"
 #include "filters/separable.hpp"
 
 namespace halo {
 
+namespace {
+
+int ceil_div(int a, int b) {
+  return (a + b - 1) / b;
+}
+
+// One line of running means: out[i] = sum(in[i-r .. i+r]) / (2r+1), border applied by `at`.
+template <typename At>
+void running_mean(int n, int r, At at, float* out) {
+  double sum = 0;
+  for (int k = -r; k <= r; ++k) sum += at(k);
+  out[0] = float(sum / (2 * r + 1));
+  for (int i = 1; i < n; ++i) {
+    sum += at(i + r) - at(i - r - 1);
+    out[i] = float(sum / (2 * r + 1));
+  }
+}
+
+class BoxStage : public Stage {
+ public:
+  BoxStage(std::string spec, int r, bool gray, Border border)
+      : Stage(std::move(spec)), r_(r), gray_(gray), border_(border) {
+    // Devices without double arithmetic run the equal-weights separable kernels instead.
+    SeparableKernel k{.filter = "box", .gray = gray, .border = border};
+    k.rows = k.cols = std::vector<float>(2 * r + 1, float(1.0 / (2 * r + 1)));
+    fallback_ = make_separable_stage(this->spec(), std::move(k), {});
+  }
+
+  std::vector<std::string> details() const override {
+    return {"radius " + std::to_string(r_) + ": running sums in double, rows then columns"};
+  }
+
+  Image reference(const Image& input) const override {
+    const Image src = gray_ ? to_gray(input, luma_weights(input.source()), spec()) : input;
+    const int w = src.width(), h = src.height();
+    Image tmp(w, h, 1), out(w, h, src.channels(), src.alpha());
+    out.set_source(src.source());
+    std::vector<float> column_in(h), column_out(h);
+    for (int c = 0; c < src.color_channels(); ++c) {
+      for (int y = 0; y < h; ++y) {
+        const float* in = src.row(c, y);
+        running_mean(
+            w, r_, [&](int x) { return sample(in, x, w, 1); }, tmp.row(0, y));
+      }
+      for (int x = 0; x < w; ++x) {
+        for (int y = 0; y < h; ++y) column_in[y] = tmp.row(0, y)[x];
+        running_mean(
+            h, r_, [&](int y) { return sample(column_in.data(), y, h, 1); }, column_out.data());
+        for (int y = 0; y < h; ++y) out.row(c, y)[x] = column_out[y];
+      }
+    }
+    copy_alpha(src, out);
+    return out;
+  }
+
+  DeviceImage enqueue(Device& device, const DeviceImage& input) const override {
+    if (!device.info().fp64) return fallback_->enqueue(device, input);
+    const DeviceImage src =
+        gray_ ? to_gray(device, input, luma_weights(input.source), spec()) : input;
+    const Tuning t = tuning_for(device.info());
+    const int planes = src.color_channels();
+    const std::size_t bytes = 2 * src.plane_size() * sizeof(float) * planes;
+    int rows = t.box_rows;
+    while (rows > 1 && 4ull * rows * ((t.box_seg + 2 * r_) | 1) > device.info().local_memory - 1024)
+      rows /= 2;
+    const Defines defines = {{"RADIUS", std::to_string(r_)},
+                             {"BOX_SEG", std::to_string(t.box_seg)},
+                             {"BOX_ROWS", std::to_string(rows)}};
+    DeviceImage tmp = device.image(src.width, src.height, planes, false);
+    DeviceImage out = device.image(src.width, src.height, src.channels, src.alpha);
+    out.source = src.source;
+
+    auto rows_kernel = device.kernel("box.cl", "box_rows", defines);
+    set_args(rows_kernel, src.buffer, tmp.buffer, src.width, src.height, src.pitch, int(border_));
+    device.launch(rows_kernel, "box_rows",
+                  cl::NDRange(ceil_div(src.width, t.box_seg), src.height, planes),
+                  cl::NDRange(1, rows, 1), bytes);
+    auto cols_kernel = device.kernel("box.cl", "box_cols", defines);
+    set_args(cols_kernel, tmp.buffer, out.buffer, src.width, src.height, src.pitch, int(border_));
+    device.launch(cols_kernel, "box_cols",
+                  cl::NDRange(src.width, ceil_div(src.height, t.box_seg), planes),
+                  cl::NDRange(64, 1, 1), bytes);
+    copy_alpha(device, src, out);
+    return out;
+  }
+
+ private:
+  // in[i] with the border rule applied, as double.
+  double sample(const float* in, int i, int n, int stride) const {
+    const int j = border_index(i, n, border_);
+    return j < 0 ? 0.0 : double(in[j * stride]);
+  }
+
+  int r_;
+  bool gray_;
+  Border border_;
+  std::unique_ptr<Stage> fallback_;
+};
+
+}  // namespace
+
 FilterDef box_filter() {
   return {.name = "box",
-          .summary = "mean over a (2r+1) x (2r+1) square, separable",
-          .params = {{.name = "r", .type = ParamType::Integer, .fallback = "1",
-                      .doc = "radius in pixels", .min = 1, .max = 512},
-                     {.name = "gray", .type = ParamType::Flag, .fallback = "0",
+          .summary = "mean over a (2r+1) x (2r+1) square",
+          .params = {{.name = "r",
+                      .type = ParamType::Integer,
+                      .fallback = "1",
+                      .doc = "radius in pixels",
+                      .min = 1,
+                      .max = 512},
+                     {.name = "gray",
+                      .type = ParamType::Flag,
+                      .fallback = "0",
                       .doc = "convert to luminance first"},
                      border_param()},
-          .notes = {"weights 1/(2r+1) per pass; cost grows linearly with r (2r+1 taps per pass)"},
+          .notes = {"running sums in double: the same cost for every radius (devices without "
+                    "double precision use 2r+1 taps per pass)"},
           .example = "box:r=4",
-          .make = [](const Args& args) {
-            const int r = args.integer("r");
-            SeparableKernel k;
-            k.filter = "box";
-            k.rows = k.cols = std::vector<float>(2 * r + 1, float(1.0 / (2 * r + 1)));
-            k.gray = args.flag("gray");
-            k.border = parse_border(args.text("border"));
-            return make_separable_stage(args.spec_text(), std::move(k),
-                                        {"radius " + std::to_string(r) + ", weight 1/" +
-                                         std::to_string(2 * r + 1)});
+          .make = [](const Args& args) -> std::unique_ptr<Stage> {
+            return std::make_unique<BoxStage>(args.spec_text(), args.integer("r"),
+                                              args.flag("gray"), parse_border(args.text("border")));
           }};
 }
 

@@ -64,8 +64,10 @@ class ConvStage : public Stage {
     out.set_source(src.source());
     const int rx = k_.width / 2, ry = k_.height / 2;
     std::vector<int> xs(src.width() + 2 * rx), ys(src.height() + 2 * ry);
-    for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = border_index(int(i) - rx, src.width(), k_.border);
-    for (std::size_t i = 0; i < ys.size(); ++i) ys[i] = border_index(int(i) - ry, src.height(), k_.border);
+    for (std::size_t i = 0; i < xs.size(); ++i)
+      xs[i] = border_index(int(i) - rx, src.width(), k_.border);
+    for (std::size_t i = 0; i < ys.size(); ++i)
+      ys[i] = border_index(int(i) - ry, src.height(), k_.border);
     for (int c = 0; c < src.color_channels(); ++c)
       for (int y = 0; y < src.height(); ++y) {
         float* dst = out.row(c, y);
@@ -98,15 +100,8 @@ class ConvStage : public Stage {
                                  {"MAGNITUDE", k_.weights2.empty() ? "0" : "1"}});
     const auto weights = device.constants(k_.weights, "conv weights");
     const auto weights2 = device.constants(k_.weights2, "conv weights");
-    kernel.setArg(0, src.buffer);
-    kernel.setArg(1, out.buffer);
-    kernel.setArg(2, src.width);
-    kernel.setArg(3, src.height);
-    kernel.setArg(4, src.pitch);
-    kernel.setArg(5, int(k_.border));
-    kernel.setArg(6, weights);
-    kernel.setArg(7, weights2);
-    kernel.setArg(8, k_.offset);
+    set_args(kernel, src.buffer, out.buffer, src.width, src.height, src.pitch, int(k_.border),
+             weights, weights2, k_.offset);
     const std::size_t groups_y = (src.height + t.conv_h * run - 1) / (t.conv_h * run);
     device.launch(kernel, "conv_tile",
                   cl::NDRange(src.width, groups_y * t.conv_h, src.color_channels()),
@@ -154,7 +149,9 @@ Param gray_param(const char* fallback) {
 }
 
 Param offset_param(const char* fallback) {
-  return {.name = "offset", .type = ParamType::Number, .fallback = fallback,
+  return {.name = "offset",
+          .type = ParamType::Number,
+          .fallback = fallback,
           .doc = "added after scaling"};
 }
 
@@ -230,24 +227,38 @@ FilterDef conv_filter() {
   return {
       .name = "conv",
       .summary = "correlation with any odd-sized kernel: sum(k * in) / scale + offset",
-      .params =
-          {{.name = "k", .type = ParamType::Numbers, .doc = "kernel values, row-major"},
-           {.name = "w", .type = ParamType::Integer, .fallback = "auto",
-            .doc = "kernel width (auto: square kernel)", .min = 1, .max = kMaxSide,
-            .allow_auto = true},
-           {.name = "h", .type = ParamType::Integer, .fallback = "auto",
-            .doc = "kernel height (auto: square kernel)", .min = 1, .max = kMaxSide,
-            .allow_auto = true},
-           {.name = "scale", .type = ParamType::Number, .fallback = "auto",
-            .doc = "divisor (auto: sum of k, or 1 when it is 0)", .allow_auto = true},
-           offset_param("0"),
-           gray_param("0"),
-           {.name = "flip", .type = ParamType::Flag, .fallback = "0",
-            .doc = "flip the kernel: true convolution instead of correlation"},
-           {.name = "separable", .type = ParamType::Choice, .fallback = "auto",
-            .doc = "auto: run a rank-1 kernel as rows then columns; off: always one 2D pass",
-            .choices = {"auto", "off"}},
-           border_param()},
+      .params = {{.name = "k", .type = ParamType::Numbers, .doc = "kernel values, row-major"},
+                 {.name = "w",
+                  .type = ParamType::Integer,
+                  .fallback = "auto",
+                  .doc = "kernel width (auto: square kernel)",
+                  .min = 1,
+                  .max = kMaxSide,
+                  .allow_auto = true},
+                 {.name = "h",
+                  .type = ParamType::Integer,
+                  .fallback = "auto",
+                  .doc = "kernel height (auto: square kernel)",
+                  .min = 1,
+                  .max = kMaxSide,
+                  .allow_auto = true},
+                 {.name = "scale",
+                  .type = ParamType::Number,
+                  .fallback = "auto",
+                  .doc = "divisor (auto: sum of k, or 1 when it is 0)",
+                  .allow_auto = true},
+                 offset_param("0"),
+                 gray_param("0"),
+                 {.name = "flip",
+                  .type = ParamType::Flag,
+                  .fallback = "0",
+                  .doc = "flip the kernel: true convolution instead of correlation"},
+                 {.name = "separable",
+                  .type = ParamType::Choice,
+                  .fallback = "auto",
+                  .doc = "auto: run a rank-1 kernel as rows then columns; off: always one 2D pass",
+                  .choices = {"auto", "off"}},
+                 border_param()},
       .notes = {"sizes 1x1 to 63x63 (odd); cost grows with w*h per pixel, or w+h when the "
                 "kernel has rank 1 (see -v)"},
       .example = "conv:k=0,-1,0,-1,5,-1,0,-1,0",
@@ -296,9 +307,15 @@ FilterDef emboss_filter() {
 FilterDef sharpen_filter() {
   return {.name = "sharpen",
           .summary = "unsharp 3x3 kernel: centre 8k+1, neighbours -k",
-          .params = {{.name = "k", .type = ParamType::Number, .fallback = "1",
-                      .doc = "strength", .min = 0, .max = 100},
-                     gray_param("0"), offset_param("0"), border_param()},
+          .params = {{.name = "k",
+                      .type = ParamType::Number,
+                      .fallback = "1",
+                      .doc = "strength",
+                      .min = 0,
+                      .max = 100},
+                     gray_param("0"),
+                     offset_param("0"),
+                     border_param()},
           .notes = {"kernel at k=1 " + format_matrix(sharpen_matrix(1), 3) + ", scale 1"},
           .example = "sharpen:k=0.5",
           .make = [](const Args& args) {
@@ -307,24 +324,27 @@ FilterDef sharpen_filter() {
 }
 
 FilterDef edge_filter() {
-  return {.name = "edge",
-          .summary = "edge detection: Laplacian, Sobel gradients or Sobel magnitude",
-          .params = {{.name = "mode", .type = ParamType::Choice, .fallback = "laplace",
-                      .doc = "laplace, horizontal (d/dy), vertical (d/dx), sobel (magnitude)",
-                      .choices = {"laplace", "horizontal", "vertical", "sobel"}},
-                     gray_param("0"), offset_param("0"), border_param()},
-          .notes = {"laplace " + format_matrix(kLaplace, 3),
-                    "horizontal " + format_matrix(kSobelY, 3),
-                    "vertical " + format_matrix(kSobelX, 3),
-                    "sobel sqrt(horizontal^2 + vertical^2)"},
-          .example = "edge:mode=sobel:gray=1",
-          .make = [](const Args& args) {
-            const auto& mode = args.text("mode");
-            if (mode == "laplace") return make_conv(args, kLaplace, 3, 3, 1.0, false);
-            if (mode == "horizontal") return make_conv(args, kSobelY, 3, 3, 1.0, false);
-            if (mode == "vertical") return make_conv(args, kSobelX, 3, 3, 1.0, false);
-            return make_conv(args, kSobelY, 3, 3, 1.0, false, kSobelX);
-          }};
+  return {
+      .name = "edge",
+      .summary = "edge detection: Laplacian, Sobel gradients or Sobel magnitude",
+      .params = {{.name = "mode",
+                  .type = ParamType::Choice,
+                  .fallback = "laplace",
+                  .doc = "laplace, horizontal (d/dy), vertical (d/dx), sobel (magnitude)",
+                  .choices = {"laplace", "horizontal", "vertical", "sobel"}},
+                 gray_param("0"),
+                 offset_param("0"),
+                 border_param()},
+      .notes = {"laplace " + format_matrix(kLaplace, 3), "horizontal " + format_matrix(kSobelY, 3),
+                "vertical " + format_matrix(kSobelX, 3), "sobel sqrt(horizontal^2 + vertical^2)"},
+      .example = "edge:mode=sobel:gray=1",
+      .make = [](const Args& args) {
+        const auto& mode = args.text("mode");
+        if (mode == "laplace") return make_conv(args, kLaplace, 3, 3, 1.0, false);
+        if (mode == "horizontal") return make_conv(args, kSobelY, 3, 3, 1.0, false);
+        if (mode == "vertical") return make_conv(args, kSobelX, 3, 3, 1.0, false);
+        return make_conv(args, kSobelY, 3, 3, 1.0, false, kSobelX);
+      }};
 }
 
 }  // namespace halo

@@ -9,8 +9,12 @@ namespace halo {
 namespace {
 
 Defines sample_defines(PixelType type, int channels) {
-  const char* sample = type == PixelType::u8 ? "uchar" : type == PixelType::u16 ? "ushort" : "float";
-  const char* max_code = type == PixelType::u8 ? "255.0f" : type == PixelType::u16 ? "65535.0f" : "1.0f";
+  const char* sample = type == PixelType::u8    ? "uchar"
+                       : type == PixelType::u16 ? "ushort"
+                                                : "float";
+  const char* max_code = type == PixelType::u8    ? "255.0f"
+                         : type == PixelType::u16 ? "65535.0f"
+                                                  : "1.0f";
   return {{"SAMPLE", sample},
           {"CHANNELS", std::to_string(channels)},
           {"QUANTIZE", type == PixelType::f32 ? "0" : "1"},
@@ -21,8 +25,10 @@ const cl::NDRange kGroup2D(16, 16);
 
 void check_gray_input(int color_channels, const std::string& filter) {
   if (color_channels != 1 && color_channels != 3)
-    throw Error(ErrorKind::Usage, "filter '" + filter + "': gray needs 1 or 3 colour channels, "
-                                      "the image has " + std::to_string(color_channels));
+    throw Error(ErrorKind::Usage, "filter '" + filter +
+                                      "': gray needs 1 or 3 colour channels, "
+                                      "the image has " +
+                                      std::to_string(color_channels));
 }
 
 }  // namespace
@@ -40,12 +46,8 @@ DeviceImage upload(Device& device, const PixelBuffer& pixels) {
   image.source = pixels.type;
   auto kernel = device.kernel("convert.cl", "convert_to_planar",
                               sample_defines(pixels.type, pixels.channels));
-  kernel.setArg(0, staging);
-  kernel.setArg(1, image.buffer);
-  kernel.setArg(2, pixels.width);
-  kernel.setArg(3, pixels.height);
-  kernel.setArg(4, image.pitch);
-  kernel.setArg(5, unit_scale(pixels.type));
+  set_args(kernel, staging, image.buffer, pixels.width, pixels.height, image.pitch,
+           unit_scale(pixels.type));
   device.launch(kernel, "convert_to_planar", cl::NDRange(pixels.width, pixels.height), kGroup2D);
   return image;
 }
@@ -55,11 +57,7 @@ PixelBuffer download(Device& device, const DeviceImage& image, PixelType type) {
   cl::Buffer staging = device.buffer(pixels.bytes.size(), "download");
   auto kernel =
       device.kernel("convert.cl", "convert_from_planar", sample_defines(type, image.channels));
-  kernel.setArg(0, image.buffer);
-  kernel.setArg(1, staging);
-  kernel.setArg(2, image.width);
-  kernel.setArg(3, image.height);
-  kernel.setArg(4, image.pitch);
+  set_args(kernel, image.buffer, staging, image.width, image.height, image.pitch);
   device.launch(kernel, "convert_from_planar", cl::NDRange(image.width, image.height), kGroup2D);
   device.read(staging, pixels.bytes.data(), pixels.bytes.size(), "download");
   return pixels;
@@ -98,14 +96,7 @@ DeviceImage to_gray(Device& device, const DeviceImage& in, LumaWeights w,
   DeviceImage out = device.image(in.width, in.height, in.alpha ? 2 : 1, in.alpha);
   out.source = in.source;
   auto kernel = device.kernel("convert.cl", "to_gray", {});
-  kernel.setArg(0, in.buffer);
-  kernel.setArg(1, out.buffer);
-  kernel.setArg(2, in.width);
-  kernel.setArg(3, in.height);
-  kernel.setArg(4, in.pitch);
-  kernel.setArg(5, w.r);
-  kernel.setArg(6, w.g);
-  kernel.setArg(7, w.b);
+  set_args(kernel, in.buffer, out.buffer, in.width, in.height, in.pitch, w.r, w.g, w.b);
   device.launch(kernel, "to_gray", cl::NDRange(in.width, in.height), kGroup2D);
   copy_alpha(device, in, out);
   return out;

@@ -20,15 +20,18 @@ Border parse_border(const std::string& name) {
 int border_index(int i, int n, Border border) {
   if (i >= 0 && i < n) return i;
   switch (border) {
-    case Border::zero: return -1;
-    case Border::clamp: return std::clamp(i, 0, n - 1);
+    case Border::zero:
+      return -1;
+    case Border::clamp:
+      return std::clamp(i, 0, n - 1);
     case Border::reflect: {
       if (n == 1) return 0;
       const int period = 2 * n - 2;
       i = std::abs(i) % period;
       return i < n ? i : period - i;
     }
-    case Border::wrap: return ((i % n) + n) % n;
+    case Border::wrap:
+      return ((i % n) + n) % n;
   }
   return -1;
 }

@@ -15,13 +15,8 @@ FilterDef sep_filter();
 
 const std::vector<FilterDef>& filter_registry() {
   static const std::vector<FilterDef> filters = {
-      conv_filter(),
-      emboss_filter(),
-      sharpen_filter(),
-      edge_filter(),
-      box_filter(),
-      gaussian_filter(),
-      sep_filter(),
+      conv_filter(), emboss_filter(),   sharpen_filter(), edge_filter(),
+      box_filter(),  gaussian_filter(), sep_filter(),
   };
   return filters;
 }
@@ -38,9 +33,8 @@ std::unique_ptr<Stage> make_stage(const std::string& text) {
   if (!def) {
     std::string known;
     for (const auto& f : filter_registry()) known += (known.empty() ? "" : ", ") + f.name;
-    throw Error(ErrorKind::Usage,
-                "filter '" + spec.text + "': unknown filter '" + spec.name + "' (have " + known +
-                    "; see halo filters)");
+    throw Error(ErrorKind::Usage, "filter '" + spec.text + "': unknown filter '" + spec.name +
+                                      "' (have " + known + "; see halo filters)");
   }
   return def->make(Args(spec, def->params));
 }

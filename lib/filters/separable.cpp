@@ -15,9 +15,13 @@ namespace {
 
 constexpr int kMaxTaps = 2 * 512 + 1;
 
-int radius(const std::vector<float>& weights) { return int(weights.size()) / 2; }
+int radius(const std::vector<float>& weights) {
+  return int(weights.size()) / 2;
+}
 
-int ceil_div(int a, int b) { return (a + b - 1) / b; }
+int ceil_div(int a, int b) {
+  return (a + b - 1) / b;
+}
 
 // Rows then columns, each summed with fma in tap order: what every kernel in
 // kernels/separable.cl computes.
@@ -75,7 +79,6 @@ ColsShape cols_shape(const Tuning& t, int ry, std::uint64_t local_memory) {
   return {t.cols_w, t.cols_h, 1, 0, true};
 }
 
-
 class SeparableStage : public Stage {
  public:
   SeparableStage(std::string spec, SeparableKernel kernel, std::vector<std::string> details)
@@ -112,10 +115,15 @@ class SeparableStage : public Stage {
     const int rows_halo = ceil_div(rx, t.rows_w);
     const ColsShape cols = cols_shape(t, ry, device.info().local_memory);
     Defines defines = common_defines();
-    for (const auto& [name, value] :
-         {std::pair{"ROWS_W", t.rows_w}, {"ROWS_H", t.rows_h}, {"ROWS_STEPS", t.rows_steps},
-          {"ROWS_HALO", rows_halo}, {"COLS_W", cols.w}, {"COLS_H", cols.h},
-          {"COLS_STEPS", cols.steps}, {"COLS_HALO", cols.halo}, {"COLS_DIRECT", int(cols.direct)}})
+    for (const auto& [name, value] : {std::pair{"ROWS_W", t.rows_w},
+                                      {"ROWS_H", t.rows_h},
+                                      {"ROWS_STEPS", t.rows_steps},
+                                      {"ROWS_HALO", rows_halo},
+                                      {"COLS_W", cols.w},
+                                      {"COLS_H", cols.h},
+                                      {"COLS_STEPS", cols.steps},
+                                      {"COLS_HALO", cols.halo},
+                                      {"COLS_DIRECT", int(cols.direct)}})
       defines.emplace_back(name, std::to_string(value));
     const int planes = src.color_channels();
     const std::size_t bytes = 2 * src.plane_size() * sizeof(float) * planes;
@@ -123,13 +131,8 @@ class SeparableStage : public Stage {
     DeviceImage tmp = device.image(src.width, src.height, planes, false);
     auto rows_kernel = device.kernel("separable.cl", k_.filter + "_rows", defines);
     const auto rows_weights = device.constants(k_.rows, k_.filter + " row weights");
-    rows_kernel.setArg(0, src.buffer);
-    rows_kernel.setArg(1, tmp.buffer);
-    rows_kernel.setArg(2, src.width);
-    rows_kernel.setArg(3, src.height);
-    rows_kernel.setArg(4, src.pitch);
-    rows_kernel.setArg(5, int(k_.border));
-    rows_kernel.setArg(6, rows_weights);
+    set_args(rows_kernel, src.buffer, tmp.buffer, src.width, src.height, src.pitch, int(k_.border),
+             rows_weights);
     device.launch(rows_kernel, k_.filter + "_rows",
                   cl::NDRange(std::size_t(ceil_div(src.width, t.rows_w * t.rows_steps)) * t.rows_w,
                               src.height, planes),
@@ -137,14 +140,8 @@ class SeparableStage : public Stage {
 
     auto cols_kernel = device.kernel("separable.cl", k_.filter + "_cols", defines);
     const auto cols_weights = device.constants(k_.cols, k_.filter + " column weights");
-    cols_kernel.setArg(0, tmp.buffer);
-    cols_kernel.setArg(1, out.buffer);
-    cols_kernel.setArg(2, src.width);
-    cols_kernel.setArg(3, src.height);
-    cols_kernel.setArg(4, src.pitch);
-    cols_kernel.setArg(5, int(k_.border));
-    cols_kernel.setArg(6, cols_weights);
-    cols_kernel.setArg(7, k_.offset);
+    set_args(cols_kernel, tmp.buffer, out.buffer, src.width, src.height, src.pitch, int(k_.border),
+             cols_weights, k_.offset);
     const std::size_t rows_needed =
         cols.direct ? src.height : std::size_t(ceil_div(src.height, cols.h * cols.steps)) * cols.h;
     device.launch(cols_kernel, k_.filter + "_cols", cl::NDRange(src.width, rows_needed, planes),
@@ -184,40 +181,43 @@ std::unique_ptr<Stage> make_separable_stage(std::string spec, SeparableKernel ke
 }
 
 FilterDef sep_filter() {
-  return {
-      .name = "sep",
-      .summary = "separable filter from two 1D kernels: rows by h, then columns by v",
-      .params =
-          {{.name = "h", .type = ParamType::Numbers, .doc = "horizontal kernel (odd length)"},
-           {.name = "v", .type = ParamType::Numbers, .doc = "vertical kernel (odd length)"},
-           {.name = "scale", .type = ParamType::Number, .fallback = "auto",
-            .doc = "divisor of the result (auto: sum(h)*sum(v), each 1 when 0)",
-            .allow_auto = true},
-           {.name = "offset", .type = ParamType::Number, .fallback = "0", .doc = "added last"},
-           {.name = "gray", .type = ParamType::Flag, .fallback = "0",
-            .doc = "convert to luminance first"},
-           border_param()},
-      .notes = {"lengths 1 to 1025 (odd); cost grows with len(h) + len(v) per pixel"},
-      .example = "sep:h=1,4,6,4,1:v=1,2,1",
-      .make = [](const Args& args) {
-        const auto h = args.numbers("h"), v = args.numbers("v");
-        for (const auto& [key, taps] : {std::pair{"h", h}, std::pair{"v", v}})
-          if (taps.size() % 2 == 0 || taps.size() > kMaxTaps)
-            args.fail(key, std::to_string(taps.size()) +
-                               " values; a 1D kernel needs an odd count up to 1025");
-        const bool automatic = args.is_auto("scale");
-        if (!automatic && args.number("scale") == 0) args.fail("scale", "must not be 0");
-        SeparableKernel k;
-        k.filter = "sep";
-        k.rows = normalised(h, automatic ? sum_or_one(h) : 1.0);
-        k.cols = normalised(v, automatic ? sum_or_one(v) : args.number("scale"));
-        k.offset = float(args.number("offset"));
-        k.gray = args.flag("gray");
-        k.border = parse_border(args.text("border"));
-        std::vector<std::string> details = {"rows " + format_weights(k.rows),
-                                            "cols " + format_weights(k.cols)};
-        return make_separable_stage(args.spec_text(), std::move(k), std::move(details));
-      }};
+  return {.name = "sep",
+          .summary = "separable filter from two 1D kernels: rows by h, then columns by v",
+          .params =
+              {{.name = "h", .type = ParamType::Numbers, .doc = "horizontal kernel (odd length)"},
+               {.name = "v", .type = ParamType::Numbers, .doc = "vertical kernel (odd length)"},
+               {.name = "scale",
+                .type = ParamType::Number,
+                .fallback = "auto",
+                .doc = "divisor of the result (auto: sum(h)*sum(v), each 1 when 0)",
+                .allow_auto = true},
+               {.name = "offset", .type = ParamType::Number, .fallback = "0", .doc = "added last"},
+               {.name = "gray",
+                .type = ParamType::Flag,
+                .fallback = "0",
+                .doc = "convert to luminance first"},
+               border_param()},
+          .notes = {"lengths 1 to 1025 (odd); cost grows with len(h) + len(v) per pixel"},
+          .example = "sep:h=1,4,6,4,1:v=1,2,1",
+          .make = [](const Args& args) {
+            const auto h = args.numbers("h"), v = args.numbers("v");
+            for (const auto& [key, taps] : {std::pair{"h", h}, std::pair{"v", v}})
+              if (taps.size() % 2 == 0 || taps.size() > kMaxTaps)
+                args.fail(key, std::to_string(taps.size()) +
+                                   " values; a 1D kernel needs an odd count up to 1025");
+            const bool automatic = args.is_auto("scale");
+            if (!automatic && args.number("scale") == 0) args.fail("scale", "must not be 0");
+            SeparableKernel k;
+            k.filter = "sep";
+            k.rows = normalised(h, automatic ? sum_or_one(h) : 1.0);
+            k.cols = normalised(v, automatic ? sum_or_one(v) : args.number("scale"));
+            k.offset = float(args.number("offset"));
+            k.gray = args.flag("gray");
+            k.border = parse_border(args.text("border"));
+            std::vector<std::string> details = {"rows " + format_weights(k.rows),
+                                                "cols " + format_weights(k.cols)};
+            return make_separable_stage(args.spec_text(), std::move(k), std::move(details));
+          }};
 }
 
 }  // namespace halo

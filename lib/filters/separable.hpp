@@ -11,10 +11,10 @@
 namespace halo {
 
 struct SeparableKernel {
-  std::string filter;        // kernel name prefix: gaussian -> gaussian_rows, gaussian_cols
-  std::vector<float> rows;   // horizontal weights, 2*rx+1 of them, applied first
-  std::vector<float> cols;   // vertical weights, 2*ry+1, applied to the rows pass result
-  float offset = 0.0f;       // added after the columns pass
+  std::string filter;       // kernel name prefix: gaussian -> gaussian_rows, gaussian_cols
+  std::vector<float> rows;  // horizontal weights, 2*rx+1 of them, applied first
+  std::vector<float> cols;  // vertical weights, 2*ry+1, applied to the rows pass result
+  float offset = 0.0f;      // added after the columns pass
   bool gray = false;
   Border border = Border::clamp;
 };

@@ -33,7 +33,8 @@ AtomicOutput::~AtomicOutput() {
 void AtomicOutput::commit() {
   std::error_code ec;
   fs::rename(temp_, target_, ec);
-  if (ec) throw Error(ErrorKind::Io, target_.string() + ": cannot rename into place: " + ec.message());
+  if (ec)
+    throw Error(ErrorKind::Io, target_.string() + ": cannot rename into place: " + ec.message());
   committed_ = true;
 }
 

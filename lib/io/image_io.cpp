@@ -20,36 +20,50 @@ namespace {
 
 std::string extension(const std::string& path) {
   auto ext = fs::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return ext;
 }
 
-bool is_pfm(const std::string& path) { return extension(path) == ".pfm"; }
+bool is_pfm(const std::string& path) {
+  return extension(path) == ".pfm";
+}
 
 SampleType stored_type(const OIIO::TypeDesc& format) {
   switch (format.basetype) {
-    case OIIO::TypeDesc::UINT8: return SampleType::u8;
-    case OIIO::TypeDesc::UINT16: return SampleType::u16;
-    case OIIO::TypeDesc::HALF: return SampleType::half;
-    default: return SampleType::f32;  // float, and wider types that float holds well enough
+    case OIIO::TypeDesc::UINT8:
+      return SampleType::u8;
+    case OIIO::TypeDesc::UINT16:
+      return SampleType::u16;
+    case OIIO::TypeDesc::HALF:
+      return SampleType::half;
+    default:
+      return SampleType::f32;  // float, and wider types that float holds well enough
   }
 }
 
 OIIO::TypeDesc oiio_type(SampleType type) {
   switch (type) {
-    case SampleType::u8: return OIIO::TypeDesc::UINT8;
-    case SampleType::u16: return OIIO::TypeDesc::UINT16;
-    case SampleType::half: return OIIO::TypeDesc::HALF;
-    case SampleType::f32: return OIIO::TypeDesc::FLOAT;
+    case SampleType::u8:
+      return OIIO::TypeDesc::UINT8;
+    case SampleType::u16:
+      return OIIO::TypeDesc::UINT16;
+    case SampleType::half:
+      return OIIO::TypeDesc::HALF;
+    case SampleType::f32:
+      return OIIO::TypeDesc::FLOAT;
   }
   return OIIO::TypeDesc::FLOAT;
 }
 
 OIIO::TypeDesc oiio_type(PixelType type) {
   switch (type) {
-    case PixelType::u8: return OIIO::TypeDesc::UINT8;
-    case PixelType::u16: return OIIO::TypeDesc::UINT16;
-    case PixelType::f32: return OIIO::TypeDesc::FLOAT;
+    case PixelType::u8:
+      return OIIO::TypeDesc::UINT8;
+    case PixelType::u16:
+      return OIIO::TypeDesc::UINT16;
+    case PixelType::f32:
+      return OIIO::TypeDesc::FLOAT;
   }
   return OIIO::TypeDesc::FLOAT;
 }
@@ -113,8 +127,8 @@ LoadedImage select_channels(PixelBuffer all, const std::vector<std::string>& nam
     for (const auto& want : input.channels) {
       const int i = find(names, want);
       if (i < 0)
-        throw Error(ErrorKind::Usage, input.path + ": no channel '" + want + "' (have " +
-                                          join(names) + ")");
+        throw Error(ErrorKind::Usage,
+                    input.path + ": no channel '" + want + "' (have " + join(names) + ")");
       picked.push_back(i);
     }
   }
@@ -144,10 +158,14 @@ LoadedImage select_channels(PixelBuffer all, const std::vector<std::string>& nam
 
 std::vector<std::string> standard_names(int channels, bool alpha) {
   switch (channels) {
-    case 1: return {"Y"};
-    case 2: return alpha ? std::vector<std::string>{"Y", "A"} : std::vector<std::string>{"Y", "Z"};
-    case 3: return {"R", "G", "B"};
-    case 4: return {"R", "G", "B", alpha ? "A" : "W"};
+    case 1:
+      return {"Y"};
+    case 2:
+      return alpha ? std::vector<std::string>{"Y", "A"} : std::vector<std::string>{"Y", "Z"};
+    case 3:
+      return {"R", "G", "B"};
+    case 4:
+      return {"R", "G", "B", alpha ? "A" : "W"};
     default: {
       std::vector<std::string> names;
       for (int i = 0; i < channels; ++i) names.push_back("channel" + std::to_string(i));
@@ -168,19 +186,26 @@ SampleType parse_sample_type(const std::string& name) {
 
 std::string to_string(SampleType type) {
   switch (type) {
-    case SampleType::u8: return "u8";
-    case SampleType::u16: return "u16";
-    case SampleType::half: return "half";
-    case SampleType::f32: return "float";
+    case SampleType::u8:
+      return "u8";
+    case SampleType::u16:
+      return "u16";
+    case SampleType::half:
+      return "half";
+    case SampleType::f32:
+      return "float";
   }
   return "?";
 }
 
 PixelType pixel_type(SampleType type) {
   switch (type) {
-    case SampleType::u8: return PixelType::u8;
-    case SampleType::u16: return PixelType::u16;
-    default: return PixelType::f32;
+    case SampleType::u8:
+      return PixelType::u8;
+    case SampleType::u16:
+      return PixelType::u16;
+    default:
+      return PixelType::f32;
   }
 }
 
@@ -198,8 +223,7 @@ InputRef parse_input_ref(const std::string& text) {
           if (i > start) ref.channels.push_back(list.substr(start, i - start));
           start = i + 1;
         }
-      if (ref.channels.empty())
-        throw Error(ErrorKind::Usage, text + ": empty channel list");
+      if (ref.channels.empty()) throw Error(ErrorKind::Usage, text + ": empty channel list");
     }
   }
   return ref;
@@ -219,7 +243,8 @@ LoadedImage read_image(const InputRef& input) {
   auto in = OIIO::ImageInput::open(path, &config);
   if (!in) {
     const auto why = OIIO::geterror();
-    throw Error(ErrorKind::BadData, path + ": cannot read: " + (why.empty() ? "unknown format" : why));
+    throw Error(ErrorKind::BadData,
+                path + ": cannot read: " + (why.empty() ? "unknown format" : why));
   }
   const OIIO::ImageSpec& spec = in->spec();
   const SampleType stored = stored_type(spec.format);
@@ -228,7 +253,8 @@ LoadedImage read_image(const InputRef& input) {
   PixelBuffer all(spec.width, spec.height, spec.nchannels, pixel_type(stored));
   if (!in->read_image(0, 0, 0, spec.nchannels, oiio_type(all.type), all.bytes.data())) {
     const auto why = in->geterror();
-    throw Error(ErrorKind::BadData, path + ": cannot read pixels: " + (why.empty() ? "corrupt or truncated" : why));
+    throw Error(ErrorKind::BadData,
+                path + ": cannot read pixels: " + (why.empty() ? "corrupt or truncated" : why));
   }
   std::vector<std::string> names = spec.channelnames;
   names.resize(spec.nchannels);

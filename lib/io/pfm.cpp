@@ -36,9 +36,8 @@ long header_number(std::istream& in, const fs::path& path, const char* what) {
   char* end = nullptr;
   const long v = std::strtol(t.c_str(), &end, 10);
   if (*end != '\0' || v <= 0 || v > kMaxSide)
-    throw Error(ErrorKind::BadData,
-                path.string() + ": bad PFM " + what + " '" + t + "' (1.." +
-                    std::to_string(kMaxSide) + ")");
+    throw Error(ErrorKind::BadData, path.string() + ": bad PFM " + what + " '" + t + "' (1.." +
+                                        std::to_string(kMaxSide) + ")");
   return v;
 }
 
@@ -77,7 +76,8 @@ PixelBuffer read_pfm(const fs::path& path) {
   PixelBuffer pixels(int(width), int(height), channels, PixelType::f32);
   const std::size_t row_bytes = std::size_t(width) * channels * 4;
   for (long y = height - 1; y >= 0; --y)
-    in.read(reinterpret_cast<char*>(pixels.bytes.data() + y * row_bytes), std::streamsize(row_bytes));
+    in.read(reinterpret_cast<char*>(pixels.bytes.data() + y * row_bytes),
+            std::streamsize(row_bytes));
   if (!in) throw Error(ErrorKind::Io, path.string() + ": read error");
   const bool little = scale < 0;
   if (little != (std::endian::native == std::endian::little)) {
@@ -96,9 +96,15 @@ void write_pfm(const fs::path& path, const PixelBuffer& pixels) {
   const float scale = unit_scale(pixels.type);
   for (std::size_t i = 0; i < values.size(); ++i) {
     switch (pixels.type) {
-      case PixelType::u8: values[i] = float(pixels.samples<std::uint8_t>()[i]) * scale; break;
-      case PixelType::u16: values[i] = float(pixels.samples<std::uint16_t>()[i]) * scale; break;
-      case PixelType::f32: values[i] = pixels.samples<float>()[i]; break;
+      case PixelType::u8:
+        values[i] = float(pixels.samples<std::uint8_t>()[i]) * scale;
+        break;
+      case PixelType::u16:
+        values[i] = float(pixels.samples<std::uint16_t>()[i]) * scale;
+        break;
+      case PixelType::f32:
+        values[i] = pixels.samples<float>()[i];
+        break;
     }
   }
   std::ofstream out(path, std::ios::binary);

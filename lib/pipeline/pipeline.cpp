@@ -44,7 +44,8 @@ RunResult run_device(Device& device, const Pipeline& pipeline, const PixelBuffer
     current = stage->enqueue(device, current);
     if (options.verify) {
       Image got = download_image(device, current);
-      result.checks.push_back({stage->spec(), compare(got, stage->reference(seen), options.tolerance)});
+      result.checks.push_back(
+          {stage->spec(), compare(got, stage->reference(seen), options.tolerance)});
       seen = std::move(got);
     }
   }

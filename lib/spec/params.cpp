@@ -47,11 +47,15 @@ std::string Param::describe() const {
                  (std::isfinite(max) ? format_number(max) : "inf");
       if (allow_auto) range += " or auto";
       break;
-    case ParamType::Numbers: range = "list of numbers"; break;
+    case ParamType::Numbers:
+      range = "list of numbers";
+      break;
     case ParamType::Choice:
       for (const auto& c : choices) range += (range.empty() ? "" : "|") + c;
       break;
-    case ParamType::Flag: range = "0|1"; break;
+    case ParamType::Flag:
+      range = "0|1";
+      break;
   }
   return range + (fallback.empty() ? ", required" : ", default " + fallback);
 }
@@ -60,8 +64,9 @@ Param border_param() {
   return {.name = "border",
           .type = ParamType::Choice,
           .fallback = "clamp",
-          .doc = "pixels outside the image: zero, clamp (repeat edge), reflect (mirror about the "
-                 "edge pixel, dcb|abcd|cba), wrap",
+          .doc =
+              "pixels outside the image: zero, clamp (repeat edge), reflect (mirror about the "
+              "edge pixel, dcb|abcd|cba), wrap",
           .choices = {"zero", "clamp", "reflect", "wrap"}};
 }
 
@@ -110,8 +115,8 @@ Args::Args(const Spec& spec, const std::vector<Param>& table) : spec_text_(spec.
         break;
       }
       case ParamType::Flag:
-        if (value != "0" && value != "1" && value != "true" && value != "false" &&
-            value != "yes" && value != "no")
+        if (value != "0" && value != "1" && value != "true" && value != "false" && value != "yes" &&
+            value != "no")
           fail(p.name, "'" + value + "' is not 0 or 1");
         break;
     }
@@ -135,7 +140,9 @@ double Args::number(const std::string& name) const {
   return v;
 }
 
-int Args::integer(const std::string& name) const { return int(number(name)); }
+int Args::integer(const std::string& name) const {
+  return int(number(name));
+}
 
 std::vector<double> Args::numbers(const std::string& name) const {
   std::vector<double> list;

@@ -52,8 +52,7 @@ static Preset read_preset(const fs::path& path) {
       line = line.substr(0, hash);
     }
     line = trim(line);
-    if (!line.empty())
-      preset.lines.push_back({line, path.string() + ":" + std::to_string(number)});
+    if (!line.empty()) preset.lines.push_back({line, path.string() + ":" + std::to_string(number)});
   }
   if (preset.lines.empty())
     throw Error(ErrorKind::Usage, path.string() + ": preset has no filter lines");

@@ -11,9 +11,9 @@
 namespace halo {
 
 std::string Comparison::summary() const {
-  return fmt::format("max {:.3g} mean {:.3g} rms {:.3g} psnr {:.1f} dB, worst ({},{}) c{}: {} vs {}",
-                     max_error, mean_error, rms_error, psnr, worst_x, worst_y, worst_c,
-                     worst_actual, worst_expected);
+  return fmt::format(
+      "max {:.3g} mean {:.3g} rms {:.3g} psnr {:.1f} dB, worst ({},{}) c{}: {} vs {}", max_error,
+      mean_error, rms_error, psnr, worst_x, worst_y, worst_c, worst_actual, worst_expected);
 }
 
 Comparison compare(const Image& actual, const Image& expected, double tolerance) {
@@ -21,8 +21,8 @@ Comparison compare(const Image& actual, const Image& expected, double tolerance)
       actual.channels() != expected.channels())
     throw Error(ErrorKind::NotComparable,
                 fmt::format("images are not comparable: {}x{}x{} vs {}x{}x{}", actual.width(),
-                            actual.height(), actual.channels(), expected.width(),
-                            expected.height(), expected.channels()));
+                            actual.height(), actual.channels(), expected.width(), expected.height(),
+                            expected.channels()));
   Comparison r;
   double sum = 0, sum_sq = 0;
   double worst = -1;
@@ -51,8 +51,8 @@ Comparison compare(const Image& actual, const Image& expected, double tolerance)
   r.max_error = worst;
   r.mean_error = sum / double(r.samples);
   r.rms_error = std::sqrt(sum_sq / double(r.samples));
-  r.psnr = r.rms_error == 0 ? std::numeric_limits<double>::infinity()
-                            : -20.0 * std::log10(r.rms_error);
+  r.psnr =
+      r.rms_error == 0 ? std::numeric_limits<double>::infinity() : -20.0 * std::log10(r.rms_error);
   return r;
 }
 

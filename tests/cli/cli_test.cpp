@@ -3,11 +3,11 @@
 
 #include <sys/wait.h>
 
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <unistd.h>
 
 #include "io/image_io.hpp"
 
@@ -84,7 +84,8 @@ TEST_CASE("help teaches the grammar and the exit codes") {
 TEST_CASE("quick start: emboss a PNG with --verify") {
   Sandbox box;
   write_image(box / "in.png", photo(97, 61, 3), SampleType::u8);
-  const Result r = box.halo("run " + box / "in.png" + " -f emboss -o " + box / "out.png" + " --verify");
+  const Result r =
+      box.halo("run " + box / "in.png" + " -f emboss -o " + box / "out.png" + " --verify");
   INFO(r.err);
   CHECK(r.code == 0);
   CHECK(has(r.out, "verify emboss"));
@@ -236,10 +237,12 @@ TEST_CASE("presets: listed with their summary; bad lines name file and line") {
   CHECK(has(list.out, "Grey relief"));
   std::ofstream(box / "mine.halo") << "# my look\nsharpen:k=0.5\n\n# a comment\nemboss:gain=2\n";
   write_image(box / "in.png", photo(8, 8, 3), SampleType::u8);
-  const Result bad = box.halo("run " + box / "in.png" + " --preset " + box / "mine.halo -o " + box / "o.png");
+  const Result bad =
+      box.halo("run " + box / "in.png" + " --preset " + box / "mine.halo -o " + box / "o.png");
   CHECK(bad.code == 64);
   CHECK(has(bad.err, "mine.halo:5: filter 'emboss:gain=2': key 'gain'"));
-  const Result unknown = box.halo("run " + box / "in.png" + " --preset nonesuch -o " + box / "o.png");
+  const Result unknown =
+      box.halo("run " + box / "in.png" + " --preset nonesuch -o " + box / "o.png");
   CHECK(unknown.code == 64);
   CHECK(has(unknown.err, "unknown preset 'nonesuch'"));
 }

@@ -15,7 +15,8 @@ TEST_CASE("box reference equals a brute-force mean over the square") {
         double sum = 0;
         for (int dy = -r; dy <= r; ++dy)
           for (int dx = -r; dx <= r; ++dx)
-            sum += in.at(std::clamp(x + dx, 0, in.width() - 1), std::clamp(y + dy, 0, in.height() - 1), 0);
+            sum += in.at(std::clamp(x + dx, 0, in.width() - 1),
+                         std::clamp(y + dy, 0, in.height() - 1), 0);
         CHECK(out.at(x, y, 0) == doctest::Approx(sum / ((2 * r + 1) * (2 * r + 1))).epsilon(1e-5));
       }
   }
@@ -39,4 +40,14 @@ TEST_CASE("device matches reference: box radius 1..20 and large, every border") 
       test::check_device_matches("box:r=" + std::to_string(r) + ":border=" + border,
                                  test::random_image(257, 131, 3));
   test::check_device_matches("box:r=4", test::random_image(1023, 517, 3));
+}
+
+TEST_CASE("devices without double precision run equal weights, agreeing to 1e-5") {
+  DeviceInfo no_fp64 = test::device().info();
+  no_fp64.fp64 = false;
+  Device device(no_fp64, default_cache_dir());
+  for (int r : {1, 2, 7, 20})
+    for (const char* border : test::kBorders)
+      test::check_device_matches(device, "box:r=" + std::to_string(r) + ":border=" + border,
+                                 test::random_image(45, 23, 3, false, unsigned(r)));
 }

@@ -12,7 +12,9 @@ using halo::test::from_rows;
 
 namespace {
 
-Image reference(const std::string& spec, const Image& in) { return make_stage(spec)->reference(in); }
+Image reference(const std::string& spec, const Image& in) {
+  return make_stage(spec)->reference(in);
+}
 
 Image on_device(const std::string& spec, const Image& in) {
   Device& device = test::device();
@@ -120,8 +122,9 @@ TEST_CASE("gray=1 uses Rec.601 for integer data and Rec.709 for float; alpha pas
 
 TEST_CASE("device matches reference: odd sizes, 1/3/4 channels, every border") {
   const int sizes[][2] = {{1, 1}, {2, 3}, {7, 5}, {33, 17}, {1023, 517}};
-  const char* specs[] = {"emboss", "sharpen:k=0.7", "edge:mode=sobel",
-                         "conv:k=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25"};
+  const char* specs[] = {
+      "emboss", "sharpen:k=0.7", "edge:mode=sobel",
+      "conv:k=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25"};
   for (const auto& size : sizes)
     for (int channels : {1, 3, 4})
       for (const char* border : {"zero", "clamp", "reflect", "wrap"})

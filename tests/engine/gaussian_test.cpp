@@ -12,9 +12,9 @@ using namespace halo;
 
 TEST_CASE("gaussian weights follow exp(-i^2 / 2 sigma^2), normalised") {
   // The response to a unit impulse is the outer product of the 1D weights.
-  for (const auto& [spec, r, sigma] : {std::tuple{"gaussian:r=2:sigma=1", 2, 1.0},
-                                       std::tuple{"gaussian:r=6", 6, 2.0},
-                                       std::tuple{"gaussian:sigma=1.5", 5, 1.5}}) {
+  for (const auto& [spec, r, sigma] :
+       {std::tuple{"gaussian:r=2:sigma=1", 2, 1.0}, std::tuple{"gaussian:r=6", 6, 2.0},
+        std::tuple{"gaussian:sigma=1.5", 5, 1.5}}) {
     Image impulse(2 * r + 1, 2 * r + 1, 1);
     impulse.at(r, r, 0) = 1.0f;
     const Image out = make_stage(std::string(spec) + ":border=zero")->reference(impulse);
@@ -22,8 +22,7 @@ TEST_CASE("gaussian weights follow exp(-i^2 / 2 sigma^2), normalised") {
     for (int i = -r; i <= r; ++i) norm += std::exp(-i * i / (2 * sigma * sigma));
     for (int y = -r; y <= r; ++y)
       for (int x = -r; x <= r; ++x) {
-        const double expected =
-            std::exp(-(x * x + y * y) / (2 * sigma * sigma)) / (norm * norm);
+        const double expected = std::exp(-(x * x + y * y) / (2 * sigma * sigma)) / (norm * norm);
         CHECK(out.at(r + x, r + y, 0) == doctest::Approx(expected).epsilon(1e-5));
       }
   }

@@ -67,7 +67,8 @@ TEST_CASE("verification reports the failing stage and the worst pixel") {
 
 TEST_CASE("preset errors carry the file and line") {
   try {
-    Pipeline(std::vector<StageSpec>{{"emboss", "presets/x.halo:1"}, {"sharpen:k=zz", "presets/x.halo:4"}});
+    Pipeline(std::vector<StageSpec>{{"emboss", "presets/x.halo:1"},
+                                    {"sharpen:k=zz", "presets/x.halo:4"}});
     FAIL("accepted a bad spec");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::Usage);

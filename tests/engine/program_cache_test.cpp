@@ -1,8 +1,8 @@
 // The on-disk program cache: a second process (here, a second Device) must not recompile.
 #include <doctest/doctest.h>
 
-#include <filesystem>
 #include <unistd.h>
+#include <filesystem>
 
 #include "cl/cl_error.hpp"
 #include "support.hpp"

@@ -4,10 +4,10 @@
 
 #include <OpenImageIO/imageio.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <unistd.h>
 
 #include "core/error.hpp"
 #include "io/image_io.hpp"
@@ -29,10 +29,16 @@ PixelBuffer gradient(int width, int height, int channels, PixelType type, bool a
   std::mt19937 rng(42);
   for (std::size_t i = 0; i < pixels.sample_count(); ++i) {
     switch (type) {
-      case PixelType::u8: pixels.samples<std::uint8_t>()[i] = std::uint8_t(rng()); break;
-      case PixelType::u16: pixels.samples<std::uint16_t>()[i] = std::uint16_t(rng()); break;
+      case PixelType::u8:
+        pixels.samples<std::uint8_t>()[i] = std::uint8_t(rng());
+        break;
+      case PixelType::u16:
+        pixels.samples<std::uint16_t>()[i] = std::uint16_t(rng());
+        break;
       // Multiples of 1/64 below 4 are exact in half as well as float.
-      case PixelType::f32: pixels.samples<float>()[i] = float(rng() % 256) / 64.0f; break;
+      case PixelType::f32:
+        pixels.samples<float>()[i] = float(rng() % 256) / 64.0f;
+        break;
     }
   }
   return pixels;
@@ -54,11 +60,11 @@ TEST_CASE("lossless formats round trip values, size, channels and orientation") 
     int channels;
   };
   const Case cases[] = {
-      {"a.png", PixelType::u8, SampleType::u8, 3},    {"b.png", PixelType::u16, SampleType::u16, 1},
-      {"c.png", PixelType::u8, SampleType::u8, 4},    {"d.exr", PixelType::f32, SampleType::half, 3},
-      {"e.exr", PixelType::f32, SampleType::f32, 4},  {"f.pfm", PixelType::f32, SampleType::f32, 3},
-      {"g.pfm", PixelType::f32, SampleType::f32, 1},  {"h.tif", PixelType::u16, SampleType::u16, 3},
-      {"i.tif", PixelType::f32, SampleType::f32, 2},  {"j.tif", PixelType::u8, SampleType::u8, 1},
+      {"a.png", PixelType::u8, SampleType::u8, 3},   {"b.png", PixelType::u16, SampleType::u16, 1},
+      {"c.png", PixelType::u8, SampleType::u8, 4},   {"d.exr", PixelType::f32, SampleType::half, 3},
+      {"e.exr", PixelType::f32, SampleType::f32, 4}, {"f.pfm", PixelType::f32, SampleType::f32, 3},
+      {"g.pfm", PixelType::f32, SampleType::f32, 1}, {"h.tif", PixelType::u16, SampleType::u16, 3},
+      {"i.tif", PixelType::f32, SampleType::f32, 2}, {"j.tif", PixelType::u8, SampleType::u8, 1},
   };
   for (const auto& c : cases) {
     INFO(c.name);
@@ -158,9 +164,9 @@ TEST_CASE("input errors: missing, empty, corrupt, truncated") {
 
 TEST_CASE("outputs are atomic: nothing is left behind on failure") {
   TempDir dir;
-  CHECK_THROWS_WITH_AS(write_image(dir / "no/such/folder/x.png", gradient(2, 2, 3, PixelType::u8),
-                                   SampleType::u8),
-                       doctest::Contains("does not exist"), Error);
+  CHECK_THROWS_WITH_AS(
+      write_image(dir / "no/such/folder/x.png", gradient(2, 2, 3, PixelType::u8), SampleType::u8),
+      doctest::Contains("does not exist"), Error);
   // A write that fails midway (PFM cannot hold 4 channels) leaves neither file nor temp file.
   CHECK_THROWS(write_image(dir / "x.pfm", gradient(2, 2, 4, PixelType::f32), SampleType::f32));
   CHECK(fs::is_empty(dir.path));

@@ -1,10 +1,10 @@
 // PFM: values, orientation (bottom-to-top on disk), both endiannesses, and header validation.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "core/error.hpp"
 #include "io/pfm.hpp"

@@ -1,0 +1,92 @@
+// box:r=R as running sums: each output costs an add and a subtract whatever the radius. Sums
+// are kept in double so the sliding window never drifts; each pass rounds to float once, as
+// the reference (lib/filters/box.cpp) does.
+// box_rows: a BOX_ROWS x 1 group stages BOX_ROWS image rows of BOX_SEG outputs plus the halo
+//   in local memory, each work-item slides along one row, and the results leave coalesced.
+// box_cols: each work-item slides down one column for BOX_SEG outputs; neighbours read
+//   neighbouring columns, so every load is one coalesced row access.
+// Defines: RADIUS, BOX_SEG, BOX_ROWS.
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#include "common.cl"
+
+#ifndef RADIUS
+#define RADIUS 1
+#endif
+#ifndef BOX_SEG
+#define BOX_SEG 64
+#endif
+#ifndef BOX_ROWS
+#define BOX_ROWS 32
+#endif
+
+#define TAPS (2 * RADIUS + 1)
+#define SPAN (BOX_SEG + 2 * RADIUS)
+// Odd stride: the work-items of a group read different rows of the tile in different banks.
+#define STRIDE (SPAN | 1)
+
+__kernel __attribute__((reqd_work_group_size(1, BOX_ROWS, 1))) void box_rows(
+    __global const float* src, __global float* dst, const int width, const int height,
+    const int pitch, const int border) {
+  __local float tile[BOX_ROWS * STRIDE];
+  const size_t plane = (size_t)get_global_id(2) * pitch * height;
+  src += plane;
+  dst += plane;
+  const int ly = get_local_id(1);
+  const int x0 = (int)get_group_id(0) * BOX_SEG;
+  const int y0 = (int)get_group_id(1) * BOX_ROWS;
+  const bool interior = x0 - RADIUS >= 0 && x0 - RADIUS + SPAN <= width;
+  // Row by row, the whole group loads one image row segment: coalesced.
+  for (int r = 0; r < BOX_ROWS; ++r) {
+    __global const float* row = src + (size_t)min(y0 + r, height - 1) * pitch;
+    for (int k = ly; k < SPAN; k += BOX_ROWS) {
+      const int x = interior ? x0 - RADIUS + k : border_index(x0 - RADIUS + k, width, border);
+      tile[r * STRIDE + k] = x < 0 ? 0.0f : row[x];
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+
+  // Slide along row ly; output k replaces tile entry k once entry k is no longer needed.
+  __local float* line = tile + ly * STRIDE;
+  double sum = 0.0;
+  for (int k = 0; k < TAPS; ++k) sum += line[k];
+  float previous = (float)(sum / TAPS);
+  for (int k = 1; k < BOX_SEG; ++k) {
+    sum += (double)line[k + 2 * RADIUS] - (double)line[k - 1];
+    line[k - 1] = previous;
+    previous = (float)(sum / TAPS);
+  }
+  line[BOX_SEG - 1] = previous;
+  barrier(CLK_LOCAL_MEM_FENCE);
+
+  for (int r = 0; r < BOX_ROWS; ++r) {
+    const int y = y0 + r;
+    if (y >= height) break;
+    for (int k = ly; k < BOX_SEG && x0 + k < width; k += BOX_ROWS)
+      dst[(size_t)y * pitch + x0 + k] = tile[r * STRIDE + k];
+  }
+}
+
+__kernel void box_cols(__global const float* src, __global float* dst, const int width,
+                       const int height, const int pitch, const int border) {
+  const size_t plane = (size_t)get_global_id(2) * pitch * height;
+  src += plane;
+  dst += plane;
+  const int x = get_global_id(0);
+  const int y0 = (int)get_global_id(1) * BOX_SEG;
+  if (x >= width || y0 >= height) return;
+  const int y1 = min(y0 + BOX_SEG, height);
+  const bool interior = y0 - RADIUS >= 0 && y1 + RADIUS <= height;
+#define LOAD(y)                                                                  \
+  (interior ? (double)src[(size_t)(y) * pitch + x]                              \
+            : (border_index((y), height, border) < 0                            \
+                   ? 0.0                                                         \
+                   : (double)src[(size_t)border_index((y), height, border) * pitch + x]))
+  double sum = 0.0;
+  for (int k = -RADIUS; k <= RADIUS; ++k) sum += LOAD(y0 + k);
+  dst[(size_t)y0 * pitch + x] = (float)(sum / TAPS);
+  for (int y = y0 + 1; y < y1; ++y) {
+    sum += LOAD(y + RADIUS) - LOAD(y - RADIUS - 1);
+    dst[(size_t)y * pitch + x] = (float)(sum / TAPS);
+  }
+#undef LOAD
+}
