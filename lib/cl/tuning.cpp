@@ -22,7 +22,7 @@ struct Row {
 constexpr Row kTable[] = {
     {"gpu",
      "NVIDIA",
-     {.rows_w = 32, .rows_h = 4, .rows_steps = 8, .cols_w = 32, .cols_h = 8, .cols_steps = 8}},
+     {.rows_w = 32, .rows_h = 4, .rows_steps = 8, .cols_w = 32, .cols_h = 8, .cols_steps = 16}},
     {"cpu",
      "",
      {.rows_w = 16, .rows_h = 4, .rows_steps = 4, .cols_w = 16, .cols_h = 8, .cols_steps = 4}},

@@ -8,7 +8,7 @@ using namespace halo;
 
 TEST_CASE("box reference equals a brute-force mean over the square") {
   const Image in = test::random_image(23, 17, 1, false, 3);
-  for (int r : {1, 2, 4, 9}) {
+  for (int r : {1, 2, 4, 9, 17, 30}) {  // equal weights, then running sums
     const Image out = make_stage("box:r=" + std::to_string(r) + ":border=clamp")->reference(in);
     for (int y = 0; y < in.height(); ++y)
       for (int x = 0; x < in.width(); ++x) {
@@ -46,7 +46,7 @@ TEST_CASE("devices without double precision run equal weights, agreeing to 1e-5"
   DeviceInfo no_fp64 = test::device().info();
   no_fp64.fp64 = false;
   Device device(no_fp64, default_cache_dir());
-  for (int r : {1, 2, 7, 20})
+  for (int r : {17, 20, 40})
     for (const char* border : test::kBorders)
       test::check_device_matches(device, "box:r=" + std::to_string(r) + ":border=" + border,
                                  test::random_image(45, 23, 3, false, unsigned(r)));
