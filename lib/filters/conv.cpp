@@ -38,18 +38,6 @@ std::string format_matrix(const std::vector<double>& k, int width) {
   return out.str();
 }
 
-// Weights from a matrix as written: divided by scale (auto: the sum, or 1 when it is 0).
-std::vector<float> scaled(const std::vector<double>& k, double scale) {
-  std::vector<float> w;
-  for (double v : k) w.push_back(float(v / scale));
-  return w;
-}
-
-double auto_scale(const std::vector<double>& k) {
-  double sum = 0;
-  for (double v : k) sum += v;
-  return sum == 0 ? 1.0 : sum;
-}
 
 class ConvStage : public Stage {
  public:
@@ -164,8 +152,8 @@ std::unique_ptr<Stage> make_conv(const Args& args, const std::vector<double>& ma
   k.height = height;
   auto m = matrix;
   if (flip) std::reverse(m.begin(), m.end());
-  k.weights = scaled(m, scale);
-  if (!matrix2.empty()) k.weights2 = scaled(matrix2, scale);
+  k.weights = scaled_weights(m, scale);
+  if (!matrix2.empty()) k.weights2 = scaled_weights(matrix2, scale);
   k.offset = float(args.number("offset"));
   k.gray = args.flag("gray");
   k.border = parse_border(args.text("border"));
@@ -285,7 +273,7 @@ FilterDef conv_filter() {
         if (w > kMaxSide || h > kMaxSide)
           args.fail("k", "kernels up to 63x63 are supported, got " + std::to_string(w) + "x" +
                              std::to_string(h));
-        const double scale = args.is_auto("scale") ? auto_scale(k) : args.number("scale");
+        const double scale = args.is_auto("scale") ? sum_or_one(k) : args.number("scale");
         if (scale == 0) args.fail("scale", "must not be 0");
         auto m = k;
         if (args.flag("flip")) std::reverse(m.begin(), m.end());

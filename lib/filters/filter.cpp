@@ -36,6 +36,18 @@ int border_index(int i, int n, Border border) {
   return -1;
 }
 
+std::vector<float> scaled_weights(const std::vector<double>& values, double scale) {
+  std::vector<float> weights;
+  for (double v : values) weights.push_back(float(v / scale));
+  return weights;
+}
+
+double sum_or_one(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values) sum += v;
+  return sum == 0 ? 1.0 : sum;
+}
+
 void copy_alpha(const Image& in, Image& out) {
   if (!in.alpha() || !out.alpha()) return;
   const int a_in = in.channels() - 1;

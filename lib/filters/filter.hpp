@@ -45,6 +45,11 @@ struct FilterDef {
   std::function<std::unique_ptr<Stage>(const Args&)> make;
 };
 
+// Weights as both paths use them: each value divided by scale, rounded once to float.
+std::vector<float> scaled_weights(const std::vector<double>& values, double scale);
+// scale=auto: the sum of the values, or 1 when they sum to 0 (edge and emboss kernels).
+double sum_or_one(const std::vector<double>& values);
+
 // Copies the alpha plane (if any) from in to out unchanged.
 void copy_alpha(const Image& in, Image& out);
 void copy_alpha(Device& device, const DeviceImage& in, DeviceImage& out);

@@ -152,18 +152,6 @@ class SeparableStage : public Stage {
   std::vector<std::string> details_;
 };
 
-// Divides by the sum (1 when it is 0), as scale=auto does for conv.
-std::vector<float> normalised(const std::vector<double>& taps, double scale) {
-  std::vector<float> w;
-  for (double v : taps) w.push_back(float(v / scale));
-  return w;
-}
-
-double sum_or_one(const std::vector<double>& taps) {
-  double s = 0;
-  for (double v : taps) s += v;
-  return s == 0 ? 1.0 : s;
-}
 
 }  // namespace
 
@@ -209,8 +197,8 @@ FilterDef sep_filter() {
             if (!automatic && args.number("scale") == 0) args.fail("scale", "must not be 0");
             SeparableKernel k;
             k.filter = "sep";
-            k.rows = normalised(h, automatic ? sum_or_one(h) : 1.0);
-            k.cols = normalised(v, automatic ? sum_or_one(v) : args.number("scale"));
+            k.rows = scaled_weights(h, automatic ? sum_or_one(h) : 1.0);
+            k.cols = scaled_weights(v, automatic ? sum_or_one(v) : args.number("scale"));
             k.offset = float(args.number("offset"));
             k.gray = args.flag("gray");
             k.border = parse_border(args.text("border"));
