@@ -38,7 +38,6 @@ std::string format_matrix(const std::vector<double>& k, int width) {
   return out.str();
 }
 
-
 class ConvStage : public Stage {
  public:
   ConvStage(std::string spec, ConvKernel kernel, std::vector<std::string> details)

@@ -152,7 +152,6 @@ class SeparableStage : public Stage {
   std::vector<std::string> details_;
 };
 
-
 }  // namespace
 
 std::string format_weights(const std::vector<float>& weights) {
