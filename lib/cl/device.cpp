@@ -226,7 +226,7 @@ void Device::finish() {
 }
 
 void Device::record(cl::Event event, const std::string& label, std::size_t bytes) {
-  pending_.push_back({std::move(event), label, bytes});
+  pending_.push_back({std::move(event), stage_, label, bytes});
 }
 
 std::vector<Device::Timing> Device::take_timings() {
@@ -238,7 +238,7 @@ std::vector<Device::Timing> Device::take_timings() {
           p.label);
     check(p.event.getProfilingInfo(CL_PROFILING_COMMAND_END, &end), "clGetEventProfilingInfo",
           p.label);
-    timings.push_back({p.label, double(end - start) * 1e-6, p.bytes});
+    timings.push_back({p.stage, p.label, double(end - start) * 1e-6, p.bytes});
   }
   pending_.clear();
   return timings;

@@ -85,7 +85,11 @@ class Device {
             std::size_t bytes, const std::string& label);
   void finish();
 
+  // What the following enqueues belong to ("upload", a stage's spec, "download"), for timings.
+  void set_stage(std::string stage) { stage_ = std::move(stage); }
+
   struct Timing {
+    std::string stage;
     std::string label;
     double ms = 0;
     std::size_t bytes = 0;  // moved by a transfer, or at least by a kernel; 0 if unknown
@@ -102,10 +106,12 @@ class Device {
   ProgramCache programs_;
   struct Pending {
     cl::Event event;
+    std::string stage;
     std::string label;
     std::size_t bytes;
   };
   std::vector<Pending> pending_;
+  std::string stage_;
 };
 
 // Sets kernel arguments 0, 1, 2, ... in order.

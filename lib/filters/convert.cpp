@@ -48,7 +48,8 @@ DeviceImage upload(Device& device, const PixelBuffer& pixels) {
                               sample_defines(pixels.type, pixels.channels));
   set_args(kernel, staging, image.buffer, pixels.width, pixels.height, image.pitch,
            unit_scale(pixels.type));
-  device.launch(kernel, "convert_to_planar", cl::NDRange(pixels.width, pixels.height), kGroup2D);
+  device.launch(kernel, "convert_to_planar", cl::NDRange(pixels.width, pixels.height), kGroup2D,
+                bytes + pixels.sample_count() * sizeof(float));
   return image;
 }
 
@@ -58,7 +59,8 @@ PixelBuffer download(Device& device, const DeviceImage& image, PixelType type) {
   auto kernel =
       device.kernel("convert.cl", "convert_from_planar", sample_defines(type, image.channels));
   set_args(kernel, image.buffer, staging, image.width, image.height, image.pitch);
-  device.launch(kernel, "convert_from_planar", cl::NDRange(image.width, image.height), kGroup2D);
+  device.launch(kernel, "convert_from_planar", cl::NDRange(image.width, image.height), kGroup2D,
+                pixels.bytes.size() + pixels.sample_count() * sizeof(float));
   device.read(staging, pixels.bytes.data(), pixels.bytes.size(), "download");
   return pixels;
 }
@@ -97,7 +99,8 @@ DeviceImage to_gray(Device& device, const DeviceImage& in, LumaWeights w,
   out.source = in.source;
   auto kernel = device.kernel("convert.cl", "to_gray", {});
   set_args(kernel, in.buffer, out.buffer, in.width, in.height, in.pitch, w.r, w.g, w.b);
-  device.launch(kernel, "to_gray", cl::NDRange(in.width, in.height), kGroup2D);
+  device.launch(kernel, "to_gray", cl::NDRange(in.width, in.height), kGroup2D,
+                4 * sizeof(float) * std::size_t(in.width) * in.height);
   copy_alpha(device, in, out);
   return out;
 }

@@ -33,22 +33,27 @@ PixelBuffer run_reference(const Pipeline& pipeline, const PixelBuffer& input, Pi
 RunResult run_device(Device& device, const Pipeline& pipeline, const PixelBuffer& input,
                      PixelType type, const RunOptions& options) {
   RunResult result;
+  device.set_stage("upload");
   DeviceImage current = upload(device, input);
   // With verification, `seen` is the device's own input to the next stage, read back.
   Image seen;
   if (options.verify) {
+    device.set_stage("verify");
     seen = download_image(device, current);
     result.checks.push_back({"decode", compare(seen, to_image(input), 0.0)});
   }
   for (const auto& stage : pipeline.stages()) {
+    device.set_stage(stage->spec());
     current = stage->enqueue(device, current);
     if (options.verify) {
+      device.set_stage("verify");
       Image got = download_image(device, current);
       result.checks.push_back(
           {stage->spec(), compare(got, stage->reference(seen), options.tolerance)});
       seen = std::move(got);
     }
   }
+  device.set_stage("download");
   result.pixels = download(device, current, type);
   if (options.verify)
     result.checks.push_back(
