@@ -123,6 +123,7 @@ TEST_CASE("pipelines, presets and formats from the README work as written") {
   const Result timings =
       box.halo("run " + box / "photo.png" + " -f emboss -o " + box / "t.tif --timings");
   CHECK(has(timings.out, "conv_tile"));
+  CHECK(has(timings.out, "time emboss"));
   CHECK(has(timings.out, "device total"));
 }
 
