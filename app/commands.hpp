@@ -24,6 +24,7 @@ std::unique_ptr<Device> open_device(const GlobalOptions& options);
 using Command = std::function<int()>;
 
 Command add_run_command(CLI::App& app, const GlobalOptions& global);
+Command add_hist_command(CLI::App& app, const GlobalOptions& global);
 Command add_devices_command(CLI::App& app);
 Command add_filters_command(CLI::App& app);
 Command add_presets_command(CLI::App& app);

@@ -18,6 +18,7 @@ constexpr const char* kFooter = R"(Examples:
   halo run photo.png -f sharpen:k=0.5 -f edge:mode=sobel:gray=1 -o edges.png
   halo run a.pfm -f conv:k=2,0,0,0,-1,0,0,0,-1:offset=0.5:gray=1 -o emboss.pfm
   halo run render.exr[ViewLayer.Combined.R,ViewLayer.Combined.G,ViewLayer.Combined.B] -f sharpen -o out.exr
+  halo hist photo.jpg --mode luma --bins 256 --json hist.json --plot hist.png
   halo filters           every filter with its parameters
   halo devices           OpenCL platforms and devices
 
@@ -62,9 +63,11 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbosity, "more detail on stderr (-vv: debug, kernel cache)");
   app.add_flag("-q,--quiet", quiet, "errors only");
 
-  const halo::Command commands[] = {halo::add_run_command(app, global),
-                                    halo::add_devices_command(app), halo::add_filters_command(app),
-                                    halo::add_presets_command(app)};
+  // In the order the subcommands are registered: main() finds the parsed one by position.
+  const halo::Command commands[] = {
+      halo::add_run_command(app, global), halo::add_hist_command(app, global),
+      halo::add_devices_command(app), halo::add_filters_command(app),
+      halo::add_presets_command(app)};
 
   try {
     app.parse(argc, argv);
@@ -82,7 +85,6 @@ int main(int argc, char** argv) {
   setup_logging(verbosity, quiet);
   if (global.no_cache) setenv("HALO_NO_CACHE", "1", 1);
 
-  const auto subcommands = app.get_subcommands();
   try {
     for (std::size_t i = 0; i < app.get_subcommands({}).size(); ++i)
       if (app.get_subcommands({})[i]->parsed()) return commands[i]();

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "app/commands.hpp"
+#include "app/histogram_report.hpp"
 #include "cl/cl_error.hpp"
 #include "cl/program_cache.hpp"
 #include "core/error.hpp"
@@ -55,8 +56,11 @@ void check_not_input(const std::string& input, const std::string& output, bool a
 
 void print_checks(const RunResult& result, double tolerance) {
   for (const auto& check : result.checks)
-    fmt::print("verify {:<28} {} {}\n", check.stage, check.result.summary(),
-               check.result.ok() ? "ok" : "MISMATCH");
+    fmt::print("verify {:<28} {} {}{}\n", check.stage, check.result.summary(),
+               check.ok() ? "ok" : "MISMATCH", check.problem.empty() ? "" : ": " + check.problem);
+  for (const auto& check : result.checks)
+    if (!check.problem.empty())
+      throw Error(ErrorKind::Mismatch, "verify: stage '" + check.stage + "': " + check.problem);
   for (const auto& check : result.checks)
     if (!check.result.ok())
       throw Error(ErrorKind::Mismatch,
@@ -79,6 +83,12 @@ void print_timings(const RunResult& result) {
   }
   fmt::print("time {:<45} {:9.3f} ms\n", "device total", total);
   if (verify > 0) fmt::print("time {:<45} {:9.3f} ms\n", "verification read-backs", verify);
+}
+
+// Stages that measure (histogram) print what they found.
+void print_results(const Pipeline& pipeline) {
+  for (const auto& stage : pipeline.stages())
+    if (const Histogram* h = stage->result()) fmt::print("{}: {}", stage->spec(), histogram_summary(*h));
 }
 
 // Wall-clock phases of one run, for -v: where the seconds go (decode, device, encode).
@@ -130,6 +140,7 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
           "read {:.3f} s, device {:.3f} s (open, compile or load kernels, run{}), write "
           "{:.3f} s",
           read_s, device_s, o.verify ? ", verify" : "", phases.lap());
+      print_results(pipeline);
       if (o.timings) print_timings(result);
       if (o.verify) print_checks(result, o.tolerance);
       out = std::move(result.pixels);
@@ -146,6 +157,7 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
     out = run_reference(pipeline, loaded.pixels, pixel_type(type));
     const double reference_s = phases.lap();
     write_image(o.output, out, type);
+    print_results(pipeline);
     spdlog::info("read {:.3f} s, reference {:.3f} s, write {:.3f} s", read_s, reference_s,
                  phases.lap());
   }

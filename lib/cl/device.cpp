@@ -221,6 +221,14 @@ void Device::copy(const cl::Buffer& from, cl::Buffer& to, std::size_t from_offse
   record(event, label, 0);
 }
 
+void Device::fill_zero(cl::Buffer& buffer, std::size_t bytes, const std::string& label) {
+  cl::Event event;
+  const cl_uint zero = 0;
+  check(queue_.enqueueFillBuffer(buffer, zero, 0, bytes, nullptr, &event), "clEnqueueFillBuffer",
+        label + ", " + std::to_string(bytes) + " bytes");
+  record(event, label, 0);
+}
+
 void Device::finish() {
   check(queue_.finish(), "clFinish", info_.name);
 }

@@ -83,6 +83,7 @@ class Device {
   void read(const cl::Buffer& buffer, void* data, std::size_t bytes, const std::string& label);
   void copy(const cl::Buffer& from, cl::Buffer& to, std::size_t from_offset, std::size_t to_offset,
             std::size_t bytes, const std::string& label);
+  void fill_zero(cl::Buffer& buffer, std::size_t bytes, const std::string& label);
   void finish();
 
   // What the following enqueues belong to ("upload", a stage's spec, "download"), for timings.

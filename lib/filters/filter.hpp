@@ -14,6 +14,8 @@
 
 namespace halo {
 
+struct Histogram;
+
 enum class Border { zero = 0, clamp = 1, reflect = 2, wrap = 3 };
 
 Border parse_border(const std::string& name);
@@ -31,6 +33,11 @@ class Stage {
   virtual std::vector<std::string> details() const { return {}; }
   virtual Image reference(const Image& in) const = 0;
   virtual DeviceImage enqueue(Device& device, const DeviceImage& in) const = 0;
+
+  // Stages that measure rather than change the image (histogram) keep their last result;
+  // mismatch() says how the device's result differs from the reference's, "" if it does not.
+  virtual const Histogram* result() const { return nullptr; }
+  virtual std::string mismatch() const { return ""; }
 
  private:
   std::string spec_;

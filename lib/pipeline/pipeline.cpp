@@ -20,7 +20,7 @@ Pipeline::Pipeline(const std::vector<StageSpec>& specs) {
 
 bool RunResult::ok() const {
   for (const auto& check : checks)
-    if (!check.result.ok()) return false;
+    if (!check.ok()) return false;
   return true;
 }
 

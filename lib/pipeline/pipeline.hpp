@@ -39,6 +39,9 @@ struct RunOptions {
 struct StageCheck {
   std::string stage;  // "decode", a spec, or "encode"
   Comparison result;
+  std::string problem;  // a side result (histogram) that differs from the reference
+
+  bool ok() const { return result.ok() && problem.empty(); }
 };
 
 struct RunResult {

@@ -103,6 +103,7 @@ Args::Args(const Spec& spec, const std::vector<Param>& table) : spec_text_(spec.
         break;
       }
       case ParamType::Numbers:
+        if (p.allow_auto && value == "auto") break;
         for (const auto& item : split_commas(value)) {
           double v = 0;
           if (!parse_real(item, v)) fail(p.name, "'" + item + "' is not a number");

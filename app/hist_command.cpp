@@ -1,0 +1,100 @@
+// `halo hist`: the exact histogram of one image, on the device (or the reference), with
+// summary, JSON, CSV and plot outputs.
+#include <spdlog/spdlog.h>
+
+#include "app/commands.hpp"
+#include "app/histogram_report.hpp"
+#include "cl/cl_error.hpp"
+#include "core/error.hpp"
+#include "filters/registry.hpp"
+#include "io/image_io.hpp"
+
+namespace halo {
+
+namespace {
+
+struct HistOptions {
+  std::string input, mode = "luma", range = "auto", method = "auto";
+  int bins = 256, channel = 0, ppi = 16;
+  std::string json, csv, plot;
+  bool log_scale = false, verify = false;
+};
+
+// The options as a histogram spec, so they are checked by the same parameter table as -f.
+HistogramSpec spec_of(const HistOptions& o) {
+  std::string text = fmt::format("histogram:mode={}:bins={}:range={}:method={}:ppi={}", o.mode,
+                                 o.bins, o.range, o.method, o.ppi);
+  if (o.mode == "channel") text += ":c=" + std::to_string(o.channel);
+  const Spec spec = parse_spec(text);
+  return HistogramSpec::from(Args(spec, find_filter("histogram")->params));
+}
+
+// The first counter where two histograms differ, for the --verify message.
+std::string first_difference(const Histogram& a, const Histogram& b) {
+  for (std::size_t i = 0; i < a.counts.size(); ++i)
+    if (a.counts[i] != b.counts[i])
+      return fmt::format("bin {}: device {} vs reference {}", i, a.counts[i], b.counts[i]);
+  return fmt::format("apart counters or range: device under {} over {} NaN {} Inf {} [{}, {}], "
+                     "reference under {} over {} NaN {} Inf {} [{}, {}]",
+                     a.under, a.over, a.nan, a.inf, a.lo, a.hi, b.under, b.over, b.nan, b.inf,
+                     b.lo, b.hi);
+}
+
+int hist(const HistOptions& o, const GlobalOptions& global) {
+  const HistogramSpec spec = spec_of(o);
+  const LoadedImage loaded = read_image(parse_input_ref(o.input));
+  Histogram result;
+  std::unique_ptr<Device> device = open_device(global);
+  if (device) {
+    try {
+      result = histogram_device(*device, loaded.pixels, spec);
+    } catch (const ClError& e) {
+      if (global.strict || global.device != "auto") throw;
+      spdlog::warn("{}; counting on the CPU instead (--strict makes this an error)", e.what());
+      device.reset();
+    }
+  }
+  if (!device) result = histogram_reference(loaded.pixels, spec);
+  fmt::print("{}", histogram_summary(result));
+  if (!o.json.empty()) write_histogram_json(o.json, result, o.input);
+  if (!o.csv.empty()) write_histogram_csv(o.csv, result);
+  if (!o.plot.empty()) write_histogram_plot(o.plot, result, o.log_scale);
+  if (o.verify && device) {
+    const Histogram reference = histogram_reference(loaded.pixels, spec);
+    if (!result.same_counts(reference))
+      throw Error(ErrorKind::Mismatch,
+                  "verify: histogram differs from the reference at " +
+                      first_difference(result, reference));
+    fmt::print("verify histogram: identical to the reference ({} bins, {} binned)\n",
+               result.counts.size(), result.binned());
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_hist_command(CLI::App& app, const GlobalOptions& global) {
+  auto o = std::make_shared<HistOptions>();
+  auto* cmd = app.add_subcommand("hist", "exact histogram of an image (64-bit counts), on the "
+                                         "device, identical to the CPU reference");
+  cmd->add_option("input", o->input, "input image; FILE[ch,...] picks channels")->required();
+  cmd->add_option("--mode", o->mode,
+                  "luma (Rec.601, integer on 8/16-bit: grey v lands in bin v), luma709, rgb, "
+                  "gray (one-channel images), channel")
+      ->capture_default_str();
+  cmd->add_option("-c,--channel", o->channel, "channel index for --mode channel");
+  cmd->add_option("--bins", o->bins, "1..65536")->capture_default_str();
+  cmd->add_option("--range", o->range, "lo,hi for float data, or auto (finite min and max)")
+      ->capture_default_str();
+  cmd->add_option("--method", o->method, "auto, global, local, private (device strategy)")
+      ->capture_default_str();
+  cmd->add_option("--ppi", o->ppi, "pixels per work-item")->capture_default_str();
+  cmd->add_option("--json", o->json, "write counts as JSON (schema halo.histogram/1)");
+  cmd->add_option("--csv", o->csv, "write counts as CSV: bin,lower,upper,count...");
+  cmd->add_option("--plot", o->plot, "draw the histogram into an image (PNG, ...)");
+  cmd->add_flag("--log", o->log_scale, "log count axis for --plot");
+  cmd->add_flag("--verify", o->verify, "also count on the CPU; exit 1 unless identical");
+  return [o, &global] { return hist(*o, global); };
+}
+
+}  // namespace halo

@@ -1,0 +1,405 @@
+// Histograms: parameters, the exact CPU reference, the device strategies of
+// kernels/histogram.cl, and the pass-through pipeline stage `histogram`.
+#include "filters/histogram.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/error.hpp"
+#include "filters/convert.hpp"
+#include "filters/filter.hpp"
+
+namespace halo {
+
+namespace {
+
+constexpr std::uint64_t kChunk = std::uint64_t(1) << 30;  // pixels per launch: no uint overflow
+
+// What the samples are and how to reach them.
+struct Source {
+  std::uint64_t pixels = 0;
+  int width = 0;
+  int channels = 0;         // colour channels available to the modes
+  bool codes = true;        // integer binning
+  int max_code = 255;
+  int input = 1;            // kernels/histogram.cl INPUT
+  int stored_channels = 1;  // interleaved stride (INPUT 1, 2)
+  int pitch = 0;            // planar layout (INPUT 3)
+  std::size_t plane = 0;
+};
+
+int mode_number(HistogramMode mode) {
+  switch (mode) {
+    case HistogramMode::luma: return 1;
+    case HistogramMode::luma709: return 2;
+    case HistogramMode::rgb: return 3;
+    default: return 0;
+  }
+}
+
+// Checks the mode against the image and sets up the result's shape.
+Histogram prepare(const HistogramSpec& spec, const Source& src) {
+  const bool three = spec.mode == HistogramMode::luma || spec.mode == HistogramMode::luma709 ||
+                     spec.mode == HistogramMode::rgb;
+  if (three && src.channels < 3)
+    throw Error(ErrorKind::Usage, "histogram: mode=" + to_string(spec.mode) +
+                                      " needs 3 colour channels, the image has " +
+                                      std::to_string(src.channels) + " (use mode=gray)");
+  if (spec.mode == HistogramMode::gray && src.channels != 1)
+    throw Error(ErrorKind::Usage, "histogram: mode=gray needs one colour channel, the image has " +
+                                      std::to_string(src.channels) +
+                                      " (use mode=luma, or mode=channel:c=N)");
+  if (spec.mode == HistogramMode::channel && spec.channel >= src.channels)
+    throw Error(ErrorKind::Usage, "histogram: channel c=" + std::to_string(spec.channel) +
+                                      " does not exist, the image has " +
+                                      std::to_string(src.channels) + " colour channels");
+  if (src.codes && !spec.auto_range)
+    throw Error(ErrorKind::Usage,
+                "histogram: range= applies to float data; 8/16-bit data is binned by code");
+  Histogram h;
+  h.mode = spec.mode;
+  h.bins = spec.bins;
+  h.hists = spec.mode == HistogramMode::rgb ? 3 : 1;
+  h.codes = src.codes;
+  h.max_code = src.max_code;
+  h.lo = spec.lo;
+  h.hi = spec.hi;
+  h.counts.assign(std::size_t(h.hists) * h.bins, 0);
+  return h;
+}
+
+int channel_of(const HistogramSpec& spec) {
+  return spec.mode == HistogramMode::channel ? spec.channel : 0;
+}
+
+// The value histogrammed for pixel p and sub-histogram k, as the kernels compute it.
+template <typename Get>
+float float_value(const HistogramSpec& spec, Get get, std::uint64_t p, int k) {
+  switch (spec.mode) {
+    case HistogramMode::luma: return 0.299f * get(p, 0) + 0.587f * get(p, 1) + 0.114f * get(p, 2);
+    case HistogramMode::luma709:
+      return 0.2126f * get(p, 0) + 0.7152f * get(p, 1) + 0.0722f * get(p, 2);
+    case HistogramMode::rgb: return get(p, k);
+    default: return get(p, channel_of(spec));
+  }
+}
+
+template <typename Code>
+std::uint32_t code_value(const HistogramSpec& spec, Code code, std::uint64_t p, int k) {
+  switch (spec.mode) {
+    case HistogramMode::luma: return (299u * code(p, 0) + 587u * code(p, 1) + 114u * code(p, 2)) / 1000u;
+    case HistogramMode::luma709:
+      return (2126u * code(p, 0) + 7152u * code(p, 1) + 722u * code(p, 2)) / 10000u;
+    case HistogramMode::rgb: return code(p, k);
+    default: return code(p, channel_of(spec));
+  }
+}
+
+float scale_of(const Histogram& h) { return float(h.bins) / (h.hi - h.lo); }
+
+// range=auto, and a range that holds one value, become a usable [lo, hi].
+void settle_range(Histogram& h, float lo, float hi) {
+  if (!(lo <= hi)) lo = 0, hi = 1;  // no finite values at all
+  if (hi == lo) hi = lo + 1;
+  h.lo = lo, h.hi = hi;
+}
+
+template <typename Get, typename Code>
+Histogram count_reference(const HistogramSpec& spec, const Source& src, Get get, Code code) {
+  Histogram h = prepare(spec, src);
+  h.method = "reference";
+  if (h.codes) {
+    for (std::uint64_t p = 0; p < src.pixels; ++p)
+      for (int k = 0; k < h.hists; ++k) {
+        const std::uint64_t v = code_value(spec, code, p, k);
+        ++h.counts[k * h.bins + v * h.bins / (h.max_code + 1)];
+      }
+    return h;
+  }
+  if (spec.auto_range) {
+    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+    for (std::uint64_t p = 0; p < src.pixels; ++p)
+      for (int k = 0; k < h.hists; ++k)
+        if (const float x = float_value(spec, get, p, k); std::isfinite(x))
+          lo = std::fmin(lo, x), hi = std::fmax(hi, x);
+    settle_range(h, lo, hi);
+  }
+  const float scale = scale_of(h);
+  for (std::uint64_t p = 0; p < src.pixels; ++p)
+    for (int k = 0; k < h.hists; ++k) {
+      const float x = float_value(spec, get, p, k);
+      if (std::isnan(x)) ++h.nan;
+      else if (std::isinf(x)) ++h.inf;
+      else if (x < h.lo) ++h.under;
+      else if (x > h.hi) ++h.over;
+      else
+        ++h.counts[k * h.bins +
+                   std::min(std::uint32_t(std::floor((x - h.lo) * scale)), std::uint32_t(h.bins - 1))];
+    }
+  return h;
+}
+
+Source source_of(const PixelBuffer& pixels) {
+  Source s;
+  s.pixels = std::uint64_t(pixels.width) * pixels.height;
+  s.width = pixels.width;
+  s.channels = pixels.channels - (pixels.alpha ? 1 : 0);
+  s.codes = pixels.type != PixelType::f32;
+  s.max_code = pixels.type == PixelType::u16 ? 65535 : 255;
+  s.input = pixels.type == PixelType::u8 ? 1 : pixels.type == PixelType::u16 ? 2 : 3;
+  s.stored_channels = pixels.channels;
+  return s;
+}
+
+Source source_of(int width, int height, int channels, bool alpha, int pitch, PixelType origin) {
+  Source s;
+  s.pixels = std::uint64_t(width) * height;
+  s.width = width;
+  s.channels = channels - (alpha ? 1 : 0);
+  s.codes = origin != PixelType::f32;
+  s.max_code = origin == PixelType::u16 ? 65535 : 255;
+  s.input = 3;
+  s.pitch = pitch;
+  s.plane = std::size_t(pitch) * height;
+  return s;
+}
+
+std::string method_for(const HistogramSpec& spec, int counters, const DeviceInfo& info) {
+  const std::uint64_t budget = info.local_memory - 1024;
+  if (spec.method != "auto") {
+    if (spec.method == "private" && 4ull * counters > budget)
+      throw Error(ErrorKind::Usage, "histogram: method=private needs " +
+                                        std::to_string(4 * counters) +
+                                        " bytes of local memory per work-item row");
+    if (spec.method == "local" && 4ull * counters > budget)
+      throw Error(ErrorKind::Usage, "histogram: method=local needs more local memory than the "
+                                    "device has for " + std::to_string(counters) + " counters");
+    return spec.method;
+  }
+  return 4ull * counters <= budget ? "local" : "global";
+}
+
+Histogram count_device(Device& device, const cl::Buffer& samples, const HistogramSpec& spec,
+                       const Source& src) {
+  Histogram h = prepare(spec, src);
+  const int counters = h.hists * h.bins + 4;
+  h.method = method_for(spec, counters, device.info());
+  const std::uint64_t budget = device.info().local_memory - 1024;
+  int group = 256, subhists = 1;
+  if (h.method == "private")
+    for (group = 32; group > 1 && 4ull * group * counters > budget;) group /= 2;
+  if (h.method == "local")
+    for (subhists = 4; subhists > 1 && 4ull * subhists * counters > budget;) subhists /= 2;
+  const Defines defines = {{"INPUT", std::to_string(src.input)},
+                           {"CHANNELS", std::to_string(src.stored_channels)},
+                           {"MODE", std::to_string(mode_number(spec.mode))},
+                           {"CHANNEL", std::to_string(channel_of(spec))},
+                           {"BINS", std::to_string(h.bins)},
+                           {"CODES", src.codes ? "1" : "0"},
+                           {"MAX_CODE", std::to_string(src.max_code)},
+                           {"PIXELS_PER_ITEM", std::to_string(spec.pixels_per_item)},
+                           {"GROUP", std::to_string(group)},
+                           {"SUBHISTS", std::to_string(subhists)},
+                           {"WIDTH", std::to_string(src.width)},
+                           {"PITCH", std::to_string(src.pitch)},
+                           {"PLANE_SIZE", std::to_string(src.plane)}};
+  if (!h.codes && spec.auto_range) {
+    auto minmax = device.kernel("histogram.cl", "histogram_minmax", defines);
+    const std::size_t groups = 256;
+    cl::Buffer pairs = device.buffer(groups * 2 * sizeof(float), "histogram range");
+    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+    for (int k = 0; k < h.hists; ++k) {
+      set_args(minmax, samples, pairs, cl_ulong(src.pixels), k);
+      device.launch(minmax, "histogram_minmax", cl::NDRange(groups * group), cl::NDRange(group),
+                    src.pixels * sizeof(float));
+      std::vector<float> found(groups * 2);
+      device.read(pairs, found.data(), found.size() * sizeof(float), "histogram range");
+      for (std::size_t g = 0; g < groups; ++g)
+        lo = std::fmin(lo, found[2 * g]), hi = std::fmax(hi, found[2 * g + 1]);
+    }
+    settle_range(h, lo, hi);
+  }
+  const float scale = h.codes ? 1.0f : scale_of(h);
+  auto count = device.kernel("histogram.cl", "histogram_" + h.method, defines);
+  auto reduce = device.kernel("histogram.cl", "histogram_reduce", defines);
+  cl::Buffer totals = device.buffer(counters * sizeof(cl_ulong), "histogram totals");
+  device.fill_zero(totals, counters * sizeof(cl_ulong), "histogram totals");
+  const std::uint64_t per_group = std::uint64_t(group) * spec.pixels_per_item;
+  const std::uint64_t max_groups = (std::min(kChunk, src.pixels) + per_group - 1) / per_group;
+  const std::size_t rows = h.method == "private" ? max_groups : 1;
+  cl::Buffer partials = device.buffer(rows * counters * sizeof(cl_uint), "histogram partials");
+  const std::size_t sample_bytes = src.input == 1 ? 1 : src.input == 2 ? 2 : 4;
+  for (std::uint64_t first = 0; first < src.pixels; first += kChunk) {
+    const std::uint64_t n = std::min(kChunk, src.pixels - first);
+    const std::uint64_t groups = (n + per_group - 1) / per_group;
+    if (rows == 1) device.fill_zero(partials, counters * sizeof(cl_uint), "histogram partials");
+    set_args(count, samples, partials, cl_ulong(first), cl_ulong(n), h.lo, h.hi, scale);
+    device.launch(count, "histogram_" + h.method, cl::NDRange(groups * group), cl::NDRange(group),
+                  n * sample_bytes * (src.input == 3 ? h.hists : src.stored_channels));
+    set_args(reduce, partials, totals, cl_uint(rows == 1 ? 1 : groups));
+    device.launch(reduce, "histogram_reduce", cl::NDRange(counters), cl::NDRange(64));
+  }
+  std::vector<cl_ulong> result(counters);
+  device.read(totals, result.data(), result.size() * sizeof(cl_ulong), "histogram totals");
+  std::copy(result.begin(), result.end() - 4, h.counts.begin());
+  h.under = result[counters - 4], h.over = result[counters - 3];
+  h.nan = result[counters - 2], h.inf = result[counters - 1];
+  return h;
+}
+
+class HistogramStage : public Stage {
+ public:
+  HistogramStage(std::string spec, HistogramSpec hist) : Stage(std::move(spec)), hist_(hist) {}
+
+  Image reference(const Image& in) const override {
+    reference_result_ = histogram_reference(in, hist_);
+    return in;
+  }
+  DeviceImage enqueue(Device& device, const DeviceImage& in) const override {
+    device_result_ = histogram_device(device, in, hist_);
+    return in;
+  }
+  const Histogram* result() const override {
+    return device_result_.bins ? &device_result_ : reference_result_.bins ? &reference_result_ : nullptr;
+  }
+  std::string mismatch() const override {
+    if (!device_result_.bins || !reference_result_.bins) return "";
+    if (device_result_.same_counts(reference_result_)) return "";
+    return "histogram differs from the reference";
+  }
+
+ private:
+  HistogramSpec hist_;
+  // The stage's result beside the image it passes on; written by the run that computes it.
+  mutable Histogram reference_result_, device_result_;
+};
+
+}  // namespace
+
+std::string to_string(HistogramMode mode) {
+  switch (mode) {
+    case HistogramMode::gray: return "gray";
+    case HistogramMode::channel: return "channel";
+    case HistogramMode::luma: return "luma";
+    case HistogramMode::luma709: return "luma709";
+    case HistogramMode::rgb: return "rgb";
+  }
+  return "?";
+}
+
+HistogramSpec HistogramSpec::from(const Args& args) {
+  HistogramSpec s;
+  const auto& mode = args.text("mode");
+  s.mode = mode == "gray"      ? HistogramMode::gray
+           : mode == "channel" ? HistogramMode::channel
+           : mode == "luma709" ? HistogramMode::luma709
+           : mode == "rgb"     ? HistogramMode::rgb
+                               : HistogramMode::luma;
+  s.channel = args.integer("c");
+  if (args.given("c") && s.mode != HistogramMode::channel)
+    args.fail("c", "only with mode=channel");
+  s.bins = args.integer("bins");
+  s.method = args.text("method");
+  s.pixels_per_item = args.integer("ppi");
+  if (args.text("range") != "auto") {
+    const auto range = args.numbers("range");
+    if (range.size() != 2 || !(range[0] < range[1]))
+      args.fail("range", "expected lo,hi with lo < hi, or auto");
+    s.auto_range = false;
+    s.lo = float(range[0]), s.hi = float(range[1]);
+  }
+  return s;
+}
+
+std::uint64_t Histogram::binned() const {
+  std::uint64_t total = 0;
+  for (auto c : counts) total += c;
+  return total;
+}
+
+bool Histogram::same_counts(const Histogram& o) const {
+  return counts == o.counts && under == o.under && over == o.over && nan == o.nan &&
+         inf == o.inf && lo == o.lo && hi == o.hi;
+}
+
+Histogram histogram_reference(const PixelBuffer& pixels, const HistogramSpec& spec) {
+  const Source src = source_of(pixels);
+  const int stride = pixels.channels;
+  switch (pixels.type) {
+    case PixelType::u8: {
+      const auto* s = pixels.samples<std::uint8_t>();
+      auto code = [&](std::uint64_t p, int c) { return std::uint32_t(s[p * stride + c]); };
+      return count_reference(spec, src, [](std::uint64_t, int) { return 0.0f; }, code);
+    }
+    case PixelType::u16: {
+      const auto* s = pixels.samples<std::uint16_t>();
+      auto code = [&](std::uint64_t p, int c) { return std::uint32_t(s[p * stride + c]); };
+      return count_reference(spec, src, [](std::uint64_t, int) { return 0.0f; }, code);
+    }
+    case PixelType::f32: break;
+  }
+  return histogram_reference(to_image(pixels), spec);
+}
+
+Histogram histogram_reference(const Image& image, const HistogramSpec& spec) {
+  const Source src = source_of(image.width(), image.height(), image.channels(), image.alpha(),
+                               image.pitch(), image.source());
+  const int w = image.width();
+  auto get = [&](std::uint64_t p, int c) { return image.at(int(p % w), int(p / w), c); };
+  auto code = [&](std::uint64_t p, int c) {
+    return std::uint32_t(quantize(get(p, c), float(src.max_code)));
+  };
+  return count_reference(spec, src, get, code);
+}
+
+Histogram histogram_device(Device& device, const PixelBuffer& pixels, const HistogramSpec& spec) {
+  if (pixels.type == PixelType::f32) {
+    const DeviceImage image = upload(device, pixels);
+    return histogram_device(device, image, spec);
+  }
+  cl::Buffer samples = device.buffer(pixels.bytes.size(), "histogram input");
+  device.write(samples, pixels.bytes.data(), pixels.bytes.size(), "upload");
+  return count_device(device, samples, spec, source_of(pixels));
+}
+
+Histogram histogram_device(Device& device, const DeviceImage& image, const HistogramSpec& spec) {
+  return count_device(device, image.buffer, spec,
+                      source_of(image.width, image.height, image.channels, image.alpha,
+                                image.pitch, image.source));
+}
+
+FilterDef histogram_filter() {
+  return {
+      .name = "histogram",
+      .summary = "exact histogram, reported; the image passes through unchanged",
+      .params = {{.name = "mode", .type = ParamType::Choice, .fallback = "luma",
+                  .doc = "luma (Rec.601: integer (299R+587G+114B)/1000 on 8/16-bit codes), "
+                         "luma709, rgb (3 x bins), gray (one-channel images), channel (with c=)",
+                  .choices = {"luma", "luma709", "rgb", "gray", "channel"}},
+                 {.name = "c", .type = ParamType::Integer, .fallback = "0",
+                  .doc = "channel for mode=channel", .min = 0, .max = 63},
+                 {.name = "bins", .type = ParamType::Integer, .fallback = "256",
+                  .doc = "number of bins", .min = 1, .max = 65536},
+                 {.name = "range", .type = ParamType::Numbers, .fallback = "auto",
+                  .doc = "lo,hi for float data (auto: finite min and max); outside, NaN and Inf "
+                         "are counted apart",
+                  .allow_auto = true},
+                 {.name = "method", .type = ParamType::Choice, .fallback = "auto",
+                  .doc = "device strategy: global atomics, local sub-histograms, private "
+                         "per-work-item counters",
+                  .choices = {"auto", "global", "local", "private"}},
+                 {.name = "ppi", .type = ParamType::Integer, .fallback = "16",
+                  .doc = "pixels per work-item", .min = 1, .max = 4096},
+                 border_param()},
+      .notes = {"8/16-bit data: code v goes to bin v*bins/(max+1); a grey pixel R=G=B=v is in "
+                "luma bin v at 256 bins",
+                "float data: bin floor((x-lo)*(bins/(hi-lo))), x == hi in the last bin",
+                "counts are 64-bit and equal the reference's bin for bin"},
+      .example = "histogram:mode=luma:bins=256",
+      .make = [](const Args& args) -> std::unique_ptr<Stage> {
+        return std::make_unique<HistogramStage>(args.spec_text(), HistogramSpec::from(args));
+      }};
+}
+
+}  // namespace halo

@@ -1,0 +1,56 @@
+// Exact histograms: the reference and three device strategies, bin for bin identical.
+// Integer data (8/16-bit, or float data that came from 8/16-bit and is binned as the codes it
+// would be written as) bins codes with integer arithmetic; float data bins
+// floor((x - lo) * scale), scale = bins / (hi - lo) rounded to float, x == hi in the last bin,
+// and counts values outside [lo, hi], NaN and Inf apart.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cl/device.hpp"
+#include "core/image.hpp"
+#include "spec/params.hpp"
+
+namespace halo {
+
+enum class HistogramMode { gray, channel, luma, luma709, rgb };
+
+struct HistogramSpec {
+  HistogramMode mode = HistogramMode::luma;
+  int channel = 0;  // for channel mode
+  int bins = 256;
+  bool auto_range = true;  // float data: range from the data's finite min and max
+  float lo = 0, hi = 1;
+  std::string method = "auto";  // auto, global, local, private
+  int pixels_per_item = 16;
+
+  static HistogramSpec from(const Args& args);
+};
+
+struct Histogram {
+  HistogramMode mode = HistogramMode::luma;
+  int bins = 0;
+  int hists = 1;         // 3 for rgb
+  bool codes = true;     // integer binning of codes 0..max_code
+  int max_code = 255;
+  float lo = 0, hi = 1;  // float binning
+  std::vector<std::uint64_t> counts;  // hists * bins
+  std::uint64_t under = 0, over = 0, nan = 0, inf = 0;
+  std::string method;  // which device strategy produced it ("reference" on the CPU)
+
+  std::uint64_t binned() const;  // sum of counts
+  bool same_counts(const Histogram& other) const;
+};
+
+std::string to_string(HistogramMode mode);
+
+// From samples as stored (8/16-bit codes, or float).
+Histogram histogram_reference(const PixelBuffer& pixels, const HistogramSpec& spec);
+Histogram histogram_device(Device& device, const PixelBuffer& pixels, const HistogramSpec& spec);
+// From a pipeline's planar float image; integer sources are binned by their codes.
+Histogram histogram_reference(const Image& image, const HistogramSpec& spec);
+Histogram histogram_device(Device& device, const DeviceImage& image, const HistogramSpec& spec);
+
+}  // namespace halo
