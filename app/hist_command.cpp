@@ -34,10 +34,10 @@ std::string first_difference(const Histogram& a, const Histogram& b) {
   for (std::size_t i = 0; i < a.counts.size(); ++i)
     if (a.counts[i] != b.counts[i])
       return fmt::format("bin {}: device {} vs reference {}", i, a.counts[i], b.counts[i]);
-  return fmt::format("apart counters or range: device under {} over {} NaN {} Inf {} [{}, {}], "
-                     "reference under {} over {} NaN {} Inf {} [{}, {}]",
-                     a.under, a.over, a.nan, a.inf, a.lo, a.hi, b.under, b.over, b.nan, b.inf,
-                     b.lo, b.hi);
+  return fmt::format(
+      "apart counters or range: device under {} over {} NaN {} Inf {} [{}, {}], "
+      "reference under {} over {} NaN {} Inf {} [{}, {}]",
+      a.under, a.over, a.nan, a.inf, a.lo, a.hi, b.under, b.over, b.nan, b.inf, b.lo, b.hi);
 }
 
 int hist(const HistOptions& o, const GlobalOptions& global) {
@@ -62,9 +62,8 @@ int hist(const HistOptions& o, const GlobalOptions& global) {
   if (o.verify && device) {
     const Histogram reference = histogram_reference(loaded.pixels, spec);
     if (!result.same_counts(reference))
-      throw Error(ErrorKind::Mismatch,
-                  "verify: histogram differs from the reference at " +
-                      first_difference(result, reference));
+      throw Error(ErrorKind::Mismatch, "verify: histogram differs from the reference at " +
+                                           first_difference(result, reference));
     fmt::print("verify histogram: identical to the reference ({} bins, {} binned)\n",
                result.counts.size(), result.binned());
   }
@@ -75,8 +74,9 @@ int hist(const HistOptions& o, const GlobalOptions& global) {
 
 Command add_hist_command(CLI::App& app, const GlobalOptions& global) {
   auto o = std::make_shared<HistOptions>();
-  auto* cmd = app.add_subcommand("hist", "exact histogram of an image (64-bit counts), on the "
-                                         "device, identical to the CPU reference");
+  auto* cmd = app.add_subcommand("hist",
+                                 "exact histogram of an image (64-bit counts), on the "
+                                 "device, identical to the CPU reference");
   cmd->add_option("input", o->input, "input image; FILE[ch,...] picks channels")->required();
   cmd->add_option("--mode", o->mode,
                   "luma (Rec.601, integer on 8/16-bit: grey v lands in bin v), luma709, rgb, "

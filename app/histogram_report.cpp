@@ -27,7 +27,9 @@ double lower(const Histogram& h, int b) {
   if (h.codes) return double(b) * (h.max_code + 1) / h.bins;
   return h.lo + double(b) * (double(h.hi) - h.lo) / h.bins;
 }
-double upper(const Histogram& h, int b) { return lower(h, b + 1); }
+double upper(const Histogram& h, int b) {
+  return lower(h, b + 1);
+}
 
 // The bin holding the q-quantile of one channel's counts.
 int quantile_bin(const std::uint64_t* counts, int bins, std::uint64_t total, double q) {
@@ -65,8 +67,7 @@ void write_atomically(const std::string& path, Write write) {
 
 std::string histogram_summary(const Histogram& h) {
   std::string text = fmt::format("histogram {} {} bins, {} binned ({}, {})\n", to_string(h.mode),
-                                 h.bins, h.binned(), h.codes ? "integer codes" : "float",
-                                 h.method);
+                                 h.bins, h.binned(), h.codes ? "integer codes" : "float", h.method);
   if (!h.codes)
     text += fmt::format("  range [{}, {}]  under {}  over {}  NaN {}  Inf {}\n", h.lo, h.hi,
                         h.under, h.over, h.nan, h.inf);
@@ -97,8 +98,8 @@ std::string histogram_summary(const Histogram& h) {
         names[k], first, last, mean, quantile_bin(c, h.bins, total, 0.01),
         quantile_bin(c, h.bins, total, 0.05), quantile_bin(c, h.bins, total, 0.25),
         quantile_bin(c, h.bins, total, 0.5), quantile_bin(c, h.bins, total, 0.75),
-        quantile_bin(c, h.bins, total, 0.95), quantile_bin(c, h.bins, total, 0.99), names[k],
-        top, names[k], sparkline(c, h.bins, 64));
+        quantile_bin(c, h.bins, total, 0.95), quantile_bin(c, h.bins, total, 0.99), names[k], top,
+        names[k], sparkline(c, h.bins, 64));
   }
   return text;
 }
@@ -116,8 +117,10 @@ void write_histogram_json(const std::string& path, const Histogram& h, const std
                         {"over", h.over},
                         {"nan", h.nan},
                         {"inf", h.inf}};
-  if (h.codes) doc["max_code"] = h.max_code;
-  else doc["range"] = {h.lo, h.hi};
+  if (h.codes)
+    doc["max_code"] = h.max_code;
+  else
+    doc["range"] = {h.lo, h.hi};
   nlohmann::json counts = nlohmann::json::array();
   for (int k = 0; k < h.hists; ++k)
     counts.push_back(std::vector<std::uint64_t>(h.counts.begin() + std::size_t(k) * h.bins,
@@ -129,8 +132,10 @@ void write_histogram_json(const std::string& path, const Histogram& h, const std
 void write_histogram_csv(const std::string& path, const Histogram& h) {
   write_atomically(path, [&](std::ostream& out) {
     out << "bin,lower,upper";
-    if (h.hists == 3) out << ",count_r,count_g,count_b\n";
-    else out << ",count\n";
+    if (h.hists == 3)
+      out << ",count_r,count_g,count_b\n";
+    else
+      out << ",count\n";
     for (int b = 0; b < h.bins; ++b) {
       out << fmt::format("{},{},{}", b, lower(h, b), upper(h, b));
       for (int k = 0; k < h.hists; ++k) out << "," << h.counts[std::size_t(k) * h.bins + b];
@@ -144,7 +149,9 @@ void write_histogram_plot(const std::string& path, const Histogram& h, bool log_
   PixelBuffer plot(width, height, 3, PixelType::u8);
   auto* px = plot.samples<std::uint8_t>();
   std::fill(px, px + plot.sample_count(), std::uint8_t(255));
-  const auto scaled = [&](std::uint64_t c) { return log_scale ? std::log1p(double(c)) : double(c); };
+  const auto scaled = [&](std::uint64_t c) {
+    return log_scale ? std::log1p(double(c)) : double(c);
+  };
   double peak = 0;
   for (auto c : h.counts) peak = std::max(peak, scaled(c));
   const std::uint8_t colours[3][3] = {{220, 40, 40}, {40, 170, 40}, {40, 80, 220}};

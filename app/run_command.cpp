@@ -88,7 +88,8 @@ void print_timings(const RunResult& result) {
 // Stages that measure (histogram) print what they found.
 void print_results(const Pipeline& pipeline) {
   for (const auto& stage : pipeline.stages())
-    if (const Histogram* h = stage->result()) fmt::print("{}: {}", stage->spec(), histogram_summary(*h));
+    if (const Histogram* h = stage->result())
+      fmt::print("{}: {}", stage->spec(), histogram_summary(*h));
 }
 
 // Wall-clock phases of one run, for -v: where the seconds go (decode, device, encode).

@@ -20,8 +20,8 @@ constexpr std::uint64_t kChunk = std::uint64_t(1) << 30;  // pixels per launch: 
 struct Source {
   std::uint64_t pixels = 0;
   int width = 0;
-  int channels = 0;         // colour channels available to the modes
-  bool codes = true;        // integer binning
+  int channels = 0;   // colour channels available to the modes
+  bool codes = true;  // integer binning
   int max_code = 255;
   int input = 1;            // kernels/histogram.cl INPUT
   int stored_channels = 1;  // interleaved stride (INPUT 1, 2)
@@ -31,10 +31,14 @@ struct Source {
 
 int mode_number(HistogramMode mode) {
   switch (mode) {
-    case HistogramMode::luma: return 1;
-    case HistogramMode::luma709: return 2;
-    case HistogramMode::rgb: return 3;
-    default: return 0;
+    case HistogramMode::luma:
+      return 1;
+    case HistogramMode::luma709:
+      return 2;
+    case HistogramMode::rgb:
+      return 3;
+    default:
+      return 0;
   }
 }
 
@@ -77,26 +81,34 @@ int channel_of(const HistogramSpec& spec) {
 template <typename Get>
 float float_value(const HistogramSpec& spec, Get get, std::uint64_t p, int k) {
   switch (spec.mode) {
-    case HistogramMode::luma: return 0.299f * get(p, 0) + 0.587f * get(p, 1) + 0.114f * get(p, 2);
+    case HistogramMode::luma:
+      return 0.299f * get(p, 0) + 0.587f * get(p, 1) + 0.114f * get(p, 2);
     case HistogramMode::luma709:
       return 0.2126f * get(p, 0) + 0.7152f * get(p, 1) + 0.0722f * get(p, 2);
-    case HistogramMode::rgb: return get(p, k);
-    default: return get(p, channel_of(spec));
+    case HistogramMode::rgb:
+      return get(p, k);
+    default:
+      return get(p, channel_of(spec));
   }
 }
 
 template <typename Code>
 std::uint32_t code_value(const HistogramSpec& spec, Code code, std::uint64_t p, int k) {
   switch (spec.mode) {
-    case HistogramMode::luma: return (299u * code(p, 0) + 587u * code(p, 1) + 114u * code(p, 2)) / 1000u;
+    case HistogramMode::luma:
+      return (299u * code(p, 0) + 587u * code(p, 1) + 114u * code(p, 2)) / 1000u;
     case HistogramMode::luma709:
       return (2126u * code(p, 0) + 7152u * code(p, 1) + 722u * code(p, 2)) / 10000u;
-    case HistogramMode::rgb: return code(p, k);
-    default: return code(p, channel_of(spec));
+    case HistogramMode::rgb:
+      return code(p, k);
+    default:
+      return code(p, channel_of(spec));
   }
 }
 
-float scale_of(const Histogram& h) { return float(h.bins) / (h.hi - h.lo); }
+float scale_of(const Histogram& h) {
+  return float(h.bins) / (h.hi - h.lo);
+}
 
 // range=auto, and a range that holds one value, become a usable [lo, hi].
 void settle_range(Histogram& h, float lo, float hi) {
@@ -129,13 +141,17 @@ Histogram count_reference(const HistogramSpec& spec, const Source& src, Get get,
   for (std::uint64_t p = 0; p < src.pixels; ++p)
     for (int k = 0; k < h.hists; ++k) {
       const float x = float_value(spec, get, p, k);
-      if (std::isnan(x)) ++h.nan;
-      else if (std::isinf(x)) ++h.inf;
-      else if (x < h.lo) ++h.under;
-      else if (x > h.hi) ++h.over;
+      if (std::isnan(x))
+        ++h.nan;
+      else if (std::isinf(x))
+        ++h.inf;
+      else if (x < h.lo)
+        ++h.under;
+      else if (x > h.hi)
+        ++h.over;
       else
-        ++h.counts[k * h.bins +
-                   std::min(std::uint32_t(std::floor((x - h.lo) * scale)), std::uint32_t(h.bins - 1))];
+        ++h.counts[k * h.bins + std::min(std::uint32_t(std::floor((x - h.lo) * scale)),
+                                         std::uint32_t(h.bins - 1))];
     }
   return h;
 }
@@ -173,8 +189,10 @@ std::string method_for(const HistogramSpec& spec, int counters, const DeviceInfo
                                         std::to_string(4 * counters) +
                                         " bytes of local memory per work-item row");
     if (spec.method == "local" && 4ull * counters > budget)
-      throw Error(ErrorKind::Usage, "histogram: method=local needs more local memory than the "
-                                    "device has for " + std::to_string(counters) + " counters");
+      throw Error(ErrorKind::Usage,
+                  "histogram: method=local needs more local memory than the "
+                  "device has for " +
+                      std::to_string(counters) + " counters");
     return spec.method;
   }
   return 4ull * counters <= budget ? "local" : "global";
@@ -261,7 +279,9 @@ class HistogramStage : public Stage {
     return in;
   }
   const Histogram* result() const override {
-    return device_result_.bins ? &device_result_ : reference_result_.bins ? &reference_result_ : nullptr;
+    return device_result_.bins      ? &device_result_
+           : reference_result_.bins ? &reference_result_
+                                    : nullptr;
   }
   std::string mismatch() const override {
     if (!device_result_.bins || !reference_result_.bins) return "";
@@ -279,11 +299,16 @@ class HistogramStage : public Stage {
 
 std::string to_string(HistogramMode mode) {
   switch (mode) {
-    case HistogramMode::gray: return "gray";
-    case HistogramMode::channel: return "channel";
-    case HistogramMode::luma: return "luma";
-    case HistogramMode::luma709: return "luma709";
-    case HistogramMode::rgb: return "rgb";
+    case HistogramMode::gray:
+      return "gray";
+    case HistogramMode::channel:
+      return "channel";
+    case HistogramMode::luma:
+      return "luma";
+    case HistogramMode::luma709:
+      return "luma709";
+    case HistogramMode::rgb:
+      return "rgb";
   }
   return "?";
 }
@@ -297,8 +322,7 @@ HistogramSpec HistogramSpec::from(const Args& args) {
            : mode == "rgb"     ? HistogramMode::rgb
                                : HistogramMode::luma;
   s.channel = args.integer("c");
-  if (args.given("c") && s.mode != HistogramMode::channel)
-    args.fail("c", "only with mode=channel");
+  if (args.given("c") && s.mode != HistogramMode::channel) args.fail("c", "only with mode=channel");
   s.bins = args.integer("bins");
   s.method = args.text("method");
   s.pixels_per_item = args.integer("ppi");
@@ -319,8 +343,8 @@ std::uint64_t Histogram::binned() const {
 }
 
 bool Histogram::same_counts(const Histogram& o) const {
-  return counts == o.counts && under == o.under && over == o.over && nan == o.nan &&
-         inf == o.inf && lo == o.lo && hi == o.hi;
+  return counts == o.counts && under == o.under && over == o.over && nan == o.nan && inf == o.inf &&
+         lo == o.lo && hi == o.hi;
 }
 
 Histogram histogram_reference(const PixelBuffer& pixels, const HistogramSpec& spec) {
@@ -330,14 +354,17 @@ Histogram histogram_reference(const PixelBuffer& pixels, const HistogramSpec& sp
     case PixelType::u8: {
       const auto* s = pixels.samples<std::uint8_t>();
       auto code = [&](std::uint64_t p, int c) { return std::uint32_t(s[p * stride + c]); };
-      return count_reference(spec, src, [](std::uint64_t, int) { return 0.0f; }, code);
+      return count_reference(
+          spec, src, [](std::uint64_t, int) { return 0.0f; }, code);
     }
     case PixelType::u16: {
       const auto* s = pixels.samples<std::uint16_t>();
       auto code = [&](std::uint64_t p, int c) { return std::uint32_t(s[p * stride + c]); };
-      return count_reference(spec, src, [](std::uint64_t, int) { return 0.0f; }, code);
+      return count_reference(
+          spec, src, [](std::uint64_t, int) { return 0.0f; }, code);
     }
-    case PixelType::f32: break;
+    case PixelType::f32:
+      break;
   }
   return histogram_reference(to_image(pixels), spec);
 }
@@ -364,33 +391,51 @@ Histogram histogram_device(Device& device, const PixelBuffer& pixels, const Hist
 }
 
 Histogram histogram_device(Device& device, const DeviceImage& image, const HistogramSpec& spec) {
-  return count_device(device, image.buffer, spec,
-                      source_of(image.width, image.height, image.channels, image.alpha,
-                                image.pitch, image.source));
+  return count_device(
+      device, image.buffer, spec,
+      source_of(image.width, image.height, image.channels, image.alpha, image.pitch, image.source));
 }
 
 FilterDef histogram_filter() {
   return {
       .name = "histogram",
       .summary = "exact histogram, reported; the image passes through unchanged",
-      .params = {{.name = "mode", .type = ParamType::Choice, .fallback = "luma",
+      .params = {{.name = "mode",
+                  .type = ParamType::Choice,
+                  .fallback = "luma",
                   .doc = "luma (Rec.601: integer (299R+587G+114B)/1000 on 8/16-bit codes), "
                          "luma709, rgb (3 x bins), gray (one-channel images), channel (with c=)",
                   .choices = {"luma", "luma709", "rgb", "gray", "channel"}},
-                 {.name = "c", .type = ParamType::Integer, .fallback = "0",
-                  .doc = "channel for mode=channel", .min = 0, .max = 63},
-                 {.name = "bins", .type = ParamType::Integer, .fallback = "256",
-                  .doc = "number of bins", .min = 1, .max = 65536},
-                 {.name = "range", .type = ParamType::Numbers, .fallback = "auto",
+                 {.name = "c",
+                  .type = ParamType::Integer,
+                  .fallback = "0",
+                  .doc = "channel for mode=channel",
+                  .min = 0,
+                  .max = 63},
+                 {.name = "bins",
+                  .type = ParamType::Integer,
+                  .fallback = "256",
+                  .doc = "number of bins",
+                  .min = 1,
+                  .max = 65536},
+                 {.name = "range",
+                  .type = ParamType::Numbers,
+                  .fallback = "auto",
                   .doc = "lo,hi for float data (auto: finite min and max); outside, NaN and Inf "
                          "are counted apart",
                   .allow_auto = true},
-                 {.name = "method", .type = ParamType::Choice, .fallback = "auto",
+                 {.name = "method",
+                  .type = ParamType::Choice,
+                  .fallback = "auto",
                   .doc = "device strategy: global atomics, local sub-histograms, private "
                          "per-work-item counters",
                   .choices = {"auto", "global", "local", "private"}},
-                 {.name = "ppi", .type = ParamType::Integer, .fallback = "16",
-                  .doc = "pixels per work-item", .min = 1, .max = 4096},
+                 {.name = "ppi",
+                  .type = ParamType::Integer,
+                  .fallback = "16",
+                  .doc = "pixels per work-item",
+                  .min = 1,
+                  .max = 4096},
                  border_param()},
       .notes = {"8/16-bit data: code v goes to bin v*bins/(max+1); a grey pixel R=G=B=v is in "
                 "luma bin v at 256 bins",

@@ -32,10 +32,10 @@ struct HistogramSpec {
 struct Histogram {
   HistogramMode mode = HistogramMode::luma;
   int bins = 0;
-  int hists = 1;         // 3 for rgb
-  bool codes = true;     // integer binning of codes 0..max_code
+  int hists = 1;      // 3 for rgb
+  bool codes = true;  // integer binning of codes 0..max_code
   int max_code = 255;
-  float lo = 0, hi = 1;  // float binning
+  float lo = 0, hi = 1;               // float binning
   std::vector<std::uint64_t> counts;  // hists * bins
   std::uint64_t under = 0, over = 0, nan = 0, inf = 0;
   std::string method;  // which device strategy produced it ("reference" on the CPU)

@@ -17,7 +17,7 @@ FilterDef histogram_filter();
 const std::vector<FilterDef>& filter_registry() {
   static const std::vector<FilterDef> filters = {
       conv_filter(), emboss_filter(),   sharpen_filter(), edge_filter(),
-      box_filter(),  gaussian_filter(), sep_filter(), histogram_filter(),
+      box_filter(),  gaussian_filter(), sep_filter(),     histogram_filter(),
   };
   return filters;
 }

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "io/image_io.hpp"
 
 using namespace halo;
@@ -257,4 +259,45 @@ TEST_CASE("filters lists parameters, defaults, ranges and kernels") {
   const Result one = box.halo("filters sharpen");
   CHECK(has(one.out, "number 0..100, default 1"));
   CHECK(box.halo("filters nope").code == 64);
+}
+
+TEST_CASE("hist: summary, JSON and CSV parsed back, plot, verify, errors") {
+  Sandbox box;
+  PixelBuffer grey(256, 2, 3, PixelType::u8);
+  for (int i = 0; i < 512; ++i)
+    for (int c = 0; c < 3; ++c) grey.samples<std::uint8_t>()[i * 3 + c] = std::uint8_t(i % 256);
+  write_image(box / "grey.png", grey, SampleType::u8);
+  const Result r = box.halo("hist " + box / "grey.png" + " --json " + box / "h.json" + " --csv " +
+                            box / "h.csv" + " --plot " + box / "h.png --verify");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "histogram luma 256 bins, 512 binned"));
+  CHECK(has(r.out, "verify histogram: identical to the reference"));
+  const auto json = nlohmann::json::parse(Sandbox::read(box / "h.json"));
+  CHECK(json["schema"] == "halo.histogram/1");
+  CHECK(json["mode"] == "luma");
+  CHECK(json["binning"] == "codes");
+  REQUIRE(json["counts"].size() == 1);
+  for (int v = 0; v < 256; ++v) CHECK(json["counts"][0][v] == 2);
+  const std::string csv = Sandbox::read(box / "h.csv");
+  CHECK(csv.starts_with("bin,lower,upper,count\n0,0,1,2\n1,1,2,2\n"));
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 257);
+  CHECK(read_image({box / "h.png", {}}).pixels.width == 256);
+
+  const Result rgb =
+      box.halo("hist " + box / "grey.png" + " --mode rgb --bins 4 --json " + box / "rgb.json");
+  CHECK(rgb.code == 0);
+  const auto rgb_json = nlohmann::json::parse(Sandbox::read(box / "rgb.json"));
+  CHECK(rgb_json["channels"] == nlohmann::json::array({"R", "G", "B"}));
+  CHECK(rgb_json["counts"][2][3] == 128);
+
+  CHECK(box.halo("hist " + box / "grey.png" + " --mode gray").code == 64);
+  CHECK(box.halo("hist " + box / "grey.png" + " --bins 0").code == 64);
+  CHECK(box.halo("hist " + box / "missing.png").code == 66);
+  CHECK(box.halo("--device ref hist " + box / "grey.png").code == 0);
+  const Result stage =
+      box.halo("run " + box / "grey.png" + " -f histogram:bins=8 -o " + box / "same.png --verify");
+  CHECK(stage.code == 0);
+  CHECK(has(stage.out, "histogram:bins=8: histogram luma 8 bins, 512 binned"));
+  CHECK(read_image({box / "same.png", {}}).pixels.bytes == grey.bytes);
 }

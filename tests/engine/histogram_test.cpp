@@ -1,0 +1,150 @@
+// Histograms: hand-made images with known counts, float edge cases, and every device strategy
+// against the reference on awkward sizes, including more than 2^24 pixels.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "core/error.hpp"
+#include "filters/histogram.hpp"
+#include "filters/registry.hpp"
+#include "support.hpp"
+
+using namespace halo;
+
+namespace {
+
+HistogramSpec spec(const std::string& text) {
+  const Spec s = parse_spec(text.empty() ? "histogram" : "histogram:" + text);
+  return HistogramSpec::from(Args(s, find_filter("histogram")->params));
+}
+
+const char* kMethods[] = {"global", "local", "private"};
+
+void check_strategies(const PixelBuffer& pixels, const std::string& text) {
+  const Histogram expected = histogram_reference(pixels, spec(text));
+  for (const char* method : kMethods) {
+    const Histogram got =
+        histogram_device(test::device(), pixels, spec(text + ":method=" + method));
+    test::device().take_timings();
+    INFO(text, " ", method, " on ", pixels.width, "x", pixels.height, "x", pixels.channels);
+    CHECK(got.method == method);
+    CHECK(got.same_counts(expected));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("grey pixels R=G=B=v land in luma bin v; every 8-bit value once") {
+  PixelBuffer grey(256, 1, 3, PixelType::u8);
+  for (int v = 0; v < 256; ++v)
+    for (int c = 0; c < 3; ++c) grey.samples<std::uint8_t>()[v * 3 + c] = std::uint8_t(v);
+  for (const char* mode : {"luma", "luma709"}) {
+    const Histogram h = histogram_reference(grey, spec(std::string("mode=") + mode));
+    for (int v = 0; v < 256; ++v) CHECK(h.counts[v] == 1);
+  }
+  check_strategies(grey, "mode=luma");
+  const Histogram rgb = histogram_reference(grey, spec("mode=rgb"));
+  REQUIRE(rgb.counts.size() == 768);
+  CHECK(rgb.binned() == 768);
+  // Fewer bins: code v goes to v * bins / 256.
+  const Histogram coarse = histogram_reference(grey, spec("bins=16"));
+  for (int b = 0; b < 16; ++b) CHECK(coarse.counts[b] == 16);
+}
+
+TEST_CASE("the integer luma formula truncates: (299 R + 587 G + 114 B) / 1000") {
+  PixelBuffer px(1, 1, 3, PixelType::u8);
+  const std::uint8_t rgb[] = {255, 0, 0};  // 76245 / 1000 = 76
+  std::memcpy(px.bytes.data(), rgb, 3);
+  CHECK(histogram_reference(px, spec("")).counts[76] == 1);
+  CHECK(histogram_reference(px, spec("mode=luma709")).counts[54] == 1);  // 542130 / 10000
+}
+
+TEST_CASE("a constant image puts every pixel in one bin, with every strategy") {
+  PixelBuffer flat(1031, 997, 3, PixelType::u8);
+  std::fill(flat.bytes.begin(), flat.bytes.end(), std::byte(200));
+  const Histogram h = histogram_reference(flat, spec(""));
+  CHECK(h.counts[200] == 1031u * 997u);
+  check_strategies(flat, "mode=rgb");
+}
+
+TEST_CASE("a ramp of 16-bit codes fills equal bins") {
+  PixelBuffer ramp(65536, 1, 1, PixelType::u16);
+  for (int v = 0; v < 65536; ++v) ramp.samples<std::uint16_t>()[v] = std::uint16_t(v);
+  const Histogram h = histogram_reference(ramp, spec("mode=gray:bins=1024"));
+  for (int b = 0; b < 1024; ++b) CHECK(h.counts[b] == 64);
+  check_strategies(ramp, "mode=gray:bins=1024");
+  check_strategies(ramp, "mode=gray:bins=65536");
+}
+
+TEST_CASE("float edges: lo, hi, bin edges, outside, NaN, Inf, negative zero") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> values = {0.0f,    -0.0f,  0.25f, 0.5f, 0.75f, 1.0f,
+                                     -0.001f, 1.001f, nan,   inf,  -inf,  0.2499999f};
+  PixelBuffer px(int(values.size()), 1, 1, PixelType::f32);
+  std::memcpy(px.bytes.data(), values.data(), values.size() * 4);
+  const Histogram h = histogram_reference(px, spec("mode=gray:bins=4:range=0,1"));
+  // [0, .25) [.25, .5) [.5, .75) [.75, 1]: 0, -0 and 0.2499999 | 0.25 | 0.5 | 0.75, 1 (hi)
+  CHECK(h.counts == std::vector<std::uint64_t>{3, 1, 1, 2});
+  CHECK(h.under == 1);
+  CHECK(h.over == 1);
+  CHECK(h.nan == 1);
+  CHECK(h.inf == 2);
+  check_strategies(px, "mode=gray:bins=4:range=0,1");
+  // range=auto spans the finite values.
+  const Histogram a = histogram_reference(px, spec("mode=gray:bins=4"));
+  CHECK(a.lo == -0.001f);
+  CHECK(a.hi == 1.001f);
+  CHECK(a.under + a.over == 0);
+  check_strategies(px, "mode=gray:bins=4");
+}
+
+TEST_CASE("every strategy matches the reference on awkward sizes and modes") {
+  const int sizes[][2] = {{1, 1}, {7, 5}, {33, 17}, {1023, 517}};
+  for (const auto& size : sizes) {
+    check_strategies(test::random_pixels(size[0], size[1], 3, PixelType::u8), "mode=luma");
+    check_strategies(test::random_pixels(size[0], size[1], 4, PixelType::u8), "mode=rgb:bins=100");
+    check_strategies(test::random_pixels(size[0], size[1], 3, PixelType::u16),
+                     "mode=luma709:bins=4096");
+    check_strategies(test::random_pixels(size[0], size[1], 3, PixelType::f32),
+                     "mode=channel:c=2:bins=37");
+    check_strategies(test::random_pixels(size[0], size[1], 3, PixelType::f32),
+                     "mode=rgb:range=-0.25,1.25:ppi=3");
+  }
+}
+
+TEST_CASE("more than 2^24 pixels: counts beyond float precision stay exact") {
+  PixelBuffer big(4097, 4097, 1, PixelType::u8);  // 16785409 pixels > 2^24
+  auto* s = big.samples<std::uint8_t>();
+  for (std::size_t i = 0; i < big.sample_count(); ++i) s[i] = i % 3 ? 7 : 9;
+  const Histogram h = histogram_reference(big, spec("mode=gray"));
+  CHECK(h.counts[9] == (big.sample_count() + 2) / 3);
+  CHECK(h.counts[7] == big.sample_count() - h.counts[9]);
+  check_strategies(big, "mode=gray");
+}
+
+TEST_CASE("histogram as a pipeline stage: integer sources binned by the codes they hold") {
+  Image image = test::random_image(19, 11, 3, false, 4);
+  image.set_source(PixelType::u8);
+  const auto stage = make_stage("histogram:mode=rgb");
+  CHECK(stage->reference(image).data() == image.data());  // passes through
+  REQUIRE(stage->result() != nullptr);
+  CHECK(stage->result()->codes);
+  CHECK(stage->result()->binned() == 19u * 11u * 3u);
+}
+
+TEST_CASE("histogram options are checked") {
+  CHECK_THROWS_WITH(make_stage("histogram:bins=0"), doctest::Contains("out of range"));
+  CHECK_THROWS_WITH(make_stage("histogram:bins=65537"), doctest::Contains("out of range"));
+  CHECK_THROWS_WITH(make_stage("histogram:range=1,0"), doctest::Contains("lo < hi"));
+  CHECK_THROWS_WITH(make_stage("histogram:c=1"), doctest::Contains("only with mode=channel"));
+  const PixelBuffer gray = test::random_pixels(4, 4, 1, PixelType::u8);
+  CHECK_THROWS_WITH(histogram_reference(gray, spec("mode=luma")),
+                    doctest::Contains("needs 3 colour channels"));
+  CHECK_THROWS_WITH(histogram_reference(gray, spec("mode=gray:range=0,1")),
+                    doctest::Contains("range= applies to float data"));
+  const PixelBuffer rgb = test::random_pixels(4, 4, 3, PixelType::u8);
+  CHECK_THROWS_WITH(histogram_reference(rgb, spec("mode=gray")), doctest::Contains("mode=luma"));
+}
