@@ -13,6 +13,7 @@
 
 #include "cl/cl_error.hpp"
 #include "filters/convert.hpp"
+#include "filters/histogram.hpp"
 #include "filters/registry.hpp"
 #include "verify/compare.hpp"
 
@@ -25,6 +26,8 @@ struct Options {
   std::vector<std::string> filters = {"sharpen",      "emboss:gray=0", "gaussian:r=2",
                                       "gaussian:r=8", "gaussian:r=16", "gaussian:r=64",
                                       "box:r=4",      "box:r=32"};
+  std::vector<int> hist_ppi = {4, 16, 64};
+  bool histograms = true;
   int runs = 20;
   int warmup = 3;
   std::string device = "auto";
@@ -62,6 +65,60 @@ double check(Device& device, const Stage& stage, int channels) {
   const Image got = download_image(device, stage.enqueue(device, upload(device, small)));
   device.take_timings();
   return compare(got, stage.reference(to_image(small)), 1e-5).max_error;
+}
+
+PixelBuffer random_bytes(int width, int height, int channels, bool constant) {
+  PixelBuffer pixels(width, height, channels, PixelType::u8);
+  std::mt19937 rng(99);
+  auto* s = pixels.samples<std::uint8_t>();
+  for (std::size_t i = 0; i < pixels.sample_count(); ++i) s[i] = constant ? 128 : std::uint8_t(rng());
+  return pixels;
+}
+
+HistogramSpec hist_spec(const std::string& text) {
+  return HistogramSpec::from(Args(parse_spec(text), find_filter("histogram")->params));
+}
+
+// Each strategy and pixels-per-item on 8-bit data; time = count + reduce kernels (the upload
+// is left out), against the read floor (input bytes at the copy bandwidth).
+void bench_histograms(Device& device, const Options& o, double copy, nlohmann::json& results) {
+  struct Case {
+    std::string name, mode;
+    int channels;
+    bool constant;
+  };
+  const Case cases[] = {{"rgb8 random", "luma", 3, false},
+                        {"rgb8 constant", "luma", 3, true},
+                        {"grey8 random", "gray", 1, false}};
+  fmt::print("\n{:<14} {:<6} {:>8} {:>5} {:>10} {:>9} {:>9} {:>8}\n", "histogram", "mode",
+             "method", "ppi", "ms", "GB/s", "floor ms", "x floor");
+  for (const auto& c : cases) {
+    const PixelBuffer pixels = random_bytes(o.width, o.height, c.channels, c.constant);
+    const Histogram expected = histogram_reference(pixels, hist_spec("histogram:mode=" + c.mode));
+    const double floor_ms = pixels.bytes.size() / (copy * 1e6);
+    for (const char* method : {"global", "local", "private"})
+      for (int ppi : o.hist_ppi) {
+        const std::string spec =
+            fmt::format("histogram:mode={}:method={}:ppi={}", c.mode, method, ppi);
+        std::vector<double> ms;
+        bool exact = true;
+        for (int i = 0; i < o.warmup + o.runs; ++i) {
+          const Histogram got = histogram_device(device, pixels, hist_spec(spec));
+          exact = exact && got.same_counts(expected);
+          double total = 0;
+          for (const auto& t : device.take_timings())
+            if (t.label != "upload") total += t.ms;
+          if (i >= o.warmup) ms.push_back(total);
+        }
+        const double m = median(ms);
+        fmt::print("{:<14} {:<6} {:>8} {:>5} {:>10.4f} {:>9.0f} {:>9.4f} {:>8.2f}{}\n", c.name,
+                   c.mode, method, ppi, m, pixels.bytes.size() / (m * 1e6), floor_ms, m / floor_ms,
+                   exact ? "" : "  MISMATCH");
+        results.push_back({{"histogram", c.name}, {"mode", c.mode}, {"method", method},
+                           {"ppi", ppi}, {"median_ms", m}, {"floor_ms", floor_ms},
+                           {"x_floor", m / floor_ms}, {"exact", exact}});
+      }
+  }
 }
 
 int run(const Options& o) {
@@ -106,6 +163,7 @@ int run(const Options& o) {
       results.push_back(entry);
     }
   }
+  if (o.histograms) bench_histograms(device, o, copy, results);
   if (!o.json.empty()) {
     const nlohmann::json doc = {{"device", device.info().name},
                                 {"driver", device.info().driver_version},
@@ -131,6 +189,9 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", o.warmup, "untimed runs first")->capture_default_str();
   app.add_option("--device", o.device, "as halo --device")->capture_default_str();
   app.add_option("--json", o.json, "write full results here");
+  app.add_option("--hist-ppi", o.hist_ppi, "pixels per work-item to time for histograms")
+      ->capture_default_str();
+  app.add_flag("!--no-histograms", o.histograms, "skip the histogram strategies");
   CLI11_PARSE(app, argc, argv);
   if (std::sscanf(size.c_str(), "%dx%d", &o.width, &o.height) != 2) {
     fmt::print(stderr, "halo_bench: --size wants WxH, got {}\n", size);

@@ -13,7 +13,7 @@ steps=${*:-tests bench peers}
 for step in $steps; do
   case $step in
     tests) "$here/bin/halo_engine_tests" 2>&1 | tail -3 ;;
-    bench) "$here/bin/halo_bench" --size 7680x4320 --json "$out/halo_bench.json" | tee "$out/halo_bench.txt" ;;
+    bench) "$here/bin/halo_bench" --size 7680x4320 --hist-ppi ${HALO_PPI:-1 4 16 64 256} --json "$out/halo_bench.json" | tee "$out/halo_bench.txt" ;;
     sweep)
       # Tuning sweep on 1-channel 8K: fused runs and tile heights, conv runs.
       for t in ${HALO_SWEEP:-rows_steps=4 rows_steps=8 rows_steps=16 rows_h=8 cols_steps=2 cols_steps=8 \

@@ -118,6 +118,51 @@ def torch_peer(np, img, channels, runs, warmup):
     return out
 
 
+def histogram_peers(np, width, height, runs, warmup):
+    """256-bin histograms of 8-bit grey and the integer luma of RGB8, as halo_bench times them."""
+    rng = np.random.default_rng(7)
+    grey = rng.integers(0, 256, (height, width), dtype=np.uint8)
+    rgb = rng.integers(0, 256, (height, width, 3), dtype=np.uint8)
+    out = []
+
+    def wall(op):
+        times = []
+        for i in range(warmup + runs):
+            t0 = time.perf_counter()
+            op()
+            if i >= warmup:
+                times.append((time.perf_counter() - t0) * 1e3)
+        return statistics.median(times)
+
+    try:
+        import cv2
+        cv2.ocl.setUseOpenCL(True)
+        ug = cv2.UMat(grey)
+        out.append(("opencv-ocl", "grey8", wall(lambda: (cv2.calcHist([ug], [0], None, [256], [0, 256]), cv2.ocl.finish()))))
+    except Exception as e:
+        print(f"opencv histogram: skipped: {e}")
+    try:
+        import cupy
+        g = cupy.asarray(grey)
+        c = cupy.asarray(rgb)
+        def luma():
+            y = (299 * c[..., 0].astype(cupy.uint32) + 587 * c[..., 1].astype(cupy.uint32)
+                 + 114 * c[..., 2].astype(cupy.uint32)) // 1000
+            return cupy.bincount(y.ravel(), minlength=256)
+        out.append(("cupy", "grey8", cuda_time(lambda: cupy.bincount(g.ravel(), minlength=256), cupy.cuda.Event, runs, warmup)))
+        out.append(("cupy", "rgb8 luma", cuda_time(luma, cupy.cuda.Event, runs, warmup)))
+    except Exception as e:
+        print(f"cupy histogram: skipped: {e}")
+    out.append(("numpy", "grey8", wall(lambda: np.bincount(grey.ravel(), minlength=256))))
+    try:
+        from PIL import Image
+        im = Image.fromarray(grey)
+        out.append(("pillow", "grey8", wall(lambda: im.histogram())))
+    except Exception as e:
+        print(f"pillow histogram: skipped: {e}")
+    return out
+
+
 def main():
     import numpy as np
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -142,6 +187,9 @@ def main():
             for name, ms in times.items():
                 results.append({"peer": peer, "filter": name, "channels": channels, "median_ms": ms})
                 print(f"{peer:<11} {name:<15} {channels} ch {ms:9.4f} ms", flush=True)
+    for peer, name, ms in histogram_peers(np, width, height, a.runs, a.warmup):
+        results.append({"peer": peer, "histogram": name, "median_ms": ms})
+        print(f"{peer:<11} histogram {name:<10} {ms:9.4f} ms", flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"size": a.size, "runs": a.runs, "results": results}, f, indent=2)
