@@ -23,5 +23,6 @@ for step in $steps; do
           -f sharpen -f gaussian:r=2 -f gaussian:r=8 -f gaussian:r=16 -f box:r=4 -f box:r=32 | tail -6
       done 2>&1 | tee "$out/sweep.txt" ;;
     peers) timeout 300 python3 "$here/bench-peers.py" --size 7680x4320 --json "$out/peers.json" | tee "$out/peers.txt" ;;
+    hist-peers) timeout 300 python3 "$here/bench-peers.py" --size 7680x4320 --histograms-only --json "$out/hist-peers.json" | tee "$out/hist-peers.txt" ;;
   esac
 done
