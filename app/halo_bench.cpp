@@ -200,6 +200,9 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::warn);
   try {
     return halo::run(o);
+  } catch (const halo::BuildError& e) {
+    fmt::print(stderr, "halo_bench: error: {}\n{}\n", e.what(), e.log());
+    return e.exit_code();
   } catch (const halo::Error& e) {
     fmt::print(stderr, "halo_bench: error: {}\n", e.what());
     return e.exit_code();

@@ -17,7 +17,9 @@
 //                      work-item owns a row of local counters, no atomics; per-group partials
 //                      go to global memory for the reduce kernel (reducestatistic)
 // Defines: INPUT, CHANNELS, MODE, CHANNEL, BINS, CODES, MAX_CODE, PIXELS_PER_ITEM, GROUP,
-//   SUBHISTS (histogram_local copies), WIDTH, PITCH, PLANE_SIZE.
+//   SUBHISTS (histogram_local copies), WIDTH, PITCH, PLANE_SIZE, and METHOD (0 global,
+//   1 local, 2 private): only that counting kernel is compiled, since the others' local
+//   arrays may not fit the device.
 #pragma OPENCL FP_CONTRACT OFF
 
 #ifndef BINS
@@ -58,6 +60,9 @@
 #endif
 #ifndef PLANE_SIZE
 #define PLANE_SIZE 32
+#endif
+#ifndef METHOD
+#define METHOD 1
 #endif
 
 #define HISTS (MODE == 3 ? 3 : 1)
@@ -135,6 +140,7 @@ inline uint bin_of(__global const sample_t* src, const ulong p, const int h, con
 }
 #endif
 
+#if METHOD == 0
 __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_global(
     __global const sample_t* src, __global uint* counts, const ulong first, const ulong pixels,
     const float lo, const float hi, const float scale) {
@@ -146,6 +152,9 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_globa
   }
 }
 
+#endif
+
+#if METHOD == 1
 __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_local(
     __global const sample_t* src, __global uint* counts, const ulong first, const ulong pixels,
     const float lo, const float hi, const float scale) {
@@ -178,6 +187,9 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_local
   }
 }
 
+#endif
+
+#if METHOD == 2
 // The seeds' calcstatistic: GROUP work-items, each with an exclusive row of counters.
 __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_private(
     __global const sample_t* src, __global uint* partials, const ulong first, const ulong pixels,
@@ -199,6 +211,8 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_priva
     out[i] = total;
   }
 }
+
+#endif
 
 // The seeds' reducestatistic: one work-item per counter adds `groups` partial rows into the
 // 64-bit totals.

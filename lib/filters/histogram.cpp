@@ -221,7 +221,8 @@ Histogram count_device(Device& device, const cl::Buffer& samples, const Histogra
                            {"SUBHISTS", std::to_string(subhists)},
                            {"WIDTH", std::to_string(src.width)},
                            {"PITCH", std::to_string(src.pitch)},
-                           {"PLANE_SIZE", std::to_string(src.plane)}};
+                           {"PLANE_SIZE", std::to_string(src.plane)},
+                           {"METHOD", h.method == "global" ? "0" : h.method == "local" ? "1" : "2"}};
   if (!h.codes && spec.auto_range) {
     auto minmax = device.kernel("histogram.cl", "histogram_minmax", defines);
     const std::size_t groups = 256;
