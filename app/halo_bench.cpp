@@ -71,7 +71,8 @@ PixelBuffer random_bytes(int width, int height, int channels, bool constant) {
   PixelBuffer pixels(width, height, channels, PixelType::u8);
   std::mt19937 rng(99);
   auto* s = pixels.samples<std::uint8_t>();
-  for (std::size_t i = 0; i < pixels.sample_count(); ++i) s[i] = constant ? 128 : std::uint8_t(rng());
+  for (std::size_t i = 0; i < pixels.sample_count(); ++i)
+    s[i] = constant ? 128 : std::uint8_t(rng());
   return pixels;
 }
 
@@ -90,8 +91,8 @@ void bench_histograms(Device& device, const Options& o, double copy, nlohmann::j
   const Case cases[] = {{"rgb8 random", "luma", 3, false},
                         {"rgb8 constant", "luma", 3, true},
                         {"grey8 random", "gray", 1, false}};
-  fmt::print("\n{:<14} {:<6} {:>8} {:>5} {:>10} {:>9} {:>9} {:>8}\n", "histogram", "mode",
-             "method", "ppi", "ms", "GB/s", "floor ms", "x floor");
+  fmt::print("\n{:<14} {:<6} {:>8} {:>5} {:>10} {:>9} {:>9} {:>8}\n", "histogram", "mode", "method",
+             "ppi", "ms", "GB/s", "floor ms", "x floor");
   for (const auto& c : cases) {
     const PixelBuffer pixels = random_bytes(o.width, o.height, c.channels, c.constant);
     const Histogram expected = histogram_reference(pixels, hist_spec("histogram:mode=" + c.mode));
@@ -114,9 +115,14 @@ void bench_histograms(Device& device, const Options& o, double copy, nlohmann::j
         fmt::print("{:<14} {:<6} {:>8} {:>5} {:>10.4f} {:>9.0f} {:>9.4f} {:>8.2f}{}\n", c.name,
                    c.mode, method, ppi, m, pixels.bytes.size() / (m * 1e6), floor_ms, m / floor_ms,
                    exact ? "" : "  MISMATCH");
-        results.push_back({{"histogram", c.name}, {"mode", c.mode}, {"method", method},
-                           {"ppi", ppi}, {"median_ms", m}, {"floor_ms", floor_ms},
-                           {"x_floor", m / floor_ms}, {"exact", exact}});
+        results.push_back({{"histogram", c.name},
+                           {"mode", c.mode},
+                           {"method", method},
+                           {"ppi", ppi},
+                           {"median_ms", m},
+                           {"floor_ms", floor_ms},
+                           {"x_floor", m / floor_ms},
+                           {"exact", exact}});
       }
   }
 }

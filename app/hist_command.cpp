@@ -15,7 +15,7 @@ namespace {
 
 struct HistOptions {
   std::string input, mode = "luma", range = "auto", method = "auto";
-  int bins = 256, channel = 0, ppi = 16;
+  int bins = 256, channel = 0, ppi = 64;
   std::string json, csv, plot;
   bool log_scale = false, verify = false;
 };

@@ -222,7 +222,9 @@ Histogram count_device(Device& device, const cl::Buffer& samples, const Histogra
                            {"WIDTH", std::to_string(src.width)},
                            {"PITCH", std::to_string(src.pitch)},
                            {"PLANE_SIZE", std::to_string(src.plane)},
-                           {"METHOD", h.method == "global" ? "0" : h.method == "local" ? "1" : "2"}};
+                           {"METHOD", h.method == "global"  ? "0"
+                                      : h.method == "local" ? "1"
+                                                            : "2"}};
   if (!h.codes && spec.auto_range) {
     auto minmax = device.kernel("histogram.cl", "histogram_minmax", defines);
     const std::size_t groups = 256;
@@ -433,7 +435,7 @@ FilterDef histogram_filter() {
                   .choices = {"auto", "global", "local", "private"}},
                  {.name = "ppi",
                   .type = ParamType::Integer,
-                  .fallback = "16",
+                  .fallback = "64",
                   .doc = "pixels per work-item",
                   .min = 1,
                   .max = 4096},

@@ -24,7 +24,7 @@ struct HistogramSpec {
   bool auto_range = true;  // float data: range from the data's finite min and max
   float lo = 0, hi = 1;
   std::string method = "auto";  // auto, global, local, private
-  int pixels_per_item = 16;
+  int pixels_per_item = 64;     // best measured for local on an H200 (16..64 within 7%)
 
   static HistogramSpec from(const Args& args);
 };
