@@ -92,6 +92,19 @@ inline float raw(__global const sample_t* src, const ulong p, const int c) {
 }
 #endif
 
+// The float histogrammed for pixel p, sub-histogram h (luma sums left to right, unfused).
+inline float value_of(__global const sample_t* src, const ulong p, const int h) {
+#if MODE == 1
+  return 0.299f * raw(src, p, 0) + 0.587f * raw(src, p, 1) + 0.114f * raw(src, p, 2);
+#elif MODE == 2
+  return 0.2126f * raw(src, p, 0) + 0.7152f * raw(src, p, 1) + 0.0722f * raw(src, p, 2);
+#elif MODE == 3
+  return raw(src, p, h);
+#else
+  return raw(src, p, CHANNEL);
+#endif
+}
+
 #if CODES
 inline uint code(__global const sample_t* src, const ulong p, const int c) {
 #if INPUT == 3
@@ -123,15 +136,7 @@ inline uint bin_of(__global const sample_t* src, const ulong p, const int h, con
 // host; x == hi lands in the last bin; outside [lo, hi], NaN and Inf go to their counters.
 inline uint bin_of(__global const sample_t* src, const ulong p, const int h, const float lo,
                    const float hi, const float scale) {
-#if MODE == 1
-  const float x = 0.299f * raw(src, p, 0) + 0.587f * raw(src, p, 1) + 0.114f * raw(src, p, 2);
-#elif MODE == 2
-  const float x = 0.2126f * raw(src, p, 0) + 0.7152f * raw(src, p, 1) + 0.0722f * raw(src, p, 2);
-#elif MODE == 3
-  const float x = raw(src, p, h);
-#else
-  const float x = raw(src, p, CHANNEL);
-#endif
+  const float x = value_of(src, p, h);
   if (isnan(x)) return NANS;
   if (isinf(x)) return INFS;
   if (x < lo) return UNDER;
@@ -233,15 +238,7 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_minma
   const int lid = get_local_id(0);
   float mn = INFINITY, mx = -INFINITY;
   for (ulong p = get_global_id(0); p < pixels; p += get_global_size(0)) {
-#if MODE == 1
-    const float x = 0.299f * raw(src, p, 0) + 0.587f * raw(src, p, 1) + 0.114f * raw(src, p, 2);
-#elif MODE == 2
-    const float x = 0.2126f * raw(src, p, 0) + 0.7152f * raw(src, p, 1) + 0.0722f * raw(src, p, 2);
-#elif MODE == 3
-    const float x = raw(src, p, h);
-#else
-    const float x = raw(src, p, CHANNEL);
-#endif
+    const float x = value_of(src, p, h);
     if (isfinite(x)) {
       mn = fmin(mn, x);
       mx = fmax(mx, x);
