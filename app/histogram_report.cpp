@@ -66,8 +66,12 @@ void write_atomically(const std::string& path, Write write) {
 }  // namespace
 
 std::string histogram_summary(const Histogram& h) {
-  std::string text = fmt::format("histogram {} {} bins, {} binned ({}, {})\n", to_string(h.mode),
+  std::string text = fmt::format("histogram {} {} bins, {} binned ({}, {}", to_string(h.mode),
                                  h.bins, h.binned(), h.codes ? "integer codes" : "float", h.method);
+  // Device time from the first count kernel to the last reduce (out-of-order queue events).
+  if (h.count_to_reduce_ms > 0)
+    text += fmt::format(", count to reduce {:.3f} ms", h.count_to_reduce_ms);
+  text += ")\n";
   if (!h.codes)
     text += fmt::format("  range [{}, {}]  under {}  over {}  NaN {}  Inf {}\n", h.lo, h.hi,
                         h.under, h.over, h.nan, h.inf);

@@ -12,6 +12,11 @@ namespace halo {
 
 namespace {
 
+// A wait list for the C++ bindings: none when empty.
+const std::vector<cl::Event>* wait(const std::vector<cl::Event>& after) {
+  return after.empty() ? nullptr : &after;
+}
+
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
@@ -132,6 +137,14 @@ Device::Device(DeviceInfo info, std::optional<std::filesystem::path> cache_dir)
   check(status, "clCreateContext", info_.name);
   queue_ = cl::CommandQueue(context_, info_.device, CL_QUEUE_PROFILING_ENABLE, &status);
   check(status, "clCreateCommandQueue", info_.name);
+  cl_command_queue_properties supported = 0;
+  info_.device.getInfo(CL_DEVICE_QUEUE_PROPERTIES, &supported);
+  if (supported & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) {
+    async_queue_ = cl::CommandQueue(
+        context_, info_.device, CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+        &status);
+    if (status != CL_SUCCESS) async_queue_ = cl::CommandQueue();
+  }
   programs_ = ProgramCache(
       context_, info_.device,
       info_.platform_name + "|" + info_.name + "|" + info_.version + "|" + info_.driver_version,
@@ -178,8 +191,9 @@ DeviceImage Device::image(int width, int height, int channels, bool alpha) {
   return image;
 }
 
-void Device::launch(cl::Kernel& kernel, const std::string& label, cl::NDRange global,
-                    cl::NDRange local, std::size_t bytes) {
+cl::Event Device::launch(cl::Kernel& kernel, const std::string& label, cl::NDRange global,
+                         cl::NDRange local, std::size_t bytes,
+                         const std::vector<cl::Event>& after) {
   std::size_t rounded[3] = {1, 1, 1};
   for (cl_uint i = 0; i < global.dimensions(); ++i) {
     const std::size_t l = i < local.dimensions() ? local.get()[i] : 1;
@@ -190,43 +204,59 @@ void Device::launch(cl::Kernel& kernel, const std::string& label, cl::NDRange gl
                                  ? cl::NDRange(rounded[0], rounded[1])
                                  : cl::NDRange(rounded[0], rounded[1], rounded[2]);
   cl::Event event;
-  check(queue_.enqueueNDRangeKernel(kernel, cl::NullRange, padded, local, nullptr, &event),
+  check(current().enqueueNDRangeKernel(kernel, cl::NullRange, padded, local, wait(after), &event),
         "clEnqueueNDRangeKernel",
         "kernel " + label + ", global " + to_string(padded) + ", local " + to_string(local));
   record(event, label, bytes);
+  return event;
 }
 
-void Device::write(cl::Buffer& buffer, const void* data, std::size_t bytes,
-                   const std::string& label) {
+cl::Event Device::write(cl::Buffer& buffer, const void* data, std::size_t bytes,
+                        const std::string& label, const std::vector<cl::Event>& after) {
   cl::Event event;
   // Blocking: the caller's memory may be gone as soon as this returns.
-  check(queue_.enqueueWriteBuffer(buffer, CL_TRUE, 0, bytes, data, nullptr, &event),
+  check(current().enqueueWriteBuffer(buffer, CL_TRUE, 0, bytes, data, wait(after), &event),
         "clEnqueueWriteBuffer", label + ", " + std::to_string(bytes) + " bytes");
   record(event, label, bytes);
+  return event;
 }
 
-void Device::read(const cl::Buffer& buffer, void* data, std::size_t bytes,
-                  const std::string& label) {
+cl::Event Device::read(const cl::Buffer& buffer, void* data, std::size_t bytes,
+                       const std::string& label, const std::vector<cl::Event>& after) {
   cl::Event event;
-  check(queue_.enqueueReadBuffer(buffer, CL_TRUE, 0, bytes, data, nullptr, &event),
+  check(current().enqueueReadBuffer(buffer, CL_TRUE, 0, bytes, data, wait(after), &event),
         "clEnqueueReadBuffer", label + ", " + std::to_string(bytes) + " bytes");
   record(event, label, bytes);
+  return event;
 }
 
 void Device::copy(const cl::Buffer& from, cl::Buffer& to, std::size_t from_offset,
                   std::size_t to_offset, std::size_t bytes, const std::string& label) {
   cl::Event event;
-  check(queue_.enqueueCopyBuffer(from, to, from_offset, to_offset, bytes, nullptr, &event),
+  check(current().enqueueCopyBuffer(from, to, from_offset, to_offset, bytes, nullptr, &event),
         "clEnqueueCopyBuffer", label + ", " + std::to_string(bytes) + " bytes");
   record(event, label, 0);
 }
 
-void Device::fill_zero(cl::Buffer& buffer, std::size_t bytes, const std::string& label) {
+cl::Event Device::fill_zero(cl::Buffer& buffer, std::size_t bytes, const std::string& label,
+                            const std::vector<cl::Event>& after) {
   cl::Event event;
   const cl_uint zero = 0;
-  check(queue_.enqueueFillBuffer(buffer, zero, 0, bytes, nullptr, &event), "clEnqueueFillBuffer",
-        label + ", " + std::to_string(bytes) + " bytes");
+  check(current().enqueueFillBuffer(buffer, zero, 0, bytes, wait(after), &event),
+        "clEnqueueFillBuffer", label + ", " + std::to_string(bytes) + " bytes");
   record(event, label, 0);
+  return event;
+}
+
+Device::OutOfOrder::OutOfOrder(Device& device) : device_(device) {
+  // Commands already on the in-order queue come first.
+  device_.finish();
+  device_.use_async_ = true;
+}
+
+Device::OutOfOrder::~OutOfOrder() {
+  if (device_.async_queue_()) device_.async_queue_.finish();
+  device_.use_async_ = false;
 }
 
 void Device::finish() {

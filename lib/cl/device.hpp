@@ -76,14 +76,34 @@ class Device {
   // Enqueues a kernel; global sizes are rounded up to multiples of local. Failures name the
   // kernel and both sizes. bytes: what the kernel must move at least (read once + write once),
   // for the bandwidth that --timings and benchmarks report.
-  void launch(cl::Kernel& kernel, const std::string& label, cl::NDRange global, cl::NDRange local,
-              std::size_t bytes = 0);
+  // Every enqueue returns its event and waits for the events in `after` (needed only on the
+  // out-of-order queue, harmless on the in-order one).
+  cl::Event launch(cl::Kernel& kernel, const std::string& label, cl::NDRange global,
+                   cl::NDRange local, std::size_t bytes = 0,
+                   const std::vector<cl::Event>& after = {});
   // Both transfers block until the host memory is no longer needed.
-  void write(cl::Buffer& buffer, const void* data, std::size_t bytes, const std::string& label);
-  void read(const cl::Buffer& buffer, void* data, std::size_t bytes, const std::string& label);
+  cl::Event write(cl::Buffer& buffer, const void* data, std::size_t bytes, const std::string& label,
+                  const std::vector<cl::Event>& after = {});
+  cl::Event read(const cl::Buffer& buffer, void* data, std::size_t bytes, const std::string& label,
+                 const std::vector<cl::Event>& after = {});
   void copy(const cl::Buffer& from, cl::Buffer& to, std::size_t from_offset, std::size_t to_offset,
             std::size_t bytes, const std::string& label);
-  void fill_zero(cl::Buffer& buffer, std::size_t bytes, const std::string& label);
+  cl::Event fill_zero(cl::Buffer& buffer, std::size_t bytes, const std::string& label,
+                      const std::vector<cl::Event>& after = {});
+
+  // While alive, enqueues go to an out-of-order profiling queue where only the events passed
+  // as `after` order them (the in-order queue where the device has none).
+  class OutOfOrder {
+   public:
+    explicit OutOfOrder(Device& device);
+    ~OutOfOrder();
+    OutOfOrder(const OutOfOrder&) = delete;
+    OutOfOrder& operator=(const OutOfOrder&) = delete;
+
+   private:
+    Device& device_;
+  };
+  bool has_out_of_order() const { return async_() != nullptr; }
   void finish();
 
   // What the following enqueues belong to ("upload", a stage's spec, "download"), for timings.
@@ -100,10 +120,14 @@ class Device {
 
  private:
   void record(cl::Event event, const std::string& label, std::size_t bytes);
+  cl::CommandQueue& current() { return use_async_ && async_queue_() ? async_queue_ : queue_; }
+  cl_command_queue async_() const { return async_queue_(); }
 
   DeviceInfo info_;
   cl::Context context_;
   cl::CommandQueue queue_;
+  cl::CommandQueue async_queue_;  // out-of-order; null when unsupported
+  bool use_async_ = false;
   ProgramCache programs_;
   struct Pending {
     cl::Event event;

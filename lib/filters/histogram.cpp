@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include <spdlog/spdlog.h>
+
 #include "core/error.hpp"
 #include "filters/convert.hpp"
 #include "filters/filter.hpp"
@@ -198,9 +200,31 @@ std::string method_for(const HistogramSpec& spec, int counters, const DeviceInfo
   return 4ull * counters <= budget ? "local" : "global";
 }
 
+// Non-null events only: a wait list may not hold empty ones.
+std::vector<cl::Event> events(std::initializer_list<cl::Event> list) {
+  std::vector<cl::Event> out;
+  for (const auto& e : list)
+    if (e()) out.push_back(e);
+  return out;
+}
+
+double span_ms(const cl::Event& from, const cl::Event& to) {
+  cl_ulong start = 0, end = 0;
+  check(from.getProfilingInfo(CL_PROFILING_COMMAND_START, &start), "clGetEventProfilingInfo");
+  check(to.getProfilingInfo(CL_PROFILING_COMMAND_END, &end), "clGetEventProfilingInfo");
+  return double(end - start) * 1e-6;
+}
+
+// Runs on the out-of-order queue: upload (when `pixels` is given) -> count -> reduce ->
+// download, ordered by events alone.
 Histogram count_device(Device& device, const cl::Buffer& samples, const HistogramSpec& spec,
-                       const Source& src) {
+                       const Source& src, const PixelBuffer* pixels = nullptr) {
   Histogram h = prepare(spec, src);
+  Device::OutOfOrder out_of_order(device);
+  cl::Event uploaded;
+  if (pixels)
+    uploaded = device.write(const_cast<cl::Buffer&>(samples), pixels->bytes.data(),
+                            pixels->bytes.size(), "upload");
   const int counters = h.hists * h.bins + 4;
   h.method = method_for(spec, counters, device.info());
   const std::uint64_t budget = device.info().local_memory - 1024;
@@ -232,10 +256,12 @@ Histogram count_device(Device& device, const cl::Buffer& samples, const Histogra
     float lo = std::numeric_limits<float>::infinity(), hi = -lo;
     for (int k = 0; k < h.hists; ++k) {
       set_args(minmax, samples, pairs, cl_ulong(src.pixels), k);
-      device.launch(minmax, "histogram_minmax", cl::NDRange(groups * group), cl::NDRange(group),
-                    src.pixels * sizeof(float));
+      const cl::Event ranged =
+          device.launch(minmax, "histogram_minmax", cl::NDRange(groups * group), cl::NDRange(group),
+                        src.pixels * sizeof(float), events({uploaded}));
       std::vector<float> found(groups * 2);
-      device.read(pairs, found.data(), found.size() * sizeof(float), "histogram range");
+      device.read(pairs, found.data(), found.size() * sizeof(float), "histogram range",
+                  events({ranged}));
       for (std::size_t g = 0; g < groups; ++g)
         lo = std::fmin(lo, found[2 * g]), hi = std::fmax(hi, found[2 * g + 1]);
     }
@@ -245,24 +271,38 @@ Histogram count_device(Device& device, const cl::Buffer& samples, const Histogra
   auto count = device.kernel("histogram.cl", "histogram_" + h.method, defines);
   auto reduce = device.kernel("histogram.cl", "histogram_reduce", defines);
   cl::Buffer totals = device.buffer(counters * sizeof(cl_ulong), "histogram totals");
-  device.fill_zero(totals, counters * sizeof(cl_ulong), "histogram totals");
+  const cl::Event zeroed =
+      device.fill_zero(totals, counters * sizeof(cl_ulong), "histogram totals");
   const std::uint64_t per_group = std::uint64_t(group) * spec.pixels_per_item;
   const std::uint64_t max_groups = (std::min(kChunk, src.pixels) + per_group - 1) / per_group;
   const std::size_t rows = h.method == "private" ? max_groups : 1;
   cl::Buffer partials = device.buffer(rows * counters * sizeof(cl_uint), "histogram partials");
   const std::size_t sample_bytes = src.input == 1 ? 1 : src.input == 2 ? 2 : 4;
+  cl::Event first_count, reduced;
   for (std::uint64_t first = 0; first < src.pixels; first += kChunk) {
     const std::uint64_t n = std::min(kChunk, src.pixels - first);
     const std::uint64_t groups = (n + per_group - 1) / per_group;
-    if (rows == 1) device.fill_zero(partials, counters * sizeof(cl_uint), "histogram partials");
+    // The partials are reused per chunk: cleared once the previous reduce has read them.
+    cl::Event cleared;
+    if (rows == 1)
+      cleared = device.fill_zero(partials, counters * sizeof(cl_uint), "histogram partials",
+                                 events({reduced}));
     set_args(count, samples, partials, cl_ulong(first), cl_ulong(n), h.lo, h.hi, scale);
-    device.launch(count, "histogram_" + h.method, cl::NDRange(groups * group), cl::NDRange(group),
-                  n * sample_bytes * (src.input == 3 ? h.hists : src.stored_channels));
+    const cl::Event counted = device.launch(
+        count, "histogram_" + h.method, cl::NDRange(groups * group), cl::NDRange(group),
+        n * sample_bytes * (src.input == 3 ? h.hists : src.stored_channels),
+        events({uploaded, cleared, reduced}));
+    if (!first_count()) first_count = counted;
     set_args(reduce, partials, totals, cl_uint(rows == 1 ? 1 : groups));
-    device.launch(reduce, "histogram_reduce", cl::NDRange(counters), cl::NDRange(64));
+    reduced = device.launch(reduce, "histogram_reduce", cl::NDRange(counters), cl::NDRange(64), 0,
+                            events({counted, zeroed}));
   }
   std::vector<cl_ulong> result(counters);
-  device.read(totals, result.data(), result.size() * sizeof(cl_ulong), "histogram totals");
+  device.read(totals, result.data(), result.size() * sizeof(cl_ulong), "histogram totals",
+              events({reduced}));
+  h.count_to_reduce_ms = span_ms(first_count, reduced);
+  spdlog::debug("histogram: {} queue, count to reduce {:.3f} ms",
+                device.has_out_of_order() ? "out-of-order" : "in-order", h.count_to_reduce_ms);
   std::copy(result.begin(), result.end() - 4, h.counts.begin());
   h.under = result[counters - 4], h.over = result[counters - 3];
   h.nan = result[counters - 2], h.inf = result[counters - 1];
@@ -388,9 +428,8 @@ Histogram histogram_device(Device& device, const PixelBuffer& pixels, const Hist
     const DeviceImage image = upload(device, pixels);
     return histogram_device(device, image, spec);
   }
-  cl::Buffer samples = device.buffer(pixels.bytes.size(), "histogram input");
-  device.write(samples, pixels.bytes.data(), pixels.bytes.size(), "upload");
-  return count_device(device, samples, spec, source_of(pixels));
+  const cl::Buffer samples = device.buffer(pixels.bytes.size(), "histogram input");
+  return count_device(device, samples, spec, source_of(pixels), &pixels);
 }
 
 Histogram histogram_device(Device& device, const DeviceImage& image, const HistogramSpec& spec) {

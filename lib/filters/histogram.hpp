@@ -38,7 +38,8 @@ struct Histogram {
   float lo = 0, hi = 1;               // float binning
   std::vector<std::uint64_t> counts;  // hists * bins
   std::uint64_t under = 0, over = 0, nan = 0, inf = 0;
-  std::string method;  // which device strategy produced it ("reference" on the CPU)
+  std::string method;             // which device strategy produced it ("reference" on the CPU)
+  double count_to_reduce_ms = 0;  // device time from the first count to the last reduce
 
   std::uint64_t binned() const;  // sum of counts
   bool same_counts(const Histogram& other) const;
