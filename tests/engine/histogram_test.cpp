@@ -155,3 +155,20 @@ TEST_CASE("histogram options are checked") {
   const PixelBuffer rgb = test::random_pixels(4, 4, 3, PixelType::u8);
   CHECK_THROWS_WITH(histogram_reference(rgb, spec("mode=gray")), doctest::Contains("mode=luma"));
 }
+
+TEST_CASE("histograms run on the out-of-order queue and profile the count-to-reduce span") {
+  Device& device = test::device();
+  const PixelBuffer pixels = test::random_pixels(300, 200, 3, PixelType::u8);
+  const Histogram got = histogram_device(device, pixels, spec("mode=rgb"));
+  CHECK(got.same_counts(histogram_reference(pixels, spec("mode=rgb"))));
+  CHECK(got.count_to_reduce_ms > 0);
+  // Ordered by events alone: the labels of everything enqueued, in order.
+  std::vector<std::string> labels;
+  for (const auto& t : device.take_timings()) labels.push_back(t.label);
+  const std::vector<std::string> expected = {"upload", "histogram totals", "histogram partials",
+                                             "histogram_local", "histogram_reduce",
+                                             "histogram totals"};
+  CHECK(labels == expected);
+  INFO("PoCL and NVIDIA both offer out-of-order queues");
+  CHECK(device.has_out_of_order());
+}
