@@ -217,14 +217,13 @@ double span_ms(const cl::Event& from, const cl::Event& to) {
 
 // Runs on the out-of-order queue: upload (when `pixels` is given) -> count -> reduce ->
 // download, ordered by events alone.
-Histogram count_device(Device& device, const cl::Buffer& samples, const HistogramSpec& spec,
+Histogram count_device(Device& device, cl::Buffer samples, const HistogramSpec& spec,
                        const Source& src, const PixelBuffer* pixels = nullptr) {
   Histogram h = prepare(spec, src);
   Device::OutOfOrder out_of_order(device);
   cl::Event uploaded;
   if (pixels)
-    uploaded = device.write(const_cast<cl::Buffer&>(samples), pixels->bytes.data(),
-                            pixels->bytes.size(), "upload");
+    uploaded = device.write(samples, pixels->bytes.data(), pixels->bytes.size(), "upload");
   const int counters = h.hists * h.bins + 4;
   h.method = method_for(spec, counters, device.info());
   const std::uint64_t budget = device.info().local_memory - 1024;

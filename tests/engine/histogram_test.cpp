@@ -165,9 +165,9 @@ TEST_CASE("histograms run on the out-of-order queue and profile the count-to-red
   // Ordered by events alone: the labels of everything enqueued, in order.
   std::vector<std::string> labels;
   for (const auto& t : device.take_timings()) labels.push_back(t.label);
-  const std::vector<std::string> expected = {"upload", "histogram totals", "histogram partials",
-                                             "histogram_local", "histogram_reduce",
-                                             "histogram totals"};
+  const std::vector<std::string> expected = {
+      "upload",          "histogram totals", "histogram partials",
+      "histogram_local", "histogram_reduce", "histogram totals"};
   CHECK(labels == expected);
   INFO("PoCL and NVIDIA both offer out-of-order queues");
   CHECK(device.has_out_of_order());
