@@ -11,10 +11,6 @@ namespace halo {
 
 namespace {
 
-int ceil_div(int a, int b) {
-  return (a + b - 1) / b;
-}
-
 // Measured on an H200 (7680x4320 float): equal weights 0.18 ms at r=4, 1.10 ms at r=32;
 // running sums 0.51 ms at r=4, 0.63 ms at r=32.
 constexpr int kRunningRadius = 17;
@@ -52,7 +48,7 @@ class BoxStage : public Stage {
   }
 
   Image reference(const Image& input) const override {
-    const Image src = gray_ ? to_gray(input, luma_weights(input.source()), spec()) : input;
+    const Image src = gray_if(gray_, input, spec());
     const int w = src.width(), h = src.height();
     Image tmp(w, h, 1), out(w, h, src.channels(), src.alpha());
     out.set_source(src.source());
@@ -76,8 +72,7 @@ class BoxStage : public Stage {
 
   DeviceImage enqueue(Device& device, const DeviceImage& input) const override {
     if (!device.info().fp64) return fallback_->enqueue(device, input);
-    const DeviceImage src =
-        gray_ ? to_gray(device, input, luma_weights(input.source), spec()) : input;
+    const DeviceImage src = gray_if(gray_, device, input, spec());
     const Tuning t = tuning_for(device.info());
     const int planes = src.color_channels();
     const std::size_t bytes = 2 * src.plane_size() * sizeof(float) * planes;
@@ -129,10 +124,7 @@ FilterDef box_filter() {
                       .doc = "radius in pixels",
                       .min = 1,
                       .max = 512},
-                     {.name = "gray",
-                      .type = ParamType::Flag,
-                      .fallback = "0",
-                      .doc = "convert to luminance first"},
+                     gray_param(),
                      border_param()},
           .notes = {"r <= 16: 2r+1 equal weights per pass, cost grows with r; r >= 17: running "
                     "sums in double, the same cost for every radius"},

@@ -46,7 +46,7 @@ class ConvStage : public Stage {
   std::vector<std::string> details() const override { return details_; }
 
   Image reference(const Image& input) const override {
-    const Image src = k_.gray ? to_gray(input, luma_weights(input.source()), spec()) : input;
+    const Image src = gray_if(k_.gray, input, spec());
     Image out(src.width(), src.height(), src.channels(), src.alpha());
     out.set_source(src.source());
     const int rx = k_.width / 2, ry = k_.height / 2;
@@ -72,8 +72,7 @@ class ConvStage : public Stage {
   }
 
   DeviceImage enqueue(Device& device, const DeviceImage& input) const override {
-    const DeviceImage src =
-        k_.gray ? to_gray(device, input, luma_weights(input.source), spec()) : input;
+    const DeviceImage src = gray_if(k_.gray, device, input, spec());
     DeviceImage out = device.image(src.width, src.height, src.channels, src.alpha);
     out.source = src.source;
     const Tuning t = tuning_for(device.info());
@@ -127,13 +126,6 @@ class ConvStage : public Stage {
   ConvKernel k_;
   std::vector<std::string> details_;
 };
-
-Param gray_param(const char* fallback) {
-  return {.name = "gray",
-          .type = ParamType::Flag,
-          .fallback = fallback,
-          .doc = "convert to luminance first (Rec.601 for 8/16-bit data, Rec.709 for float)"};
-}
 
 Param offset_param(const char* fallback) {
   return {.name = "offset",

@@ -105,4 +105,12 @@ DeviceImage to_gray(Device& device, const DeviceImage& in, LumaWeights w,
   return out;
 }
 
+Image gray_if(bool gray, const Image& in, const std::string& filter) {
+  return gray ? to_gray(in, luma_weights(in.source()), filter) : in;
+}
+
+DeviceImage gray_if(bool gray, Device& device, const DeviceImage& in, const std::string& filter) {
+  return gray ? to_gray(device, in, luma_weights(in.source), filter) : in;
+}
+
 }  // namespace halo

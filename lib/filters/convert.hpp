@@ -25,4 +25,9 @@ Image to_gray(const Image& in, LumaWeights weights, const std::string& filter);
 DeviceImage to_gray(Device& device, const DeviceImage& in, LumaWeights weights,
                     const std::string& filter);
 
+// What a filter with gray=1 works on: the luminance (weights chosen by the image's source
+// type), else the image itself.
+Image gray_if(bool gray, const Image& in, const std::string& filter);
+DeviceImage gray_if(bool gray, Device& device, const DeviceImage& in, const std::string& filter);
+
 }  // namespace halo

@@ -52,6 +52,11 @@ struct FilterDef {
   std::function<std::unique_ptr<Stage>(const Args&)> make;
 };
 
+// Work-groups needed to cover n items, `per` at a time.
+inline int ceil_div(int n, int per) {
+  return (n + per - 1) / per;
+}
+
 // Weights as both paths use them: each value divided by scale, rounded once to float.
 std::vector<float> scaled_weights(const std::vector<double>& values, double scale);
 // scale=auto: the sum of the values, or 1 when they sum to 0 (edge and emboss kernels).

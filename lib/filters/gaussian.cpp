@@ -36,10 +36,7 @@ FilterDef gaussian_filter() {
                       .min = 0.01,
                       .max = 512,
                       .allow_auto = true},
-                     {.name = "gray",
-                      .type = ParamType::Flag,
-                      .fallback = "0",
-                      .doc = "convert to luminance first"},
+                     gray_param(),
                      border_param()},
           .notes = {"cost grows linearly with r: 2r+1 taps per pass from local memory; radii whose "
                     "column tile exceeds local memory read taps from global memory"},

@@ -19,10 +19,6 @@ int radius(const std::vector<float>& weights) {
   return int(weights.size()) / 2;
 }
 
-int ceil_div(int a, int b) {
-  return (a + b - 1) / b;
-}
-
 // Rows then columns, each summed with fma in tap order: what every kernel in
 // kernels/separable.cl computes.
 Image separable_reference(const Image& src, const SeparableKernel& k) {
@@ -87,13 +83,11 @@ class SeparableStage : public Stage {
   std::vector<std::string> details() const override { return details_; }
 
   Image reference(const Image& input) const override {
-    if (!k_.gray) return separable_reference(input, k_);
-    return separable_reference(to_gray(input, luma_weights(input.source()), spec()), k_);
+    return separable_reference(gray_if(k_.gray, input, spec()), k_);
   }
 
   DeviceImage enqueue(Device& device, const DeviceImage& input) const override {
-    const DeviceImage src =
-        k_.gray ? to_gray(device, input, luma_weights(input.source), spec()) : input;
+    const DeviceImage src = gray_if(k_.gray, device, input, spec());
     const Tuning t = tuning_for(device.info());
     DeviceImage out = device.image(src.width, src.height, src.channels, src.alpha);
     out.source = src.source;
@@ -179,10 +173,7 @@ FilterDef sep_filter() {
                 .doc = "divisor of the result (auto: sum(h)*sum(v), each 1 when 0)",
                 .allow_auto = true},
                {.name = "offset", .type = ParamType::Number, .fallback = "0", .doc = "added last"},
-               {.name = "gray",
-                .type = ParamType::Flag,
-                .fallback = "0",
-                .doc = "convert to luminance first"},
+               gray_param(),
                border_param()},
           .notes = {"lengths 1 to 1025 (odd); cost grows with len(h) + len(v) per pixel"},
           .example = "sep:h=1,4,6,4,1:v=1,2,1",

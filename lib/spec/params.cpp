@@ -70,6 +70,13 @@ Param border_param() {
           .choices = {"zero", "clamp", "reflect", "wrap"}};
 }
 
+Param gray_param(const char* fallback) {
+  return {.name = "gray",
+          .type = ParamType::Flag,
+          .fallback = fallback,
+          .doc = "convert to luminance first (Rec.601 for 8/16-bit data, Rec.709 for float)"};
+}
+
 Args::Args(const Spec& spec, const std::vector<Param>& table) : spec_text_(spec.text) {
   for (const auto& [key, value] : spec.options) {
     const Param* param = nullptr;

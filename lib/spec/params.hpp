@@ -35,6 +35,8 @@ struct Param {
 
 // The border parameter every filter takes.
 Param border_param();
+// gray=0|1: filter the luminance instead of each colour channel.
+Param gray_param(const char* fallback = "0");
 
 // The validated values of one spec against its filter's table.
 class Args {
