@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
-#include "io/atomic_file.hpp"
 #include "io/image_io.hpp"
 
 namespace halo {

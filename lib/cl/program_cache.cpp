@@ -5,7 +5,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <unistd.h>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +12,7 @@
 #include <fstream>
 
 #include "cl/cl_error.hpp"
+#include "core/atomic_file.hpp"
 
 namespace halo {
 
@@ -39,20 +39,19 @@ std::string build_options(const Defines& defines) {
   return options;
 }
 
+// The cache is best effort: a file that cannot be written is simply compiled again next time.
 void write_atomically(const fs::path& path, const std::string& bytes) {
-  const fs::path tmp = path.string() + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(bytes.data(), std::streamsize(bytes.size()));
-    if (!out) {
-      std::error_code ignore;
-      fs::remove(tmp, ignore);
-      return;
+  try {
+    AtomicOutput output(path);
+    {
+      std::ofstream out(output.temp_path(), std::ios::binary);
+      out.write(bytes.data(), std::streamsize(bytes.size()));
+      if (!out.flush()) return;
     }
+    output.commit();
+  } catch (const Error& e) {
+    spdlog::debug("kernel cache: not stored: {}", e.what());
   }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) fs::remove(tmp, ec);
 }
 
 std::optional<std::string> read_file(const fs::path& path) {

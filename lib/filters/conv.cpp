@@ -50,11 +50,8 @@ class ConvStage : public Stage {
     Image out(src.width(), src.height(), src.channels(), src.alpha());
     out.set_source(src.source());
     const int rx = k_.width / 2, ry = k_.height / 2;
-    std::vector<int> xs(src.width() + 2 * rx), ys(src.height() + 2 * ry);
-    for (std::size_t i = 0; i < xs.size(); ++i)
-      xs[i] = border_index(int(i) - rx, src.width(), k_.border);
-    for (std::size_t i = 0; i < ys.size(); ++i)
-      ys[i] = border_index(int(i) - ry, src.height(), k_.border);
+    const std::vector<int> xs = border_table(src.width(), rx, k_.border);
+    const std::vector<int> ys = border_table(src.height(), ry, k_.border);
     for (int c = 0; c < src.color_channels(); ++c)
       for (int y = 0; y < src.height(); ++y) {
         float* dst = out.row(c, y);

@@ -36,6 +36,12 @@ int border_index(int i, int n, Border border) {
   return -1;
 }
 
+std::vector<int> border_table(int n, int r, Border border) {
+  std::vector<int> table(n + 2 * r);
+  for (int i = 0; i < int(table.size()); ++i) table[i] = border_index(i - r, n, border);
+  return table;
+}
+
 std::vector<float> scaled_weights(const std::vector<double>& values, double scale) {
   std::vector<float> weights;
   for (double v : values) weights.push_back(float(v / scale));

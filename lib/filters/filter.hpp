@@ -52,6 +52,9 @@ struct FilterDef {
   std::function<std::unique_ptr<Stage>(const Args&)> make;
 };
 
+// border_index for coordinates -r .. n-1+r, indexed from 0: what a reference's taps look up.
+std::vector<int> border_table(int n, int r, Border border);
+
 // Work-groups needed to cover n items, `per` at a time.
 inline int ceil_div(int n, int per) {
   return (n + per - 1) / per;

@@ -25,9 +25,7 @@ Image separable_reference(const Image& src, const SeparableKernel& k) {
   const int w = src.width(), h = src.height(), rx = radius(k.rows), ry = radius(k.cols);
   Image out(w, h, src.channels(), src.alpha());
   out.set_source(src.source());
-  std::vector<int> xs(w + 2 * rx), ys(h + 2 * ry);
-  for (int i = 0; i < int(xs.size()); ++i) xs[i] = border_index(i - rx, w, k.border);
-  for (int i = 0; i < int(ys.size()); ++i) ys[i] = border_index(i - ry, h, k.border);
+  const std::vector<int> xs = border_table(w, rx, k.border), ys = border_table(h, ry, k.border);
   Image tmp(w, h, 1);
   for (int c = 0; c < src.color_channels(); ++c) {
     for (int y = 0; y < h; ++y) {

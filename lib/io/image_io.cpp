@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
-#include "io/atomic_file.hpp"
 #include "io/pfm.hpp"
 
 namespace halo {

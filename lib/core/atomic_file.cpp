@@ -1,5 +1,5 @@
 // Temporary-file-and-rename output.
-#include "io/atomic_file.hpp"
+#include "core/atomic_file.hpp"
 
 #include <unistd.h>
 
