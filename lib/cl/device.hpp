@@ -63,8 +63,6 @@ class Device {
   explicit Device(DeviceInfo info, std::optional<std::filesystem::path> cache_dir);
 
   const DeviceInfo& info() const { return info_; }
-  cl::Context& context() { return context_; }
-  cl::CommandQueue& queue() { return queue_; }
   ProgramCache& programs() { return programs_; }
 
   cl::Kernel kernel(const std::string& file, const std::string& name, const Defines& defines);

@@ -31,7 +31,6 @@ class ProgramCache {
   // How each program of this process was obtained, for --verbose and the cache tests.
   int compiled() const { return compiled_; }
   int loaded_from_disk() const { return loaded_; }
-  const std::optional<std::filesystem::path>& dir() const { return dir_; }
 
  private:
   std::optional<cl::Program> load(const std::filesystem::path& path, const std::string& options);
