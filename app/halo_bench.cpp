@@ -26,8 +26,9 @@ struct Options {
   std::vector<std::string> filters = {"sharpen",      "emboss:gray=0", "gaussian:r=2",
                                       "gaussian:r=8", "gaussian:r=16", "gaussian:r=64",
                                       "box:r=4",      "box:r=32"};
-  std::vector<int> hist_ppi = {4, 16, 64};
+  std::vector<std::string> hist_ppi = {"16", "64", "256", "auto"};
   bool histograms = true;
+  bool filters_on = true;
   int runs = 20;
   int warmup = 3;
   std::string device = "auto";
@@ -91,37 +92,47 @@ void bench_histograms(Device& device, const Options& o, double copy, nlohmann::j
   const Case cases[] = {{"rgb8 random", "luma", 3, false},
                         {"rgb8 constant", "luma", 3, true},
                         {"grey8 random", "gray", 1, false}};
-  fmt::print("\n{:<14} {:<6} {:>8} {:>5} {:>10} {:>9} {:>9} {:>8}\n", "histogram", "mode", "method",
-             "ppi", "ms", "GB/s", "floor ms", "x floor");
+  fmt::print("\n{:<14} {:<6} {:>8} {:>5} {:>10} {:>9} {:>9} {:>8} {:>9}\n", "histogram", "mode",
+             "method", "ppi", "ms", "GB/s", "floor ms", "x floor", "count ms");
   for (const auto& c : cases) {
     const PixelBuffer pixels = random_bytes(o.width, o.height, c.channels, c.constant);
     const Histogram expected = histogram_reference(pixels, hist_spec("histogram:mode=" + c.mode));
     const double floor_ms = pixels.bytes.size() / (copy * 1e6);
     for (const char* method : {"global", "local", "private"})
-      for (int ppi : o.hist_ppi) {
+      for (const auto& ppi : o.hist_ppi) {
         const std::string spec =
             fmt::format("histogram:mode={}:method={}:ppi={}", c.mode, method, ppi);
         std::vector<double> ms;
+        std::map<std::string, std::vector<double>> parts;
         bool exact = true;
+        int used_ppi = 0;
         for (int i = 0; i < o.warmup + o.runs; ++i) {
           const Histogram got = histogram_device(device, pixels, hist_spec(spec));
           exact = exact && got.same_counts(expected);
+          used_ppi = got.pixels_per_item;
           double total = 0;
-          for (const auto& t : device.take_timings())
-            if (t.label != "upload") total += t.ms;
+          for (const auto& t : device.take_timings()) {
+            if (t.label == "upload") continue;
+            total += t.ms;
+            if (i >= o.warmup) parts[t.label].push_back(t.ms);
+          }
           if (i >= o.warmup) ms.push_back(total);
         }
         const double m = median(ms);
-        fmt::print("{:<14} {:<6} {:>8} {:>5} {:>10.4f} {:>9.0f} {:>9.4f} {:>8.2f}{}\n", c.name,
-                   c.mode, method, ppi, m, pixels.bytes.size() / (m * 1e6), floor_ms, m / floor_ms,
+        const double count_ms = median(parts["histogram_" + std::string(method)]);
+        fmt::print("{:<14} {:<6} {:>8} {:>5} {:>10.4f} {:>9.0f} {:>9.4f} {:>8.2f} {:>9.4f}{}\n",
+                   c.name, c.mode, method, fmt::format("{}{}", ppi == "auto" ? "a" : "", used_ppi),
+                   m, pixels.bytes.size() / (m * 1e6), floor_ms, m / floor_ms, count_ms,
                    exact ? "" : "  MISMATCH");
         results.push_back({{"histogram", c.name},
                            {"mode", c.mode},
                            {"method", method},
-                           {"ppi", ppi},
+                           {"ppi", used_ppi},
+                           {"ppi_spec", ppi},
                            {"median_ms", m},
                            {"floor_ms", floor_ms},
                            {"x_floor", m / floor_ms},
+                           {"count_ms", count_ms},
                            {"exact", exact}});
       }
   }
@@ -137,7 +148,7 @@ int run(const Options& o) {
   fmt::print("{:<18} {:>3} {:>10} {:>9} {:>9} {:>8} {:>10}\n", "filter", "ch", "ms", "GB/s",
              "floor ms", "x floor", "max err");
   nlohmann::json results = nlohmann::json::array();
-  for (int channels : o.channels) {
+  for (int channels : o.filters_on ? o.channels : std::vector<int>{}) {
     const PixelBuffer pixels = random_floats(o.width, o.height, channels);
     const DeviceImage input = upload(device, pixels);
     device.take_timings();
@@ -195,9 +206,11 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", o.warmup, "untimed runs first")->capture_default_str();
   app.add_option("--device", o.device, "as halo --device")->capture_default_str();
   app.add_option("--json", o.json, "write full results here");
-  app.add_option("--hist-ppi", o.hist_ppi, "pixels per work-item to time for histograms")
+  app.add_option("--hist-ppi", o.hist_ppi,
+                 "pixels per work-item to time for histograms (auto: as halo picks; shown aN)")
       ->capture_default_str();
   app.add_flag("!--no-histograms", o.histograms, "skip the histogram strategies");
+  app.add_flag("!--no-filters", o.filters_on, "skip the filters (histograms only)");
   CLI11_PARSE(app, argc, argv);
   if (std::sscanf(size.c_str(), "%dx%d", &o.width, &o.height) != 2) {
     fmt::print(stderr, "halo_bench: --size wants WxH, got {}\n", size);

@@ -15,7 +15,8 @@ namespace {
 
 struct HistOptions {
   std::string input, mode = "luma", range = "auto", method = "auto";
-  int bins = 256, channel = 0, ppi = 64;
+  int bins = 256, channel = 0;
+  std::string ppi = "auto";
   std::string json, csv, plot;
   bool log_scale = false, verify = false;
 };
@@ -88,7 +89,8 @@ Command add_hist_command(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str();
   cmd->add_option("--method", o->method, "auto, global, local, private (device strategy)")
       ->capture_default_str();
-  cmd->add_option("--ppi", o->ppi, "pixels per work-item")->capture_default_str();
+  cmd->add_option("--ppi", o->ppi, "pixels per work-item, or auto (by image size and device)")
+      ->capture_default_str();
   cmd->add_option("--json", o->json, "write counts as JSON (schema halo.histogram/1)");
   cmd->add_option("--csv", o->csv, "write counts as CSV: bin,lower,upper,count...");
   cmd->add_option("--plot", o->plot, "draw the histogram into an image (PNG, ...)");

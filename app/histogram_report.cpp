@@ -68,6 +68,7 @@ void write_atomically(const std::string& path, Write write) {
 std::string histogram_summary(const Histogram& h) {
   std::string text = fmt::format("histogram {} {} bins, {} binned ({}, {}", to_string(h.mode),
                                  h.bins, h.binned(), h.codes ? "integer codes" : "float", h.method);
+  if (h.pixels_per_item) text += fmt::format(", {} px/work-item", h.pixels_per_item);
   // Device time from the first count kernel to the last reduce (out-of-order queue events).
   if (h.count_to_reduce_ms > 0)
     text += fmt::format(", count to reduce {:.3f} ms", h.count_to_reduce_ms);
@@ -115,6 +116,7 @@ void write_histogram_json(const std::string& path, const Histogram& h, const std
                         {"bins", h.bins},
                         {"binning", h.codes ? "codes" : "float"},
                         {"method", h.method},
+                        {"pixels_per_item", h.pixels_per_item},
                         {"channels", channel_names(h)},
                         {"binned", h.binned()},
                         {"under", h.under},

@@ -2,8 +2,9 @@
 // arithmetic for integer data and by correctly rounded float operations for float data, the
 // same steps as lib/filters/histogram.cpp, so device and reference agree bin for bin.
 //
-// Input (INPUT): 1 = 8-bit interleaved, 2 = 16-bit interleaved, 3 = float planar (PLANE_SIZE
-// floats per channel, rows of PITCH, WIDTH wide). CODES = 1 when float data holds integer
+// Input (INPUT): 1 = 8-bit interleaved, 2 = 16-bit interleaved, 3 = float planar (`plane`
+// floats per channel, rows of `pitch`, `width` wide: kernel arguments, so one program serves
+// every image size). CODES = 1 when float data holds integer
 // codes (8/16-bit sources after filters): they are quantised as writing would (MAX_CODE).
 // Mode (MODE): 0 one channel CHANNEL, 1 luma (Rec.601), 2 luma709, 3 rgb (3 x BINS counters).
 // Counters: BINS per histogram (x3 for rgb), then under, over, NaN, Inf (float binning only).
@@ -11,13 +12,15 @@
 // Strategies, one kernel each, all writing 32-bit partial counts that histogram_reduce adds
 // into 64-bit totals (launches are split so no 32-bit counter can overflow):
 //   histogram_global   atomics straight into one global histogram
-//   histogram_local    per-group sub-histograms in local memory, runs of equal bins counted
-//                      before each atomic (a constant image costs one atomic per run)
+//   histogram_local    per-group sub-histograms in local memory; 8/16-bit data is read in
+//                      blocks of BLOCK pixels with 16-byte loads and a block of one bin costs
+//                      one atomic, other data counts runs of equal bins before each atomic (a
+//                      constant image is cheap either way)
 //   histogram_private  the seeds' exclusive per-work-item counters (calcstatistic): each
 //                      work-item owns a row of local counters, no atomics; per-group partials
 //                      go to global memory for the reduce kernel (reducestatistic)
 // Defines: INPUT, CHANNELS, MODE, CHANNEL, BINS, CODES, MAX_CODE, PIXELS_PER_ITEM, GROUP,
-//   SUBHISTS (histogram_local copies), WIDTH, PITCH, PLANE_SIZE, and METHOD (0 global,
+//   SUBHISTS (histogram_local copies), TOTALS64 (see below), and METHOD (0 global,
 //   1 local, 2 private): only that counting kernel is compiled, since the others' local
 //   arrays may not fit the device.
 #pragma OPENCL FP_CONTRACT OFF
@@ -52,17 +55,11 @@
 #ifndef SUBHISTS
 #define SUBHISTS 1
 #endif
-#ifndef WIDTH
-#define WIDTH 1
-#endif
-#ifndef PITCH
-#define PITCH 32
-#endif
-#ifndef PLANE_SIZE
-#define PLANE_SIZE 32
-#endif
 #ifndef METHOD
 #define METHOD 1
+#endif
+#ifndef TOTALS64
+#define TOTALS64 0
 #endif
 
 #define HISTS (MODE == 3 ? 3 : 1)
@@ -80,63 +77,84 @@ typedef ushort sample_t;
 typedef float sample_t;
 #endif
 
+// Where the samples of a planar float image lie (unused for interleaved integer data).
+typedef struct {
+  ulong width, pitch, plane;
+} layout_t;
+
 // Sample c of pixel p as an integer code (integer data) or a float (float data).
 #if INPUT == 3
-inline float raw(__global const sample_t* src, const ulong p, const int c) {
-  const ulong y = p / WIDTH, x = p % WIDTH;
-  return src[c * (ulong)PLANE_SIZE + y * PITCH + x];
+inline float raw(__global const sample_t* src, const layout_t L, const ulong p, const int c) {
+  // 32-bit division where it suffices: a 64-bit one costs several times more on GPUs.
+  const ulong y = p <= UINT_MAX ? (uint)p / (uint)L.width : p / L.width;
+  const ulong x = p - y * L.width;
+  return src[c * L.plane + y * L.pitch + x];
 }
 #else
-inline float raw(__global const sample_t* src, const ulong p, const int c) {
+inline float raw(__global const sample_t* src, const layout_t L, const ulong p, const int c) {
   return (float)src[p * CHANNELS + c];
 }
 #endif
 
 // The float histogrammed for pixel p, sub-histogram h (luma sums left to right, unfused).
-inline float value_of(__global const sample_t* src, const ulong p, const int h) {
+inline float value_of(__global const sample_t* src, const layout_t L, const ulong p, const int h) {
 #if MODE == 1
-  return 0.299f * raw(src, p, 0) + 0.587f * raw(src, p, 1) + 0.114f * raw(src, p, 2);
+  return 0.299f * raw(src, L, p, 0) + 0.587f * raw(src, L, p, 1) + 0.114f * raw(src, L, p, 2);
 #elif MODE == 2
-  return 0.2126f * raw(src, p, 0) + 0.7152f * raw(src, p, 1) + 0.0722f * raw(src, p, 2);
+  return 0.2126f * raw(src, L, p, 0) + 0.7152f * raw(src, L, p, 1) + 0.0722f * raw(src, L, p, 2);
 #elif MODE == 3
-  return raw(src, p, h);
+  return raw(src, L, p, h);
 #else
-  return raw(src, p, CHANNEL);
+  return raw(src, L, p, CHANNEL);
 #endif
 }
 
 #if CODES
-inline uint code(__global const sample_t* src, const ulong p, const int c) {
+inline uint code(__global const sample_t* src, const layout_t L, const ulong p, const int c) {
 #if INPUT == 3
-  const float v = raw(src, p, c);
+  const float v = raw(src, L, p, c);
   return isnan(v) ? 0u : (uint)fmin(fmax(floor(v * (float)MAX_CODE + 0.5f), 0.0f), (float)MAX_CODE);
 #else
   return (uint)src[p * CHANNELS + c];
 #endif
 }
 
-// Integer codes 0..MAX_CODE fall into BINS equal bins.
-inline uint bin_of_code(const uint v) { return (uint)(((ulong)v * BINS) / (MAX_CODE + 1)); }
+// Integer codes 0..MAX_CODE fall into BINS equal bins. v * BINS < 65536 * 65536 fits in 32
+// bits, and MAX_CODE + 1 is a power of two, so this is a multiply and a shift.
+inline uint bin_of_code(const uint v) {
+  return v * BINS / (MAX_CODE + 1);
+}
 
-inline uint bin_of(__global const sample_t* src, const ulong p, const int h, const float lo,
-                   const float hi, const float scale) {
+// The bin of histogram h for one pixel's codes: r alone for one channel, r, g, b otherwise.
+inline uint bin_of_codes(const uint r, const uint g, const uint b, const int h) {
 #if MODE == 1
-  const uint v = (299u * code(src, p, 0) + 587u * code(src, p, 1) + 114u * code(src, p, 2)) / 1000u;
+  const uint v = (299u * r + 587u * g + 114u * b) / 1000u;
 #elif MODE == 2
-  const uint v = (2126u * code(src, p, 0) + 7152u * code(src, p, 1) + 722u * code(src, p, 2)) / 10000u;
+  const uint v = (2126u * r + 7152u * g + 722u * b) / 10000u;
 #elif MODE == 3
-  const uint v = code(src, p, h);
+  const uint v = h == 0 ? r : h == 1 ? g : b;
 #else
-  const uint v = code(src, p, CHANNEL);
+  const uint v = r;
 #endif
   return h * BINS + bin_of_code(v);
+}
+
+inline uint bin_of(__global const sample_t* src, const layout_t L, const ulong p, const int h,
+                   const float lo, const float hi, const float scale) {
+#if MODE == 0
+  return bin_of_codes(code(src, L, p, CHANNEL), 0, 0, h);
+#elif MODE == 3
+  return h * BINS + bin_of_code(code(src, L, p, h));
+#else
+  return bin_of_codes(code(src, L, p, 0), code(src, L, p, 1), code(src, L, p, 2), h);
+#endif
 }
 #else
 // Float data: floor((x - lo) * scale) with scale = BINS / (hi - lo) rounded to float on the
 // host; x == hi lands in the last bin; outside [lo, hi], NaN and Inf go to their counters.
-inline uint bin_of(__global const sample_t* src, const ulong p, const int h, const float lo,
-                   const float hi, const float scale) {
-  const float x = value_of(src, p, h);
+inline uint bin_of(__global const sample_t* src, const layout_t L, const ulong p, const int h,
+                   const float lo, const float hi, const float scale) {
+  const float x = value_of(src, L, p, h);
   if (isnan(x)) return NANS;
   if (isinf(x)) return INFS;
   if (x < lo) return UNDER;
@@ -145,50 +163,135 @@ inline uint bin_of(__global const sample_t* src, const ulong p, const int h, con
 }
 #endif
 
+// histogram_local may merge straight into the 64-bit totals (TOTALS64, on devices with
+// cl_khr_int64_base_atomics), which saves clearing the partials and the reduce kernel.
+#if TOTALS64
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+typedef ulong total_t;
+#define ADD_TO_TOTAL(counter, n) atom_add(counter, (ulong)(n))
+#else
+typedef uint total_t;
+#define ADD_TO_TOTAL(counter, n) atomic_add(counter, n)
+#endif
+
+// Every counting kernel takes the same arguments: the samples, its counters, the range of
+// pixels [first, first + pixels) of this launch, the float range, and the planar layout.
+#define COUNT_ARGS                                                                               \
+  __global const sample_t *src, __global total_t *counts, const ulong first, const ulong pixels, \
+      const float lo, const float hi, const float scale, const ulong width, const ulong pitch,   \
+      const ulong plane
+#define LAYOUT \
+  { width, pitch, plane }
+
 #if METHOD == 0
-__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_global(
-    __global const sample_t* src, __global uint* counts, const ulong first, const ulong pixels,
-    const float lo, const float hi, const float scale) {
+__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_global(COUNT_ARGS) {
+  const layout_t L = LAYOUT;
   const ulong base = first + (ulong)get_group_id(0) * GROUP * PIXELS_PER_ITEM + get_local_id(0);
   for (int k = 0; k < PIXELS_PER_ITEM; ++k) {
     const ulong p = base + (ulong)k * GROUP;
     if (p >= first + pixels) break;
-    for (int h = 0; h < HISTS; ++h) atomic_inc(&counts[bin_of(src, p, h, lo, hi, scale)]);
+    for (int h = 0; h < HISTS; ++h) atomic_inc(&counts[bin_of(src, L, p, h, lo, hi, scale)]);
   }
 }
 
 #endif
 
 #if METHOD == 1
-__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_local(
-    __global const sample_t* src, __global uint* counts, const ulong first, const ulong pixels,
-    const float lo, const float hi, const float scale) {
+// A run of equal bins is counted in a register and added with one atomic when it ends.
+typedef struct {
+  uint bin, length;
+} run_t;
+
+inline void extend(__local uint* hist, run_t* run, const uint b) {
+  if (b != run->bin) {
+    if (run->length) atomic_add(&hist[run->bin], run->length);
+    run->bin = b;
+    run->length = 0;
+  }
+  ++run->length;
+}
+
+// 8/16-bit data in blocks of BLOCK pixels: CHANNELS * INPUT loads of 16 bytes each (a block
+// starts on a multiple of 16 pixels, so on a 16-byte boundary), unpacked in registers.
+#define BLOCK 16
+#define BLOCK_LOADS (CHANNELS * INPUT)
+#define BLOCKED (CODES && INPUT != 3 && PIXELS_PER_ITEM % BLOCK == 0)
+
+#if BLOCKED
+// A block whose pixels share one bin (flat areas, a constant image) costs one atomic; any
+// other adds its pixels one by one.
+inline void count_block(__global const uint4* src, const ulong block, __local uint* hist) {
+  union {
+    uint4 loads[BLOCK_LOADS];
+    sample_t s[BLOCK * CHANNELS];
+  } b;
+#pragma unroll
+  for (int i = 0; i < BLOCK_LOADS; ++i) b.loads[i] = src[block * BLOCK_LOADS + i];
+#pragma unroll
+  for (int h = 0; h < HISTS; ++h) {
+    uint bins[BLOCK];
+#pragma unroll
+    for (int i = 0; i < BLOCK; ++i) {
+      const int at = i * CHANNELS;
+#if MODE == 0
+      bins[i] = bin_of_codes(b.s[at + CHANNEL], 0, 0, h);
+#else
+      bins[i] = bin_of_codes(b.s[at], b.s[at + 1], b.s[at + 2], h);
+#endif
+    }
+    bool uniform = true;
+#pragma unroll
+    for (int i = 1; i < BLOCK; ++i) uniform &= bins[i] == bins[0];
+    if (uniform) {
+      atomic_add(&hist[bins[0]], BLOCK);
+    } else {
+#pragma unroll
+      for (int i = 0; i < BLOCK; ++i) atomic_inc(&hist[bins[i]]);
+    }
+  }
+}
+#endif
+
+__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_local(COUNT_ARGS) {
+  const layout_t L = LAYOUT;
   __local uint sub[SUBHISTS][COUNTERS];
   const int lid = get_local_id(0);
   for (int i = lid; i < SUBHISTS * COUNTERS; i += GROUP) (&sub[0][0])[i] = 0;
   barrier(CLK_LOCAL_MEM_FENCE);
   __local uint* mine = sub[lid % SUBHISTS];
-  const ulong base = first + (ulong)get_group_id(0) * GROUP * PIXELS_PER_ITEM + lid;
-  for (int h = 0; h < HISTS; ++h) {
-    uint run_bin = 0, run = 0;
-    for (int k = 0; k < PIXELS_PER_ITEM; ++k) {
-      const ulong p = base + (ulong)k * GROUP;
-      if (p >= first + pixels) break;
-      const uint b = bin_of(src, p, h, lo, hi, scale);
-      if (b != run_bin && run > 0) {
-        atomic_add(&mine[run_bin], run);
-        run = 0;
-      }
-      run_bin = b;
-      ++run;
+  run_t runs[HISTS];
+  for (int h = 0; h < HISTS; ++h) runs[h].bin = runs[h].length = 0;
+  const ulong end = first + pixels;
+#if BLOCKED
+  // Consecutive work-items take consecutive blocks; a partial block at the end goes pixel by
+  // pixel. `first` is a multiple of BLOCK (launches are split at multiples of 2^30 pixels).
+  const ulong base = first / BLOCK + (ulong)get_group_id(0) * GROUP * (PIXELS_PER_ITEM / BLOCK);
+  for (int k = 0; k < PIXELS_PER_ITEM / BLOCK; ++k) {
+    const ulong block = base + (ulong)k * GROUP + lid;
+    const ulong p0 = block * BLOCK;
+    if (p0 >= end) break;
+    if (p0 + BLOCK <= end) {
+      count_block((__global const uint4*)src, block, mine);
+    } else {
+      for (ulong p = p0; p < end; ++p)
+        for (int h = 0; h < HISTS; ++h) extend(mine, &runs[h], bin_of(src, L, p, h, lo, hi, scale));
     }
-    if (run > 0) atomic_add(&mine[run_bin], run);
   }
+#else
+  const ulong base = first + (ulong)get_group_id(0) * GROUP * PIXELS_PER_ITEM + lid;
+  for (int k = 0; k < PIXELS_PER_ITEM; ++k) {
+    const ulong p = base + (ulong)k * GROUP;
+    if (p >= end) break;
+    for (int h = 0; h < HISTS; ++h) extend(mine, &runs[h], bin_of(src, L, p, h, lo, hi, scale));
+  }
+#endif
+  for (int h = 0; h < HISTS; ++h)
+    if (runs[h].length) atomic_add(&mine[runs[h].bin], runs[h].length);
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int i = lid; i < COUNTERS; i += GROUP) {
     uint total = 0;
     for (int s = 0; s < SUBHISTS; ++s) total += sub[s][i];
-    if (total) atomic_add(&counts[i], total);
+    if (total) ADD_TO_TOTAL(&counts[i], total);
   }
 }
 
@@ -196,9 +299,8 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_local
 
 #if METHOD == 2
 // The seeds' calcstatistic: GROUP work-items, each with an exclusive row of counters.
-__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_private(
-    __global const sample_t* src, __global uint* partials, const ulong first, const ulong pixels,
-    const float lo, const float hi, const float scale) {
+__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_private(COUNT_ARGS) {
+  const layout_t L = LAYOUT;
   __local uint rows[GROUP][COUNTERS];
   const int lid = get_local_id(0);
   for (int i = 0; i < COUNTERS; ++i) rows[lid][i] = 0;
@@ -206,10 +308,10 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_priva
   for (int k = 0; k < PIXELS_PER_ITEM; ++k) {
     const ulong p = base + (ulong)k * GROUP;
     if (p >= first + pixels) break;
-    for (int h = 0; h < HISTS; ++h) ++rows[lid][bin_of(src, p, h, lo, hi, scale)];
+    for (int h = 0; h < HISTS; ++h) ++rows[lid][bin_of(src, L, p, h, lo, hi, scale)];
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  __global uint* out = partials + (ulong)get_group_id(0) * COUNTERS;
+  __global uint* out = counts + (ulong)get_group_id(0) * COUNTERS;
   for (int i = lid; i < COUNTERS; i += GROUP) {
     uint total = 0;
     for (int r = 0; r < GROUP; ++r) total += rows[r][i];
@@ -233,12 +335,14 @@ __kernel void histogram_reduce(__global const uint* partials, __global ulong* to
 // Min and max of the finite values of one float channel (or luma), for range=auto: one pair
 // per work-group; the host folds the pairs.
 __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_minmax(
-    __global const sample_t* src, __global float* pairs, const ulong pixels, const int h) {
+    __global const sample_t* src, __global float* pairs, const ulong pixels, const int h,
+    const ulong width, const ulong pitch, const ulong plane) {
+  const layout_t L = LAYOUT;
   __local float lmin[GROUP], lmax[GROUP];
   const int lid = get_local_id(0);
   float mn = INFINITY, mx = -INFINITY;
   for (ulong p = get_global_id(0); p < pixels; p += get_global_size(0)) {
-    const float x = value_of(src, p, h);
+    const float x = value_of(src, L, p, h);
     if (isfinite(x)) {
       mn = fmin(mn, x);
       mx = fmax(mx, x);

@@ -57,8 +57,9 @@ DeviceInfo describe(const cl::Platform& platform, const cl::Device& device, int 
   info.local_memory = device_info<CL_DEVICE_LOCAL_MEM_SIZE, cl_ulong>(device);
   info.max_allocation = device_info<CL_DEVICE_MAX_MEM_ALLOC_SIZE, cl_ulong>(device);
   info.max_work_group = device_info<CL_DEVICE_MAX_WORK_GROUP_SIZE, std::size_t>(device);
-  info.fp64 = device_info<CL_DEVICE_EXTENSIONS, std::string>(device).find("cl_khr_fp64") !=
-              std::string::npos;
+  const auto extensions = device_info<CL_DEVICE_EXTENSIONS, std::string>(device);
+  info.fp64 = extensions.find("cl_khr_fp64") != std::string::npos;
+  info.int64_atomics = extensions.find("cl_khr_int64_base_atomics") != std::string::npos;
   return info;
 }
 

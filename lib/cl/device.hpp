@@ -30,7 +30,8 @@ struct DeviceInfo {
   std::uint64_t local_memory = 0;
   std::uint64_t max_allocation = 0;
   std::size_t max_work_group = 0;
-  bool fp64 = false;  // cl_khr_fp64: double arithmetic in kernels
+  bool fp64 = false;           // cl_khr_fp64: double arithmetic in kernels
+  bool int64_atomics = false;  // cl_khr_int64_base_atomics: 64-bit histogram totals
 };
 
 // Every device of every platform; empty when there is no OpenCL platform at all.

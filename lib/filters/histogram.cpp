@@ -200,6 +200,15 @@ std::string method_for(const HistogramSpec& spec, int counters, const DeviceInfo
   return 4ull * counters <= budget ? "local" : "global";
 }
 
+// More pixels per work-item amortise each group's clearing and merging; the H200 measured
+// best at 128-256 on an 8K frame, but a smaller image then leaves compute units idle. So:
+// the most (a power of two, 16..256) that still gives two groups per compute unit.
+int pixels_per_item_for(std::uint64_t pixels, int group, const DeviceInfo& device) {
+  int ppi = 256;
+  while (ppi > 16 && pixels / (std::uint64_t(group) * ppi) < 2ull * device.compute_units) ppi /= 2;
+  return ppi;
+}
+
 // Non-null events only: a wait list may not hold empty ones.
 std::vector<cl::Event> events(std::initializer_list<cl::Event> list) {
   std::vector<cl::Event> out;
@@ -232,6 +241,12 @@ Histogram count_device(Device& device, cl::Buffer samples, const HistogramSpec& 
     for (group = 32; group > 1 && 4ull * group * counters > budget;) group /= 2;
   if (h.method == "local")
     for (subhists = 4; subhists > 1 && 4ull * subhists * counters > budget;) subhists /= 2;
+  // Local sub-histograms merge straight into the 64-bit totals where the device can: no
+  // partials to clear, no reduce kernel.
+  const bool totals64 = h.method == "local" && device.info().int64_atomics;
+  const int ppi = spec.pixels_per_item ? spec.pixels_per_item
+                                       : pixels_per_item_for(src.pixels, group, device.info());
+  h.pixels_per_item = ppi;
   const Defines defines = {{"INPUT", std::to_string(src.input)},
                            {"CHANNELS", std::to_string(src.stored_channels)},
                            {"MODE", std::to_string(mode_number(spec.mode))},
@@ -239,12 +254,10 @@ Histogram count_device(Device& device, cl::Buffer samples, const HistogramSpec& 
                            {"BINS", std::to_string(h.bins)},
                            {"CODES", src.codes ? "1" : "0"},
                            {"MAX_CODE", std::to_string(src.max_code)},
-                           {"PIXELS_PER_ITEM", std::to_string(spec.pixels_per_item)},
+                           {"PIXELS_PER_ITEM", std::to_string(ppi)},
                            {"GROUP", std::to_string(group)},
                            {"SUBHISTS", std::to_string(subhists)},
-                           {"WIDTH", std::to_string(src.width)},
-                           {"PITCH", std::to_string(src.pitch)},
-                           {"PLANE_SIZE", std::to_string(src.plane)},
+                           {"TOTALS64", totals64 ? "1" : "0"},
                            {"METHOD", h.method == "global"  ? "0"
                                       : h.method == "local" ? "1"
                                                             : "2"}};
@@ -254,7 +267,8 @@ Histogram count_device(Device& device, cl::Buffer samples, const HistogramSpec& 
     cl::Buffer pairs = device.buffer(groups * 2 * sizeof(float), "histogram range");
     float lo = std::numeric_limits<float>::infinity(), hi = -lo;
     for (int k = 0; k < h.hists; ++k) {
-      set_args(minmax, samples, pairs, cl_ulong(src.pixels), k);
+      set_args(minmax, samples, pairs, cl_ulong(src.pixels), k, cl_ulong(src.width),
+               cl_ulong(src.pitch), cl_ulong(src.plane));
       const cl::Event ranged =
           device.launch(minmax, "histogram_minmax", cl::NDRange(groups * group), cl::NDRange(group),
                         src.pixels * sizeof(float), events({uploaded}));
@@ -272,12 +286,13 @@ Histogram count_device(Device& device, cl::Buffer samples, const HistogramSpec& 
   cl::Buffer totals = device.buffer(counters * sizeof(cl_ulong), "histogram totals");
   const cl::Event zeroed =
       device.fill_zero(totals, counters * sizeof(cl_ulong), "histogram totals");
-  const std::uint64_t per_group = std::uint64_t(group) * spec.pixels_per_item;
+  const std::uint64_t per_group = std::uint64_t(group) * ppi;
   const std::uint64_t max_groups = (std::min(kChunk, src.pixels) + per_group - 1) / per_group;
-  const std::size_t rows = h.method == "private" ? max_groups : 1;
-  cl::Buffer partials = device.buffer(rows * counters * sizeof(cl_uint), "histogram partials");
+  const std::size_t rows = totals64 ? 0 : h.method == "private" ? max_groups : 1;
+  cl::Buffer partials =
+      rows ? device.buffer(rows * counters * sizeof(cl_uint), "histogram partials") : totals;
   const std::size_t sample_bytes = src.input == 1 ? 1 : src.input == 2 ? 2 : 4;
-  cl::Event first_count, reduced;
+  cl::Event first_count, last;  // the totals are complete after `last`
   for (std::uint64_t first = 0; first < src.pixels; first += kChunk) {
     const std::uint64_t n = std::min(kChunk, src.pixels - first);
     const std::uint64_t groups = (n + per_group - 1) / per_group;
@@ -285,21 +300,24 @@ Histogram count_device(Device& device, cl::Buffer samples, const HistogramSpec& 
     cl::Event cleared;
     if (rows == 1)
       cleared = device.fill_zero(partials, counters * sizeof(cl_uint), "histogram partials",
-                                 events({reduced}));
-    set_args(count, samples, partials, cl_ulong(first), cl_ulong(n), h.lo, h.hi, scale);
+                                 events({last}));
+    set_args(count, samples, partials, cl_ulong(first), cl_ulong(n), h.lo, h.hi, scale,
+             cl_ulong(src.width), cl_ulong(src.pitch), cl_ulong(src.plane));
     const cl::Event counted = device.launch(
         count, "histogram_" + h.method, cl::NDRange(groups * group), cl::NDRange(group),
         n * sample_bytes * (src.input == 3 ? h.hists : src.stored_channels),
-        events({uploaded, cleared, reduced}));
+        events({uploaded, cleared, zeroed, last}));
     if (!first_count()) first_count = counted;
+    last = counted;
+    if (totals64) continue;
     set_args(reduce, partials, totals, cl_uint(rows == 1 ? 1 : groups));
-    reduced = device.launch(reduce, "histogram_reduce", cl::NDRange(counters), cl::NDRange(64), 0,
-                            events({counted, zeroed}));
+    last = device.launch(reduce, "histogram_reduce", cl::NDRange(counters), cl::NDRange(64), 0,
+                         events({counted, zeroed}));
   }
   std::vector<cl_ulong> result(counters);
   device.read(totals, result.data(), result.size() * sizeof(cl_ulong), "histogram totals",
-              events({reduced}));
-  h.count_to_reduce_ms = span_ms(first_count, reduced);
+              events({last}));
+  h.count_to_reduce_ms = span_ms(first_count, last);
   spdlog::debug("histogram: {} queue, count to reduce {:.3f} ms",
                 device.has_out_of_order() ? "out-of-order" : "in-order", h.count_to_reduce_ms);
   std::copy(result.begin(), result.end() - 4, h.counts.begin());
@@ -367,7 +385,7 @@ HistogramSpec HistogramSpec::from(const Args& args) {
   if (args.given("c") && s.mode != HistogramMode::channel) args.fail("c", "only with mode=channel");
   s.bins = args.integer("bins");
   s.method = args.text("method");
-  s.pixels_per_item = args.integer("ppi");
+  s.pixels_per_item = args.is_auto("ppi") ? 0 : args.integer("ppi");
   if (args.text("range") != "auto") {
     const auto range = args.numbers("range");
     if (range.size() != 2 || !(range[0] < range[1]))
@@ -473,10 +491,12 @@ FilterDef histogram_filter() {
                   .choices = {"auto", "global", "local", "private"}},
                  {.name = "ppi",
                   .type = ParamType::Integer,
-                  .fallback = "64",
-                  .doc = "pixels per work-item",
+                  .fallback = "auto",
+                  .doc = "pixels per work-item (auto: as many as keep two work-groups per "
+                         "compute unit, 16..256)",
                   .min = 1,
-                  .max = 4096},
+                  .max = 4096,
+                  .allow_auto = true},
                  border_param()},
       .notes = {"8/16-bit data: code v goes to bin v*bins/(max+1); a grey pixel R=G=B=v is in "
                 "luma bin v at 256 bins",

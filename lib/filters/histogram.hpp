@@ -24,7 +24,7 @@ struct HistogramSpec {
   bool auto_range = true;  // float data: range from the data's finite min and max
   float lo = 0, hi = 1;
   std::string method = "auto";  // auto, global, local, private
-  int pixels_per_item = 64;     // best measured for local on an H200 (16..64 within 7%)
+  int pixels_per_item = 0;      // 0: auto, see pixels_per_item_for() in histogram.cpp
 
   static HistogramSpec from(const Args& args);
 };
@@ -38,8 +38,11 @@ struct Histogram {
   float lo = 0, hi = 1;               // float binning
   std::vector<std::uint64_t> counts;  // hists * bins
   std::uint64_t under = 0, over = 0, nan = 0, inf = 0;
-  std::string method;             // which device strategy produced it ("reference" on the CPU)
-  double count_to_reduce_ms = 0;  // device time from the first count to the last reduce
+  std::string method;       // which device strategy produced it ("reference" on the CPU)
+  int pixels_per_item = 0;  // the device's, after ppi=auto is settled (0 for the reference)
+  // Device time from the first count to the last reduce (to the last count where local
+  // sub-histograms add straight into the 64-bit totals).
+  double count_to_reduce_ms = 0;
 
   std::uint64_t binned() const;  // sum of counts
   bool same_counts(const Histogram& other) const;

@@ -24,14 +24,14 @@ const char* kMethods[] = {"global", "local", "private"};
 
 // Every strategy the device can hold agrees with the reference; one whose counters do not
 // fit in local memory is refused with a Usage error (global atomics always run).
-void check_strategies(const PixelBuffer& pixels, const std::string& text) {
+void check_strategies(const PixelBuffer& pixels, const std::string& text,
+                      Device& device = test::device()) {
   const Histogram expected = histogram_reference(pixels, spec(text));
   for (const char* method : kMethods) {
     INFO(text, " ", method, " on ", pixels.width, "x", pixels.height, "x", pixels.channels);
     try {
-      const Histogram got =
-          histogram_device(test::device(), pixels, spec(text + ":method=" + method));
-      test::device().take_timings();
+      const Histogram got = histogram_device(device, pixels, spec(text + ":method=" + method));
+      device.take_timings();
       CHECK(got.method == method);
       CHECK(got.same_counts(expected));
     } catch (const Error& e) {
@@ -109,9 +109,14 @@ TEST_CASE("float edges: lo, hi, bin edges, outside, NaN, Inf, negative zero") {
 }
 
 TEST_CASE("every strategy matches the reference on awkward sizes and modes") {
+  // 8/16-bit data is read in blocks of 16 pixels when ppi is a multiple of 16 (ppi=auto gives
+  // 16..256; 16 here), pixel by pixel otherwise (ppi=24); sizes leave partial blocks at the end.
   const int sizes[][2] = {{1, 1}, {7, 5}, {33, 17}, {1023, 517}};
   for (const auto& size : sizes) {
     check_strategies(test::random_pixels(size[0], size[1], 3, PixelType::u8), "mode=luma");
+    check_strategies(test::random_pixels(size[0], size[1], 3, PixelType::u8), "mode=luma:ppi=24");
+    check_strategies(test::random_pixels(size[0], size[1], 1, PixelType::u8), "mode=gray:ppi=16");
+    check_strategies(test::random_pixels(size[0], size[1], 4, PixelType::u16), "mode=channel:c=3");
     check_strategies(test::random_pixels(size[0], size[1], 4, PixelType::u8), "mode=rgb:bins=100");
     check_strategies(test::random_pixels(size[0], size[1], 3, PixelType::u16),
                      "mode=luma709:bins=4096");
@@ -130,6 +135,27 @@ TEST_CASE("more than 2^24 pixels: counts beyond float precision stay exact") {
   CHECK(h.counts[9] == (big.sample_count() + 2) / 3);
   CHECK(h.counts[7] == big.sample_count() - h.counts[9]);
   check_strategies(big, "mode=gray");
+}
+
+TEST_CASE("ppi=auto keeps two work-groups per compute unit, 16..256 pixels per work-item") {
+  Device& device = test::device();
+  const auto units = device.info().compute_units;
+  const auto ppi_for = [&](int w, int h) {
+    const PixelBuffer pixels = test::random_pixels(w, h, 1, PixelType::u8);
+    const Histogram got = histogram_device(device, pixels, spec("mode=gray:method=local"));
+    device.take_timings();
+    CHECK(got.same_counts(histogram_reference(pixels, spec("mode=gray"))));
+    return got.pixels_per_item;
+  };
+  CHECK(ppi_for(7, 5) == 16);
+  // Exactly two groups per unit at 256 pixels per work-item of a 256-wide group.
+  const int exact = 2 * 256 * 256 * int(units);
+  CHECK(ppi_for(exact / 64, 64) == 256);
+  CHECK(ppi_for(exact / 64 - 1, 64) == 128);
+  CHECK(histogram_device(device, test::random_pixels(7, 5, 1, PixelType::u8),
+                         spec("mode=gray:ppi=48"))
+            .pixels_per_item == 48);
+  device.take_timings();
 }
 
 TEST_CASE("histogram as a pipeline stage: integer sources binned by the codes they hold") {
@@ -156,19 +182,37 @@ TEST_CASE("histogram options are checked") {
   CHECK_THROWS_WITH(histogram_reference(rgb, spec("mode=gray")), doctest::Contains("mode=luma"));
 }
 
-TEST_CASE("histograms run on the out-of-order queue and profile the count-to-reduce span") {
-  Device& device = test::device();
-  const PixelBuffer pixels = test::random_pixels(300, 200, 3, PixelType::u8);
-  const Histogram got = histogram_device(device, pixels, spec("mode=rgb"));
-  CHECK(got.same_counts(histogram_reference(pixels, spec("mode=rgb"))));
-  CHECK(got.count_to_reduce_ms > 0);
-  // Ordered by events alone: the labels of everything enqueued, in order.
+// The labels of everything enqueued since the last call, in order.
+std::vector<std::string> enqueued(Device& device) {
   std::vector<std::string> labels;
   for (const auto& t : device.take_timings()) labels.push_back(t.label);
-  const std::vector<std::string> expected = {
-      "upload",          "histogram totals", "histogram partials",
-      "histogram_local", "histogram_reduce", "histogram totals"};
-  CHECK(labels == expected);
-  INFO("PoCL and NVIDIA both offer out-of-order queues");
+  return labels;
+}
+
+TEST_CASE("histograms run on the out-of-order queue and profile the count-to-reduce span") {
+  const PixelBuffer pixels = test::random_pixels(300, 200, 3, PixelType::u8);
+  const Histogram expected = histogram_reference(pixels, spec("mode=rgb"));
+  Device& device = test::device();
+  INFO("PoCL and NVIDIA both offer out-of-order queues and 64-bit atomics");
+  REQUIRE(device.info().int64_atomics);
   CHECK(device.has_out_of_order());
+  SUBCASE("local sub-histograms add straight into the 64-bit totals") {
+    const Histogram got = histogram_device(device, pixels, spec("mode=rgb"));
+    CHECK(got.same_counts(expected));
+    CHECK(got.count_to_reduce_ms > 0);
+    CHECK(enqueued(device) == std::vector<std::string>{"upload", "histogram totals",
+                                                       "histogram_local", "histogram totals"});
+  }
+  SUBCASE("without 64-bit atomics: 32-bit partials, then the reduce kernel") {
+    DeviceInfo info = device.info();
+    info.int64_atomics = false;
+    Device narrow(info, default_cache_dir());
+    const Histogram got = histogram_device(narrow, pixels, spec("mode=rgb"));
+    CHECK(got.same_counts(expected));
+    CHECK(got.count_to_reduce_ms > 0);
+    CHECK(enqueued(narrow) == std::vector<std::string>{"upload", "histogram totals",
+                                                       "histogram partials", "histogram_local",
+                                                       "histogram_reduce", "histogram totals"});
+    check_strategies(test::random_pixels(1023, 517, 3, PixelType::u8), "mode=luma", narrow);
+  }
 }
