@@ -26,6 +26,7 @@ struct Options {
   std::vector<std::string> filters = {"sharpen",      "emboss:gray=0", "gaussian:r=2",
                                       "gaussian:r=8", "gaussian:r=16", "gaussian:r=64",
                                       "box:r=4",      "box:r=32"};
+  std::vector<std::string> hist_methods = {"global", "local", "private"};
   std::vector<std::string> hist_ppi = {"16", "64", "256", "auto"};
   bool histograms = true;
   bool filters_on = true;
@@ -98,7 +99,7 @@ void bench_histograms(Device& device, const Options& o, double copy, nlohmann::j
     const PixelBuffer pixels = random_bytes(o.width, o.height, c.channels, c.constant);
     const Histogram expected = histogram_reference(pixels, hist_spec("histogram:mode=" + c.mode));
     const double floor_ms = pixels.bytes.size() / (copy * 1e6);
-    for (const char* method : {"global", "local", "private"})
+    for (const auto& method : o.hist_methods)
       for (const auto& ppi : o.hist_ppi) {
         const std::string spec =
             fmt::format("histogram:mode={}:method={}:ppi={}", c.mode, method, ppi);
@@ -119,7 +120,7 @@ void bench_histograms(Device& device, const Options& o, double copy, nlohmann::j
           if (i >= o.warmup) ms.push_back(total);
         }
         const double m = median(ms);
-        const double count_ms = median(parts["histogram_" + std::string(method)]);
+        const double count_ms = median(parts["histogram_" + method]);
         fmt::print("{:<14} {:<6} {:>8} {:>5} {:>10.4f} {:>9.0f} {:>9.4f} {:>8.2f} {:>9.4f}{}\n",
                    c.name, c.mode, method, fmt::format("{}{}", ppi == "auto" ? "a" : "", used_ppi),
                    m, pixels.bytes.size() / (m * 1e6), floor_ms, m / floor_ms, count_ms,
@@ -210,6 +211,8 @@ int main(int argc, char** argv) {
                  "pixels per work-item to time for histograms (auto: as halo picks; shown aN)")
       ->capture_default_str();
   app.add_flag("!--no-histograms", o.histograms, "skip the histogram strategies");
+  app.add_option("--hist-method", o.hist_methods, "histogram strategies to time")
+      ->capture_default_str();
   app.add_flag("!--no-filters", o.filters_on, "skip the filters (histograms only)");
   CLI11_PARSE(app, argc, argv);
   if (std::sscanf(size.c_str(), "%dx%d", &o.width, &o.height) != 2) {

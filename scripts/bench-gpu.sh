@@ -2,7 +2,8 @@
 # Runs on the GPU machine from a packed folder (see ../shared/docs/gpu.md):
 #   ../shared/scripts/device-pack .gpu build/tests/halo_engine_tests build/app/halo_bench
 #   cp scripts/bench-gpu.sh scripts/bench-peers.py .gpu/
-#   device run: source .gpu/env.sh && bash .gpu/bench-gpu.sh [tests] [bench] [sweep] [peers]
+#   device run: source .gpu/env.sh && bash .gpu/bench-gpu.sh [tests] [bench] [hist] [sweep]
+#               [peers] [hist-peers]
 # Writes full results under $OUT (or ./bench-out) and prints the tables.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,7 +14,8 @@ steps=${*:-tests bench peers}
 for step in $steps; do
   case $step in
     tests) "$here/bin/halo_engine_tests" 2>&1 | tail -3 ;;
-    bench) "$here/bin/halo_bench" --size 7680x4320 --hist-ppi ${HALO_PPI:-1 4 16 64 256} --json "$out/halo_bench.json" | tee "$out/halo_bench.txt" ;;
+    bench) "$here/bin/halo_bench" --size 7680x4320 --hist-ppi ${HALO_PPI:-16 64 256 auto} --json "$out/halo_bench.json" | tee "$out/halo_bench.txt" ;;
+    hist) "$here/bin/halo_bench" --size 7680x4320 --no-filters --hist-ppi ${HALO_PPI:-1 4 16 32 64 128 256 auto} --json "$out/halo_bench_hist.json" | tee "$out/halo_bench_hist.txt" ;;
     sweep)
       # Tuning sweep on 1-channel 8K: fused runs and tile heights, conv runs.
       for t in ${HALO_SWEEP:-rows_steps=4 rows_steps=8 rows_steps=16 rows_h=8 cols_steps=2 cols_steps=8 \

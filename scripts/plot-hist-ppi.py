@@ -20,7 +20,8 @@ def main():
     for ax, case in zip(axes[0], cases):
         for method in ("global", "local", "private"):
             pts = sorted((r["ppi"], r["median_ms"]) for r in rows
-                         if r["histogram"] == case and r["method"] == method)
+                         if r["histogram"] == case and r["method"] == method
+                         and r.get("ppi_spec") != "auto")
             if pts:
                 ax.plot([p for p, _ in pts], [m for _, m in pts], marker="o", label=method)
         floor = next(r["floor_ms"] for r in rows if r["histogram"] == case)
