@@ -10,6 +10,7 @@
 #include "cl/cl_error.hpp"
 #include "cl/program_cache.hpp"
 #include "core/error.hpp"
+#include "io/guides.hpp"
 #include "io/image_io.hpp"
 #include "pipeline/pipeline.hpp"
 #include "spec/preset.hpp"
@@ -28,7 +29,37 @@ struct RunOptionsCli {
   double tolerance = 1e-4;
   bool timings = false;
   bool overwrite_input = false;
+  std::string write_flags;
 };
+
+// Guided stages (bilateral, atrous) get their guides, read and checked before any GPU work.
+// Returns the stage whose flags --write-flags writes (the first that has flags).
+GuidedStage* attach_guides(const Pipeline& pipeline, const std::string& input_path,
+                           const LoadedImage& loaded, bool keep_flags) {
+  GuidedStage* flagged = nullptr;
+  for (const auto& stage : pipeline.stages()) {
+    auto* guided = dynamic_cast<GuidedStage*>(stage.get());
+    if (!guided) continue;
+    auto guides = std::make_shared<const Guides>(load_guides(guided->sources(), input_path, loaded));
+    if (!guides->any_geometry())
+      spdlog::info("{}: no normal or depth guides in {}; self-guided", guided->spec(), input_path);
+    guided->set_guides(std::move(guides));
+    guided->keep_flags(keep_flags);
+    if (!flagged && guided->guides()->any_geometry()) flagged = guided;
+  }
+  return flagged;
+}
+
+void write_flags(GuidedStage* stage, const std::string& path) {
+  const Image* flags = stage ? stage->flags() : nullptr;
+  if (!flags)
+    throw Error(ErrorKind::Usage,
+                "--write-flags: no stage computed discontinuity flags (bilateral with normal or "
+                "depth guides does)");
+  const SampleType type = storable_type(path, SampleType::u8);
+  write_image(path, to_pixels(*flags, pixel_type(type)), type);
+  spdlog::info("wrote discontinuity flags of '{}' to {}", stage->spec(), path);
+}
 
 // -f and --preset in the order given on the command line.
 std::vector<StageSpec> stage_specs(const CLI::App& run) {
@@ -114,9 +145,16 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
   const Pipeline pipeline(stage_specs(cli));  // every spec checked before any file is read
   const InputRef input = parse_input_ref(o.input);
   check_not_input(input.path, o.output, o.overwrite_input);
+  if (!o.write_flags.empty()) {
+    check_not_input(input.path, o.write_flags, false);
+    if (o.write_flags == o.output)
+      throw Error(ErrorKind::Usage, "--write-flags and -o name the same file: " + o.output);
+  }
   const SampleType wanted = o.type.empty() ? SampleType::f32 : parse_sample_type(o.type);
 
   LoadedImage loaded = read_image(input);
+  GuidedStage* flagged =
+      attach_guides(pipeline, input.path, loaded, o.verify || !o.write_flags.empty());
   const double read_s = phases.lap();
   const SampleType requested = o.type.empty() ? loaded.stored : wanted;
   const SampleType type = storable_type(o.output, requested);
@@ -137,6 +175,7 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
                     device->programs().loaded_from_disk());
       const double device_s = phases.lap();
       write_image(o.output, result.pixels, type);
+      if (!o.write_flags.empty()) write_flags(flagged, o.write_flags);
       spdlog::info(
           "read {:.3f} s, device {:.3f} s (open, compile or load kernels, run{}), write "
           "{:.3f} s",
@@ -158,6 +197,7 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
     out = run_reference(pipeline, loaded.pixels, pixel_type(type));
     const double reference_s = phases.lap();
     write_image(o.output, out, type);
+    if (!o.write_flags.empty()) write_flags(flagged, o.write_flags);
     print_results(pipeline);
     spdlog::info("read {:.3f} s, reference {:.3f} s, write {:.3f} s", read_s, reference_s,
                  phases.lap());
@@ -218,6 +258,9 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
                    "a sample mismatches when |gpu - ref| > tol * max(1, |ref|)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  run_app->add_option("--write-flags", options->write_flags,
+                      "write the discontinuity flags of the first guided stage as a 1-channel "
+                      "image: 8-bit code = 17 x bits (1 left, 2 right, 4 top, 8 bottom)");
   run_app->add_flag("--timings", options->timings,
                     "print device times of upload, each kernel and download");
   run_app->add_flag("--overwrite-input", options->overwrite_input,

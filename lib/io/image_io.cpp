@@ -234,7 +234,9 @@ LoadedImage read_image(const InputRef& input) {
   if (is_pfm(path)) {
     auto pixels = read_pfm(path);
     const auto names = standard_names(pixels.channels, false);
-    return select_channels(std::move(pixels), names, SampleType::f32, input);
+    LoadedImage loaded = select_channels(std::move(pixels), names, SampleType::f32, input);
+    loaded.file_channels = names;
+    return loaded;
   }
   check_readable(path);
   // Keep stored values: no premultiplication of PNG alpha on the way in.
@@ -258,7 +260,9 @@ LoadedImage read_image(const InputRef& input) {
   }
   std::vector<std::string> names = spec.channelnames;
   names.resize(spec.nchannels);
-  return select_channels(std::move(all), names, stored, input);
+  LoadedImage loaded = select_channels(std::move(all), names, stored, input);
+  loaded.file_channels = std::move(names);
+  return loaded;
 }
 
 SampleType storable_type(const std::string& path, SampleType wanted) {

@@ -21,6 +21,7 @@ struct LoadedImage {
   PixelBuffer pixels;
   SampleType stored = SampleType::f32;
   std::vector<std::string> channel_names;  // of the selected channels, as in the file
+  std::vector<std::string> file_channels;  // every channel the file has
 };
 
 // "path" or "path[ch1,ch2,...]" to pick channels by name (e.g. a layer of a multilayer EXR).

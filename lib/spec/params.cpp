@@ -56,6 +56,9 @@ std::string Param::describe() const {
     case ParamType::Flag:
       range = "0|1";
       break;
+    case ParamType::File:
+      range = "file[channels]|auto|off";
+      break;
   }
   return range + (fallback.empty() ? ", required" : ", default " + fallback);
 }
@@ -126,6 +129,9 @@ Args::Args(const Spec& spec, const std::vector<Param>& table) : spec_text_(spec.
         if (value != "0" && value != "1" && value != "true" && value != "false" && value != "yes" &&
             value != "no")
           fail(p.name, "'" + value + "' is not 0 or 1");
+        break;
+      case ParamType::File:
+        if (value.empty()) fail(p.name, "needs a file name, auto or off");
         break;
     }
   }

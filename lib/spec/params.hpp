@@ -17,6 +17,7 @@ enum class ParamType {
   Numbers,  // comma-separated reals
   Choice,   // one of `choices`
   Flag,     // 0/1, true/false, yes/no
+  File,     // a file name, optionally with a channel list "f.exr[A,B]"; or auto or off
 };
 
 struct Param {

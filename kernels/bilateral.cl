@@ -1,0 +1,128 @@
+// bilateral: edge-stopping separable Gaussian for renders (lib/filters/bilateral.cpp).
+//
+// bilateral_flags marks discontinuities between each pixel and its four neighbours from the
+// normal and depth guides (bit 1 left, 2 right, 4 top, 8 bottom), reading a tile of guides
+// staged in local memory. bilateral_rows and bilateral_cols then walk from the centre
+// outwards in each direction, stop at the first flagged edge (or, with border=zero, at the
+// image edge), and divide by the sum of the weights they used.
+//
+// Optional per tap: a range weight exp(-|v_q - v_p|^2 * range_inv) on the colour (the
+// self-guided bilateral for photos; range_inv = 0 turns it off), and albedo demodulation
+// (rows divide every tap by its albedo, cols multiply the result by the centre's).
+// Defines: TILE (flags work-group side). Colour channels: at most 4.
+#pragma OPENCL FP_CONTRACT OFF
+
+#include "guides.cl"
+
+#ifndef TILE
+#define TILE 16
+#endif
+#define MAX_CHANNELS 4
+
+__kernel __attribute__((reqd_work_group_size(TILE, TILE, 1))) void bilateral_flags(
+    __global const float* geometry, __global uchar* flags, const int width, const int height,
+    const int pitch, const float cos_angle, const float dz, const int has_normal,
+    const int has_depth) {
+  __local surface_t tile[TILE + 2][TILE + 2];
+  const int lx = get_local_id(0), ly = get_local_id(1);
+  const int x0 = get_group_id(0) * TILE - 1, y0 = get_group_id(1) * TILE - 1;
+  const ulong plane = (ulong)pitch * height;
+  for (int i = ly * TILE + lx; i < (TILE + 2) * (TILE + 2); i += TILE * TILE) {
+    const int tx = i % (TILE + 2), ty = i / (TILE + 2);
+    const int x = clamp(x0 + tx, 0, width - 1), y = clamp(y0 + ty, 0, height - 1);
+    tile[ty][tx] = surface_at(geometry, plane, (ulong)y * pitch + x);
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const int x = x0 + 1 + lx, y = y0 + 1 + ly;
+  if (x >= width || y >= height) return;
+  const surface_t s = tile[ly + 1][lx + 1];
+  uchar f = 0;
+  if (x > 0 && is_edge(s, tile[ly + 1][lx], cos_angle, dz, has_normal, has_depth)) f |= FLAG_LEFT;
+  if (x < width - 1 && is_edge(s, tile[ly + 1][lx + 2], cos_angle, dz, has_normal, has_depth))
+    f |= FLAG_RIGHT;
+  if (y > 0 && is_edge(s, tile[ly][lx + 1], cos_angle, dz, has_normal, has_depth)) f |= FLAG_TOP;
+  if (y < height - 1 && is_edge(s, tile[ly + 2][lx + 1], cos_angle, dz, has_normal, has_depth))
+    f |= FLAG_BOTTOM;
+  flags[(ulong)y * pitch + x] = f;
+}
+
+// The value filtered for channel c at `at`: divided by its albedo when demodulating.
+inline float tap_value(__global const float* src, __global const float* albedo, const ulong plane,
+                       const ulong at, const int c, const int demod, const float albedo_min) {
+  const float v = src[c * plane + at];
+  return demod ? v / demodulating_albedo(albedo[c * plane + at], albedo_min) : v;
+}
+
+// One direction of the walk along a line: `stride` steps between pixels in memory, `n` the
+// line length, `i0` the centre's index on the line, `back`/`ahead` the flags that stop the
+// walk going to lower/higher indices.
+inline void walk(__global const float* src, __global const uchar* flags,
+                 __global const float* albedo, __constant const float* weights, const ulong plane,
+                 const ulong line_start, const int stride, const ulong flag_start,
+                 const int flag_stride, const int n, const int i0, const int r, const int border,
+                 const int use_flags, const uchar stop, const int dir, const int channels,
+                 const int demod, const float albedo_min, const float range_inv,
+                 const float* centre, float* sum, float* wsum) {
+  for (int i = 1; i <= r; ++i) {
+    const int from = i0 + dir * (i - 1);  // the pixel the step leaves
+    if (use_flags && from >= 0 && from < n && (flags[flag_start + (ulong)from * flag_stride] & stop))
+      break;
+    const int q = border_index(i0 + dir * i, n, border);
+    if (q < 0) break;
+    const ulong at = line_start + (ulong)q * stride;
+    float v[MAX_CHANNELS];
+    float d2 = 0.0f;
+    for (int c = 0; c < channels; ++c) {
+      v[c] = tap_value(src, albedo, plane, at, c, demod, albedo_min);
+      const float d = v[c] - centre[c];
+      d2 = fma(d, d, d2);
+    }
+    const float w = range_inv > 0.0f ? weights[i] * exp(-d2 * range_inv) : weights[i];
+    *wsum += w;
+    for (int c = 0; c < channels; ++c) sum[c] = fma(w, v[c], sum[c]);
+  }
+}
+
+// One pass: horizontal (dx = 1) or vertical; `remod` multiplies the result by the centre's
+// albedo.
+inline void bilateral_pass(__global const float* src, __global float* dst,
+                           __global const uchar* flags, __global const float* albedo,
+                           __constant const float* weights, const int width, const int height,
+                           const int pitch, const int channels, const int r, const int border,
+                           const int use_flags, const int demod, const int remod,
+                           const float albedo_min, const float range_inv, const int horizontal) {
+  const int x = get_global_id(0), y = get_global_id(1);
+  if (x >= width || y >= height) return;
+  const ulong plane = (ulong)pitch * height, at = (ulong)y * pitch + x;
+  float centre[MAX_CHANNELS], sum[MAX_CHANNELS];
+  float wsum = weights[0];
+  for (int c = 0; c < channels; ++c) {
+    centre[c] = tap_value(src, albedo, plane, at, c, demod, albedo_min);
+    sum[c] = weights[0] * centre[c];
+  }
+  const ulong line_start = horizontal ? (ulong)y * pitch : (ulong)x;
+  const int stride = horizontal ? 1 : pitch, n = horizontal ? width : height;
+  const int i0 = horizontal ? x : y;
+  const uchar back = horizontal ? FLAG_LEFT : FLAG_TOP, ahead = horizontal ? FLAG_RIGHT : FLAG_BOTTOM;
+  walk(src, flags, albedo, weights, plane, line_start, stride, line_start, stride, n, i0, r, border,
+       use_flags, back, -1, channels, demod, albedo_min, range_inv, centre, sum, &wsum);
+  walk(src, flags, albedo, weights, plane, line_start, stride, line_start, stride, n, i0, r, border,
+       use_flags, ahead, 1, channels, demod, albedo_min, range_inv, centre, sum, &wsum);
+  for (int c = 0; c < channels; ++c) {
+    const float v = sum[c] / wsum;
+    dst[c * plane + at] = remod ? v * demodulating_albedo(albedo[c * plane + at], albedo_min) : v;
+  }
+}
+
+#define PASS_ARGS                                                                               \
+  __global const float *src, __global float *dst, __global const uchar *flags,                  \
+      __global const float *albedo, __constant const float *weights, const int width,           \
+      const int height, const int pitch, const int channels, const int r, const int border,     \
+      const int use_flags, const int demod, const int remod, const float albedo_min,            \
+      const float range_inv
+#define PASS_VALUES                                                                           \
+  src, dst, flags, albedo, weights, width, height, pitch, channels, r, border, use_flags, demod, \
+      remod, albedo_min, range_inv
+
+__kernel void bilateral_rows(PASS_ARGS) { bilateral_pass(PASS_VALUES, 1); }
+__kernel void bilateral_cols(PASS_ARGS) { bilateral_pass(PASS_VALUES, 0); }

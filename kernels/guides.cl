@@ -1,0 +1,52 @@
+// What the edge-aware filters (bilateral.cl, atrous.cl) share: the geometry guides and the
+// discontinuity test. Must match lib/filters/guides.hpp operation for operation (the
+// flags are compared bit for bit).
+//
+// Geometry buffer: 4 planes of `plane` floats (unit normal x, y, z, then depth). A pixel is
+// geometry unless its normal is (0,0,0) or its depth is NaN; a buffer that was not given
+// reads as 0 and its test is skipped (has_normal, has_depth).
+#ifndef HALO_GUIDES_CL
+#define HALO_GUIDES_CL
+#pragma OPENCL FP_CONTRACT OFF
+
+#include "common.cl"
+
+#define FLAG_LEFT 1
+#define FLAG_RIGHT 2
+#define FLAG_TOP 4
+#define FLAG_BOTTOM 8
+
+typedef struct {
+  float nx, ny, nz, z;
+} surface_t;
+
+inline surface_t surface_at(__global const float* geometry, const ulong plane, const ulong at) {
+  surface_t s = {geometry[at], geometry[plane + at], geometry[2 * plane + at],
+                 geometry[3 * plane + at]};
+  return s;
+}
+
+inline bool is_geometry(const surface_t s, const int has_normal, const int has_depth) {
+  if (has_normal && s.nx == 0.0f && s.ny == 0.0f && s.nz == 0.0f) return false;
+  return !(has_depth && isnan(s.z));
+}
+
+// A discontinuity between neighbours a and b: geometry against no geometry, normals more
+// than the threshold angle apart (dot < cos_angle), or depths differing by more than dz
+// times the nearer one (equal depths, infinite ones included, never differ).
+inline bool is_edge(const surface_t a, const surface_t b, const float cos_angle, const float dz,
+                    const int has_normal, const int has_depth) {
+  const bool ga = is_geometry(a, has_normal, has_depth), gb = is_geometry(b, has_normal, has_depth);
+  if (ga != gb) return true;
+  if (!ga) return false;
+  if (has_normal && a.nx * b.nx + a.ny * b.ny + a.nz * b.nz < cos_angle) return true;
+  if (has_depth && a.z != b.z && fabs(a.z - b.z) > dz * fmin(fabs(a.z), fabs(b.z))) return true;
+  return false;
+}
+
+// Albedo demodulation (lib/filters/guides.hpp demodulating_albedo).
+inline float demodulating_albedo(const float albedo, const float albedo_min) {
+  return albedo >= albedo_min ? albedo : 1.0f;
+}
+
+#endif

@@ -1,0 +1,220 @@
+// atrous:iters=N: the edge-avoiding à-trous wavelet filter (Dammertz et al. 2010; SVGF's
+// normal weight). N passes of a 5x5 B3-spline with holes 2^i: an effective radius of
+// 2^(N+1) - 2 pixels at 25 taps per pass. Device side: kernels/atrous.cl.
+#include <cmath>
+
+#include "core/error.hpp"
+#include "filters/guides.hpp"
+
+namespace halo {
+
+namespace {
+
+constexpr float kSpline[5] = {0.0625f, 0.25f, 0.375f, 0.25f, 0.0625f};
+constexpr int kMaxChannels = 4;
+
+struct AtrousParams {
+  int iters = 5;
+  float colour_inv = 0;  // 1 / sigma_c^2
+  float sigma_n = 128, sigma_z = 0.1f, albedo_min = 0.02f;
+  Border border = Border::clamp;
+};
+
+struct PassSetup {
+  bool has_normal = false, has_depth = false, demod = false, remod = false;
+  int step = 1;
+};
+
+float geometry_weight(const Surface& p, const Surface& q, const PassSetup& s,
+                      const AtrousParams& a) {
+  if (!s.has_normal && !s.has_depth) return 1.0f;
+  const bool gp = is_geometry(p, s.has_normal, s.has_depth);
+  const bool gq = is_geometry(q, s.has_normal, s.has_depth);
+  if (gp != gq) return 0.0f;
+  if (!gp) return 1.0f;
+  float w = 1.0f;
+  if (s.has_normal) w = std::pow(std::fmax(0.0f, p.nx * q.nx + p.ny * q.ny + p.nz * q.nz), a.sigma_n);
+  if (s.has_depth && p.z != q.z)
+    w *= std::exp(-std::fabs(p.z - q.z) / (a.sigma_z * std::fmin(std::fabs(p.z), std::fabs(q.z))));
+  return w;
+}
+
+// One pass of kernels/atrous.cl's atrous_pass, in the same operation order.
+Image pass_reference(const Image& src, const Guides* g, const AtrousParams& a, const PassSetup& s) {
+  const int w = src.width(), h = src.height(), channels = src.color_channels();
+  Image dst(w, h, channels);
+  const auto value = [&](int x, int y, int c) {
+    const float v = src.at(x, y, c);
+    return s.demod ? v / demodulating_albedo(g->albedo.at(x, y, c), a.albedo_min) : v;
+  };
+  const bool guided = s.has_normal || s.has_depth;
+  const std::vector<int> xs = border_table(w, 2 * s.step, a.border);
+  const std::vector<int> ys = border_table(h, 2 * s.step, a.border);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const Surface p = guided ? surface_at(*g, x, y) : Surface{};
+      float centre[kMaxChannels], sum[kMaxChannels];
+      for (int c = 0; c < channels; ++c) centre[c] = value(x, y, c), sum[c] = 0.0f;
+      float wsum = 0.0f;
+      for (int j = 0; j < 5; ++j) {
+        const int qy = ys[y + j * s.step];
+        if (qy < 0) continue;
+        for (int i = 0; i < 5; ++i) {
+          const int qx = xs[x + i * s.step];
+          if (qx < 0) continue;
+          float v[kMaxChannels];
+          float d2 = 0.0f;
+          for (int c = 0; c < channels; ++c) {
+            v[c] = value(qx, qy, c);
+            const float d = v[c] - centre[c];
+            d2 = std::fma(d, d, d2);
+          }
+          float wt = kSpline[i] * kSpline[j] * std::exp(-d2 * a.colour_inv);
+          if (guided) wt *= geometry_weight(p, surface_at(*g, qx, qy), s, a);
+          wsum += wt;
+          for (int c = 0; c < channels; ++c) sum[c] = std::fma(wt, v[c], sum[c]);
+        }
+      }
+      for (int c = 0; c < channels; ++c) {
+        const float v = sum[c] / wsum;
+        dst.at(x, y, c) = s.remod ? v * demodulating_albedo(g->albedo.at(x, y, c), a.albedo_min) : v;
+      }
+    }
+  return dst;
+}
+
+class AtrousStage : public GuidedStage {
+ public:
+  AtrousStage(std::string spec, AtrousParams a, GuideSources sources)
+      : GuidedStage(std::move(spec)), a_(a) {
+    sources_ = std::move(sources);
+  }
+
+  std::vector<std::string> details() const override {
+    std::vector<std::string> d = {std::to_string(a_.iters) + " passes, effective radius " +
+                                  std::to_string((2 << a_.iters) - 2)};
+    const Guides* g = guides();
+    d.push_back(g && g->any_geometry() ? std::string("weights on colour") +
+                                             (g->has_normal() ? ", normals" : "") +
+                                             (g->has_depth() ? ", depth" : "")
+                                       : "no normal or depth guides: colour weights only");
+    if (g && g->has_albedo()) d.push_back("albedo demodulation");
+    if (g && !g->described.empty()) d.push_back(g->described);
+    return d;
+  }
+
+  Image reference(const Image& in) const override {
+    check_size(in.width(), in.height());
+    Image current = in;
+    for (int i = 0; i < a_.iters; ++i) current = pass_reference(current, guides(), a_, setup(i, in));
+    Image out(in.width(), in.height(), in.channels(), in.alpha());
+    out.set_source(in.source());
+    for (int c = 0; c < current.channels(); ++c)
+      for (int y = 0; y < in.height(); ++y)
+        std::copy_n(current.row(c, y), in.width(), out.row(c, y));
+    copy_alpha(in, out);
+    return out;
+  }
+
+  DeviceImage enqueue(Device& device, const DeviceImage& in) const override {
+    check_size(in.width, in.height);
+    const DeviceGuides* dg = guides() ? &device_guides(device) : nullptr;
+    const cl::Buffer unused = device.buffer(16, "unused argument");
+    const int channels = in.color_channels();
+    const std::size_t plane_bytes = in.plane_size() * sizeof(float);
+    DeviceImage ping = device.image(in.width, in.height, channels, false);
+    DeviceImage pong = device.image(in.width, in.height, channels, false);
+    DeviceImage out = device.image(in.width, in.height, in.channels, in.alpha);
+    out.source = in.source;
+    auto k = device.kernel("atrous.cl", "atrous_pass", {});
+    const cl::Buffer* src = &in.buffer;
+    for (int i = 0; i < a_.iters; ++i) {
+      const PassSetup s = setup(i, in.color_channels());
+      const cl::Buffer& dst = i == a_.iters - 1 ? out.buffer : i % 2 ? pong.buffer : ping.buffer;
+      set_args(k, *src, dst, dg && dg->geometry() ? dg->geometry : unused,
+               s.demod || s.remod ? dg->albedo : unused, in.width, in.height, in.pitch, channels,
+               s.step, int(a_.border), int(s.has_normal), int(s.has_depth), a_.colour_inv,
+               a_.sigma_n, a_.sigma_z, int(s.demod), int(s.remod), a_.albedo_min);
+      const std::size_t bytes = 2 * channels * plane_bytes +
+                                (s.has_normal || s.has_depth ? 4 * plane_bytes : 0) +
+                                (s.demod || s.remod ? 3 * plane_bytes : 0);
+      device.launch(k, "atrous_pass", cl::NDRange(ceil_div(in.width, 32) * 32, ceil_div(in.height, 8) * 8),
+                    cl::NDRange(32, 8), bytes);
+      src = &dst;
+    }
+    copy_alpha(device, in, out);
+    return out;
+  }
+
+ private:
+  PassSetup setup(int i, const Image& in) const { return setup(i, in.color_channels()); }
+  PassSetup setup(int i, int channels) const {
+    PassSetup s;
+    const Guides* g = guides();
+    s.has_normal = g && g->has_normal();
+    s.has_depth = g && g->has_depth();
+    if (g && g->has_albedo()) {
+      if (channels != 3)
+        throw Error(ErrorKind::BadData, "filter '" + spec() + "': albedo demodulation needs 3 "
+                                        "colour channels, the image has " +
+                                            std::to_string(channels));
+      s.demod = i == 0;
+      s.remod = i == a_.iters - 1;
+    }
+    s.step = 1 << i;
+    return s;
+  }
+
+  AtrousParams a_;
+};
+
+}  // namespace
+
+FilterDef atrous_filter() {
+  std::vector<Param> params = {
+      {.name = "iters",
+       .type = ParamType::Integer,
+       .fallback = "5",
+       .doc = "passes; pass i has holes of 2^i pixels (effective radius 2^(iters+1) - 2)",
+       .min = 1,
+       .max = 10},
+      {.name = "sigma_c",
+       .type = ParamType::Number,
+       .fallback = "0.5",
+       .doc = "colour weight exp(-|dc|^2/sigma_c^2) (on colour/albedo when demodulating)",
+       .min = 1e-4,
+       .max = 1e6},
+      {.name = "sigma_n",
+       .type = ParamType::Number,
+       .fallback = "128",
+       .doc = "normal weight max(0, n_p.n_q)^sigma_n",
+       .min = 0,
+       .max = 1e4},
+      {.name = "sigma_z",
+       .type = ParamType::Number,
+       .fallback = "0.1",
+       .doc = "depth weight exp(-|dz|/(sigma_z * nearer depth))",
+       .min = 1e-6,
+       .max = 1e6}};
+  for (auto& p : guide_params()) params.push_back(std::move(p));
+  params.push_back(border_param());
+  return {.name = "atrous",
+          .summary = "edge-avoiding à-trous wavelet denoiser: large radii at 25 taps a pass, "
+                     "stopped by colour, normals and depth",
+          .params = std::move(params),
+          .notes = {"without normal/depth guides the colour weight alone steers it (photos)"},
+          .example = "atrous:iters=5:sigma_c=0.5",
+          .make = [](const Args& args) -> std::unique_ptr<Stage> {
+            AtrousParams a;
+            a.iters = args.integer("iters");
+            const double sc = args.number("sigma_c");
+            a.colour_inv = float(1 / (sc * sc));
+            a.sigma_n = float(args.number("sigma_n"));
+            a.sigma_z = float(args.number("sigma_z"));
+            a.albedo_min = float(args.number("albedo_min"));
+            a.border = parse_border(args.text("border"));
+            return std::make_unique<AtrousStage>(args.spec_text(), a, guide_sources(args));
+          }};
+}
+
+}  // namespace halo

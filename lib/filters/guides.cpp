@@ -1,0 +1,124 @@
+// Guide buffers: validation, normalisation, upload, and the parameters guided filters share.
+#include "filters/guides.hpp"
+
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace halo {
+
+namespace {
+
+void check_guide(const Image& guide, const char* what, int channels, int width, int height) {
+  if (guide.width() == 0) return;
+  if (guide.width() != width || guide.height() != height)
+    throw Error(ErrorKind::BadData, std::string(what) + " guide is " +
+                                        std::to_string(guide.width()) + "x" +
+                                        std::to_string(guide.height()) + ", the image is " +
+                                        std::to_string(width) + "x" + std::to_string(height));
+  if (guide.channels() != channels)
+    throw Error(ErrorKind::BadData, std::string(what) + " guide has " +
+                                        std::to_string(guide.channels()) + " channels, needs " +
+                                        std::to_string(channels) +
+                                        " (pick them with file.exr[A,B,C])");
+}
+
+// Unit normals; zero, NaN and infinite ones become (0,0,0), "no geometry".
+void normalise(Image& normal) {
+  for (int y = 0; y < normal.height(); ++y) {
+    float *nx = normal.row(0, y), *ny = normal.row(1, y), *nz = normal.row(2, y);
+    for (int x = 0; x < normal.width(); ++x) {
+      const float len2 = nx[x] * nx[x] + ny[x] * ny[x] + nz[x] * nz[x];
+      const float inv = len2 > 0 && std::isfinite(len2) ? 1.0f / std::sqrt(len2) : 0.0f;
+      nx[x] *= inv, ny[x] *= inv, nz[x] *= inv;
+    }
+  }
+}
+
+}  // namespace
+
+Guides prepare_guides(Image normal, Image depth, Image albedo, int width, int height,
+                      std::string described) {
+  check_guide(normal, "normal", 3, width, height);
+  check_guide(depth, "depth", 1, width, height);
+  check_guide(albedo, "albedo", 3, width, height);
+  Guides g;
+  g.normal = std::move(normal);
+  g.depth = std::move(depth);
+  g.albedo = std::move(albedo);
+  g.described = std::move(described);
+  if (g.has_normal()) normalise(g.normal);
+  return g;
+}
+
+DeviceGuides upload_guides(Device& device, const Guides& guides) {
+  const Image& any = guides.has_normal() ? guides.normal
+                     : guides.has_depth() ? guides.depth
+                                          : guides.albedo;
+  const std::size_t plane = any.plane_size();
+  DeviceGuides d;
+  if (guides.any_geometry()) {
+    std::vector<float> geometry(4 * plane, 0.0f);
+    if (guides.has_normal())
+      std::copy(guides.normal.data().begin(), guides.normal.data().end(), geometry.begin());
+    if (guides.has_depth())
+      std::copy(guides.depth.data().begin(), guides.depth.data().end(),
+                geometry.begin() + 3 * plane);
+    d.geometry = device.buffer(geometry.size() * sizeof(float), "normal and depth guides");
+    device.write(d.geometry, geometry.data(), geometry.size() * sizeof(float), "upload");
+  }
+  if (guides.has_albedo()) {
+    const auto& a = guides.albedo.data();
+    d.albedo = device.buffer(a.size() * sizeof(float), "albedo guide");
+    device.write(d.albedo, a.data(), a.size() * sizeof(float), "upload");
+  }
+  return d;
+}
+
+std::vector<Param> guide_params() {
+  const char* sources = "; auto: the input's EXR layers (Blender ViewLayer.*, N.*, Z, depth, "
+                        "albedo.*) when present; off: not used";
+  return {{.name = "normal",
+           .type = ParamType::File,
+           .fallback = "auto",
+           .doc = std::string("normal buffer, 3 channels, e.g. n.exr[N.X,N.Y,N.Z]") + sources},
+          {.name = "depth",
+           .type = ParamType::File,
+           .fallback = "auto",
+           .doc = std::string("depth buffer, 1 channel, e.g. z.pfm") + sources},
+          {.name = "albedo",
+           .type = ParamType::File,
+           .fallback = "auto",
+           .doc = std::string("diffuse colour, 3 channels: colour is filtered divided by it and "
+                              "multiplied back") +
+                  sources},
+          {.name = "albedo_min",
+           .type = ParamType::Number,
+           .fallback = "0.02",
+           .doc = "albedo below this (metals, black) is not divided by: that channel is "
+                  "filtered as it is",
+           .min = 1e-6,
+           .max = 1}};
+}
+
+GuideSources guide_sources(const Args& args) {
+  return {args.text("normal"), args.text("depth"), args.text("albedo")};
+}
+
+const DeviceGuides& GuidedStage::device_guides(Device& device) const {
+  auto it = uploaded_.find(&device);
+  if (it == uploaded_.end()) it = uploaded_.emplace(&device, upload_guides(device, *guides_)).first;
+  return it->second;
+}
+
+void GuidedStage::check_size(int width, int height) const {
+  if (!guides_) return;
+  for (const Image* g : {&guides_->normal, &guides_->depth, &guides_->albedo})
+    if (g->width() && (g->width() != width || g->height() != height))
+      throw Error(ErrorKind::BadData,
+                  "filter '" + spec() + "': guides are " + std::to_string(g->width()) + "x" +
+                      std::to_string(g->height()) + ", the image at this stage is " +
+                      std::to_string(width) + "x" + std::to_string(height));
+}
+
+}  // namespace halo

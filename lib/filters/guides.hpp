@@ -1,0 +1,122 @@
+// Guides: the auxiliary buffers of a path-traced render (normals, depth, diffuse colour) that
+// steer the edge-aware filters (bilateral, atrous). The engine receives them as images; the
+// app finds them in the input's EXR layers or in the files a spec names (io/guides.cpp).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cl/device.hpp"
+#include "core/image.hpp"
+#include "filters/filter.hpp"
+
+namespace halo {
+
+// Where a stage wants each guide from: "auto" (the input's layers, if it has them), "off", or
+// a file with an optional channel list, as given in the spec.
+struct GuideSources {
+  std::string normal = "auto", depth = "auto", albedo = "auto";
+};
+
+// Ready for filtering. Normals are unit length, or (0,0,0) where the buffer held a zero,
+// NaN or infinite normal. A pixel is "geometry" unless its normal is (0,0,0) or its depth
+// is NaN: background and holes form one region that filters never cross into.
+struct Guides {
+  Image normal;  // 3 channels, or empty
+  Image depth;   // 1 channel, or empty
+  Image albedo;  // 3 channels, or empty
+  std::string described;  // where each came from, for --verbose
+
+  bool has_normal() const { return normal.width() > 0; }
+  bool has_depth() const { return depth.width() > 0; }
+  bool has_albedo() const { return albedo.width() > 0; }
+  bool any_geometry() const { return has_normal() || has_depth(); }
+};
+
+// Checks sizes and channel counts against the image (BadData naming the guide and both
+// sizes) and normalises the normals.
+Guides prepare_guides(Image normal, Image depth, Image albedo, int width, int height,
+                      std::string described = "");
+
+// The guides on one device: normals and depth in one buffer of 4 planes (x, y, z, depth; a
+// missing buffer reads as 0), albedo in 3 planes, all with the image's pitch.
+struct DeviceGuides {
+  cl::Buffer geometry, albedo;
+};
+DeviceGuides upload_guides(Device& device, const Guides& guides);
+
+// The discontinuity test of kernels/guides.cl, operation for operation (flags are compared
+// bit for bit between device and reference).
+enum : std::uint8_t { kFlagLeft = 1, kFlagRight = 2, kFlagTop = 4, kFlagBottom = 8 };
+
+struct Surface {
+  float nx = 0, ny = 0, nz = 0, z = 0;
+};
+
+// The guides at pixel (x, y): a missing buffer reads as 0.
+inline Surface surface_at(const Guides& g, int x, int y) {
+  Surface s;
+  if (g.has_normal()) s.nx = g.normal.at(x, y, 0), s.ny = g.normal.at(x, y, 1), s.nz = g.normal.at(x, y, 2);
+  if (g.has_depth()) s.z = g.depth.at(x, y, 0);
+  return s;
+}
+
+inline bool is_geometry(const Surface& s, bool has_normal, bool has_depth) {
+  if (has_normal && s.nx == 0.0f && s.ny == 0.0f && s.nz == 0.0f) return false;
+  return !(has_depth && std::isnan(s.z));
+}
+
+inline bool is_edge(const Surface& a, const Surface& b, float cos_angle, float dz, bool has_normal,
+                    bool has_depth) {
+  const bool ga = is_geometry(a, has_normal, has_depth), gb = is_geometry(b, has_normal, has_depth);
+  if (ga != gb) return true;
+  if (!ga) return false;
+  if (has_normal && a.nx * b.nx + a.ny * b.ny + a.nz * b.nz < cos_angle) return true;
+  if (has_depth && a.z != b.z && std::fabs(a.z - b.z) > dz * std::fmin(std::fabs(a.z), std::fabs(b.z)))
+    return true;
+  return false;
+}
+
+// Albedo demodulation: colour is divided by a' = albedo where albedo >= albedo_min, else by
+// 1 (metals and black surfaces, whose diffuse colour is ~0, are filtered as they are), and
+// multiplied back after filtering.
+inline float demodulating_albedo(float albedo, float albedo_min) {
+  return albedo >= albedo_min ? albedo : 1.0f;
+}
+
+// Parameters every guided filter takes: the three guide sources and albedo_min.
+std::vector<Param> guide_params();
+GuideSources guide_sources(const Args& args);
+
+// A stage that uses guides. The app gives it the guides before running; without them (or
+// with guides=off) it runs self-guided on the image's own colour.
+class GuidedStage : public Stage {
+ public:
+  using Stage::Stage;
+  const GuideSources& sources() const { return sources_; }
+  void set_guides(std::shared_ptr<const Guides> guides) { guides_ = std::move(guides); }
+  const Guides* guides() const { return guides_.get(); }
+  // Keep the device's discontinuity flags for flags() and mismatch() (costs a read-back).
+  void keep_flags(bool keep) { keep_flags_ = keep; }
+  // The last flags computed (device's if kept, else the reference's), or null.
+  virtual const Image* flags() const { return nullptr; }
+
+ protected:
+  // The guides uploaded to `device`, once per device.
+  const DeviceGuides& device_guides(Device& device) const;
+  // Throws BadData when the guides' size differs from the image's.
+  void check_size(int width, int height) const;
+
+  GuideSources sources_;
+  bool keep_flags_ = false;
+
+ private:
+  std::shared_ptr<const Guides> guides_;
+  mutable std::map<const Device*, DeviceGuides> uploaded_;
+};
+
+}  // namespace halo
