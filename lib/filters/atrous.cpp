@@ -14,9 +14,9 @@ constexpr float kSpline[5] = {0.0625f, 0.25f, 0.375f, 0.25f, 0.0625f};
 constexpr int kMaxChannels = 4;
 
 struct AtrousParams {
-  int iters = 5;
+  int iters = 3;
   float colour_inv = 0;  // 1 / sigma_c^2
-  float sigma_n = 128, sigma_z = 0.1f, albedo_min = 0.02f;
+  float sigma_n = 128, sigma_z = 0.02f, albedo_min = 0.02f;
   Border border = Border::clamp;
 };
 
@@ -174,13 +174,13 @@ FilterDef atrous_filter() {
   std::vector<Param> params = {
       {.name = "iters",
        .type = ParamType::Integer,
-       .fallback = "5",
+       .fallback = "3",
        .doc = "passes; pass i has holes of 2^i pixels (effective radius 2^(iters+1) - 2)",
        .min = 1,
        .max = 10},
       {.name = "sigma_c",
        .type = ParamType::Number,
-       .fallback = "0.5",
+       .fallback = "1",
        .doc = "colour weight exp(-|dc|^2/sigma_c^2) (on colour/albedo when demodulating)",
        .min = 1e-4,
        .max = 1e6},
@@ -192,7 +192,7 @@ FilterDef atrous_filter() {
        .max = 1e4},
       {.name = "sigma_z",
        .type = ParamType::Number,
-       .fallback = "0.1",
+       .fallback = "0.02",
        .doc = "depth weight exp(-|dz|/(sigma_z * nearer depth))",
        .min = 1e-6,
        .max = 1e6}};
@@ -203,7 +203,7 @@ FilterDef atrous_filter() {
                      "stopped by colour, normals and depth",
           .params = std::move(params),
           .notes = {"without normal/depth guides the colour weight alone steers it (photos)"},
-          .example = "atrous:iters=5:sigma_c=0.5",
+          .example = "atrous:iters=3:sigma_c=1",
           .make = [](const Args& args) -> std::unique_ptr<Stage> {
             AtrousParams a;
             a.iters = args.integer("iters");

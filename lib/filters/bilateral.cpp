@@ -15,7 +15,7 @@ constexpr int kTile = 16;        // bilateral_flags work-group side
 constexpr int kMaxChannels = 4;  // colour channels a pass filters together
 
 struct BilateralParams {
-  int r = 6;
+  int r = 4;
   std::vector<float> weights;  // w[0] centre .. w[r], unnormalised Gaussian
   float cos_angle = 0, dz = 0;
   double sigma_r = -1;  // < 0: auto
@@ -227,7 +227,8 @@ class BilateralStage : public GuidedStage {
                                             std::to_string(channels));
       plan.demod = true;
     }
-    const double sigma_r = p_.sigma_r >= 0 ? p_.sigma_r : plan.use_flags ? 0 : 0.1;
+    // Chosen by PSNR on the shared Blender scene (README, scripts/render-psnr.py).
+    const double sigma_r = p_.sigma_r >= 0 ? p_.sigma_r : plan.use_flags ? 2 : 0.1;
     plan.range_inv = sigma_r > 0 ? float(1 / (2 * sigma_r * sigma_r)) : 0.0f;
     return plan;
   }
@@ -254,7 +255,7 @@ FilterDef bilateral_filter() {
   std::vector<Param> params = {
       {.name = "r",
        .type = ParamType::Integer,
-       .fallback = "6",
+       .fallback = "4",
        .doc = "radius in pixels of each pass",
        .min = 1,
        .max = 64},
@@ -280,8 +281,9 @@ FilterDef bilateral_filter() {
       {.name = "sigma_r",
        .type = ParamType::Number,
        .fallback = "auto",
-       .doc = "range kernel on colour, exp(-|dc|^2/(2 sigma_r^2)) (auto: 0.1 without normal "
-              "or depth guides, off with them; 0: off)",
+       .doc = "range kernel on colour, exp(-|dc|^2/(2 sigma_r^2)) (auto: 2 with normal or "
+              "depth guides, on radiance or colour/albedo; 0.1 without, for [0,1] photos; 0: "
+              "off)",
        .min = 0,
        .max = 1e6,
        .allow_auto = true}};
@@ -298,7 +300,7 @@ FilterDef bilateral_filter() {
                     "on the colour",
                     "border=zero leaves taps outside the image out; other borders fetch them "
                     "(the walk is not stopped there)"},
-          .example = "bilateral:r=6:angle=25:dz=0.05",
+          .example = "bilateral:r=4:angle=25:dz=0.05",
           .make = [](const Args& args) -> std::unique_ptr<Stage> {
             BilateralParams p;
             p.r = args.integer("r");
