@@ -206,8 +206,9 @@ class BilateralStage : public GuidedStage {
     if (device_flags_.empty() || reference_flags_.empty()) return "";
     const int pitch = aligned_pitch(width_);
     std::size_t differing = 0, first = 0;
-    for (std::size_t i = 0; i < device_flags_.size(); ++i)
-      if (device_flags_[i] != reference_flags_[i] && differing++ == 0) first = i;
+    for (int y = 0; y < height_; ++y)  // the padding beyond the width is never written
+      for (std::size_t i = std::size_t(y) * pitch; i < std::size_t(y) * pitch + width_; ++i)
+        if (device_flags_[i] != reference_flags_[i] && differing++ == 0) first = i;
     if (!differing) return "";
     return std::to_string(differing) + " discontinuity flags differ, first at (" +
            std::to_string(first % pitch) + "," + std::to_string(first / pitch) + "): device " +

@@ -1,0 +1,60 @@
+// atrous: the B3-spline passes on hand-made cases, hard stops at geometry boundaries, and
+// the device against the reference on odd sizes.
+#include <doctest/doctest.h>
+
+#include "engine/guided_support.hpp"
+
+using namespace halo;
+
+TEST_CASE("atrous: a constant image stays constant; one pass is the 5x5 B3 spline") {
+  Image flat(9, 9, 1);
+  for (float& v : flat.data()) v = 0.25f;
+  auto f = test::guided_stage("atrous:iters=3", nullptr);
+  const Image out = f.stage->reference(flat);
+  for (int y = 0; y < 9; ++y)
+    for (int x = 0; x < 9; ++x) CHECK(out.at(x, y, 0) == doctest::Approx(0.25f).epsilon(1e-6));
+  // An impulse small against sigma_c: one pass spreads it as outer(h, h), h = 1,4,6,4,1 / 16.
+  Image impulse(9, 9, 1);
+  impulse.at(4, 4, 0) = 1e-3f;
+  auto one = test::guided_stage("atrous:iters=1:sigma_c=100:border=zero", nullptr);
+  const Image spread = one.stage->reference(impulse);
+  const float h[5] = {1 / 16.f, 4 / 16.f, 6 / 16.f, 4 / 16.f, 1 / 16.f};
+  for (int j = 0; j < 5; ++j)
+    for (int i = 0; i < 5; ++i)
+      CHECK(spread.at(2 + i, 2 + j, 0) == doctest::Approx(1e-3 * h[i] * h[j]).epsilon(1e-4));
+}
+
+TEST_CASE("atrous: no weight crosses between geometry and no geometry") {
+  const int w = 33, h = 17;
+  Guides g = test::plane_guides(w, h);
+  Image in(w, h, 3);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      if (x >= 12) {
+        g.depth.at(x, y, 0) = NAN;  // background
+        for (int c = 0; c < 3; ++c) in.at(x, y, c) = 1.0f;
+      }
+  auto f = test::guided_stage("atrous:iters=4:sigma_c=100", &g);
+  const Image ref = f.stage->reference(in);
+  const Image dev = download_image(
+      test::device(), f.stage->enqueue(test::device(), upload(test::device(), to_pixels(in, PixelType::f32))));
+  test::device().take_timings();
+  for (const Image* out : {&ref, &dev})
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) CHECK(out->at(x, y, 0) == in.at(x, y, 0));
+}
+
+TEST_CASE("atrous: device against the reference on odd sizes, guides, albedo and borders") {
+  const int sizes[][2] = {{1, 1}, {7, 5}, {33, 17}, {1023, 517}};
+  for (const auto& size : sizes) {
+    const int w = size[0], h = size[1];
+    const Guides g = test::random_guides(w, h, false), ga = test::random_guides(w, h, true);
+    const Image rgb = test::random_image(w, h, 4, true), grey = test::random_image(w, h, 1);
+    for (const char* border : test::kBorders) {
+      const std::string b = std::string(":border=") + border;
+      test::check_guided_device("atrous" + b, rgb, &g);
+      test::check_guided_device("atrous:iters=2:sigma_c=0.5" + b, rgb, &ga);
+      test::check_guided_device("atrous:iters=1" + b, grey, nullptr);
+    }
+  }
+}

@@ -1,0 +1,166 @@
+// bilateral: flags of hand-made guides, walks that never cross a flagged edge, albedo
+// demodulation, self-guided mode, and the device against the reference on odd sizes.
+#include <doctest/doctest.h>
+
+#include "core/error.hpp"
+#include "engine/guided_support.hpp"
+
+using namespace halo;
+
+namespace {
+
+// The flags the reference computes for `guides` (8-bit bits from the flags image).
+std::vector<std::vector<int>> flags_of(const Guides& guides, const std::string& spec = "bilateral") {
+  auto f = test::guided_stage(spec, &guides);
+  f.stage->reference(Image(guides.depth.width(), guides.depth.height(), 1));
+  const Image* img = f.guided->flags();
+  REQUIRE(img);
+  std::vector<std::vector<int>> bits(img->height(), std::vector<int>(img->width()));
+  for (int y = 0; y < img->height(); ++y)
+    for (int x = 0; x < img->width(); ++x) bits[y][x] = int(std::lround(img->at(x, y, 0) * 15));
+  return bits;
+}
+
+}  // namespace
+
+TEST_CASE("flags: a flat plane has none; a depth step and a normal crease are flagged") {
+  const Guides plane = test::plane_guides(7, 5);
+  for (const auto& row : flags_of(plane))
+    for (int f : row) CHECK(f == 0);
+
+  Guides step = test::plane_guides(7, 5);
+  for (int y = 0; y < 5; ++y)
+    for (int x = 3; x < 7; ++x) step.depth.at(x, y, 0) = 1.2f;  // 20% further: above dz=0.05
+  const auto s = flags_of(step);
+  for (int y = 0; y < 5; ++y)
+    for (int x = 0; x < 7; ++x) CHECK(s[y][x] == (x == 2 ? 2 : x == 3 ? 1 : 0));
+  // The same 20% step passes dz=0.25.
+  for (const auto& row : flags_of(step, "bilateral:dz=0.25"))
+    for (int f : row) CHECK(f == 0);
+
+  Guides crease = test::plane_guides(7, 5);
+  for (int y = 2; y < 5; ++y)
+    for (int x = 0; x < 7; ++x)  // 30 degrees about x
+      crease.normal.at(x, y, 1) = 0.5f, crease.normal.at(x, y, 2) = std::sqrt(0.75f);
+  const auto c = flags_of(crease);
+  for (int y = 0; y < 5; ++y)
+    for (int x = 0; x < 7; ++x) CHECK(c[y][x] == (y == 1 ? 8 : y == 2 ? 4 : 0));
+  for (const auto& row : flags_of(crease, "bilateral:angle=35"))
+    for (int f : row) CHECK(f == 0);
+}
+
+TEST_CASE("flags: zero or NaN normals and NaN depth are no geometry, one region of their own") {
+  Guides g = test::plane_guides(5, 3);
+  g.normal.at(1, 1, 0) = g.normal.at(1, 1, 1) = g.normal.at(1, 1, 2) = 0.0f;  // a hole
+  g.depth.at(2, 1, 0) = NAN;                                                   // its neighbour
+  const auto f = flags_of(g);
+  // (1,1): geometry left, above and below; its right neighbour is no geometry too: no edge.
+  CHECK(f[1][1] == 1 + 4 + 8);
+  CHECK(f[1][2] == 2 + 4 + 8);
+  CHECK(f[1][0] == 2);
+  CHECK(f[1][3] == 1);
+  CHECK(f[0][1] == 8);
+  CHECK(f[2][2] == 4);
+  // Infinite depths (sky) equal each other: no edge between them.
+  Guides sky = test::plane_guides(4, 1);
+  for (int x = 2; x < 4; ++x) sky.depth.at(x, 0, 0) = INFINITY;
+  const auto s = flags_of(sky);
+  CHECK(s[0] == std::vector<int>{0, 2, 1, 0});
+}
+
+TEST_CASE("filtering never crosses a flagged edge: a two-region image stays two-region") {
+  const int w = 33, h = 17;
+  Guides g = test::plane_guides(w, h);
+  Image in(w, h, 3);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      if (x + y / 2 >= 15) {
+        g.depth.at(x, y, 0) = 3.0f;
+        for (int c = 0; c < 3; ++c) in.at(x, y, c) = 1.0f;
+      }
+  // reflect and wrap fetch mirrored or far pixels beyond the edge, which the walk does not
+  // check (documented); zero and clamp never leave the region.
+  for (const char* border : {"zero", "clamp"}) {
+    const std::string spec = std::string("bilateral:r=8:sigma_r=0:border=") + border;
+    auto f = test::guided_stage(spec, &g);
+    const Image ref = f.stage->reference(in);
+    const Image dev = download_image(
+        test::device(), f.stage->enqueue(test::device(), upload(test::device(), to_pixels(in, PixelType::f32))));
+    test::device().take_timings();
+    for (const Image* out : {&ref, &dev})
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+          INFO(spec, " at ", x, ",", y);
+          CHECK(out->at(x, y, 1) == in.at(x, y, 1));
+        }
+  }
+}
+
+TEST_CASE("albedo demodulation: colour / albedo is filtered, albedo below albedo_min is not") {
+  Guides g = test::plane_guides(9, 7);
+  g.albedo = Image(9, 7, 3);
+  Image in(9, 7, 3);
+  for (int y = 0; y < 7; ++y)
+    for (int x = 0; x < 9; ++x) {
+      // Texture in the albedo, constant irradiance 0.5: demodulated, the filter sees 0.5
+      // everywhere and the texture comes back untouched. Channel 2 has albedo 0 (metal).
+      const float a = 0.2f + 0.1f * float((x + y) % 4);
+      g.albedo.at(x, y, 0) = g.albedo.at(x, y, 1) = a;
+      for (int c = 0; c < 2; ++c) in.at(x, y, c) = 0.5f * a;
+      in.at(x, y, 2) = 0.25f;
+    }
+  auto f = test::guided_stage("bilateral:r=3", &g);
+  const Image out = f.stage->reference(in);
+  for (int y = 0; y < 7; ++y)
+    for (int x = 0; x < 9; ++x) {
+      CHECK(out.at(x, y, 0) == doctest::Approx(in.at(x, y, 0)).epsilon(1e-6));
+      CHECK(out.at(x, y, 2) == doctest::Approx(0.25f).epsilon(1e-6));
+    }
+  // Without demodulation the texture is blurred.
+  auto plain = test::guided_stage("bilateral:r=3:albedo=off", nullptr);
+  Guides no_albedo = test::plane_guides(9, 7);
+  plain.guided->set_guides(std::make_shared<const Guides>(no_albedo));
+  CHECK(plain.stage->reference(in).at(4, 3, 0) != doctest::Approx(in.at(4, 3, 0)).epsilon(1e-3));
+}
+
+TEST_CASE("self-guided on photos: the range kernel keeps a strong step and smooths noise") {
+  Image in(16, 8, 1);
+  for (int y = 0; y < 8; ++y)
+    for (int x = 0; x < 16; ++x) in.at(x, y, 0) = (x < 8 ? 0.1f : 0.9f) + ((x * 7 + y * 3) % 5) * 0.01f;
+  auto f = test::guided_stage("bilateral:r=4", nullptr);
+  const Image out = f.stage->reference(in);
+  CHECK(out.at(7, 4, 0) < 0.2f);  // the step survives (sigma_r 0.1 against a 0.8 jump)
+  CHECK(out.at(8, 4, 0) > 0.8f);
+  CHECK(f.guided->flags() == nullptr);
+  CHECK(std::fabs(out.at(3, 4, 0) - 0.12f) < std::fabs(in.at(3, 4, 0) - 0.12f) + 1e-6f);
+}
+
+TEST_CASE("bilateral: device against the reference on odd sizes, guides, albedo and borders") {
+  const int sizes[][2] = {{1, 1}, {7, 5}, {33, 17}, {1023, 517}};
+  for (const auto& size : sizes) {
+    const int w = size[0], h = size[1];
+    const Guides g = test::random_guides(w, h, false), ga = test::random_guides(w, h, true);
+    const Image rgb = test::random_image(w, h, 4, true), grey = test::random_image(w, h, 1);
+    for (const char* border : test::kBorders) {
+      const std::string b = std::string(":border=") + border;
+      test::check_guided_device("bilateral" + b, rgb, &g);
+      test::check_guided_device("bilateral:r=7:sigma_r=0.3" + b, rgb, &ga);
+      test::check_guided_device("bilateral:r=2" + b, grey, nullptr);  // self-guided
+    }
+  }
+}
+
+TEST_CASE("bilateral: guides of the wrong size or shape are refused before any work") {
+  Image n(4, 4, 3), z(4, 3, 1), two(4, 4, 2);
+  CHECK_THROWS_WITH_AS(prepare_guides(n, z, Image(), 4, 4), doctest::Contains("depth guide is 4x3"),
+                       Error);
+  CHECK_THROWS_WITH_AS(prepare_guides(two, Image(), Image(), 4, 4),
+                       doctest::Contains("normal guide has 2 channels, needs 3"), Error);
+  const Guides g = test::plane_guides(4, 4, true);
+  auto f = test::guided_stage("bilateral", &g);
+  CHECK_THROWS_WITH_AS(f.stage->reference(Image(5, 4, 3)), doctest::Contains("guides are 4x4"), Error);
+  CHECK_THROWS_WITH_AS(f.stage->reference(Image(4, 4, 1)),
+                       doctest::Contains("albedo demodulation needs 3 colour channels"), Error);
+  CHECK_THROWS_WITH(make_stage("bilateral:r=0"), doctest::Contains("out of range"));
+  CHECK_THROWS_WITH(make_stage("bilateral:normal="), doctest::Contains("missing value"));
+}

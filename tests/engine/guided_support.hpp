@@ -1,0 +1,69 @@
+// Guided filters (bilateral, atrous) in tests: stages with hand-made guides, and the device
+// against the reference with the flags compared bit for bit.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "engine/separable_support.hpp"
+#include "filters/convert.hpp"
+#include "filters/guides.hpp"
+#include "filters/registry.hpp"
+#include "support.hpp"
+#include "verify/compare.hpp"
+
+namespace halo::test {
+
+struct GuidedFixture {
+  std::unique_ptr<Stage> stage;
+  GuidedStage* guided = nullptr;
+};
+
+inline GuidedFixture guided_stage(const std::string& spec, const Guides* guides) {
+  GuidedFixture f;
+  f.stage = make_stage(spec);
+  f.guided = dynamic_cast<GuidedStage*>(f.stage.get());
+  REQUIRE(f.guided);
+  if (guides) f.guided->set_guides(std::make_shared<const Guides>(*guides));
+  f.guided->keep_flags(true);
+  return f;
+}
+
+// Normals (0,0,1) and depth 1 everywhere: a flat plane facing the camera.
+inline Guides plane_guides(int w, int h, bool albedo = false) {
+  Image n(w, h, 3), z(w, h, 1), a;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) n.at(x, y, 2) = 1.0f, z.at(x, y, 0) = 1.0f;
+  if (albedo) a = random_image(w, h, 3, false, 5, 0.0f, 1.0f);  // some below albedo_min
+  return prepare_guides(std::move(n), std::move(z), std::move(a), w, h);
+}
+
+// Random regions: normals tilted by up to ~60 degrees, depths in steps, a few NaN depths and
+// zero normals, so every flag and every weight case occurs.
+inline Guides random_guides(int w, int h, bool albedo, unsigned seed = 3) {
+  Image n = random_image(w, h, 3, false, seed, -0.5f, 0.5f), z(w, h, 1);
+  const Image r = random_image(w, h, 1, false, seed + 1);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      n.at(x, y, 2) = 1.0f;
+      z.at(x, y, 0) = 1.0f + float((x / 3 + y / 4) % 3) * 0.2f;
+      if (r.at(x, y, 0) < 0.03f) z.at(x, y, 0) = NAN;
+      if (r.at(x, y, 0) > 0.97f) n.at(x, y, 0) = n.at(x, y, 1) = n.at(x, y, 2) = 0.0f;
+    }
+  Image a = albedo ? random_image(w, h, 3, false, seed + 2, 0.0f, 1.0f) : Image();
+  return prepare_guides(std::move(n), std::move(z), std::move(a), w, h);
+}
+
+// Device result against the reference (tolerance for exp/pow), flags bit for bit.
+inline void check_guided_device(const std::string& spec, const Image& in, const Guides* guides) {
+  auto f = guided_stage(spec, guides);
+  const DeviceImage out = f.stage->enqueue(device(), upload(device(), to_pixels(in, PixelType::f32)));
+  const Comparison c = compare(download_image(device(), out), f.stage->reference(in), 1e-4);
+  device().take_timings();
+  INFO(spec, " on ", in.width(), "x", in.height(), "x", in.channels(), ": ", c.summary());
+  CHECK(c.ok());
+  CHECK(f.stage->mismatch() == "");
+}
+
+}  // namespace halo::test
