@@ -11,62 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/sandbox.hpp"
 #include "io/image_io.hpp"
 
 using namespace halo;
 namespace fs = std::filesystem;
 
-namespace {
-
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-struct Sandbox {
-  fs::path dir = fs::temp_directory_path() / ("halo-cli-" + std::to_string(::getpid()));
-  Sandbox() {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~Sandbox() { fs::remove_all(dir); }
-  std::string operator/(const std::string& name) const { return (dir / name).string(); }
-
-  // Runs `env halo args` with stdout and stderr captured separately.
-  Result halo(const std::string& args, const std::string& env = "") const {
-    const std::string out = (dir / "stdout.txt").string(), err = (dir / "stderr.txt").string();
-    const std::string command = env + " " HALO_BINARY " " + args + " >" + out + " 2>" + err;
-    const int status = std::system(command.c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = read(out);
-    r.err = read(err);
-    return r;
-  }
-
-  static std::string read(const std::string& path) {
-    std::ifstream in(path);
-    return std::string((std::istreambuf_iterator<char>(in)), {});
-  }
-};
-
-PixelBuffer photo(int width, int height, int channels, PixelType type = PixelType::u8) {
-  PixelBuffer pixels(width, height, channels, type, channels == 4);
-  std::mt19937 rng(9);
-  for (std::size_t i = 0; i < pixels.sample_count(); ++i) {
-    if (type == PixelType::u8) pixels.samples<std::uint8_t>()[i] = std::uint8_t(rng());
-    if (type == PixelType::u16) pixels.samples<std::uint16_t>()[i] = std::uint16_t(rng());
-    if (type == PixelType::f32) pixels.samples<float>()[i] = float(rng() % 1000) / 250.0f;
-  }
-  return pixels;
-}
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-}  // namespace
+using namespace halo::test;
 
 TEST_CASE("help teaches the grammar and the exit codes") {
   Sandbox box;
