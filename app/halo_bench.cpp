@@ -13,6 +13,7 @@
 
 #include "cl/cl_error.hpp"
 #include "filters/convert.hpp"
+#include "filters/guides.hpp"
 #include "filters/histogram.hpp"
 #include "filters/registry.hpp"
 #include "verify/compare.hpp"
@@ -30,6 +31,7 @@ struct Options {
   std::vector<std::string> hist_ppi = {"16", "64", "256", "auto"};
   bool histograms = true;
   bool filters_on = true;
+  bool guided = true;
   int runs = 20;
   int warmup = 3;
   std::string device = "auto";
@@ -139,6 +141,56 @@ void bench_histograms(Device& device, const Options& o, double copy, nlohmann::j
   }
 }
 
+// Guides like a render's: normals that turn across bands, depth in steps, albedo in (0, 1).
+std::shared_ptr<const Guides> bench_guides(int w, int h, bool albedo) {
+  Image n(w, h, 3), z(w, h, 1), a;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const float t = float((x / 97 + y / 61) % 5) * 0.3f;
+      n.at(x, y, 0) = std::sin(t), n.at(x, y, 2) = std::cos(t);
+      z.at(x, y, 0) = 2.0f + float((x / 211) % 3);
+    }
+  if (albedo) {
+    a = Image(w, h, 3);
+    for (float& v : a.data()) v = 0.5f;
+  }
+  return std::make_shared<const Guides>(prepare_guides(std::move(n), std::move(z), std::move(a), w, h));
+}
+
+// bilateral and atrous on RGB float with normal and depth (and albedo): bytes counted as
+// colour in and out + normal + depth [+ albedo], once each.
+void bench_guided(Device& device, const Options& o, double copy, nlohmann::json& results) {
+  const PixelBuffer pixels = random_floats(o.width, o.height, 3);
+  const DeviceImage input = upload(device, pixels);
+  fmt::print("\n{:<30} {:>10} {:>9} {:>9} {:>8}\n", "guided (RGB + N + Z [+ A])", "ms", "GB/s",
+             "floor ms", "x floor");
+  for (const bool albedo : {false, true}) {
+    const auto guides = bench_guides(o.width, o.height, albedo);
+    for (const std::string spec : {"bilateral", "bilateral:r=8", "atrous", "atrous:iters=5"}) {
+      auto stage = make_stage(spec + (albedo ? "" : ":albedo=off"));
+      auto* guided = dynamic_cast<GuidedStage*>(stage.get());
+      guided->set_guides(guides);
+      const double planes = 3 + 3 + 3 + 1 + (albedo ? 3 : 0);
+      const double bytes = planes * std::size_t(o.width) * o.height * sizeof(float);
+      const double floor_ms = bytes / (copy * 1e6);
+      std::vector<double> ms;
+      for (int i = 0; i < o.warmup + o.runs; ++i) {
+        stage->enqueue(device, input);
+        double total = 0;
+        for (const auto& t : device.take_timings())
+          if (t.label != "upload" && t.label != "alpha") total += t.ms;
+        if (i >= o.warmup) ms.push_back(total);
+      }
+      const double m = median(ms);
+      const std::string name = spec + (albedo ? " +albedo" : "");
+      fmt::print("{:<30} {:>10.4f} {:>9.0f} {:>9.4f} {:>8.2f}\n", name, m, bytes / (m * 1e6),
+                 floor_ms, m / floor_ms);
+      results.push_back({{"guided", name}, {"median_ms", m}, {"floor_ms", floor_ms},
+                         {"x_floor", m / floor_ms}, {"bytes", bytes}});
+    }
+  }
+}
+
 int run(const Options& o) {
   Device device(select_device(o.device), default_cache_dir());
   const double copy = copy_gbps(device, std::size_t(1) << 30, o.runs);
@@ -181,6 +233,7 @@ int run(const Options& o) {
       results.push_back(entry);
     }
   }
+  if (o.guided) bench_guided(device, o, copy, results);
   if (o.histograms) bench_histograms(device, o, copy, results);
   if (!o.json.empty()) {
     const nlohmann::json doc = {{"device", device.info().name},
@@ -213,6 +266,7 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-histograms", o.histograms, "skip the histogram strategies");
   app.add_option("--hist-method", o.hist_methods, "histogram strategies to time")
       ->capture_default_str();
+  app.add_flag("!--no-guided", o.guided, "skip bilateral and atrous");
   app.add_flag("!--no-filters", o.filters_on, "skip the filters (histograms only)");
   CLI11_PARSE(app, argc, argv);
   if (std::sscanf(size.c_str(), "%dx%d", &o.width, &o.height) != 2) {
