@@ -41,7 +41,8 @@ TEST_CASE("atrous: no weight crosses between geometry and no geometry") {
   test::device().take_timings();
   for (const Image* out : {&ref, &dev})
     for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x) CHECK(out->at(x, y, 0) == in.at(x, y, 0));
+      for (int x = 0; x < w; ++x)  // within division rounding; one foreign tap moves it >= 1e-3
+        CHECK(out->at(x, y, 0) == doctest::Approx(in.at(x, y, 0)).epsilon(1e-6));
 }
 
 TEST_CASE("atrous: device against the reference on odd sizes, guides, albedo and borders") {

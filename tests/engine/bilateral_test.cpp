@@ -91,7 +91,9 @@ TEST_CASE("filtering never crosses a flagged edge: a two-region image stays two-
       for (int y = 0; y < h; ++y)
         for (int x = 0; x < w; ++x) {
           INFO(spec, " at ", x, ",", y);
-          CHECK(out->at(x, y, 1) == in.at(x, y, 1));
+          // Within float division error (NVIDIA's is not correctly rounded): one tap from the
+          // other region would move the value by >= 1e-3.
+          CHECK(out->at(x, y, 1) == doctest::Approx(in.at(x, y, 1)).epsilon(1e-6));
         }
   }
 }
