@@ -154,7 +154,8 @@ std::shared_ptr<const Guides> bench_guides(int w, int h, bool albedo) {
     a = Image(w, h, 3);
     for (float& v : a.data()) v = 0.5f;
   }
-  return std::make_shared<const Guides>(prepare_guides(std::move(n), std::move(z), std::move(a), w, h));
+  return std::make_shared<const Guides>(
+      prepare_guides(std::move(n), std::move(z), std::move(a), w, h));
 }
 
 // bilateral and atrous on RGB float with normal and depth (and albedo): bytes counted as
@@ -185,8 +186,11 @@ void bench_guided(Device& device, const Options& o, double copy, nlohmann::json&
       const std::string name = spec + (albedo ? " +albedo" : "");
       fmt::print("{:<30} {:>10.4f} {:>9.0f} {:>9.4f} {:>8.2f}\n", name, m, bytes / (m * 1e6),
                  floor_ms, m / floor_ms);
-      results.push_back({{"guided", name}, {"median_ms", m}, {"floor_ms", floor_ms},
-                         {"x_floor", m / floor_ms}, {"bytes", bytes}});
+      results.push_back({{"guided", name},
+                         {"median_ms", m},
+                         {"floor_ms", floor_ms},
+                         {"x_floor", m / floor_ms},
+                         {"bytes", bytes}});
     }
   }
 }

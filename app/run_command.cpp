@@ -40,7 +40,8 @@ GuidedStage* attach_guides(const Pipeline& pipeline, const std::string& input_pa
   for (const auto& stage : pipeline.stages()) {
     auto* guided = dynamic_cast<GuidedStage*>(stage.get());
     if (!guided) continue;
-    auto guides = std::make_shared<const Guides>(load_guides(guided->sources(), input_path, loaded));
+    auto guides =
+        std::make_shared<const Guides>(load_guides(guided->sources(), input_path, loaded));
     if (!guides->any_geometry())
       spdlog::info("{}: no normal or depth guides in {}; self-guided", guided->spec(), input_path);
     guided->set_guides(std::move(guides));

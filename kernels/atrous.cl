@@ -30,8 +30,7 @@ inline float geometry_weight(const surface_t p, const surface_t q, const int has
   if (!gp) return 1.0f;
   float w = 1.0f;
   if (has_normal) w = pow(fmax(0.0f, p.nx * q.nx + p.ny * q.ny + p.nz * q.nz), sigma_n);
-  if (has_depth && p.z != q.z)
-    w *= exp(-fabs(p.z - q.z) / (sigma_z * fmin(fabs(p.z), fabs(q.z))));
+  if (has_depth && p.z != q.z) w *= exp(-fabs(p.z - q.z) / (sigma_z * fmin(fabs(p.z), fabs(q.z))));
   return w;
 }
 

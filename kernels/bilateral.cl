@@ -65,7 +65,8 @@ inline void walk(__global const float* src, __global const uchar* flags,
                  const float* centre, float* sum, float* wsum) {
   for (int i = 1; i <= r; ++i) {
     const int from = i0 + dir * (i - 1);  // the pixel the step leaves
-    if (use_flags && from >= 0 && from < n && (flags[flag_start + (ulong)from * flag_stride] & stop))
+    if (use_flags && from >= 0 && from < n &&
+        (flags[flag_start + (ulong)from * flag_stride] & stop))
       break;
     const int q = border_index(i0 + dir * i, n, border);
     if (q < 0) break;
@@ -103,7 +104,8 @@ inline void bilateral_pass(__global const float* src, __global float* dst,
   const ulong line_start = horizontal ? (ulong)y * pitch : (ulong)x;
   const int stride = horizontal ? 1 : pitch, n = horizontal ? width : height;
   const int i0 = horizontal ? x : y;
-  const uchar back = horizontal ? FLAG_LEFT : FLAG_TOP, ahead = horizontal ? FLAG_RIGHT : FLAG_BOTTOM;
+  const uchar back = horizontal ? FLAG_LEFT : FLAG_TOP,
+              ahead = horizontal ? FLAG_RIGHT : FLAG_BOTTOM;
   walk(src, flags, albedo, weights, plane, line_start, stride, line_start, stride, n, i0, r, border,
        use_flags, back, -1, channels, demod, albedo_min, range_inv, centre, sum, &wsum);
   walk(src, flags, albedo, weights, plane, line_start, stride, line_start, stride, n, i0, r, border,
@@ -114,15 +116,19 @@ inline void bilateral_pass(__global const float* src, __global float* dst,
   }
 }
 
-#define PASS_ARGS                                                                               \
-  __global const float *src, __global float *dst, __global const uchar *flags,                  \
-      __global const float *albedo, __constant const float *weights, const int width,           \
-      const int height, const int pitch, const int channels, const int r, const int border,     \
-      const int use_flags, const int demod, const int remod, const float albedo_min,            \
+#define PASS_ARGS                                                                           \
+  __global const float *src, __global float *dst, __global const uchar *flags,              \
+      __global const float *albedo, __constant const float *weights, const int width,       \
+      const int height, const int pitch, const int channels, const int r, const int border, \
+      const int use_flags, const int demod, const int remod, const float albedo_min,        \
       const float range_inv
-#define PASS_VALUES                                                                           \
+#define PASS_VALUES                                                                              \
   src, dst, flags, albedo, weights, width, height, pitch, channels, r, border, use_flags, demod, \
       remod, albedo_min, range_inv
 
-__kernel void bilateral_rows(PASS_ARGS) { bilateral_pass(PASS_VALUES, 1); }
-__kernel void bilateral_cols(PASS_ARGS) { bilateral_pass(PASS_VALUES, 0); }
+__kernel void bilateral_rows(PASS_ARGS) {
+  bilateral_pass(PASS_VALUES, 1);
+}
+__kernel void bilateral_cols(PASS_ARGS) {
+  bilateral_pass(PASS_VALUES, 0);
+}

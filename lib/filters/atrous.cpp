@@ -33,7 +33,8 @@ float geometry_weight(const Surface& p, const Surface& q, const PassSetup& s,
   if (gp != gq) return 0.0f;
   if (!gp) return 1.0f;
   float w = 1.0f;
-  if (s.has_normal) w = std::pow(std::fmax(0.0f, p.nx * q.nx + p.ny * q.ny + p.nz * q.nz), a.sigma_n);
+  if (s.has_normal)
+    w = std::pow(std::fmax(0.0f, p.nx * q.nx + p.ny * q.ny + p.nz * q.nz), a.sigma_n);
   if (s.has_depth && p.z != q.z)
     w *= std::exp(-std::fabs(p.z - q.z) / (a.sigma_z * std::fmin(std::fabs(p.z), std::fabs(q.z))));
   return w;
@@ -77,7 +78,8 @@ Image pass_reference(const Image& src, const Guides* g, const AtrousParams& a, c
       }
       for (int c = 0; c < channels; ++c) {
         const float v = sum[c] / wsum;
-        dst.at(x, y, c) = s.remod ? v * demodulating_albedo(g->albedo.at(x, y, c), a.albedo_min) : v;
+        dst.at(x, y, c) =
+            s.remod ? v * demodulating_albedo(g->albedo.at(x, y, c), a.albedo_min) : v;
       }
     }
   return dst;
@@ -94,10 +96,10 @@ class AtrousStage : public GuidedStage {
     std::vector<std::string> d = {std::to_string(a_.iters) + " passes, effective radius " +
                                   std::to_string((2 << a_.iters) - 2)};
     const Guides* g = guides();
-    d.push_back(g && g->any_geometry() ? std::string("weights on colour") +
-                                             (g->has_normal() ? ", normals" : "") +
-                                             (g->has_depth() ? ", depth" : "")
-                                       : "no normal or depth guides: colour weights only");
+    d.push_back(g && g->any_geometry()
+                    ? std::string("weights on colour") + (g->has_normal() ? ", normals" : "") +
+                          (g->has_depth() ? ", depth" : "")
+                    : "no normal or depth guides: colour weights only");
     if (g && g->has_albedo()) d.push_back("albedo demodulation");
     if (g && !g->described.empty()) d.push_back(g->described);
     return d;
@@ -106,7 +108,8 @@ class AtrousStage : public GuidedStage {
   Image reference(const Image& in) const override {
     check_size(in.width(), in.height());
     Image current = in;
-    for (int i = 0; i < a_.iters; ++i) current = pass_reference(current, guides(), a_, setup(i, in));
+    for (int i = 0; i < a_.iters; ++i)
+      current = pass_reference(current, guides(), a_, setup(i, in));
     Image out(in.width(), in.height(), in.channels(), in.alpha());
     out.set_source(in.source());
     for (int c = 0; c < current.channels(); ++c)
@@ -138,7 +141,8 @@ class AtrousStage : public GuidedStage {
       const std::size_t bytes = 2 * channels * plane_bytes +
                                 (s.has_normal || s.has_depth ? 4 * plane_bytes : 0) +
                                 (s.demod || s.remod ? 3 * plane_bytes : 0);
-      device.launch(k, "atrous_pass", cl::NDRange(ceil_div(in.width, 32) * 32, ceil_div(in.height, 8) * 8),
+      device.launch(k, "atrous_pass",
+                    cl::NDRange(ceil_div(in.width, 32) * 32, ceil_div(in.height, 8) * 8),
                     cl::NDRange(32, 8), bytes);
       src = &dst;
     }
@@ -155,8 +159,9 @@ class AtrousStage : public GuidedStage {
     s.has_depth = g && g->has_depth();
     if (g && g->has_albedo()) {
       if (channels != 3)
-        throw Error(ErrorKind::BadData, "filter '" + spec() + "': albedo demodulation needs 3 "
-                                        "colour channels, the image has " +
+        throw Error(ErrorKind::BadData, "filter '" + spec() +
+                                            "': albedo demodulation needs 3 "
+                                            "colour channels, the image has " +
                                             std::to_string(channels));
       s.demod = i == 0;
       s.remod = i == a_.iters - 1;
@@ -199,8 +204,9 @@ FilterDef atrous_filter() {
   for (auto& p : guide_params()) params.push_back(std::move(p));
   params.push_back(border_param());
   return {.name = "atrous",
-          .summary = "edge-avoiding à-trous wavelet denoiser: large radii at 25 taps a pass, "
-                     "stopped by colour, normals and depth",
+          .summary =
+              "edge-avoiding à-trous wavelet denoiser: large radii at 25 taps a pass, "
+              "stopped by colour, normals and depth",
           .params = std::move(params),
           .notes = {"without normal/depth guides the colour weight alone steers it (photos)"},
           .example = "atrous:iters=3:sigma_c=1",

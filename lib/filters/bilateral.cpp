@@ -75,8 +75,8 @@ Image pass_reference(const Image& src, const std::vector<std::uint8_t>& flags, c
         for (int i = 1; i <= p.r; ++i) {
           const int from = i0 + dir * (i - 1);
           if (plan.use_flags && from >= 0 && from < n) {
-            const std::size_t at =
-                horizontal ? std::size_t(y) * src.pitch() + from : std::size_t(from) * src.pitch() + x;
+            const std::size_t at = horizontal ? std::size_t(y) * src.pitch() + from
+                                              : std::size_t(from) * src.pitch() + x;
             if (flags[at] & stop) break;
           }
           const int q = border_index(i0 + dir * i, n, p.border);
@@ -97,8 +97,7 @@ Image pass_reference(const Image& src, const std::vector<std::uint8_t>& flags, c
       }
       for (int c = 0; c < channels; ++c) {
         const float v = sum[c] / wsum;
-        dst.at(x, y, c) =
-            remod ? v * demodulating_albedo(g->albedo.at(x, y, c), p.albedo_min) : v;
+        dst.at(x, y, c) = remod ? v * demodulating_albedo(g->albedo.at(x, y, c), p.albedo_min) : v;
       }
     }
   return dst;
@@ -124,10 +123,11 @@ class BilateralStage : public GuidedStage {
   std::vector<std::string> details() const override {
     const Plan plan = plan_for(kMaxChannels - 1);
     std::vector<std::string> d = {"radius " + std::to_string(p_.r)};
-    d.push_back(plan.use_flags ? "edges from " + std::string(guides()->has_normal() ? "normals" : "") +
-                                     (guides()->has_normal() && guides()->has_depth() ? " and " : "") +
-                                     (guides()->has_depth() ? "depth" : "")
-                               : "no normal or depth guides: self-guided");
+    d.push_back(plan.use_flags
+                    ? "edges from " + std::string(guides()->has_normal() ? "normals" : "") +
+                          (guides()->has_normal() && guides()->has_depth() ? " and " : "") +
+                          (guides()->has_depth() ? "depth" : "")
+                    : "no normal or depth guides: self-guided");
     if (plan.demod) d.push_back("albedo demodulation");
     if (plan.range_inv > 0)
       d.push_back("range kernel, sigma_r " + std::to_string(std::sqrt(0.5 / plan.range_inv)));
@@ -141,7 +141,8 @@ class BilateralStage : public GuidedStage {
     if (plan.use_flags) reference_flags_ = flags_reference(*guides(), p_, in.pitch());
     const Image rows =
         pass_reference(in, reference_flags_, guides(), p_, plan, true, plan.demod, false);
-    Image out = pass_reference(rows, reference_flags_, guides(), p_, plan, false, false, plan.demod);
+    Image out =
+        pass_reference(rows, reference_flags_, guides(), p_, plan, false, false, plan.demod);
     out = with_alpha(in, out);
     return out;
   }
@@ -158,10 +159,10 @@ class BilateralStage : public GuidedStage {
       auto k = device.kernel("bilateral.cl", "bilateral_flags", {{"TILE", std::to_string(kTile)}});
       set_args(k, dg->geometry, flags, in.width, in.height, in.pitch, p_.cos_angle, p_.dz,
                int(guides()->has_normal()), int(guides()->has_depth()));
-      device.launch(k, "bilateral_flags",
-                    cl::NDRange(ceil_div(in.width, kTile) * kTile, ceil_div(in.height, kTile) * kTile),
-                    cl::NDRange(kTile, kTile),
-                    in.plane_size() * (4 * sizeof(float) + 1));
+      device.launch(
+          k, "bilateral_flags",
+          cl::NDRange(ceil_div(in.width, kTile) * kTile, ceil_div(in.height, kTile) * kTile),
+          cl::NDRange(kTile, kTile), in.plane_size() * (4 * sizeof(float) + 1));
     }
     const cl::Buffer albedo = plan.demod ? dg->albedo : unused;
     const auto weights = device.constants(p_.weights, "bilateral weights");
@@ -176,10 +177,10 @@ class BilateralStage : public GuidedStage {
                albedo, weights, in.width, in.height, in.pitch, channels, p_.r, int(p_.border),
                int(plan.use_flags), int(plan.demod && horizontal), int(plan.demod && !horizontal),
                p_.albedo_min, plan.range_inv);
-      device.launch(k, horizontal ? "bilateral_rows" : "bilateral_cols",
-                    cl::NDRange(ceil_div(in.width, 32) * 32, ceil_div(in.height, 8) * 8),
-                    cl::NDRange(32, 8),
-                    2 * channels * plane_bytes + albedo_bytes + (plan.use_flags ? in.plane_size() : 0));
+      device.launch(
+          k, horizontal ? "bilateral_rows" : "bilateral_cols",
+          cl::NDRange(ceil_div(in.width, 32) * 32, ceil_div(in.height, 8) * 8), cl::NDRange(32, 8),
+          2 * channels * plane_bytes + albedo_bytes + (plan.use_flags ? in.plane_size() : 0));
     }
     copy_alpha(device, in, out);
     device_flags_.clear();
@@ -194,10 +195,12 @@ class BilateralStage : public GuidedStage {
   const Image* flags() const override {
     const auto& bits = !device_flags_.empty() ? device_flags_ : reference_flags_;
     if (bits.empty()) return nullptr;
-    const int w = width_ ? width_ : guides()->has_normal() ? guides()->normal.width()
-                                                           : guides()->depth.width();
-    const int h = height_ ? height_ : guides()->has_normal() ? guides()->normal.height()
-                                                             : guides()->depth.height();
+    const int w = width_                   ? width_
+                  : guides()->has_normal() ? guides()->normal.width()
+                                           : guides()->depth.width();
+    const int h = height_                  ? height_
+                  : guides()->has_normal() ? guides()->normal.height()
+                                           : guides()->depth.height();
     flags_image_ = flags_image(bits, w, h);
     return &flags_image_;
   }
@@ -223,8 +226,9 @@ class BilateralStage : public GuidedStage {
     plan.use_flags = g && g->any_geometry();
     if (g && g->has_albedo()) {
       if (channels != 3)
-        throw Error(ErrorKind::BadData, "filter '" + spec() + "': albedo demodulation needs 3 "
-                                        "colour channels, the image has " +
+        throw Error(ErrorKind::BadData, "filter '" + spec() +
+                                            "': albedo demodulation needs 3 "
+                                            "colour channels, the image has " +
                                             std::to_string(channels));
       plan.demod = true;
     }
@@ -291,8 +295,9 @@ FilterDef bilateral_filter() {
   for (auto& p : guide_params()) params.push_back(std::move(p));
   params.push_back(border_param());
   return {.name = "bilateral",
-          .summary = "edge-stopping Gaussian for renders: normal/depth discontinuities, albedo "
-                     "demodulation; self-guided on photos",
+          .summary =
+              "edge-stopping Gaussian for renders: normal/depth discontinuities, albedo "
+              "demodulation; self-guided on photos",
           .params = std::move(params),
           .notes = {"flags: 1 left, 2 right, 4 top, 8 bottom (--write-flags); each pass walks "
                     "out from the centre and stops at the first flagged edge, dividing by the "

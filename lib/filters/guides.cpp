@@ -52,7 +52,7 @@ Guides prepare_guides(Image normal, Image depth, Image albedo, int width, int he
 }
 
 DeviceGuides upload_guides(Device& device, const Guides& guides) {
-  const Image& any = guides.has_normal() ? guides.normal
+  const Image& any = guides.has_normal()  ? guides.normal
                      : guides.has_depth() ? guides.depth
                                           : guides.albedo;
   const std::size_t plane = any.plane_size();
@@ -76,8 +76,9 @@ DeviceGuides upload_guides(Device& device, const Guides& guides) {
 }
 
 std::vector<Param> guide_params() {
-  const char* sources = "; auto: the input's EXR layers (Blender ViewLayer.*, N.*, Z, depth, "
-                        "albedo.*) when present; off: not used";
+  const char* sources =
+      "; auto: the input's EXR layers (Blender ViewLayer.*, N.*, Z, depth, "
+      "albedo.*) when present; off: not used";
   return {{.name = "normal",
            .type = ParamType::File,
            .fallback = "auto",

@@ -26,9 +26,9 @@ struct GuideSources {
 // NaN or infinite normal. A pixel is "geometry" unless its normal is (0,0,0) or its depth
 // is NaN: background and holes form one region that filters never cross into.
 struct Guides {
-  Image normal;  // 3 channels, or empty
-  Image depth;   // 1 channel, or empty
-  Image albedo;  // 3 channels, or empty
+  Image normal;           // 3 channels, or empty
+  Image depth;            // 1 channel, or empty
+  Image albedo;           // 3 channels, or empty
   std::string described;  // where each came from, for --verbose
 
   bool has_normal() const { return normal.width() > 0; }
@@ -60,7 +60,8 @@ struct Surface {
 // The guides at pixel (x, y): a missing buffer reads as 0.
 inline Surface surface_at(const Guides& g, int x, int y) {
   Surface s;
-  if (g.has_normal()) s.nx = g.normal.at(x, y, 0), s.ny = g.normal.at(x, y, 1), s.nz = g.normal.at(x, y, 2);
+  if (g.has_normal())
+    s.nx = g.normal.at(x, y, 0), s.ny = g.normal.at(x, y, 1), s.nz = g.normal.at(x, y, 2);
   if (g.has_depth()) s.z = g.depth.at(x, y, 0);
   return s;
 }
@@ -76,7 +77,8 @@ inline bool is_edge(const Surface& a, const Surface& b, float cos_angle, float d
   if (ga != gb) return true;
   if (!ga) return false;
   if (has_normal && a.nx * b.nx + a.ny * b.ny + a.nz * b.nz < cos_angle) return true;
-  if (has_depth && a.z != b.z && std::fabs(a.z - b.z) > dz * std::fmin(std::fabs(a.z), std::fabs(b.z)))
+  if (has_depth && a.z != b.z &&
+      std::fabs(a.z - b.z) > dz * std::fmin(std::fabs(a.z), std::fabs(b.z)))
     return true;
   return false;
 }

@@ -36,16 +36,16 @@ double tonemapped_psnr(const std::string& a, const std::string& b) {
 
 TEST_CASE("guide channels by name: Blender passes and common names, Normal.Z is not depth") {
   const GuideChannels blender = find_guide_channels(
-      {"ViewLayer.Combined.R", "ViewLayer.Combined.G", "ViewLayer.Combined.B",
-       "ViewLayer.Depth.Z", "ViewLayer.DiffCol.R", "ViewLayer.DiffCol.G", "ViewLayer.DiffCol.B",
-       "ViewLayer.Normal.X", "ViewLayer.Normal.Y", "ViewLayer.Normal.Z"});
+      {"ViewLayer.Combined.R", "ViewLayer.Combined.G", "ViewLayer.Combined.B", "ViewLayer.Depth.Z",
+       "ViewLayer.DiffCol.R", "ViewLayer.DiffCol.G", "ViewLayer.DiffCol.B", "ViewLayer.Normal.X",
+       "ViewLayer.Normal.Y", "ViewLayer.Normal.Z"});
   CHECK(blender.normal ==
         std::vector<std::string>{"ViewLayer.Normal.X", "ViewLayer.Normal.Y", "ViewLayer.Normal.Z"});
   CHECK(blender.depth == std::vector<std::string>{"ViewLayer.Depth.Z"});
   CHECK(blender.albedo == std::vector<std::string>{"ViewLayer.DiffCol.R", "ViewLayer.DiffCol.G",
                                                    "ViewLayer.DiffCol.B"});
-  const GuideChannels common =
-      find_guide_channels({"R", "G", "B", "N.x", "N.y", "N.z", "Z", "albedo.R", "albedo.G", "albedo.B"});
+  const GuideChannels common = find_guide_channels(
+      {"R", "G", "B", "N.x", "N.y", "N.z", "Z", "albedo.R", "albedo.G", "albedo.B"});
   CHECK(common.normal == std::vector<std::string>{"N.x", "N.y", "N.z"});
   CHECK(common.depth == std::vector<std::string>{"Z"});
   CHECK(common.albedo.size() == 3);
@@ -61,7 +61,7 @@ TEST_CASE("denoising the shared Blender scene: PSNR floors, verify, flags") {
   // Measured 32.40 dB (bilateral) and 31.19 dB (atrous); the floors leave 0.4 dB.
   for (const auto& [spec, floor] : {std::pair{"bilateral", 32.0}, std::pair{"atrous", 30.8}}) {
     const test::Result r = box.halo(std::string("-v run ") + kNoisy + " -f " + spec + " -o " +
-                              box / "out.exr --verify --write-flags " + box / "flags.png");
+                                    box / "out.exr --verify --write-flags " + box / "flags.png");
     INFO(spec, ": ", r.err, r.out);
     if (std::string(spec) == "atrous") {
       CHECK(r.code == 64);  // atrous computes no flags
@@ -81,7 +81,8 @@ TEST_CASE("denoising the shared Blender scene: PSNR floors, verify, flags") {
     CHECK(flagged > 1000);  // object outlines
     CHECK(flagged < flags.pixels.sample_count() / 10);
   }
-  const test::Result a = box.halo(std::string("run ") + kNoisy + " -f atrous -o " + box / "a.exr --verify");
+  const test::Result a =
+      box.halo(std::string("run ") + kNoisy + " -f atrous -o " + box / "a.exr --verify");
   REQUIRE(a.code == 0);
   CHECK(tonemapped_psnr(box / "a.exr", kConverged) > 30.8);
 }
@@ -103,7 +104,8 @@ TEST_CASE("bad guides: missing 66, unknown channel 64, wrong size 65; photos run
   CHECK(has(r.err, "depth guide is 32x18, the image is 640x360"));
   CHECK_FALSE(std::filesystem::exists(box / "o.exr"));
   write_image(box / "photo.png", photo(40, 30, 3), SampleType::u8);
-  r = box.halo("-v run " + box / "photo.png" + " -f bilateral -f atrous -o " + box / "p.png --verify");
+  r = box.halo("-v run " + box / "photo.png" + " -f bilateral -f atrous -o " +
+               box / "p.png --verify");
   CHECK(r.code == 0);
   CHECK(has(r.err, "self-guided"));
 }

@@ -64,5 +64,4 @@ inline bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-
 }  // namespace halo::test

@@ -37,7 +37,8 @@ TEST_CASE("atrous: no weight crosses between geometry and no geometry") {
   auto f = test::guided_stage("atrous:iters=4:sigma_c=100", &g);
   const Image ref = f.stage->reference(in);
   const Image dev = download_image(
-      test::device(), f.stage->enqueue(test::device(), upload(test::device(), to_pixels(in, PixelType::f32))));
+      test::device(),
+      f.stage->enqueue(test::device(), upload(test::device(), to_pixels(in, PixelType::f32))));
   test::device().take_timings();
   for (const Image* out : {&ref, &dev})
     for (int y = 0; y < h; ++y)

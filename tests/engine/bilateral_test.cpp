@@ -10,7 +10,8 @@ using namespace halo;
 namespace {
 
 // The flags the reference computes for `guides` (8-bit bits from the flags image).
-std::vector<std::vector<int>> flags_of(const Guides& guides, const std::string& spec = "bilateral") {
+std::vector<std::vector<int>> flags_of(const Guides& guides,
+                                       const std::string& spec = "bilateral") {
   auto f = test::guided_stage(spec, &guides);
   f.stage->reference(Image(guides.depth.width(), guides.depth.height(), 1));
   const Image* img = f.guided->flags();
@@ -52,7 +53,7 @@ TEST_CASE("flags: a flat plane has none; a depth step and a normal crease are fl
 TEST_CASE("flags: zero or NaN normals and NaN depth are no geometry, one region of their own") {
   Guides g = test::plane_guides(5, 3);
   g.normal.at(1, 1, 0) = g.normal.at(1, 1, 1) = g.normal.at(1, 1, 2) = 0.0f;  // a hole
-  g.depth.at(2, 1, 0) = NAN;                                                   // its neighbour
+  g.depth.at(2, 1, 0) = NAN;                                                  // its neighbour
   const auto f = flags_of(g);
   // (1,1): geometry left, above and below; its right neighbour is no geometry too: no edge.
   CHECK(f[1][1] == 1 + 4 + 8);
@@ -85,7 +86,8 @@ TEST_CASE("filtering never crosses a flagged edge: a two-region image stays two-
     auto f = test::guided_stage(spec, &g);
     const Image ref = f.stage->reference(in);
     const Image dev = download_image(
-        test::device(), f.stage->enqueue(test::device(), upload(test::device(), to_pixels(in, PixelType::f32))));
+        test::device(),
+        f.stage->enqueue(test::device(), upload(test::device(), to_pixels(in, PixelType::f32))));
     test::device().take_timings();
     for (const Image* out : {&ref, &dev})
       for (int y = 0; y < h; ++y)
@@ -128,7 +130,8 @@ TEST_CASE("albedo demodulation: colour / albedo is filtered, albedo below albedo
 TEST_CASE("self-guided on photos: the range kernel keeps a strong step and smooths noise") {
   Image in(16, 8, 1);
   for (int y = 0; y < 8; ++y)
-    for (int x = 0; x < 16; ++x) in.at(x, y, 0) = (x < 8 ? 0.1f : 0.9f) + ((x * 7 + y * 3) % 5) * 0.01f;
+    for (int x = 0; x < 16; ++x)
+      in.at(x, y, 0) = (x < 8 ? 0.1f : 0.9f) + ((x * 7 + y * 3) % 5) * 0.01f;
   auto f = test::guided_stage("bilateral:r=4", nullptr);
   const Image out = f.stage->reference(in);
   CHECK(out.at(7, 4, 0) < 0.2f);  // the step survives (sigma_r 0.1 against a 0.8 jump)
@@ -160,7 +163,8 @@ TEST_CASE("bilateral: guides of the wrong size or shape are refused before any w
                        doctest::Contains("normal guide has 2 channels, needs 3"), Error);
   const Guides g = test::plane_guides(4, 4, true);
   auto f = test::guided_stage("bilateral", &g);
-  CHECK_THROWS_WITH_AS(f.stage->reference(Image(5, 4, 3)), doctest::Contains("guides are 4x4"), Error);
+  CHECK_THROWS_WITH_AS(f.stage->reference(Image(5, 4, 3)), doctest::Contains("guides are 4x4"),
+                       Error);
   CHECK_THROWS_WITH_AS(f.stage->reference(Image(4, 4, 1)),
                        doctest::Contains("albedo demodulation needs 3 colour channels"), Error);
   CHECK_THROWS_WITH(make_stage("bilateral:r=0"), doctest::Contains("out of range"));

@@ -58,7 +58,8 @@ inline Guides random_guides(int w, int h, bool albedo, unsigned seed = 3) {
 // Device result against the reference (tolerance for exp/pow), flags bit for bit.
 inline void check_guided_device(const std::string& spec, const Image& in, const Guides* guides) {
   auto f = guided_stage(spec, guides);
-  const DeviceImage out = f.stage->enqueue(device(), upload(device(), to_pixels(in, PixelType::f32)));
+  const DeviceImage out =
+      f.stage->enqueue(device(), upload(device(), to_pixels(in, PixelType::f32)));
   const Comparison c = compare(download_image(device(), out), f.stage->reference(in), 1e-4);
   device().take_timings();
   INFO(spec, " on ", in.width(), "x", in.height(), "x", in.channels(), ": ", c.summary());
