@@ -157,12 +157,7 @@ class AtrousStage : public GuidedStage {
     const Guides* g = guides();
     s.has_normal = g && g->has_normal();
     s.has_depth = g && g->has_depth();
-    if (g && g->has_albedo()) {
-      if (channels != 3)
-        throw Error(ErrorKind::BadData, "filter '" + spec() +
-                                            "': albedo demodulation needs 3 "
-                                            "colour channels, the image has " +
-                                            std::to_string(channels));
+    if (demodulates(channels)) {
       s.demod = i == 0;
       s.remod = i == a_.iters - 1;
     }

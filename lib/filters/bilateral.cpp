@@ -224,14 +224,7 @@ class BilateralStage : public GuidedStage {
     Plan plan;
     const Guides* g = guides();
     plan.use_flags = g && g->any_geometry();
-    if (g && g->has_albedo()) {
-      if (channels != 3)
-        throw Error(ErrorKind::BadData, "filter '" + spec() +
-                                            "': albedo demodulation needs 3 "
-                                            "colour channels, the image has " +
-                                            std::to_string(channels));
-      plan.demod = true;
-    }
+    plan.demod = demodulates(channels);
     // Chosen by PSNR on the shared Blender scene (README, scripts/render-psnr.py).
     const double sigma_r = p_.sigma_r >= 0 ? p_.sigma_r : plan.use_flags ? 2 : 0.1;
     plan.range_inv = sigma_r > 0 ? float(1 / (2 * sigma_r * sigma_r)) : 0.0f;

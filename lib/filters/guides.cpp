@@ -112,6 +112,16 @@ const DeviceGuides& GuidedStage::device_guides(Device& device) const {
   return it->second;
 }
 
+bool GuidedStage::demodulates(int channels) const {
+  if (!guides_ || !guides_->has_albedo()) return false;
+  if (channels != 3)
+    throw Error(ErrorKind::BadData, "filter '" + spec() +
+                                        "': albedo demodulation needs 3 colour channels, the "
+                                        "image has " +
+                                        std::to_string(channels));
+  return true;
+}
+
 void GuidedStage::check_size(int width, int height) const {
   if (!guides_) return;
   for (const Image* g : {&guides_->normal, &guides_->depth, &guides_->albedo})

@@ -112,6 +112,9 @@ class GuidedStage : public Stage {
   const DeviceGuides& device_guides(Device& device) const;
   // Throws BadData when the guides' size differs from the image's.
   void check_size(int width, int height) const;
+  // Whether colour is demodulated by the albedo guide; BadData unless the image has 3 colour
+  // channels to match it.
+  bool demodulates(int channels) const;
 
   GuideSources sources_;
   bool keep_flags_ = false;
