@@ -10,16 +10,7 @@
 
 #include "guides.cl"
 
-#define MAX_CHANNELS 4
-
 __constant float kSpline[5] = {0.0625f, 0.25f, 0.375f, 0.25f, 0.0625f};
-
-inline float atrous_value(__global const float* src, __global const float* albedo,
-                          const ulong plane, const ulong at, const int c, const int demod,
-                          const float albedo_min) {
-  const float v = src[c * plane + at];
-  return demod ? v / demodulating_albedo(albedo[c * plane + at], albedo_min) : v;
-}
 
 // The geometry weight of tap q for centre p (1 without normal and depth guides).
 inline float geometry_weight(const surface_t p, const surface_t q, const int has_normal,
@@ -49,7 +40,7 @@ __kernel void atrous_pass(__global const float* src, __global float* dst,
   if (guided) p = surface_at(geometry, plane, at);
   float centre[MAX_CHANNELS], sum[MAX_CHANNELS];
   for (int c = 0; c < channels; ++c) {
-    centre[c] = atrous_value(src, albedo, plane, at, c, demod, albedo_min);
+    centre[c] = colour_at(src, albedo, plane, at, c, demod, albedo_min);
     sum[c] = 0.0f;
   }
   float wsum = 0.0f;
@@ -61,22 +52,13 @@ __kernel void atrous_pass(__global const float* src, __global float* dst,
       if (qx < 0) continue;
       const ulong q_at = (ulong)qy * pitch + qx;
       float v[MAX_CHANNELS];
-      float d2 = 0.0f;
-      for (int c = 0; c < channels; ++c) {
-        v[c] = atrous_value(src, albedo, plane, q_at, c, demod, albedo_min);
-        const float d = v[c] - centre[c];
-        d2 = fma(d, d, d2);
-      }
+      const float d2 = read_tap(src, albedo, plane, q_at, channels, demod, albedo_min, centre, v);
       float w = kSpline[i] * kSpline[j] * exp(-d2 * colour_inv);
       if (guided)
         w *= geometry_weight(p, surface_at(geometry, plane, q_at), has_normal, has_depth, sigma_n,
                              sigma_z);
-      wsum += w;
-      for (int c = 0; c < channels; ++c) sum[c] = fma(w, v[c], sum[c]);
+      accumulate(w, v, channels, sum, &wsum);
     }
   }
-  for (int c = 0; c < channels; ++c) {
-    const float v = sum[c] / wsum;
-    dst[c * plane + at] = remod ? v * demodulating_albedo(albedo[c * plane + at], albedo_min) : v;
-  }
+  store_normalised(dst, albedo, plane, at, channels, sum, wsum, remod, albedo_min);
 }

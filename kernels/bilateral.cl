@@ -17,7 +17,6 @@
 #ifndef TILE
 #define TILE 16
 #endif
-#define MAX_CHANNELS 4
 
 __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1))) void bilateral_flags(
     __global const float* geometry, __global uchar* flags, const int width, const int height,
@@ -46,41 +45,26 @@ __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1))) void bilateral_fla
   flags[(ulong)y * pitch + x] = f;
 }
 
-// The value filtered for channel c at `at`: divided by its albedo when demodulating.
-inline float tap_value(__global const float* src, __global const float* albedo, const ulong plane,
-                       const ulong at, const int c, const int demod, const float albedo_min) {
-  const float v = src[c * plane + at];
-  return demod ? v / demodulating_albedo(albedo[c * plane + at], albedo_min) : v;
-}
-
-// One direction of the walk along a line: `stride` steps between pixels in memory, `n` the
-// line length, `i0` the centre's index on the line, `back`/`ahead` the flags that stop the
-// walk going to lower/higher indices.
+// One direction (dir -1 or 1) of the walk along a line: `stride` steps between pixels in
+// memory (image and flags alike), `n` the line length, `i0` the centre's index on the line,
+// `stop` the flag that ends the walk in this direction.
 inline void walk(__global const float* src, __global const uchar* flags,
                  __global const float* albedo, __constant const float* weights, const ulong plane,
-                 const ulong line_start, const int stride, const ulong flag_start,
-                 const int flag_stride, const int n, const int i0, const int r, const int border,
-                 const int use_flags, const uchar stop, const int dir, const int channels,
-                 const int demod, const float albedo_min, const float range_inv,
-                 const float* centre, float* sum, float* wsum) {
+                 const ulong line_start, const int stride, const int n, const int i0, const int r,
+                 const int border, const int use_flags, const uchar stop, const int dir,
+                 const int channels, const int demod, const float albedo_min,
+                 const float range_inv, const float* centre, float* sum, float* wsum) {
   for (int i = 1; i <= r; ++i) {
     const int from = i0 + dir * (i - 1);  // the pixel the step leaves
-    if (use_flags && from >= 0 && from < n &&
-        (flags[flag_start + (ulong)from * flag_stride] & stop))
+    if (use_flags && from >= 0 && from < n && (flags[line_start + (ulong)from * stride] & stop))
       break;
     const int q = border_index(i0 + dir * i, n, border);
     if (q < 0) break;
-    const ulong at = line_start + (ulong)q * stride;
     float v[MAX_CHANNELS];
-    float d2 = 0.0f;
-    for (int c = 0; c < channels; ++c) {
-      v[c] = tap_value(src, albedo, plane, at, c, demod, albedo_min);
-      const float d = v[c] - centre[c];
-      d2 = fma(d, d, d2);
-    }
+    const float d2 = read_tap(src, albedo, plane, line_start + (ulong)q * stride, channels, demod,
+                              albedo_min, centre, v);
     const float w = range_inv > 0.0f ? weights[i] * exp(-d2 * range_inv) : weights[i];
-    *wsum += w;
-    for (int c = 0; c < channels; ++c) sum[c] = fma(w, v[c], sum[c]);
+    accumulate(w, v, channels, sum, wsum);
   }
 }
 
@@ -98,7 +82,7 @@ inline void bilateral_pass(__global const float* src, __global float* dst,
   float centre[MAX_CHANNELS], sum[MAX_CHANNELS];
   float wsum = weights[0];
   for (int c = 0; c < channels; ++c) {
-    centre[c] = tap_value(src, albedo, plane, at, c, demod, albedo_min);
+    centre[c] = colour_at(src, albedo, plane, at, c, demod, albedo_min);
     sum[c] = weights[0] * centre[c];
   }
   const ulong line_start = horizontal ? (ulong)y * pitch : (ulong)x;
@@ -106,14 +90,11 @@ inline void bilateral_pass(__global const float* src, __global float* dst,
   const int i0 = horizontal ? x : y;
   const uchar back = horizontal ? FLAG_LEFT : FLAG_TOP,
               ahead = horizontal ? FLAG_RIGHT : FLAG_BOTTOM;
-  walk(src, flags, albedo, weights, plane, line_start, stride, line_start, stride, n, i0, r, border,
-       use_flags, back, -1, channels, demod, albedo_min, range_inv, centre, sum, &wsum);
-  walk(src, flags, albedo, weights, plane, line_start, stride, line_start, stride, n, i0, r, border,
-       use_flags, ahead, 1, channels, demod, albedo_min, range_inv, centre, sum, &wsum);
-  for (int c = 0; c < channels; ++c) {
-    const float v = sum[c] / wsum;
-    dst[c * plane + at] = remod ? v * demodulating_albedo(albedo[c * plane + at], albedo_min) : v;
-  }
+  walk(src, flags, albedo, weights, plane, line_start, stride, n, i0, r, border, use_flags, back,
+       -1, channels, demod, albedo_min, range_inv, centre, sum, &wsum);
+  walk(src, flags, albedo, weights, plane, line_start, stride, n, i0, r, border, use_flags, ahead,
+       1, channels, demod, albedo_min, range_inv, centre, sum, &wsum);
+  store_normalised(dst, albedo, plane, at, channels, sum, wsum, remod, albedo_min);
 }
 
 #define PASS_ARGS                                                                           \

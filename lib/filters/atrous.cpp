@@ -11,7 +11,6 @@ namespace halo {
 namespace {
 
 constexpr float kSpline[5] = {0.0625f, 0.25f, 0.375f, 0.25f, 0.0625f};
-constexpr int kMaxChannels = 4;
 
 struct AtrousParams {
   int iters = 3;
@@ -44,18 +43,15 @@ float geometry_weight(const Surface& p, const Surface& q, const PassSetup& s,
 Image pass_reference(const Image& src, const Guides* g, const AtrousParams& a, const PassSetup& s) {
   const int w = src.width(), h = src.height(), channels = src.color_channels();
   Image dst(w, h, channels);
-  const auto value = [&](int x, int y, int c) {
-    const float v = src.at(x, y, c);
-    return s.demod ? v / demodulating_albedo(g->albedo.at(x, y, c), a.albedo_min) : v;
-  };
   const bool guided = s.has_normal || s.has_depth;
   const std::vector<int> xs = border_table(w, 2 * s.step, a.border);
   const std::vector<int> ys = border_table(h, 2 * s.step, a.border);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
       const Surface p = guided ? surface_at(*g, x, y) : Surface{};
-      float centre[kMaxChannels], sum[kMaxChannels];
-      for (int c = 0; c < channels; ++c) centre[c] = value(x, y, c), sum[c] = 0.0f;
+      float centre[kMaxGuidedChannels], sum[kMaxGuidedChannels];
+      for (int c = 0; c < channels; ++c)
+        centre[c] = colour_at(src, g, x, y, c, s.demod, a.albedo_min), sum[c] = 0.0f;
       float wsum = 0.0f;
       for (int j = 0; j < 5; ++j) {
         const int qy = ys[y + j * s.step];
@@ -63,24 +59,14 @@ Image pass_reference(const Image& src, const Guides* g, const AtrousParams& a, c
         for (int i = 0; i < 5; ++i) {
           const int qx = xs[x + i * s.step];
           if (qx < 0) continue;
-          float v[kMaxChannels];
-          float d2 = 0.0f;
-          for (int c = 0; c < channels; ++c) {
-            v[c] = value(qx, qy, c);
-            const float d = v[c] - centre[c];
-            d2 = std::fma(d, d, d2);
-          }
+          float v[kMaxGuidedChannels];
+          const float d2 = read_tap(src, g, qx, qy, s.demod, a.albedo_min, centre, v);
           float wt = kSpline[i] * kSpline[j] * std::exp(-d2 * a.colour_inv);
           if (guided) wt *= geometry_weight(p, surface_at(*g, qx, qy), s, a);
-          wsum += wt;
-          for (int c = 0; c < channels; ++c) sum[c] = std::fma(wt, v[c], sum[c]);
+          accumulate(wt, v, channels, sum, wsum);
         }
       }
-      for (int c = 0; c < channels; ++c) {
-        const float v = sum[c] / wsum;
-        dst.at(x, y, c) =
-            s.remod ? v * demodulating_albedo(g->albedo.at(x, y, c), a.albedo_min) : v;
-      }
+      store_normalised(dst, g, x, y, sum, wsum, s.remod, a.albedo_min);
     }
   return dst;
 }
@@ -110,19 +96,12 @@ class AtrousStage : public GuidedStage {
     Image current = in;
     for (int i = 0; i < a_.iters; ++i)
       current = pass_reference(current, guides(), a_, setup(i, in));
-    Image out(in.width(), in.height(), in.channels(), in.alpha());
-    out.set_source(in.source());
-    for (int c = 0; c < current.channels(); ++c)
-      for (int y = 0; y < in.height(); ++y)
-        std::copy_n(current.row(c, y), in.width(), out.row(c, y));
-    copy_alpha(in, out);
-    return out;
+    return with_colour(in, current);
   }
 
   DeviceImage enqueue(Device& device, const DeviceImage& in) const override {
     check_size(in.width, in.height);
-    const DeviceGuides* dg = guides() ? &device_guides(device) : nullptr;
-    const cl::Buffer unused = device.buffer(16, "unused argument");
+    const DeviceGuides& dg = device_guides(device);
     const int channels = in.color_channels();
     const std::size_t plane_bytes = in.plane_size() * sizeof(float);
     DeviceImage ping = device.image(in.width, in.height, channels, false);
@@ -134,8 +113,7 @@ class AtrousStage : public GuidedStage {
     for (int i = 0; i < a_.iters; ++i) {
       const PassSetup s = setup(i, in.color_channels());
       const cl::Buffer& dst = i == a_.iters - 1 ? out.buffer : i % 2 ? pong.buffer : ping.buffer;
-      set_args(k, *src, dst, dg && dg->geometry() ? dg->geometry : unused,
-               s.demod || s.remod ? dg->albedo : unused, in.width, in.height, in.pitch, channels,
+      set_args(k, *src, dst, dg.geometry, dg.albedo, in.width, in.height, in.pitch, channels,
                s.step, int(a_.border), int(s.has_normal), int(s.has_depth), a_.colour_inv,
                a_.sigma_n, a_.sigma_z, int(s.demod), int(s.remod), a_.albedo_min);
       const std::size_t bytes = 2 * channels * plane_bytes +

@@ -12,7 +12,6 @@ namespace halo {
 namespace {
 
 constexpr int kTile = 16;        // bilateral_flags work-group side
-constexpr int kMaxChannels = 4;  // colour channels a pass filters together
 
 struct BilateralParams {
   int r = 4;
@@ -31,8 +30,7 @@ struct Plan {
 
 // The flags of every pixel, with the image's pitch.
 std::vector<std::uint8_t> flags_reference(const Guides& g, const BilateralParams& p, int pitch) {
-  const Image& any = g.has_normal() ? g.normal : g.depth;
-  const int w = any.width(), h = any.height();
+  const int w = g.any().width(), h = g.any().height();
   const bool hn = g.has_normal(), hd = g.has_depth();
   std::vector<std::uint8_t> flags(std::size_t(pitch) * h, 0);
   for (int y = 0; y < h; ++y)
@@ -56,18 +54,14 @@ Image pass_reference(const Image& src, const std::vector<std::uint8_t>& flags, c
                      bool remod) {
   const int w = src.width(), h = src.height(), channels = src.color_channels();
   Image dst(w, h, channels);
-  const auto value = [&](int x, int y, int c) {
-    const float v = src.at(x, y, c);
-    return demod ? v / demodulating_albedo(g->albedo.at(x, y, c), p.albedo_min) : v;
-  };
   const std::uint8_t back = horizontal ? kFlagLeft : kFlagTop;
   const std::uint8_t ahead = horizontal ? kFlagRight : kFlagBottom;
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
-      float centre[kMaxChannels], sum[kMaxChannels];
+      float centre[kMaxGuidedChannels], sum[kMaxGuidedChannels];
       float wsum = p.weights[0];
       for (int c = 0; c < channels; ++c) {
-        centre[c] = value(x, y, c);
+        centre[c] = colour_at(src, g, x, y, c, demod, p.albedo_min);
         sum[c] = p.weights[0] * centre[c];
       }
       const int n = horizontal ? w : h, i0 = horizontal ? x : y;
@@ -82,23 +76,14 @@ Image pass_reference(const Image& src, const std::vector<std::uint8_t>& flags, c
           const int q = border_index(i0 + dir * i, n, p.border);
           if (q < 0) break;
           const int qx = horizontal ? q : x, qy = horizontal ? y : q;
-          float v[kMaxChannels];
-          float d2 = 0.0f;
-          for (int c = 0; c < channels; ++c) {
-            v[c] = value(qx, qy, c);
-            const float d = v[c] - centre[c];
-            d2 = std::fma(d, d, d2);
-          }
+          float v[kMaxGuidedChannels];
+          const float d2 = read_tap(src, g, qx, qy, demod, p.albedo_min, centre, v);
           const float wt =
               plan.range_inv > 0.0f ? p.weights[i] * std::exp(-d2 * plan.range_inv) : p.weights[i];
-          wsum += wt;
-          for (int c = 0; c < channels; ++c) sum[c] = std::fma(wt, v[c], sum[c]);
+          accumulate(wt, v, channels, sum, wsum);
         }
       }
-      for (int c = 0; c < channels; ++c) {
-        const float v = sum[c] / wsum;
-        dst.at(x, y, c) = remod ? v * demodulating_albedo(g->albedo.at(x, y, c), p.albedo_min) : v;
-      }
+      store_normalised(dst, g, x, y, sum, wsum, remod, p.albedo_min);
     }
   return dst;
 }
@@ -121,7 +106,7 @@ class BilateralStage : public GuidedStage {
   }
 
   std::vector<std::string> details() const override {
-    const Plan plan = plan_for(kMaxChannels - 1);
+    const Plan plan = plan_for(3);  // the channel count matters only to its albedo check
     std::vector<std::string> d = {"radius " + std::to_string(p_.r)};
     d.push_back(plan.use_flags
                     ? "edges from " + std::string(guides()->has_normal() ? "normals" : "") +
@@ -143,28 +128,25 @@ class BilateralStage : public GuidedStage {
         pass_reference(in, reference_flags_, guides(), p_, plan, true, plan.demod, false);
     Image out =
         pass_reference(rows, reference_flags_, guides(), p_, plan, false, false, plan.demod);
-    out = with_alpha(in, out);
-    return out;
+    return with_colour(in, out);
   }
 
   DeviceImage enqueue(Device& device, const DeviceImage& in) const override {
     check_size(in.width, in.height);
     const Plan plan = plan_for(in.color_channels());
-    const DeviceGuides* dg = guides() ? &device_guides(device) : nullptr;
-    cl::Buffer unused = device.buffer(16, "unused argument");
-    cl::Buffer flags = unused;
+    const DeviceGuides& dg = device_guides(device);
+    cl::Buffer flags = dg.placeholder;
     const std::size_t plane_bytes = in.plane_size() * sizeof(float);
     if (plan.use_flags) {
       flags = device.buffer(in.plane_size(), "bilateral flags");
       auto k = device.kernel("bilateral.cl", "bilateral_flags", {{"TILE", std::to_string(kTile)}});
-      set_args(k, dg->geometry, flags, in.width, in.height, in.pitch, p_.cos_angle, p_.dz,
+      set_args(k, dg.geometry, flags, in.width, in.height, in.pitch, p_.cos_angle, p_.dz,
                int(guides()->has_normal()), int(guides()->has_depth()));
       device.launch(
           k, "bilateral_flags",
           cl::NDRange(ceil_div(in.width, kTile) * kTile, ceil_div(in.height, kTile) * kTile),
           cl::NDRange(kTile, kTile), in.plane_size() * (4 * sizeof(float) + 1));
     }
-    const cl::Buffer albedo = plan.demod ? dg->albedo : unused;
     const auto weights = device.constants(p_.weights, "bilateral weights");
     const int channels = in.color_channels();
     DeviceImage tmp = device.image(in.width, in.height, channels, false);
@@ -174,7 +156,7 @@ class BilateralStage : public GuidedStage {
     for (const bool horizontal : {true, false}) {
       auto k = device.kernel("bilateral.cl", horizontal ? "bilateral_rows" : "bilateral_cols", {});
       set_args(k, horizontal ? in.buffer : tmp.buffer, horizontal ? tmp.buffer : out.buffer, flags,
-               albedo, weights, in.width, in.height, in.pitch, channels, p_.r, int(p_.border),
+               dg.albedo, weights, in.width, in.height, in.pitch, channels, p_.r, int(p_.border),
                int(plan.use_flags), int(plan.demod && horizontal), int(plan.demod && !horizontal),
                p_.albedo_min, plan.range_inv);
       device.launch(
@@ -188,29 +170,24 @@ class BilateralStage : public GuidedStage {
       device_flags_.resize(in.plane_size());
       device.read(flags, device_flags_.data(), device_flags_.size(), "bilateral flags");
     }
-    width_ = in.width, height_ = in.height;
     return out;
   }
 
   const Image* flags() const override {
     const auto& bits = !device_flags_.empty() ? device_flags_ : reference_flags_;
     if (bits.empty()) return nullptr;
-    const int w = width_                   ? width_
-                  : guides()->has_normal() ? guides()->normal.width()
-                                           : guides()->depth.width();
-    const int h = height_                  ? height_
-                  : guides()->has_normal() ? guides()->normal.height()
-                                           : guides()->depth.height();
-    flags_image_ = flags_image(bits, w, h);
+    // Flags exist only with guides, whose size the image's was checked against.
+    flags_image_ = flags_image(bits, guides()->any().width(), guides()->any().height());
     return &flags_image_;
   }
 
   std::string mismatch() const override {
     if (device_flags_.empty() || reference_flags_.empty()) return "";
-    const int pitch = aligned_pitch(width_);
+    const Image& size = guides()->any();
+    const int pitch = size.pitch(), width = size.width();
     std::size_t differing = 0, first = 0;
-    for (int y = 0; y < height_; ++y)  // the padding beyond the width is never written
-      for (std::size_t i = std::size_t(y) * pitch; i < std::size_t(y) * pitch + width_; ++i)
+    for (int y = 0; y < size.height(); ++y)  // the padding beyond the width is never written
+      for (std::size_t i = std::size_t(y) * pitch; i < std::size_t(y) * pitch + width; ++i)
         if (device_flags_[i] != reference_flags_[i] && differing++ == 0) first = i;
     if (!differing) return "";
     return std::to_string(differing) + " discontinuity flags differ, first at (" +
@@ -231,20 +208,9 @@ class BilateralStage : public GuidedStage {
     return plan;
   }
 
-  static Image with_alpha(const Image& in, const Image& colour) {
-    Image out(in.width(), in.height(), in.channels(), in.alpha());
-    out.set_source(in.source());
-    for (int c = 0; c < colour.channels(); ++c)
-      for (int y = 0; y < in.height(); ++y)
-        std::copy_n(colour.row(c, y), in.width(), out.row(c, y));
-    copy_alpha(in, out);
-    return out;
-  }
-
   BilateralParams p_;
   mutable std::vector<std::uint8_t> reference_flags_, device_flags_;
   mutable Image flags_image_;
-  mutable int width_ = 0, height_ = 0;
 };
 
 }  // namespace

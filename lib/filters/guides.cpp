@@ -51,12 +51,13 @@ Guides prepare_guides(Image normal, Image depth, Image albedo, int width, int he
   return g;
 }
 
-DeviceGuides upload_guides(Device& device, const Guides& guides) {
-  const Image& any = guides.has_normal()  ? guides.normal
-                     : guides.has_depth() ? guides.depth
-                                          : guides.albedo;
-  const std::size_t plane = any.plane_size();
+DeviceGuides upload_guides(Device& device, const Guides* given) {
   DeviceGuides d;
+  d.placeholder = device.buffer(16, "unused argument");
+  d.geometry = d.albedo = d.placeholder;
+  if (!given) return d;
+  const Guides& guides = *given;
+  const std::size_t plane = guides.any().plane_size();
   if (guides.any_geometry()) {
     std::vector<float> geometry(4 * plane, 0.0f);
     if (guides.has_normal())
@@ -73,6 +74,16 @@ DeviceGuides upload_guides(Device& device, const Guides& guides) {
     device.write(d.albedo, a.data(), a.size() * sizeof(float), "upload");
   }
   return d;
+}
+
+Image with_colour(const Image& in, const Image& colour) {
+  Image out(in.width(), in.height(), in.channels(), in.alpha());
+  out.set_source(in.source());
+  for (int c = 0; c < colour.channels(); ++c)
+    for (int y = 0; y < in.height(); ++y)
+      std::copy_n(colour.row(c, y), in.width(), out.row(c, y));
+  copy_alpha(in, out);
+  return out;
 }
 
 std::vector<Param> guide_params() {
@@ -108,7 +119,7 @@ GuideSources guide_sources(const Args& args) {
 
 const DeviceGuides& GuidedStage::device_guides(Device& device) const {
   auto it = uploaded_.find(&device);
-  if (it == uploaded_.end()) it = uploaded_.emplace(&device, upload_guides(device, *guides_)).first;
+  if (it == uploaded_.end()) it = uploaded_.emplace(&device, upload_guides(device, guides_.get())).first;
   return it->second;
 }
 

@@ -35,6 +35,8 @@ struct Guides {
   bool has_depth() const { return depth.width() > 0; }
   bool has_albedo() const { return albedo.width() > 0; }
   bool any_geometry() const { return has_normal() || has_depth(); }
+  // The first guide present (all have the image's size and pitch).
+  const Image& any() const { return has_normal() ? normal : has_depth() ? depth : albedo; }
 };
 
 // Checks sizes and channel counts against the image (BadData naming the guide and both
@@ -43,11 +45,13 @@ Guides prepare_guides(Image normal, Image depth, Image albedo, int width, int he
                       std::string described = "");
 
 // The guides on one device: normals and depth in one buffer of 4 planes (x, y, z, depth; a
-// missing buffer reads as 0), albedo in 3 planes, all with the image's pitch.
+// missing buffer reads as 0), albedo in 3 planes, all with the image's pitch. A guide that is
+// absent (or no guides at all) is the placeholder, a small buffer kernels are told not to
+// read, as is any other argument a run does not use.
 struct DeviceGuides {
-  cl::Buffer geometry, albedo;
+  cl::Buffer geometry, albedo, placeholder;
 };
-DeviceGuides upload_guides(Device& device, const Guides& guides);
+DeviceGuides upload_guides(Device& device, const Guides* guides);
 
 // The discontinuity test of kernels/guides.cl, operation for operation (flags are compared
 // bit for bit between device and reference).
@@ -90,6 +94,46 @@ inline float demodulating_albedo(float albedo, float albedo_min) {
   return albedo >= albedo_min ? albedo : 1.0f;
 }
 
+// Taps of the guided filters' references, the twins of kernels/guides.cl: colour planes of
+// `src`, divided by the albedo guide when demodulating.
+inline constexpr int kMaxGuidedChannels = 4;
+
+inline float colour_at(const Image& src, const Guides* g, int x, int y, int c, bool demod,
+                       float albedo_min) {
+  const float v = src.at(x, y, c);
+  return demod ? v / demodulating_albedo(g->albedo.at(x, y, c), albedo_min) : v;
+}
+
+// Reads the tap at (x, y) into v; returns its squared colour distance from `centre`.
+inline float read_tap(const Image& src, const Guides* g, int x, int y, bool demod,
+                      float albedo_min, const float* centre, float* v) {
+  float d2 = 0.0f;
+  for (int c = 0; c < src.color_channels(); ++c) {
+    v[c] = colour_at(src, g, x, y, c, demod, albedo_min);
+    const float d = v[c] - centre[c];
+    d2 = std::fma(d, d, d2);
+  }
+  return d2;
+}
+
+inline void accumulate(float w, const float* v, int channels, float* sum, float& wsum) {
+  wsum += w;
+  for (int c = 0; c < channels; ++c) sum[c] = std::fma(w, v[c], sum[c]);
+}
+
+// sum / wsum into dst at (x, y), multiplied back by the albedo when remodulating.
+inline void store_normalised(Image& dst, const Guides* g, int x, int y, const float* sum,
+                             float wsum, bool remod, float albedo_min) {
+  for (int c = 0; c < dst.color_channels(); ++c) {
+    const float v = sum[c] / wsum;
+    dst.at(x, y, c) = remod ? v * demodulating_albedo(g->albedo.at(x, y, c), albedo_min) : v;
+  }
+}
+
+// The input with its colour planes replaced by `colour` (a reference's result); alpha and
+// source type kept.
+Image with_colour(const Image& in, const Image& colour);
+
 // Parameters every guided filter takes: the three guide sources and albedo_min.
 std::vector<Param> guide_params();
 GuideSources guide_sources(const Args& args);
@@ -100,7 +144,10 @@ class GuidedStage : public Stage {
  public:
   using Stage::Stage;
   const GuideSources& sources() const { return sources_; }
-  void set_guides(std::shared_ptr<const Guides> guides) { guides_ = std::move(guides); }
+  void set_guides(std::shared_ptr<const Guides> guides) {
+    guides_ = std::move(guides);
+    uploaded_.clear();
+  }
   const Guides* guides() const { return guides_.get(); }
   // Keep the device's discontinuity flags for flags() and mismatch() (costs a read-back).
   void keep_flags(bool keep) { keep_flags_ = keep; }
@@ -108,7 +155,7 @@ class GuidedStage : public Stage {
   virtual const Image* flags() const { return nullptr; }
 
  protected:
-  // The guides uploaded to `device`, once per device.
+  // The guides uploaded to `device`, once per device (placeholders without guides).
   const DeviceGuides& device_guides(Device& device) const;
   // Throws BadData when the guides' size differs from the image's.
   void check_size(int width, int height) const;
