@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "filters/guides.hpp"
+#include "filters/separable.hpp"
 
 namespace halo {
 
@@ -15,7 +16,7 @@ constexpr int kTile = 16;        // bilateral_flags work-group side
 
 struct BilateralParams {
   int r = 4;
-  std::vector<float> weights;  // w[0] centre .. w[r], unnormalised Gaussian
+  std::vector<float> weights;  // w[0] centre .. w[r]: the Gaussian's half from the centre
   float cos_angle = 0, dz = 0;
   double sigma_r = -1;  // < 0: auto
   float albedo_min = 0.02f;
@@ -270,8 +271,8 @@ FilterDef bilateral_filter() {
             BilateralParams p;
             p.r = args.integer("r");
             const double sigma = args.is_auto("sigma") ? p.r / 2.0 : args.number("sigma");
-            for (int i = 0; i <= p.r; ++i)
-              p.weights.push_back(float(std::exp(-double(i) * i / (2 * sigma * sigma))));
+            const std::vector<float> taps = gaussian_weights(p.r, sigma);
+            p.weights.assign(taps.begin() + p.r, taps.end());  // centre, then outwards
             p.cos_angle = float(std::cos(args.number("angle") * std::numbers::pi / 180));
             p.dz = float(args.number("dz"));
             p.sigma_r = args.is_auto("sigma_r") ? -1 : args.number("sigma_r");

@@ -24,5 +24,7 @@ std::unique_ptr<Stage> make_separable_stage(std::string spec, SeparableKernel ke
 
 // "[0.25 0.5 0.25]" for details and notes.
 std::string format_weights(const std::vector<float>& weights);
+// The 2r+1 Gaussian weights exp(-i^2 / (2 sigma^2)), normalised to sum 1 (gaussian.cpp).
+std::vector<float> gaussian_weights(int r, double sigma);
 
 }  // namespace halo
