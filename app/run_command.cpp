@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 
 #include "app/commands.hpp"
 #include "app/histogram_report.hpp"
@@ -37,14 +38,16 @@ struct RunOptionsCli {
 GuidedStage* attach_guides(const Pipeline& pipeline, const std::string& input_path,
                            const LoadedImage& loaded, bool keep_flags) {
   GuidedStage* flagged = nullptr;
+  std::map<std::string, std::shared_ptr<const Guides>> read;  // stages with equal sources share
   for (const auto& stage : pipeline.stages()) {
     auto* guided = dynamic_cast<GuidedStage*>(stage.get());
     if (!guided) continue;
-    auto guides =
-        std::make_shared<const Guides>(load_guides(guided->sources(), input_path, loaded));
+    const GuideSources& s = guided->sources();
+    auto& guides = read[s.normal + '\n' + s.depth + '\n' + s.albedo];
+    if (!guides) guides = std::make_shared<const Guides>(load_guides(s, input_path, loaded));
     if (!guides->any_geometry())
       spdlog::info("{}: no normal or depth guides in {}; self-guided", guided->spec(), input_path);
-    guided->set_guides(std::move(guides));
+    guided->set_guides(guides);
     guided->keep_flags(keep_flags);
     if (!flagged && guided->guides()->any_geometry()) flagged = guided;
   }

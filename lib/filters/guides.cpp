@@ -80,8 +80,7 @@ Image with_colour(const Image& in, const Image& colour) {
   Image out(in.width(), in.height(), in.channels(), in.alpha());
   out.set_source(in.source());
   for (int c = 0; c < colour.channels(); ++c)
-    for (int y = 0; y < in.height(); ++y)
-      std::copy_n(colour.row(c, y), in.width(), out.row(c, y));
+    for (int y = 0; y < in.height(); ++y) std::copy_n(colour.row(c, y), in.width(), out.row(c, y));
   copy_alpha(in, out);
   return out;
 }
@@ -118,8 +117,10 @@ GuideSources guide_sources(const Args& args) {
 }
 
 const DeviceGuides& GuidedStage::device_guides(Device& device) const {
-  auto it = uploaded_.find(&device);
-  if (it == uploaded_.end()) it = uploaded_.emplace(&device, upload_guides(device, guides_.get())).first;
+  auto& uploaded = guides_ ? guides_->uploaded : placeholders_;
+  auto it = uploaded.find(&device);
+  if (it == uploaded.end())
+    it = uploaded.emplace(&device, upload_guides(device, guides_.get())).first;
   return it->second;
 }
 

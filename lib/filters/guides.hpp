@@ -22,6 +22,14 @@ struct GuideSources {
   std::string normal = "auto", depth = "auto", albedo = "auto";
 };
 
+// The guides on one device: normals and depth in one buffer of 4 planes (x, y, z, depth; a
+// missing buffer reads as 0), albedo in 3 planes, all with the image's pitch. A guide that is
+// absent (or no guides at all) is the placeholder, a small buffer kernels are told not to
+// read, as is any other argument a run does not use.
+struct DeviceGuides {
+  cl::Buffer geometry, albedo, placeholder;
+};
+
 // Ready for filtering. Normals are unit length, or (0,0,0) where the buffer held a zero,
 // NaN or infinite normal. A pixel is "geometry" unless its normal is (0,0,0) or its depth
 // is NaN: background and holes form one region that filters never cross into.
@@ -30,6 +38,8 @@ struct Guides {
   Image depth;            // 1 channel, or empty
   Image albedo;           // 3 channels, or empty
   std::string described;  // where each came from, for --verbose
+  // Uploaded once per device and shared by every stage given these guides.
+  mutable std::map<const Device*, DeviceGuides> uploaded;
 
   bool has_normal() const { return normal.width() > 0; }
   bool has_depth() const { return depth.width() > 0; }
@@ -44,13 +54,6 @@ struct Guides {
 Guides prepare_guides(Image normal, Image depth, Image albedo, int width, int height,
                       std::string described = "");
 
-// The guides on one device: normals and depth in one buffer of 4 planes (x, y, z, depth; a
-// missing buffer reads as 0), albedo in 3 planes, all with the image's pitch. A guide that is
-// absent (or no guides at all) is the placeholder, a small buffer kernels are told not to
-// read, as is any other argument a run does not use.
-struct DeviceGuides {
-  cl::Buffer geometry, albedo, placeholder;
-};
 DeviceGuides upload_guides(Device& device, const Guides* guides);
 
 // The discontinuity test of kernels/guides.cl, operation for operation (flags are compared
@@ -105,8 +108,8 @@ inline float colour_at(const Image& src, const Guides* g, int x, int y, int c, b
 }
 
 // Reads the tap at (x, y) into v; returns its squared colour distance from `centre`.
-inline float read_tap(const Image& src, const Guides* g, int x, int y, bool demod,
-                      float albedo_min, const float* centre, float* v) {
+inline float read_tap(const Image& src, const Guides* g, int x, int y, bool demod, float albedo_min,
+                      const float* centre, float* v) {
   float d2 = 0.0f;
   for (int c = 0; c < src.color_channels(); ++c) {
     v[c] = colour_at(src, g, x, y, c, demod, albedo_min);
@@ -144,10 +147,7 @@ class GuidedStage : public Stage {
  public:
   using Stage::Stage;
   const GuideSources& sources() const { return sources_; }
-  void set_guides(std::shared_ptr<const Guides> guides) {
-    guides_ = std::move(guides);
-    uploaded_.clear();
-  }
+  void set_guides(std::shared_ptr<const Guides> guides) { guides_ = std::move(guides); }
   const Guides* guides() const { return guides_.get(); }
   // Keep the device's discontinuity flags for flags() and mismatch() (costs a read-back).
   void keep_flags(bool keep) { keep_flags_ = keep; }
@@ -168,7 +168,7 @@ class GuidedStage : public Stage {
 
  private:
   std::shared_ptr<const Guides> guides_;
-  mutable std::map<const Device*, DeviceGuides> uploaded_;
+  mutable std::map<const Device*, DeviceGuides> placeholders_;  // without guides
 };
 
 }  // namespace halo

@@ -65,32 +65,27 @@ std::vector<std::string> single(const std::vector<std::string>& names,
   return {};
 }
 
-Image read_guide(const std::string& what, const std::string& source, const std::string& input_path,
-                 const std::vector<std::string>& found, std::string& described) {
-  if (source == "off") return {};
-  InputRef ref;
-  if (source == "auto") {
-    if (found.empty()) return {};
-    ref = {input_path, found};
-  } else {
-    ref = parse_input_ref(source);
-  }
-  LoadedImage loaded;
+// Planes [first, first + count) of `all` as an image of their own (never alpha).
+Image planes_of(const Image& all, int first, int count) {
+  Image out(all.width(), all.height(), count);
+  const auto from = all.data().begin() + std::ptrdiff_t(first) * all.plane_size();
+  std::copy(from, from + std::ptrdiff_t(count) * all.plane_size(), out.data().begin());
+  return out;
+}
+
+LoadedImage read_guide_file(const std::string& what, const InputRef& ref) {
   try {
-    loaded = read_image(ref);
+    return read_image(ref);
   } catch (const Error& e) {
     throw Error(e.kind(), what + " guide: " + e.what());
   }
-  std::string channels;
-  for (const auto& c : loaded.channel_names) channels += (channels.empty() ? "" : ",") + c;
-  described += (described.empty() ? "" : "; ") + what + " from " + ref.path + "[" + channels + "]";
-  Image image = to_image(loaded.pixels);
-  if (loaded.pixels.alpha) {  // a channel list never means alpha here
-    Image plain(image.width(), image.height(), image.channels());
-    plain.data() = image.data();
-    return plain;
-  }
-  return image;
+}
+
+std::string describe(const std::string& what, const std::string& path,
+                     const std::vector<std::string>& channels) {
+  std::string list;
+  for (const auto& c : channels) list += (list.empty() ? "" : ",") + c;
+  return what + " from " + path + "[" + list + "]";
 }
 
 }  // namespace
@@ -106,13 +101,42 @@ GuideChannels find_guide_channels(const std::vector<std::string>& names) {
 Guides load_guides(const GuideSources& sources, const std::string& input_path,
                    const LoadedImage& input) {
   const GuideChannels found = find_guide_channels(input.file_channels);
+  struct Wanted {
+    const char* what;
+    const std::string& source;
+    const std::vector<std::string>& found;
+    Image image;
+  };
+  Wanted wanted[] = {{"normal", sources.normal, found.normal, {}},
+                     {"depth", sources.depth, found.depth, {}},
+                     {"albedo", sources.albedo, found.albedo, {}}};
+  // Guides in the input's own layers come from one more read of it, all channels at once.
+  InputRef layers{input_path, {}};
+  for (const auto& w : wanted)
+    if (w.source == "auto")
+      layers.channels.insert(layers.channels.end(), w.found.begin(), w.found.end());
+  const Image from_input =
+      layers.channels.empty() ? Image() : to_image(read_guide_file("input", layers).pixels);
   std::string described;
-  Image normal = read_guide("normal", sources.normal, input_path, found.normal, described);
-  Image depth = read_guide("depth", sources.depth, input_path, found.depth, described);
-  Image albedo = read_guide("albedo", sources.albedo, input_path, found.albedo, described);
+  int next_plane = 0;
+  for (auto& w : wanted) {
+    if (w.source == "off" || (w.source == "auto" && w.found.empty())) continue;
+    if (w.source == "auto") {
+      w.image = planes_of(from_input, next_plane, int(w.found.size()));
+      next_plane += int(w.found.size());
+      described += (described.empty() ? "" : "; ") + describe(w.what, input_path, w.found);
+      continue;
+    }
+    const InputRef ref = parse_input_ref(w.source);
+    const LoadedImage loaded = read_guide_file(w.what, ref);
+    const Image image = to_image(loaded.pixels);
+    w.image = planes_of(image, 0, image.channels());
+    described += (described.empty() ? "" : "; ") + describe(w.what, ref.path, loaded.channel_names);
+  }
   try {
-    return prepare_guides(std::move(normal), std::move(depth), std::move(albedo),
-                          input.pixels.width, input.pixels.height, described);
+    return prepare_guides(std::move(wanted[0].image), std::move(wanted[1].image),
+                          std::move(wanted[2].image), input.pixels.width, input.pixels.height,
+                          described);
   } catch (const Error& e) {
     throw Error(e.kind(), input_path + ": " + e.what());
   }
