@@ -84,18 +84,13 @@ TEST_CASE("filtering never crosses a flagged edge: a two-region image stays two-
   for (const char* border : {"zero", "clamp"}) {
     const std::string spec = std::string("bilateral:r=8:sigma_r=0:border=") + border;
     auto f = test::guided_stage(spec, &g);
-    const Image ref = f.stage->reference(in);
-    const Image dev = download_image(
-        test::device(),
-        f.stage->enqueue(test::device(), upload(test::device(), to_pixels(in, PixelType::f32))));
-    test::device().take_timings();
-    for (const Image* out : {&ref, &dev})
+    for (const Image& result : test::reference_and_device(*f.stage, in))
       for (int y = 0; y < h; ++y)
         for (int x = 0; x < w; ++x) {
           INFO(spec, " at ", x, ",", y);
           // Within float division error (NVIDIA's is not correctly rounded): one tap from the
           // other region would move the value by >= 1e-3.
-          CHECK(out->at(x, y, 1) == doctest::Approx(in.at(x, y, 1)).epsilon(1e-6));
+          CHECK(result.at(x, y, 1) == doctest::Approx(in.at(x, y, 1)).epsilon(1e-6));
         }
   }
 }
@@ -141,18 +136,8 @@ TEST_CASE("self-guided on photos: the range kernel keeps a strong step and smoot
 }
 
 TEST_CASE("bilateral: device against the reference on odd sizes, guides, albedo and borders") {
-  const int sizes[][2] = {{1, 1}, {7, 5}, {33, 17}, {1023, 517}};
-  for (const auto& size : sizes) {
-    const int w = size[0], h = size[1];
-    const Guides g = test::random_guides(w, h, false), ga = test::random_guides(w, h, true);
-    const Image rgb = test::random_image(w, h, 4, true), grey = test::random_image(w, h, 1);
-    for (const char* border : test::kBorders) {
-      const std::string b = std::string(":border=") + border;
-      test::check_guided_device("bilateral" + b, rgb, &g);
-      test::check_guided_device("bilateral:r=7:sigma_r=0.3" + b, rgb, &ga);
-      test::check_guided_device("bilateral:r=2" + b, grey, nullptr);  // self-guided
-    }
-  }
+  test::check_guided_on_odd_sizes("bilateral", "bilateral:r=7:sigma_r=0.3",
+                                  "bilateral:r=2");  // the last without guides: self-guided
 }
 
 TEST_CASE("bilateral: guides of the wrong size or shape are refused before any work") {

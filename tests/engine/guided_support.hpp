@@ -67,4 +67,32 @@ inline void check_guided_device(const std::string& spec, const Image& in, const 
   CHECK(f.stage->mismatch() == "");
 }
 
+// Device against reference on 1x1, 7x5, 33x17 and 1023x517 with every border: `guided` with
+// normal and depth guides and `with_albedo` with albedo too, on RGBA; `self` without guides
+// on one channel.
+inline void check_guided_on_odd_sizes(const std::string& guided, const std::string& with_albedo,
+                                      const std::string& self) {
+  const int sizes[][2] = {{1, 1}, {7, 5}, {33, 17}, {1023, 517}};
+  for (const auto& size : sizes) {
+    const int w = size[0], h = size[1];
+    const Guides g = random_guides(w, h, false), ga = random_guides(w, h, true);
+    const Image rgb = random_image(w, h, 4, true), grey = random_image(w, h, 1);
+    for (const char* border : kBorders) {
+      const std::string b = std::string(":border=") + border;
+      check_guided_device(guided + b, rgb, &g);
+      check_guided_device(with_albedo + b, rgb, &ga);
+      check_guided_device(self + b, grey, nullptr);
+    }
+  }
+}
+
+// The reference's result and the device's, for properties both must have.
+inline std::vector<Image> reference_and_device(const Stage& stage, const Image& in) {
+  std::vector<Image> out = {stage.reference(in)};
+  out.push_back(download_image(
+      device(), stage.enqueue(device(), upload(device(), to_pixels(in, PixelType::f32)))));
+  device().take_timings();
+  return out;
+}
+
 }  // namespace halo::test
