@@ -9,7 +9,9 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <random>
+#include <set>
 
 #include "cl/cl_error.hpp"
 #include "filters/convert.hpp"
@@ -41,6 +43,32 @@ struct Options {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// Device times of o.runs calls of `once` after o.warmup untimed ones: the median total per
+// call (labels in `skip` left out) and the median per label.
+struct Timed {
+  double median_ms = 0;
+  std::map<std::string, double> by_label;
+};
+
+template <class Once>
+Timed time_runs(Device& device, const Options& o, const std::set<std::string>& skip, Once once) {
+  std::vector<double> totals;
+  std::map<std::string, std::vector<double>> labels;
+  for (int i = 0; i < o.warmup + o.runs; ++i) {
+    once();
+    double total = 0;
+    for (const auto& t : device.take_timings()) {
+      if (skip.count(t.label)) continue;
+      total += t.ms;
+      if (i >= o.warmup) labels[t.label].push_back(t.ms);
+    }
+    if (i >= o.warmup) totals.push_back(total);
+  }
+  Timed timed{median(totals), {}};
+  for (auto& [label, times] : labels) timed.by_label[label] = median(times);
+  return timed;
 }
 
 PixelBuffer random_floats(int width, int height, int channels) {
@@ -105,24 +133,15 @@ void bench_histograms(Device& device, const Options& o, double copy, nlohmann::j
       for (const auto& ppi : o.hist_ppi) {
         const std::string spec =
             fmt::format("histogram:mode={}:method={}:ppi={}", c.mode, method, ppi);
-        std::vector<double> ms;
-        std::map<std::string, std::vector<double>> parts;
         bool exact = true;
         int used_ppi = 0;
-        for (int i = 0; i < o.warmup + o.runs; ++i) {
+        const Timed timed = time_runs(device, o, {"upload"}, [&] {
           const Histogram got = histogram_device(device, pixels, hist_spec(spec));
           exact = exact && got.same_counts(expected);
           used_ppi = got.pixels_per_item;
-          double total = 0;
-          for (const auto& t : device.take_timings()) {
-            if (t.label == "upload") continue;
-            total += t.ms;
-            if (i >= o.warmup) parts[t.label].push_back(t.ms);
-          }
-          if (i >= o.warmup) ms.push_back(total);
-        }
-        const double m = median(ms);
-        const double count_ms = median(parts["histogram_" + method]);
+        });
+        const double m = timed.median_ms;
+        const double count_ms = timed.by_label.at("histogram_" + method);
         fmt::print("{:<14} {:<6} {:>8} {:>5} {:>10.4f} {:>9.0f} {:>9.4f} {:>8.2f} {:>9.4f}{}\n",
                    c.name, c.mode, method, fmt::format("{}{}", ppi == "auto" ? "a" : "", used_ppi),
                    m, pixels.bytes.size() / (m * 1e6), floor_ms, m / floor_ms, count_ms,
@@ -174,15 +193,9 @@ void bench_guided(Device& device, const Options& o, double copy, nlohmann::json&
       const double planes = 3 + 3 + 3 + 1 + (albedo ? 3 : 0);
       const double bytes = planes * std::size_t(o.width) * o.height * sizeof(float);
       const double floor_ms = bytes / (copy * 1e6);
-      std::vector<double> ms;
-      for (int i = 0; i < o.warmup + o.runs; ++i) {
-        stage->enqueue(device, input);
-        double total = 0;
-        for (const auto& t : device.take_timings())
-          if (t.label != "upload" && t.label != "alpha") total += t.ms;
-        if (i >= o.warmup) ms.push_back(total);
-      }
-      const double m = median(ms);
+      const double m = time_runs(device, o, {"upload", "alpha"}, [&] {
+                         stage->enqueue(device, input);
+                       }).median_ms;
       const std::string name = spec + (albedo ? " +albedo" : "");
       fmt::print("{:<30} {:>10.4f} {:>9.0f} {:>9.4f} {:>8.2f}\n", name, m, bytes / (m * 1e6),
                  floor_ms, m / floor_ms);
@@ -214,26 +227,15 @@ int run(const Options& o) {
     for (const auto& spec : o.filters) {
       const auto stage = make_stage(spec);
       const double error = check(device, *stage, channels);
-      std::vector<double> ms;
-      std::map<std::string, std::vector<double>> kernels;
-      for (int i = 0; i < o.warmup + o.runs; ++i) {
-        stage->enqueue(device, input);
-        double total = 0;
-        for (const auto& t : device.take_timings()) {
-          if (t.label == "alpha") continue;
-          total += t.ms;
-          if (i >= o.warmup) kernels[t.label].push_back(t.ms);
-        }
-        if (i >= o.warmup) ms.push_back(total);
-      }
-      const double m = median(ms);
+      const Timed timed = time_runs(device, o, {"alpha"}, [&] { stage->enqueue(device, input); });
+      const double m = timed.median_ms;
       fmt::print("{:<18} {:>3} {:>10.4f} {:>9.0f} {:>9.4f} {:>8.2f} {:>10.2g}\n", spec, channels, m,
                  bytes / (m * 1e6), floor_ms, m / floor_ms, error);
       nlohmann::json entry = {
           {"filter", spec},       {"channels", channels},    {"width", o.width},
           {"height", o.height},   {"median_ms", m},          {"gbps", bytes / (m * 1e6)},
           {"floor_ms", floor_ms}, {"x_floor", m / floor_ms}, {"max_error_vs_reference", error}};
-      for (auto& [label, times] : kernels) entry["kernels_ms"][label] = median(times);
+      for (auto& [label, ms] : timed.by_label) entry["kernels_ms"][label] = ms;
       results.push_back(entry);
     }
   }
