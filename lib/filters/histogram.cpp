@@ -289,6 +289,7 @@ Histogram count_device(Device& device, cl::Buffer samples, const HistogramSpec& 
   const std::uint64_t per_group = std::uint64_t(group) * ppi;
   const std::uint64_t max_groups = (std::min(kChunk, src.pixels) + per_group - 1) / per_group;
   const std::size_t rows = totals64 ? 0 : h.method == "private" ? max_groups : 1;
+  // What the count kernel writes: 32-bit partials, or the totals themselves.
   cl::Buffer partials =
       rows ? device.buffer(rows * counters * sizeof(cl_uint), "histogram partials") : totals;
   const std::size_t sample_bytes = src.input == 1 ? 1 : src.input == 2 ? 2 : 4;
