@@ -52,8 +52,8 @@ inline void walk(__global const float* src, __global const uchar* flags,
                  __global const float* albedo, __constant const float* weights, const ulong plane,
                  const ulong line_start, const int stride, const int n, const int i0, const int r,
                  const int border, const int use_flags, const uchar stop, const int dir,
-                 const int channels, const int demod, const float albedo_min,
-                 const float range_inv, const float* centre, float* sum, float* wsum) {
+                 const int channels, const int demod, const float albedo_min, const float range_inv,
+                 const float* centre, float* sum, float* wsum) {
   for (int i = 1; i <= r; ++i) {
     const int from = i0 + dir * (i - 1);  // the pixel the step leaves
     if (use_flags && from >= 0 && from < n && (flags[line_start + (ulong)from * stride] & stop))

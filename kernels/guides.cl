@@ -61,8 +61,8 @@ inline float colour_at(__global const float* src, __global const float* albedo, 
 
 // Reads the tap at `at` into v; returns its squared colour distance from `centre`.
 inline float read_tap(__global const float* src, __global const float* albedo, const ulong plane,
-                      const ulong at, const int channels, const int demod,
-                      const float albedo_min, const float* centre, float* v) {
+                      const ulong at, const int channels, const int demod, const float albedo_min,
+                      const float* centre, float* v) {
   float d2 = 0.0f;
   for (int c = 0; c < channels; ++c) {
     v[c] = colour_at(src, albedo, plane, at, c, demod, albedo_min);
@@ -72,16 +72,15 @@ inline float read_tap(__global const float* src, __global const float* albedo, c
   return d2;
 }
 
-inline void accumulate(const float w, const float* v, const int channels, float* sum,
-                       float* wsum) {
+inline void accumulate(const float w, const float* v, const int channels, float* sum, float* wsum) {
   *wsum += w;
   for (int c = 0; c < channels; ++c) sum[c] = fma(w, v[c], sum[c]);
 }
 
 // sum / wsum, multiplied back by the albedo at `at` when remodulating.
 inline void store_normalised(__global float* dst, __global const float* albedo, const ulong plane,
-                             const ulong at, const int channels, const float* sum,
-                             const float wsum, const int remod, const float albedo_min) {
+                             const ulong at, const int channels, const float* sum, const float wsum,
+                             const int remod, const float albedo_min) {
   for (int c = 0; c < channels; ++c) {
     const float v = sum[c] / wsum;
     dst[c * plane + at] = remod ? v * demodulating_albedo(albedo[c * plane + at], albedo_min) : v;

@@ -12,7 +12,7 @@ namespace halo {
 
 namespace {
 
-constexpr int kTile = 16;        // bilateral_flags work-group side
+constexpr int kTile = 16;  // bilateral_flags work-group side
 
 struct BilateralParams {
   int r = 4;
