@@ -25,6 +25,7 @@ using Command = std::function<int()>;
 
 Command add_run_command(CLI::App& app, const GlobalOptions& global);
 Command add_hist_command(CLI::App& app, const GlobalOptions& global);
+Command add_compare_command(CLI::App& app);
 Command add_devices_command(CLI::App& app);
 Command add_filters_command(CLI::App& app);
 Command add_presets_command(CLI::App& app);

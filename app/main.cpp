@@ -18,16 +18,20 @@ constexpr const char* kFooter = R"(Examples:
   halo run photo.png -f sharpen:k=0.5 -f edge:mode=sobel:gray=1 -o edges.png
   halo run a.pfm -f conv:k=2,0,0,0,-1,0,0,0,-1:offset=0.5:gray=1 -o emboss.pfm
   halo run render.exr[ViewLayer.Combined.R,ViewLayer.Combined.G,ViewLayer.Combined.B] -f sharpen -o out.exr
+  halo run shots/ -f gaussian:r=8 -o out/{stem}.png --mkdir -j 4
+  halo run 'plates/shot.####.exr' --frames 1001-1100 -f sharpen -o out/shot.{frame}.exr
   halo hist photo.jpg --mode luma --bins 256 --json hist.json --plot hist.png
+  halo compare expected.exr actual.exr --fail 1e-4 --diff-out diff.exr
   halo filters           every filter with its parameters
   halo devices           OpenCL platforms and devices
 
 Environment: HALO_DEVICE (as --device), HALO_CACHE_DIR (kernel cache, default
 ~/.cache/halo), HALO_NO_CACHE=1 (compile every time), HALO_PRESET_PATH (preset folders).
 
-Exit codes: 0 ok; 1 verify mismatch; 2 some files of a batch failed; 3 images not comparable;
-64 bad usage, spec or preset; 65 bad input data; 66 input missing or unreadable; 69 no usable
-OpenCL device or an OpenCL call failed; 70 internal error; 73 cannot create output; 74 I/O error.)";
+Exit codes: 0 ok; 1 verify mismatch or compare failure; 2 some files of a batch failed;
+3 images not comparable; 64 bad usage, spec or preset; 65 bad input data; 66 input missing or
+unreadable; 69 no usable OpenCL device or an OpenCL call failed; 70 internal error; 73 cannot
+create output; 74 I/O error; 130 batch interrupted (Ctrl-C).)";
 
 void setup_logging(int verbosity, bool quiet) {
   auto logger = spdlog::stderr_color_mt("halo");
@@ -66,6 +70,7 @@ int main(int argc, char** argv) {
   // In the order the subcommands are registered: main() finds the parsed one by position.
   const halo::Command commands[] = {halo::add_run_command(app, global),
                                     halo::add_hist_command(app, global),
+                                    halo::add_compare_command(app),
                                     halo::add_devices_command(app), halo::add_filters_command(app),
                                     halo::add_presets_command(app)};
 

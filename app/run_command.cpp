@@ -1,13 +1,20 @@
-// `halo run`: read an image, run the filter pipeline on the device (or the reference), verify,
-// write the result atomically.
+// `halo run`: read images, run the filter pipeline on the device (or the reference), verify,
+// write the results atomically. One file, or a batch: folders, globs, frame sequences, with
+// outputs named by a template, on a pool of workers.
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <set>
+#include <thread>
 
+#include "app/batch.hpp"
 #include "app/commands.hpp"
+#include "app/device_pool.hpp"
 #include "app/histogram_report.hpp"
+#include "batch/output_template.hpp"
 #include "cl/cl_error.hpp"
 #include "cl/program_cache.hpp"
 #include "core/error.hpp"
@@ -23,7 +30,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct RunOptionsCli {
-  std::string input;
+  std::vector<std::string> inputs;
   std::string output;
   std::string type;
   bool verify = false;
@@ -31,6 +38,17 @@ struct RunOptionsCli {
   bool timings = false;
   bool overwrite_input = false;
   std::string write_flags;
+  // Batch
+  bool recursive = false;
+  std::string frames;
+  bool mkdir = false;
+  int jobs = 0;  // 0: the number of cores
+  bool progress = false;
+  bool fail_fast = false;
+  bool skip_existing = false;
+  bool no_clobber = false;
+  std::string summary;
+  std::string shard;
 };
 
 // Guided stages (bilateral, atrous) get their guides, read and checked before any GPU work.
@@ -82,52 +100,58 @@ std::vector<StageSpec> stage_specs(const CLI::App& run) {
   return specs;
 }
 
-void check_not_input(const std::string& input, const std::string& output, bool allowed) {
-  std::error_code ec;
-  if (!allowed && fs::exists(output, ec) && fs::equivalent(input, output, ec))
-    throw Error(ErrorKind::CantCreate,
-                output + ": refusing to overwrite the input (use --overwrite-input)");
+
+// The verify lines of one file, and the error its first mismatch gives (none when all agree).
+std::string checks_report(const RunResult& result) {
+  std::string text;
+  for (const auto& check : result.checks)
+    text += fmt::format("verify {:<28} {} {}{}\n", check.stage, check.result.summary(),
+                        check.ok() ? "ok" : "MISMATCH",
+                        check.problem.empty() ? "" : ": " + check.problem);
+  return text;
 }
 
-void print_checks(const RunResult& result, double tolerance) {
-  for (const auto& check : result.checks)
-    fmt::print("verify {:<28} {} {}{}\n", check.stage, check.result.summary(),
-               check.ok() ? "ok" : "MISMATCH", check.problem.empty() ? "" : ": " + check.problem);
+std::optional<Error> first_mismatch(const RunResult& result, double tolerance) {
   for (const auto& check : result.checks)
     if (!check.problem.empty())
-      throw Error(ErrorKind::Mismatch, "verify: stage '" + check.stage + "': " + check.problem);
+      return Error(ErrorKind::Mismatch, "verify: stage '" + check.stage + "': " + check.problem);
   for (const auto& check : result.checks)
     if (!check.result.ok())
-      throw Error(ErrorKind::Mismatch,
-                  fmt::format("verify: stage '{}' differs from the reference: {} of {} samples "
-                              "above tolerance {:g} (worst at ({},{}) channel {}: {} vs {})",
-                              check.stage, check.result.failures, check.result.samples, tolerance,
-                              check.result.worst_x, check.result.worst_y, check.result.worst_c,
-                              check.result.worst_actual, check.result.worst_expected));
+      return Error(ErrorKind::Mismatch,
+                   fmt::format("verify: stage '{}' differs from the reference: {} of {} samples "
+                               "above tolerance {:g} (worst at ({},{}) channel {}: {} vs {})",
+                               check.stage, check.result.failures, check.result.samples, tolerance,
+                               check.result.worst_x, check.result.worst_y, check.result.worst_c,
+                               check.result.worst_actual, check.result.worst_expected));
+  return std::nullopt;
 }
 
 // Device time per stage and kernel, with the bandwidth each kernel reached counting its
 // minimum traffic (read once + write once); verification read-backs are listed apart.
-void print_timings(const RunResult& result) {
+std::string timings_report(const RunResult& result) {
+  std::string text;
   double total = 0, verify = 0;
   for (const auto& t : result.timings) {
     (t.stage == "verify" ? verify : total) += t.ms;
     if (t.stage == "verify") continue;
     const std::string rate = t.bytes ? fmt::format("{:8.1f} GB/s", t.bytes / t.ms * 1e-6) : "";
-    fmt::print("time {:<24} {:<20} {:9.3f} ms {}\n", t.stage, t.label, t.ms, rate);
+    text += fmt::format("time {:<24} {:<20} {:9.3f} ms {}\n", t.stage, t.label, t.ms, rate);
   }
-  fmt::print("time {:<45} {:9.3f} ms\n", "device total", total);
-  if (verify > 0) fmt::print("time {:<45} {:9.3f} ms\n", "verification read-backs", verify);
+  text += fmt::format("time {:<45} {:9.3f} ms\n", "device total", total);
+  if (verify > 0) text += fmt::format("time {:<45} {:9.3f} ms\n", "verification read-backs", verify);
+  return text;
 }
 
-// Stages that measure (histogram) print what they found.
-void print_results(const Pipeline& pipeline) {
+// Stages that measure (histogram) report what they found.
+std::string results_report(const Pipeline& pipeline) {
+  std::string text;
   for (const auto& stage : pipeline.stages())
     if (const Histogram* h = stage->result())
-      fmt::print("{}: {}", stage->spec(), histogram_summary(*h));
+      text += fmt::format("{}: {}", stage->spec(), histogram_summary(*h));
+  return text;
 }
 
-// Wall-clock phases of one run, for -v: where the seconds go (decode, device, encode).
+// Wall-clock laps of one file, for -v and the summary: where the seconds go.
 class Phases {
  public:
   double lap() {
@@ -144,71 +168,214 @@ class Phases {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
 };
 
-int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global) {
+// What every file of a run shares.
+struct RunContext {
+  const RunOptionsCli& options;
+  const GlobalOptions& global;
+  const std::vector<StageSpec>& specs;
+  DevicePool& devices;
+  std::optional<SampleType> wanted;  // --type
+};
+
+// Filters one file with the device (falling back to the reference where allowed) and writes
+// the result. Throws halo::Error; the caller decides whether that ends the run.
+void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome) {
+  const RunOptionsCli& o = run.options;
   Phases phases;
-  const Pipeline pipeline(stage_specs(cli));  // every spec checked before any file is read
-  const InputRef input = parse_input_ref(o.input);
-  check_not_input(input.path, o.output, o.overwrite_input);
-  if (!o.write_flags.empty()) {
-    check_not_input(input.path, o.write_flags, false);
-    if (o.write_flags == o.output)
-      throw Error(ErrorKind::Usage, "--write-flags and -o name the same file: " + o.output);
-  }
-  const SampleType wanted = o.type.empty() ? SampleType::f32 : parse_sample_type(o.type);
-
-  LoadedImage loaded = read_image(input);
+  const Pipeline pipeline(run.specs);  // stages keep per-image state: one pipeline per file
+  LoadedImage loaded = read_image(parse_input_ref(job.input.path + job.input.channels));
   GuidedStage* flagged =
-      attach_guides(pipeline, input.path, loaded, o.verify || !o.write_flags.empty());
-  const double read_s = phases.lap();
-  const SampleType requested = o.type.empty() ? loaded.stored : wanted;
-  const SampleType type = storable_type(o.output, requested);
+      attach_guides(pipeline, job.input.path, loaded, o.verify || !job.flags_output.empty());
+  outcome.read_s = phases.lap();
+  const SampleType requested = run.wanted.value_or(loaded.stored);
+  const SampleType type = storable_type(job.output, requested);
   if (type != requested)
-    spdlog::info("{}: writing {} samples (the format cannot store {})", o.output, to_string(type),
-                 to_string(requested));
+    spdlog::info("{}: writing {} samples (the format cannot store {})", job.output,
+                 to_string(type), to_string(requested));
 
-  PixelBuffer out;
-  std::unique_ptr<Device> device = open_device(global);
-  if (device) {
+  std::optional<RunResult> result;
+  DevicePool::Lease lease = run.devices.acquire();
+  if (Device* device = lease.device()) {
     try {
-      spdlog::info("device: {} ({})", device->info().name, device->info().platform_name);
+      spdlog::info("{}: device {} ({})", job.input.path, device->info().name,
+                   device->info().platform_name);
       for (const auto& stage : pipeline.stages())
         for (const auto& detail : stage->details()) spdlog::info("{}: {}", stage->spec(), detail);
-      RunResult result = run_device(*device, pipeline, loaded.pixels, pixel_type(type),
-                                    {.verify = o.verify, .tolerance = o.tolerance});
-      spdlog::debug("kernel cache: {} compiled, {} loaded from disk", device->programs().compiled(),
-                    device->programs().loaded_from_disk());
-      const double device_s = phases.lap();
-      write_image(o.output, result.pixels, type);
-      if (!o.write_flags.empty()) write_flags(flagged, o.write_flags);
-      spdlog::info(
-          "read {:.3f} s, device {:.3f} s (open, compile or load kernels, run{}), write "
-          "{:.3f} s",
-          read_s, device_s, o.verify ? ", verify" : "", phases.lap());
-      print_results(pipeline);
-      if (o.timings) print_timings(result);
-      if (o.verify) print_checks(result, o.tolerance);
-      out = std::move(result.pixels);
+      result = run_device(*device, pipeline, loaded.pixels, pixel_type(type),
+                          {.verify = o.verify, .tolerance = o.tolerance});
+      outcome.device = device->info().name;
+      spdlog::debug("kernel cache: {} compiled, {} loaded from disk",
+                    device->programs().compiled(), device->programs().loaded_from_disk());
     } catch (const ClError& e) {
-      if (global.strict || global.device != "auto") throw;
-      spdlog::warn("{}; running the CPU reference instead (--strict makes this an error)",
-                   e.what());
+      if (run.global.strict || run.global.device != "auto") throw;
+      spdlog::warn("{}: {}; running the CPU reference instead (--strict makes this an error)",
+                   job.input.path, e.what());
       if (const auto* build = dynamic_cast<const BuildError*>(&e)) spdlog::warn("{}", build->log());
-      device.reset();
     }
   }
-  if (!device) {
+  lease.give_back();
+  if (!result) {
     if (o.verify) spdlog::warn("--verify: running the reference only, nothing to compare with");
-    out = run_reference(pipeline, loaded.pixels, pixel_type(type));
-    const double reference_s = phases.lap();
-    write_image(o.output, out, type);
-    if (!o.write_flags.empty()) write_flags(flagged, o.write_flags);
-    print_results(pipeline);
-    spdlog::info("read {:.3f} s, reference {:.3f} s, write {:.3f} s", read_s, reference_s,
-                 phases.lap());
+    result.emplace();
+    result->pixels = run_reference(pipeline, loaded.pixels, pixel_type(type));
+    outcome.device = "reference";
   }
-  spdlog::info("wrote {} ({}x{}, {} channels, {}) in {:.3f} s", o.output, loaded.pixels.width,
-               loaded.pixels.height, out.channels, to_string(type), phases.total());
-  return 0;
+  outcome.device_s = phases.lap();
+  write_image(job.output, result->pixels, type);
+  if (!job.flags_output.empty()) write_flags(flagged, job.flags_output);
+  outcome.write_s = phases.lap();
+  outcome.total_s = phases.total();
+  spdlog::info("{}: read {:.3f} s, {} {:.3f} s, write {:.3f} s; wrote {} ({}x{}, {} channels, {})",
+               job.input.path, outcome.read_s, outcome.device, outcome.device_s, outcome.write_s,
+               job.output, loaded.pixels.width, loaded.pixels.height, result->pixels.channels,
+               to_string(type));
+  outcome.report = results_report(pipeline);
+  if (o.timings && !result->timings.empty()) outcome.report += timings_report(*result);
+  if (o.verify) outcome.report += checks_report(*result);
+  if (auto mismatch = first_mismatch(*result, o.tolerance)) throw *mismatch;
+  outcome.status = FileStatus::ok;
+}
+
+FileOutcome process_file(const FileJob& job, const RunContext& run) {
+  FileOutcome outcome;
+  std::error_code ec;
+  if (fs::exists(job.output, ec) && (run.options.skip_existing || run.options.no_clobber)) {
+    const bool skip = run.options.skip_existing;
+    outcome.status = skip ? FileStatus::skipped : FileStatus::failed;
+    outcome.error = job.output + (skip ? ": exists; skipped (--skip-existing)"
+                                       : ": exists; not overwritten (--no-clobber)");
+    outcome.exit_code = skip ? 0 : int(ErrorKind::CantCreate);
+    if (!skip)
+      outcome.exception = std::make_exception_ptr(Error(ErrorKind::CantCreate, outcome.error));
+    return outcome;
+  }
+  try {
+    filter_file(job, run, outcome);
+  } catch (const Error& e) {
+    outcome.status = e.kind() == ErrorKind::Mismatch ? FileStatus::mismatch : FileStatus::failed;
+    outcome.error = e.what();
+    outcome.exit_code = e.exit_code();
+    outcome.exception = std::current_exception();
+  } catch (const std::exception& e) {
+    outcome.status = FileStatus::failed;
+    outcome.error = std::string("internal error: ") + e.what();
+    outcome.exit_code = int(ErrorKind::Internal);
+    outcome.exception = std::current_exception();
+  }
+  return outcome;
+}
+
+std::string same_file_key(const std::string& path) {
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(path, ec);
+  return ec ? fs::path(path).lexically_normal().string() : canonical.string();
+}
+
+// Outputs named from the template, checked before any file is read: one output per input,
+// no output twice, none over an input (unless --overwrite-input, and then only its own).
+std::vector<FileJob> plan_jobs(const std::vector<InputFile>& files, const RunOptionsCli& o) {
+  const OutputTemplate output(o.output);
+  const std::optional<OutputTemplate> flags =
+      o.write_flags.empty() ? std::nullopt : std::optional<OutputTemplate>(o.write_flags);
+  if (files.size() > 1 && !output.has_fields())
+    throw Error(ErrorKind::Usage,
+                fmt::format("-o {} names one file but there are {} inputs; use a template such "
+                            "as out/{{stem}}.png (see `halo run --help`)",
+                            o.output, files.size()));
+  if (files.size() > 1 && flags && !flags->has_fields())
+    throw Error(ErrorKind::Usage, "--write-flags " + o.write_flags +
+                                      " names one file for many inputs; use a template");
+  std::map<std::string, std::string> input_of;  // canonical input -> as given
+  for (const auto& f : files) input_of.emplace(same_file_key(f.path), f.path);
+  std::map<std::string, std::string> written;  // canonical output -> the input that writes it
+  std::vector<FileJob> jobs;
+  const auto claim = [&](const std::string& out, const InputFile& in, const char* what) {
+    const std::string key = same_file_key(out);
+    if (auto [it, fresh] = written.emplace(key, in.path); !fresh)
+      throw Error(ErrorKind::Usage,
+                  fmt::format("{} {} would be written twice (for {} and {}); add {{dir}}, "
+                              "{{reldir}} or {{ext}} to the template",
+                              what, out, it->second, in.path));
+    const auto input = input_of.find(key);
+    const bool own = input != input_of.end() && input->second == in.path;
+    if (input != input_of.end() && !(own && o.overwrite_input && what == std::string("output")))
+      throw Error(ErrorKind::CantCreate, out + ": refusing to overwrite the input " +
+                                             input->second +
+                                             (own ? " (use --overwrite-input)" : ""));
+  };
+  for (const auto& in : files) {
+    FileJob job{in, output.expand(in), flags ? flags->expand(in) : ""};
+    claim(job.output, in, "output");
+    if (!job.flags_output.empty()) claim(job.flags_output, in, "--write-flags");
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+// Output folders exist before any work, or are made with --mkdir.
+void prepare_folders(const std::vector<FileJob>& jobs, bool make) {
+  std::set<fs::path> folders;
+  for (const auto& job : jobs)
+    for (const auto& path : {job.output, job.flags_output})
+      if (!path.empty() && fs::path(path).has_parent_path())
+        folders.insert(fs::path(path).parent_path());
+  for (const auto& folder : folders) {
+    std::error_code ec;
+    if (fs::is_directory(folder, ec)) continue;
+    if (!make)
+      throw Error(ErrorKind::CantCreate,
+                  folder.string() + ": output folder does not exist (--mkdir creates it)");
+    fs::create_directories(folder, ec);
+    if (ec)
+      throw Error(ErrorKind::CantCreate,
+                  folder.string() + ": cannot create the output folder: " + ec.message());
+  }
+}
+
+int default_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global) {
+  const std::vector<StageSpec> specs = stage_specs(cli);
+  const Pipeline checked(specs);  // every spec checked before any file is read
+  const InputList inputs = expand_inputs(o.inputs, {o.recursive, o.frames});
+  const bool sharded = !o.shard.empty();
+  const std::vector<InputFile> files =
+      sharded ? take_shard(inputs.files, parse_shard(o.shard)) : inputs.files;
+  const std::vector<FileJob> jobs = plan_jobs(files, o);
+  if (!o.write_flags.empty() && o.write_flags == o.output)
+    throw Error(ErrorKind::Usage, "--write-flags and -o name the same file: " + o.output);
+  prepare_folders(jobs, o.mkdir);
+  if (jobs.empty()) {
+    spdlog::warn("--shard {}: no inputs in this shard ({} in all)", o.shard, inputs.files.size());
+    return 0;
+  }
+
+  const int workers = std::min<int>(o.jobs > 0 ? o.jobs : default_jobs(), int(jobs.size()));
+  // Two queues per device let one file's transfers overlap another's kernels.
+  DevicePool devices(global, std::min(workers, 2));
+  const RunContext context{
+      o, global, specs, devices,
+      o.type.empty() ? std::nullopt : std::optional<SampleType>(parse_sample_type(o.type))};
+
+  if (inputs.single && !sharded) {  // one file: its own error and exit code, output as is
+    FileOutcome outcome = process_file(jobs.front(), context);
+    fmt::print("{}", outcome.report);
+    if (outcome.exception) std::rethrow_exception(outcome.exception);
+    return 0;
+  }
+  BatchSettings settings;
+  settings.jobs = workers;
+  settings.fail_fast = o.fail_fast;
+  settings.summary = o.summary;
+  for (const auto& spec : specs) settings.specs.push_back(spec.text);
+  settings.progress = o.progress          ? (::isatty(2) ? Progress::Mode::live : Progress::Mode::lines)
+                      : ::isatty(2) && spdlog::get_level() >= spdlog::level::warn
+                          ? Progress::Mode::live
+                          : Progress::Mode::off;
+  spdlog::info("{} files on {} workers, {} device{}", jobs.size(), workers,
+               devices.empty() ? 0 : devices.device_count(), devices.device_count() == 1 ? "" : "s");
+  return run_batch(jobs, settings,
+                   [&](const FileJob& job, int) { return process_file(job, context); });
 }
 
 }  // namespace
@@ -227,15 +394,23 @@ std::unique_ptr<Device> open_device(const GlobalOptions& options) {
 Command add_run_command(CLI::App& app, const GlobalOptions& global) {
   auto options = std::make_shared<RunOptionsCli>();
   CLI::App* run_app = app.add_subcommand(
-      "run", "filter an image: read, run the -f stages in order on the device, write");
+      "run",
+      "filter images: read, run the -f stages in order on the device, write; one file or a "
+      "batch (folders, globs, frame sequences) with outputs named by a template");
   run_app
-      ->add_option("input", options->input,
-                   "input image (PNG, EXR, TIFF, JPEG, PFM); FILE[ch,...] picks channels "
-                   "by name, e.g. render.exr[ViewLayer.Combined.R,...]")
+      ->add_option("inputs", options->inputs,
+                   "input images (PNG, EXR, TIFF, JPEG, PFM, ...): files; folders (their images, "
+                   "sorted; --recursive for subfolders); globs ('shots/*.png', quoted so halo "
+                   "expands them); frame sequences shot.####.exr or shot.%04d.exr (the frames "
+                   "that exist, or --frames). FILE[ch,...] picks channels by name, e.g. "
+                   "render.exr[ViewLayer.Combined.R,...]")
       ->required();
   run_app
       ->add_option("-o,--output", options->output,
-                   "output image; format from the extension; written atomically")
+                   "output image, or for many inputs a template: {stem} {ext} {name} {frame} "
+                   "{dir} {reldir} (folder below a folder input), e.g. out/{stem}.exr or "
+                   "out/{reldir}/{stem}{ext}; the format comes from the extension; written "
+                   "atomically")
       ->required();
   run_app
       ->add_option("-f,--filter",
@@ -256,7 +431,8 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::IsMember({"u8", "u16", "half", "float"}));
   run_app->add_flag("--verify", options->verify,
                     "also run the CPU reference on each stage's input; report max/mean/RMS "
-                    "error, PSNR and the worst pixel; exit 1 on mismatch");
+                    "error, PSNR and the worst pixel; exit 1 on mismatch (in a batch: every "
+                    "file is checked and reported)");
   run_app
       ->add_option("--verify-tol", options->tolerance,
                    "a sample mismatches when |gpu - ref| > tol * max(1, |ref|)")
@@ -264,11 +440,66 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::NonNegativeNumber);
   run_app->add_option("--write-flags", options->write_flags,
                       "write the discontinuity flags of the first guided stage as a 1-channel "
-                      "image: 8-bit code = 17 x bits (1 left, 2 right, 4 top, 8 bottom)");
+                      "image: 8-bit code = 17 x bits (1 left, 2 right, 4 top, 8 bottom); a "
+                      "template like -o for many inputs");
   run_app->add_flag("--timings", options->timings,
                     "print device times of upload, each kernel and download");
   run_app->add_flag("--overwrite-input", options->overwrite_input,
-                    "allow the output to replace the input file");
+                    "allow an output to replace its own input file");
+
+  const std::string batch = "Batch";
+  run_app->add_flag("-r,--recursive", options->recursive, "folder inputs include their subfolders")
+      ->group(batch);
+  run_app
+      ->add_option("--frames", options->frames,
+                   "frames of sequence inputs: 1-100, 1-100x5 (every 5th), 1,4,9-12; missing "
+                   "ones are reported as failed files")
+      ->group(batch);
+  run_app->add_flag("--mkdir", options->mkdir, "create missing output folders")->group(batch);
+  run_app
+      ->add_option("-j,--jobs", options->jobs,
+                   "files decoded/encoded at once while the device filters others (default: "
+                   "the number of cores)")
+      ->check(CLI::PositiveNumber)
+      ->group(batch);
+  run_app
+      ->add_flag("--progress", options->progress,
+                 "show progress even when stderr is not a terminal (one line a second); on a "
+                 "terminal it is shown unless -v or -q")
+      ->group(batch);
+  run_app
+      ->add_flag("--fail-fast", options->fail_fast,
+                 "stop at the first failed or mismatched file (files in flight finish)")
+      ->group(batch);
+  run_app
+      ->add_flag("--skip-existing", options->skip_existing,
+                 "leave outputs that already exist and skip their inputs (finish an "
+                 "interrupted run)")
+      ->group(batch);
+  run_app
+      ->add_flag("--no-clobber", options->no_clobber,
+                 "never replace an existing output: such a file fails (exit 73 alone, 2 in a "
+                 "batch)")
+      ->group(batch);
+  run_app
+      ->add_option("--summary", options->summary,
+                   "write a JSON report: per file input, output, status (ok, skipped, failed, "
+                   "mismatch, not_run), error, device and timings; totals")
+      ->group(batch);
+  run_app
+      ->add_option("--shard", options->shard,
+                   "K/N: only every N-th input starting at the K-th (1-based) of the sorted "
+                   "list; N jobs with K=1..N cover every input once")
+      ->group(batch);
+  run_app->footer(R"(A batch (more than one input, a folder, glob or sequence) goes on past failed files,
+reports each on stderr, and exits 0 when all were written or skipped, 1 when some only
+mismatched --verify, 2 when any failed, 130 when interrupted (Ctrl-C lets files in flight
+finish; run again with --skip-existing). A single file keeps its own exit code.
+Examples:
+  halo run shots/ -f gaussian:r=8 -o out/{stem}.png --mkdir
+  halo run 'plates/shot.####.exr' --frames 1001-1100 -f sharpen -o out/shot.{frame}.exr
+  halo run renders/ -r -f box:r=2 -o out/{reldir}/{stem}.exr --mkdir --skip-existing
+  halo run frames/ -f edge -o edges/{stem}.png --shard 3/8 --summary shard3.json)");
   return [options, run_app, &global] { return run(*options, *run_app, global); };
 }
 

@@ -19,6 +19,7 @@ enum class ErrorKind {
   NoDevice = 69,      // no usable OpenCL device, or an OpenCL call failed
   CantCreate = 73,    // output cannot be created
   Io = 74,            // read or write failed midway
+  Interrupted = 130,  // a batch stopped by SIGINT/SIGTERM (128 + SIGINT, as shells report it)
 };
 
 class Error : public std::runtime_error {

@@ -56,4 +56,72 @@ Comparison compare(const Image& actual, const Image& expected, double tolerance)
   return r;
 }
 
+const char* to_string(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::pass: return "PASS";
+    case Verdict::warn: return "WARNING";
+    case Verdict::fail: return "FAILURE";
+  }
+  return "?";
+}
+
+namespace {
+
+// NaN against NaN and equal infinities are no error; NaN against a number is an infinite one.
+double sample_error(float a, float b) {
+  if ((std::isnan(a) && std::isnan(b)) || (std::isinf(a) && a == b)) return 0.0;
+  const double error = std::fabs(double(a) - double(b));
+  return std::isnan(error) ? std::numeric_limits<double>::infinity() : error;
+}
+
+bool over(double error, float a, float b, double absolute, double relative) {
+  if (!(error > absolute)) return false;
+  if (relative <= 0) return true;
+  const double mean = (std::fabs(double(a)) + std::fabs(double(b))) * 0.5;
+  return error > relative * mean;
+}
+
+bool too_many(std::size_t over_count, std::size_t pixels, std::size_t allowed, double percent) {
+  return over_count > allowed && double(over_count) > percent / 100.0 * double(pixels);
+}
+
+}  // namespace
+
+ImageDiff diff_images(const Image& a, const Image& b, const Thresholds& t) {
+  ImageDiff diff;
+  diff.metrics = compare(a, b, t.fail);
+  diff.pixels = std::size_t(a.width()) * a.height();
+  for (int y = 0; y < a.height(); ++y)
+    for (int x = 0; x < a.width(); ++x) {
+      bool failed = false, warned = false;
+      for (int c = 0; c < a.channels(); ++c) {
+        const float va = a.row(c, y)[x], vb = b.row(c, y)[x];
+        const double error = sample_error(va, vb);
+        failed = failed || over(error, va, vb, t.fail, t.fail_relative);
+        warned = warned || over(error, va, vb, t.warn, t.warn_relative);
+      }
+      diff.failed_pixels += failed;
+      diff.warned_pixels += warned;
+    }
+  const double worst = diff.metrics.max_error;
+  if (too_many(diff.failed_pixels, diff.pixels, t.allow_failures, t.fail_percent) ||
+      worst > t.hard_fail)
+    diff.verdict = Verdict::fail;
+  else if (too_many(diff.warned_pixels, diff.pixels, 0, t.warn_percent) || worst > t.hard_warn)
+    diff.verdict = Verdict::warn;
+  return diff;
+}
+
+Image difference_image(const Image& a, const Image& b, float scale) {
+  Image out(a.width(), a.height(), a.channels(), a.alpha());
+  for (int c = 0; c < a.channels(); ++c)
+    for (int y = 0; y < a.height(); ++y) {
+      const float* pa = a.row(c, y);
+      const float* pb = b.row(c, y);
+      float* po = out.row(c, y);
+      for (int x = 0; x < a.width(); ++x) po[x] = float(sample_error(pa[x], pb[x])) * scale;
+    }
+  return out;
+}
+
 }  // namespace halo

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <string>
 
 #include "core/image.hpp"
@@ -27,5 +28,40 @@ struct Comparison {
 // A sample fails when |actual - expected| > tolerance * max(1, |expected|): absolute for data in
 // [0,1], relative for HDR values. NaN matches only NaN. Sizes must agree (NotComparable error).
 Comparison compare(const Image& actual, const Image& expected, double tolerance);
+
+// `halo compare`'s pass/warn/fail rule, with idiff's thresholds. A sample is over a threshold
+// when its absolute error exceeds `fail` and its relative error |a-b| / ((|a|+|b|)/2) exceeds
+// `fail_relative` (0: the relative test is off); a pixel fails when any of its samples does.
+// The images fail when more pixels fail than both `allow_failures` and `fail_percent` of all
+// pixels allow, or when any error exceeds `hard_fail`. Warnings follow the same rule with the
+// warn_* values; a warning does not fail.
+struct Thresholds {
+  double fail = 1e-6;
+  double fail_relative = 0;
+  double fail_percent = 0;
+  double hard_fail = std::numeric_limits<double>::infinity();
+  std::size_t allow_failures = 0;
+  double warn = 1e-6;
+  double warn_relative = 0;
+  double warn_percent = 0;
+  double hard_warn = std::numeric_limits<double>::infinity();
+};
+
+enum class Verdict { pass, warn, fail };
+const char* to_string(Verdict verdict);
+
+struct ImageDiff {
+  Comparison metrics;  // max/mean/RMS/PSNR and the worst sample
+  std::size_t pixels = 0;
+  std::size_t failed_pixels = 0;
+  std::size_t warned_pixels = 0;
+  Verdict verdict = Verdict::pass;
+};
+
+// Error(NotComparable) when sizes or channel counts differ.
+ImageDiff diff_images(const Image& a, const Image& b, const Thresholds& thresholds);
+
+// |a - b| * scale per sample, for --diff-out.
+Image difference_image(const Image& a, const Image& b, float scale);
 
 }  // namespace halo

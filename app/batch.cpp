@@ -1,0 +1,175 @@
+// The batch driver.
+#include "app/batch.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+
+namespace halo {
+
+namespace {
+
+std::atomic<int> g_signal{0};
+
+extern "C" void on_stop_signal(int signal) { g_signal = signal; }
+
+// The first SIGINT/SIGTERM asks the batch to stop taking files; SA_RESETHAND makes a second
+// one end the process at once (atomic writes still leave no partial file under a final name).
+class StopSignals {
+ public:
+  StopSignals() {
+    g_signal = 0;
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    action.sa_flags = SA_RESETHAND;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &old_int_);
+    sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  static bool raised() { return g_signal != 0; }
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+nlohmann::json to_json(const FileJob& job, const FileOutcome& o) {
+  nlohmann::json file = {{"input", job.input.path},
+                         {"output", job.output},
+                         {"status", to_string(o.status)},
+                         {"error", o.error.empty() ? nlohmann::json() : nlohmann::json(o.error)},
+                         {"exit_code", o.exit_code},
+                         {"device", o.device},
+                         {"read_s", o.read_s},
+                         {"device_s", o.device_s},
+                         {"write_s", o.write_s},
+                         {"total_s", o.total_s}};
+  if (!job.flags_output.empty()) file["flags_output"] = job.flags_output;
+  return file;
+}
+
+void write_summary(const std::string& path, const std::vector<FileJob>& jobs,
+                   const std::vector<FileOutcome>& outcomes, const BatchSettings& settings,
+                   double seconds, int exit_code) {
+  nlohmann::json files = nlohmann::json::array();
+  std::map<std::string, int> counts = {
+      {"ok", 0}, {"skipped", 0}, {"failed", 0}, {"mismatch", 0}, {"not_run", 0}};
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    files.push_back(to_json(jobs[i], outcomes[i]));
+    ++counts[to_string(outcomes[i].status)];
+  }
+  const int processed = counts["ok"] + counts["mismatch"];
+  nlohmann::json summary = {
+      {"schema", "halo-batch-summary/1"},
+      {"filters", settings.specs},
+      {"jobs", settings.jobs},
+      {"files", files},
+      {"totals",
+       {{"files", jobs.size()},
+        {"ok", counts["ok"]},
+        {"skipped", counts["skipped"]},
+        {"failed", counts["failed"]},
+        {"mismatch", counts["mismatch"]},
+        {"not_run", counts["not_run"]},
+        {"seconds", seconds},
+        {"images_per_s", seconds > 0 ? processed / seconds : 0.0}}},
+      {"exit_code", exit_code}};
+  AtomicOutput out(path);
+  {
+    std::ofstream stream(out.temp_path());
+    stream << summary.dump(2) << '\n';
+    if (!stream) throw Error(ErrorKind::Io, path + ": cannot write the summary");
+  }
+  out.commit();
+}
+
+// "renders/a.exr: cannot open" stays as it is; a reason without the file gets it in front.
+std::string failure_line(const FileJob& job, const std::string& reason) {
+  return reason.starts_with(job.input.path) ? reason : job.input.path + ": " + reason;
+}
+
+}  // namespace
+
+const char* to_string(FileStatus status) {
+  switch (status) {
+    case FileStatus::ok: return "ok";
+    case FileStatus::skipped: return "skipped";
+    case FileStatus::failed: return "failed";
+    case FileStatus::mismatch: return "mismatch";
+    case FileStatus::not_run: return "not_run";
+  }
+  return "?";
+}
+
+int run_batch(const std::vector<FileJob>& jobs, const BatchSettings& settings,
+              const std::function<FileOutcome(const FileJob&, int worker)>& process) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<FileOutcome> outcomes(jobs.size());
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
+  StopSignals signals;
+  {
+    Progress progress(settings.progress, jobs.size());
+    const auto work = [&](int worker) {
+      for (;;) {
+        if (stop || StopSignals::raised()) return;
+        const std::size_t i = next++;
+        if (i >= jobs.size()) return;
+        progress.started(jobs[i].input.path);
+        FileOutcome outcome = process(jobs[i], worker);
+        const bool bad = outcome.status == FileStatus::failed || outcome.status == FileStatus::mismatch;
+        if (bad && settings.fail_fast) stop = true;
+        progress.log([&] {
+          if (!outcome.report.empty())
+            fmt::print("{} -> {}\n{}", jobs[i].input.path, jobs[i].output, outcome.report);
+          if (bad) spdlog::error("{}", failure_line(jobs[i], outcome.error));
+          if (outcome.status == FileStatus::skipped) spdlog::info("{}", outcome.error);
+        });
+        progress.finished(!bad);
+        outcomes[i] = std::move(outcome);
+      }
+    };
+    const int workers = std::max(1, std::min<int>(settings.jobs, int(jobs.size())));
+    std::vector<std::jthread> threads;
+    for (int w = 1; w < workers; ++w) threads.emplace_back(work, w);
+    work(0);
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::size_t failed = 0, mismatched = 0, not_run = 0, skipped = 0;
+  for (const auto& o : outcomes) {
+    failed += o.status == FileStatus::failed;
+    mismatched += o.status == FileStatus::mismatch;
+    not_run += o.status == FileStatus::not_run;
+    skipped += o.status == FileStatus::skipped;
+  }
+  const int exit_code = StopSignals::raised() ? int(ErrorKind::Interrupted)
+                        : failed              ? int(ErrorKind::BatchFailed)
+                        : mismatched          ? int(ErrorKind::Mismatch)
+                                              : 0;
+  if (!settings.summary.empty())
+    write_summary(settings.summary, jobs, outcomes, settings, seconds, exit_code);
+  const std::size_t done = jobs.size() - failed - mismatched - not_run - skipped;
+  spdlog::log(failed || mismatched || not_run ? spdlog::level::warn : spdlog::level::info,
+              "{} files: {} ok, {} skipped, {} failed, {} mismatched, {} not run ({:.2f} s)",
+              jobs.size(), done, skipped, failed, mismatched, not_run, seconds);
+  if (StopSignals::raised())
+    spdlog::error("interrupted: {} files not run; run again with --skip-existing to finish",
+                  not_run);
+  return exit_code;
+}
+
+}  // namespace halo

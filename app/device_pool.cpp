@@ -1,0 +1,77 @@
+// Devices of a batch and their queues.
+#include "app/device_pool.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "cl/program_cache.hpp"
+#include "core/error.hpp"
+
+namespace halo {
+
+std::vector<DeviceInfo> select_devices(const std::string& choice) {
+  if (choice == "all") {
+    std::vector<DeviceInfo> all = list_devices(), gpus;
+    for (const auto& d : all)
+      if (d.gpu) gpus.push_back(d);
+    if (all.empty()) return {select_device("auto")};  // its error says what to install
+    return gpus.empty() ? all : gpus;
+  }
+  std::vector<DeviceInfo> chosen;
+  std::size_t start = 0;
+  while (start <= choice.size()) {
+    const std::size_t comma = std::min(choice.find(',', start), choice.size());
+    const std::string item = choice.substr(start, comma - start);
+    if (item.empty()) throw Error(ErrorKind::Usage, "--device '" + choice + "': empty item");
+    const DeviceInfo info = select_device(item);
+    for (const auto& d : chosen)
+      if (d.index == info.index)
+        throw Error(ErrorKind::Usage,
+                    "--device '" + choice + "': device " + std::to_string(d.index) + " twice");
+    chosen.push_back(info);
+    start = comma + 1;
+  }
+  return chosen;
+}
+
+DevicePool::DevicePool(const GlobalOptions& options, int slots) {
+  if (options.device == "ref") return;
+  try {
+    const std::vector<DeviceInfo> devices = select_devices(options.device);
+    // Slots alternate between devices, so the first free slots spread work across them.
+    for (int slot = 0; slot < slots; ++slot)
+      for (const auto& info : devices)
+        slots_.push_back(std::make_unique<Device>(info, default_cache_dir()));
+    device_count_ = devices.size();
+  } catch (const Error& e) {
+    if (options.strict || options.device != "auto") throw;
+    spdlog::warn("{}; running the CPU reference (--strict makes this an error)", e.what());
+    slots_.clear();
+    return;
+  }
+  for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) free_.push_back(it->get());
+}
+
+DevicePool::Lease DevicePool::acquire() {
+  if (slots_.empty()) return Lease(nullptr, nullptr);
+  std::unique_lock lock(mutex_);
+  freed_.wait(lock, [&] { return !free_.empty(); });
+  Device* device = free_.back();
+  free_.pop_back();
+  return Lease(this, device);
+}
+
+void DevicePool::release(Device* device) {
+  {
+    std::lock_guard lock(mutex_);
+    free_.push_back(device);
+  }
+  freed_.notify_one();
+}
+
+void DevicePool::Lease::give_back() {
+  if (pool_ && device_) pool_->release(device_);
+  pool_ = nullptr;
+  device_ = nullptr;
+}
+
+}  // namespace halo

@@ -1,0 +1,57 @@
+// The OpenCL devices a batch runs on, each opened as a few independent queues ("slots") so that
+// one image's upload or download overlaps another's kernels, and workers borrow a free slot for
+// the device part of each file. No device at all means the CPU reference.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "app/commands.hpp"
+#include "cl/device.hpp"
+
+namespace halo {
+
+// --device: what select_device takes, or "all" (every GPU; every device when there is no GPU),
+// or a comma-separated list of those ("0,2", "gpu,cpu").
+std::vector<DeviceInfo> select_devices(const std::string& choice);
+
+class DevicePool {
+ public:
+  // Opens `slots` queues on each chosen device. With --device auto (and no --strict) a missing
+  // device gives an empty pool (the reference) and a warning, as a single run does.
+  DevicePool(const GlobalOptions& options, int slots);
+
+  bool empty() const { return slots_.empty(); }
+  std::size_t device_count() const { return device_count_; }
+
+  class Lease {
+   public:
+    Lease(DevicePool* pool, Device* device) : pool_(pool), device_(device) {}
+    Lease(Lease&& other) noexcept : pool_(other.pool_), device_(other.device_) {
+      other.pool_ = nullptr;
+    }
+    Lease(const Lease&) = delete;
+    ~Lease() { give_back(); }
+    Device* device() const { return device_; }
+    void give_back();  // early, so the slot serves another file while this one encodes
+
+   private:
+    DevicePool* pool_;
+    Device* device_;
+  };
+  // Blocks until a slot is free; a null device when the pool is empty.
+  Lease acquire();
+
+ private:
+  void release(Device* device);
+
+  std::vector<std::unique_ptr<Device>> slots_;
+  std::vector<Device*> free_;
+  std::size_t device_count_ = 0;
+  std::mutex mutex_;
+  std::condition_variable freed_;
+};
+
+}  // namespace halo

@@ -1,0 +1,55 @@
+// What `halo run` is given on its command line, turned into the list of files a batch works on:
+// plain files, folders (optionally recursive), shell globs and frame sequences
+// (shot.####.exr, shot.%04d.exr, with or without --frames), then the --shard subset.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace halo {
+
+struct InputFile {
+  std::string path;      // as found: the argument itself, or joined under the argument's folder
+  std::string channels;  // "[R,G,B]" channel selection carried over from the argument, or empty
+  std::string root;      // the folder argument it was found under; empty for files and patterns
+  std::string frame;     // the frame number's digits as written in the name; empty if none
+};
+
+struct InputOptions {
+  bool recursive = false;  // descend into subfolders of folder arguments
+  std::string frames;      // --frames "1-100", "1-100x5", "1,4,9-12": frames of sequence patterns
+};
+
+struct InputList {
+  std::vector<InputFile> files;
+  // Exactly one argument naming one existing-or-not plain file: the run keeps the single-file
+  // behaviour (its error's own exit code) instead of the batch's "exit 2 when any file failed".
+  bool single = false;
+};
+
+// Expands every argument in order; a file reached twice is kept once. Throws Error(Usage) for
+// a malformed --frames or a folder argument without --recursive that holds only folders, and
+// Error(NoInput) for a glob, folder or sequence that matches nothing. Missing plain files are
+// kept: the batch reports them per file.
+InputList expand_inputs(const std::vector<std::string>& arguments, const InputOptions& options);
+
+// The formats halo reads, by lower-case extension with the dot (".png", ".exr", ...).
+bool is_image_extension(const std::string& extension);
+
+// Frame numbers of a --frames text in the order written; Error(Usage) when malformed.
+std::vector<long> parse_frames(const std::string& text);
+
+// "K/N" with 1 <= K <= N. Error(Usage) otherwise.
+struct Shard {
+  int index = 1;  // K, 1-based
+  int count = 1;  // N
+};
+Shard parse_shard(const std::string& text);
+
+// The K-th of N disjoint subsets whose union is all files: every N-th file of the expanded,
+// ordered list starting at the K-th. The same arguments give the same list on every machine
+// that sees the same files, so N jobs with K = 1..N cover every file exactly once.
+std::vector<InputFile> take_shard(const std::vector<InputFile>& files, const Shard& shard);
+
+}  // namespace halo
