@@ -86,6 +86,7 @@ void print_pair(const Pair& pair, const PairResult& r, const Thresholds& t) {
   fmt::print("{} vs {}: {}\n", pair.a, pair.b, r.verdict);
   if (!r.error.empty()) {
     fmt::print("  {}\n", r.error);
+    spdlog::error("{}", r.error);
     return;
   }
   const Comparison& m = r.diff.metrics;
@@ -97,6 +98,8 @@ void print_pair(const Pair& pair, const PairResult& r, const Thresholds& t) {
   fmt::print("  {} pixels ({}) over fail {:g}; {} pixels ({}) over warn {:g}\n",
              r.diff.failed_pixels, percent(r.diff.failed_pixels, r.diff.pixels), t.fail,
              r.diff.warned_pixels, percent(r.diff.warned_pixels, r.diff.pixels), t.warn);
+  if (r.diff.metrics.max_error > t.hard_fail)
+    fmt::print("  max error above --hardfail {:g}\n", t.hard_fail);
   if (r.diff_written) fmt::print("  difference image: {}\n", pair.diff_out);
 }
 

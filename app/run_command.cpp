@@ -10,7 +10,7 @@
 #include <set>
 #include <thread>
 
-#include "app/batch.hpp"
+#include "batch/batch.hpp"
 #include "app/commands.hpp"
 #include "app/device_pool.hpp"
 #include "app/histogram_report.hpp"

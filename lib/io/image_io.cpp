@@ -18,6 +18,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// OpenImageIO's messages can span lines; errors are one line ("a; b").
+std::string one_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  for (std::size_t at; (at = text.find('\n')) != std::string::npos;) text.replace(at, 1, "; ");
+  return text;
+}
+
+
 std::string extension(const std::string& path) {
   auto ext = fs::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(),
@@ -244,7 +252,7 @@ LoadedImage read_image(const InputRef& input) {
   config.attribute("oiio:UnassociatedAlpha", 1);
   auto in = OIIO::ImageInput::open(path, &config);
   if (!in) {
-    const auto why = OIIO::geterror();
+    const auto why = one_line(OIIO::geterror());
     throw Error(ErrorKind::BadData,
                 path + ": cannot read: " + (why.empty() ? "unknown format" : why));
   }
@@ -254,7 +262,7 @@ LoadedImage read_image(const InputRef& input) {
     throw Error(ErrorKind::BadData, path + ": image has no pixels");
   PixelBuffer all(spec.width, spec.height, spec.nchannels, pixel_type(stored));
   if (!in->read_image(0, 0, 0, spec.nchannels, oiio_type(all.type), all.bytes.data())) {
-    const auto why = in->geterror();
+    const auto why = one_line(in->geterror());
     throw Error(ErrorKind::BadData,
                 path + ": cannot read pixels: " + (why.empty() ? "corrupt or truncated" : why));
   }
@@ -282,7 +290,7 @@ void write_image(const std::string& path, const PixelBuffer& pixels, SampleType 
   } else {
     auto out = OIIO::ImageOutput::create(path);
     if (!out)
-      throw Error(ErrorKind::Usage, path + ": cannot write this format: " + OIIO::geterror());
+      throw Error(ErrorKind::Usage, path + ": cannot write this format: " + one_line(OIIO::geterror()));
     OIIO::ImageSpec spec(pixels.width, pixels.height, pixels.channels, oiio_type(type));
     spec.channelnames = standard_names(pixels.channels, pixels.alpha);
     spec.alpha_channel = pixels.alpha ? pixels.channels - 1 : -1;
@@ -290,9 +298,9 @@ void write_image(const std::string& path, const PixelBuffer& pixels, SampleType 
     if (!out->supports("alpha") && pixels.alpha)
       throw Error(ErrorKind::Usage, path + ": this format cannot store alpha");
     if (!out->open(temp, spec))
-      throw Error(ErrorKind::CantCreate, path + ": cannot create: " + out->geterror());
+      throw Error(ErrorKind::CantCreate, path + ": cannot create: " + one_line(out->geterror()));
     if (!out->write_image(oiio_type(pixels.type), pixels.bytes.data()) || !out->close())
-      throw Error(ErrorKind::Io, path + ": write failed: " + out->geterror());
+      throw Error(ErrorKind::Io, path + ": write failed: " + one_line(out->geterror()));
   }
   output.commit();
 }

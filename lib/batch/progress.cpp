@@ -1,5 +1,5 @@
 // Batch progress line.
-#include "app/progress.hpp"
+#include "batch/progress.hpp"
 
 #include <fmt/format.h>
 
@@ -27,7 +27,7 @@ Progress::Progress(Mode mode, std::size_t total) : mode_(mode), total_(total) {}
 Progress::~Progress() {
   std::lock_guard lock(mutex_);
   if (mode_ == Mode::off) return;
-  draw(true);
+  if (mode_ == Mode::live || drawn_done_ != done_) draw(true);
   if (mode_ == Mode::live) std::fputc('\n', stderr);
 }
 
@@ -50,7 +50,7 @@ void Progress::log(const std::function<void()>& print) {
   print();
   std::fflush(stdout);
   std::fflush(stderr);
-  if (drawn_) draw(true);
+  if (drawn_ && mode_ == Mode::live) draw(true);
 }
 
 void Progress::clear() {
@@ -77,6 +77,7 @@ void Progress::draw(bool force) {
   }
   std::fflush(stderr);
   drawn_ = true;
+  drawn_done_ = done_;
 }
 
 }  // namespace halo

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "app/progress.hpp"
+#include "batch/progress.hpp"
 #include "batch/inputs.hpp"
 
 namespace halo {

@@ -32,6 +32,7 @@ class Progress {
   std::size_t done_ = 0, failed_ = 0;
   std::string current_;
   bool drawn_ = false;
+  std::size_t drawn_done_ = 0;  // done_ when last drawn
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_draw_{};
   std::mutex mutex_;
 };

@@ -1,5 +1,5 @@
 // The batch driver.
-#include "app/batch.hpp"
+#include "batch/batch.hpp"
 
 #include <spdlog/spdlog.h>
 

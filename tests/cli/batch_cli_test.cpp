@@ -1,0 +1,277 @@
+// `halo run` over many files and `halo compare`, end to end: what a batch script or a CI job
+// sees in outputs, messages, summaries and exit codes.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli/sandbox.hpp"
+#include "io/image_io.hpp"
+
+using namespace halo;
+using namespace halo::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string q(const std::string& path) { return "'" + path + "'"; }
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+std::set<std::string> files_in(const std::string& folder) {
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(folder))
+    names.insert(entry.path().filename().string());
+  return names;
+}
+
+PixelBuffer pixels_of(const std::string& path) { return read_image({path, {}}).pixels; }
+
+// The folder of the issue: good files, a corrupt PNG, an empty file, an unreadable file, a
+// dangling link and a name with spaces and unicode.
+void make_mixed_folder(const Sandbox& box) {
+  fs::create_directories(box / "in");
+  write_image(box / "in/a.png", photo(31, 17, 3), SampleType::u8);
+  write_image(box / "in/b.png", photo(8, 5, 4), SampleType::u8);
+  write_image(box / "in/my photo ü.png", photo(9, 7, 3), SampleType::u8);
+  const std::string good = Sandbox::read(box / "in/a.png");
+  std::ofstream(box / "in/corrupt.png") << good.substr(0, good.size() / 2);
+  std::ofstream(box / "in/empty.png");
+  std::ofstream(box / "in/locked.png") << good;
+  fs::permissions(box / "in/locked.png", fs::perms::none);
+  fs::create_symlink(box / "nowhere.png", box / "in/dangling.png");
+}
+
+// Root reads files whatever their mode: there the locked file is just another good file.
+bool locked_is_readable(const Sandbox& box) { return ::access((box / "in/locked.png").c_str(), R_OK) == 0; }
+
+}  // namespace
+
+TEST_CASE("batch over a folder: good files written, each bad one reported, exit 2") {
+  Sandbox box;
+  make_mixed_folder(box);
+  const Result r = box.halo("run " + box / "in" + " -f gaussian:r=2 -o " + q(box / "out/{stem}.png") +
+                            " --mkdir --summary " + box / "summary.json");
+  INFO(r.err);
+  CHECK(r.code == 2);
+  for (const char* bad : {"corrupt.png", "empty.png", "dangling.png"}) {
+    CHECK_MESSAGE(has(r.err, "error: " + box / "in/" + bad), bad);
+    CHECK_FALSE(fs::exists(box / "out/" + bad));
+  }
+  CHECK(has(r.err, "file is empty"));
+  const bool root = locked_is_readable(box);
+  CHECK(fs::exists(box / "out/locked.png") == root);
+  if (!root) CHECK(has(r.err, box / "in/locked.png"));
+  // Good outputs are exactly what a single run writes.
+  for (const char* name : {"a.png", "b.png", "my photo ü.png"}) {
+    REQUIRE_MESSAGE(fs::exists(box / "out/" + name), name);
+    const Result one = box.halo("run " + q(box / "in/" + name) + " -f gaussian:r=2 -o " +
+                                q(box / "one.png"));
+    CHECK(one.code == 0);
+    CHECK(pixels_of(box / "out/" + name).bytes == pixels_of(box / "one.png").bytes);
+  }
+  const auto summary = read_json(box / "summary.json");
+  CHECK(summary["exit_code"] == 2);
+  CHECK(summary["totals"]["files"] == 7);
+  CHECK(summary["totals"]["ok"] == (root ? 4 : 3));
+  CHECK(summary["totals"]["failed"] == (root ? 3 : 4));
+  for (const auto& file : summary["files"]) {
+    const std::string input = file["input"];
+    const bool bad = has(input, "corrupt") || has(input, "empty") || has(input, "dangling") ||
+                     (has(input, "locked") && !root);
+    CHECK_MESSAGE(file["status"] == (bad ? "failed" : "ok"), input);
+    CHECK(file["error"].is_null() != bad);
+    if (has(input, "corrupt")) CHECK(file["exit_code"] == 65);
+    if (has(input, "dangling")) CHECK(file["exit_code"] == 66);
+  }
+  // --fail-fast: one failure and the rest are not run (one worker: the order is the folder's).
+  const Result fast = box.halo("run " + box / "in" + " -f edge -o " + q(box / "fast/{stem}.png") +
+                               " --mkdir -j 1 --fail-fast --summary " + box / "fast.json");
+  CHECK(fast.code == 2);
+  const auto totals = read_json(box / "fast.json")["totals"];
+  CHECK(totals["failed"] == 1);
+  CHECK(totals["not_run"].get<int>() >= 1);
+}
+
+TEST_CASE("--skip-existing finishes an interrupted run; --no-clobber refuses") {
+  Sandbox box;
+  fs::create_directories(box / "in");
+  fs::create_directories(box / "out");
+  for (const char* name : {"1.png", "2.png", "3.png"})
+    write_image(box / "in/" + name, photo(12, 9, 3), SampleType::u8);
+  // What a killed run leaves: one output finished, one temporary file under a hidden name.
+  write_image(box / "out/1.png", photo(5, 5, 1), SampleType::u8);
+  std::ofstream(box / "out/.halo-99999-2.png") << "half";
+  const std::string cmd = "run " + box / "in" + " -f sharpen -o " + q(box / "out/{stem}.png");
+  const Result r = box.halo(cmd + " --skip-existing --summary " + box / "s.json");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(pixels_of(box / "out/1.png").width == 5);  // left alone
+  CHECK(pixels_of(box / "out/2.png").width == 12);
+  CHECK(pixels_of(box / "out/3.png").width == 12);
+  const auto files = read_json(box / "s.json")["files"];
+  CHECK(files[0]["status"] == "skipped");
+  CHECK(files[1]["status"] == "ok");
+  const Result refused = box.halo(cmd + " --no-clobber");
+  CHECK(refused.code == 2);
+  CHECK(has(refused.err, "not overwritten (--no-clobber)"));
+  CHECK(pixels_of(box / "out/1.png").width == 5);
+  const Result single = box.halo("run " + box / "in/1.png -f sharpen -o " + box / "out/1.png --no-clobber");
+  CHECK(single.code == 73);
+  // Without either flag outputs are replaced, atomically; no temporary file stays behind.
+  CHECK(box.halo(cmd).code == 0);
+  CHECK(pixels_of(box / "out/1.png").width == 12);
+  for (const auto& name : files_in(box / "out"))
+    CHECK_MESSAGE((name.rfind(".halo-", 0) != 0 || name == ".halo-99999-2.png"), name);
+}
+
+TEST_CASE("sequences, globs and templates name inputs and outputs; planning errors come first") {
+  Sandbox box;
+  fs::create_directories(box / "seq");
+  for (int f : {1, 2, 4})
+    write_image(box / ("seq/shot.000" + std::to_string(f) + ".png"), photo(6, 4, 3), SampleType::u8);
+  Result r = box.halo("run " + q(box / "seq/shot.####.png") + " -f edge -o " +
+                      q(box / "o1/f{frame}{ext}") + " --mkdir");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(files_in(box / "o1") == std::set<std::string>{"f0001.png", "f0002.png", "f0004.png"});
+  r = box.halo("run " + q(box / "seq/shot.%04d.png") + " --frames 1-4 -f edge -o " +
+               q(box / "o2/{stem}.exr") + " --mkdir");
+  CHECK(r.code == 2);  // frame 3 is missing
+  CHECK(has(r.err, "shot.0003.png: no such file"));
+  CHECK(files_in(box / "o2") ==
+        std::set<std::string>{"shot.0001.exr", "shot.0002.exr", "shot.0004.exr"});
+  r = box.halo("run " + q(box / "seq/*.png") + " -f edge -o " + q(box / "o3/{name}") + " --mkdir");
+  CHECK(r.code == 0);
+  CHECK(files_in(box / "o3").size() == 3);
+
+  const std::string two = "run " + box / "seq/shot.0001.png " + box / "seq/shot.0002.png -f edge";
+  r = box.halo(two + " -o " + box / "x.png");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "names one file but there are 2 inputs"));
+  r = box.halo(two + " -o " + q(box / "{bogus}.png"));
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "unknown field {bogus}"));
+  r = box.halo(two + " -o " + q(box / "same{ext}"));
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "would be written twice"));
+  r = box.halo(two + " -o " + q(box / "seq/{name}") + " --overwrite-input");
+  CHECK(r.code == 0);  // each output replaces its own input only when asked
+  r = box.halo(two + " -o " + q(box / "seq/{name}"));
+  CHECK(r.code == 73);
+  CHECK(has(r.err, "(use --overwrite-input)"));
+  // Another input is never overwritten, --overwrite-input or not.
+  r = box.halo(two + " -o " + q(box / "seq/shot.0002{ext}") + " --overwrite-input");
+  CHECK(r.code == 73);
+  CHECK(has(r.err, "refusing to overwrite the input " + box / "seq/shot.0002.png"));
+  r = box.halo(two + " -o " + q(box / "nofolder/{stem}.png"));
+  CHECK(r.code == 73);
+  CHECK(has(r.err, "--mkdir"));
+  CHECK_FALSE(fs::exists(box / "nofolder"));
+  r = box.halo("run " + box / "seq" + " -f edge -o " + q(box / "o4/{stem}.png") + " --frames 1-2");
+  CHECK(r.code == 64);
+}
+
+TEST_CASE("--shard K/N: shards are disjoint and together cover every input") {
+  Sandbox box;
+  fs::create_directories(box / "in");
+  for (int i = 0; i < 7; ++i)
+    write_image(box / ("in/" + std::to_string(i) + ".png"), photo(5, 3, 1), SampleType::u8);
+  std::multiset<std::string> all;
+  for (int k = 1; k <= 2; ++k) {
+    const std::string out = box / ("shard" + std::to_string(k));
+    const Result r = box.halo("run " + box / "in -f box:r=1 -o " + q(out + "/{stem}.png") +
+                              " --mkdir --shard " + std::to_string(k) + "/2");
+    INFO(r.err);
+    CHECK(r.code == 0);
+    for (const auto& name : files_in(out)) all.insert(name);
+    CHECK(files_in(out).size() == (k == 1 ? 4 : 3));
+  }
+  CHECK(all.size() == 7);
+  CHECK(std::set<std::string>(all.begin(), all.end()).size() == 7);
+  CHECK(box.halo("run " + box / "in -f edge -o " + q(box / "{stem}.png") + " --shard 3/2").code ==
+        64);
+}
+
+TEST_CASE("--verify over a batch reports every file and stage") {
+  Sandbox box;
+  fs::create_directories(box / "in");
+  for (const char* name : {"a.png", "b.png"})
+    write_image(box / "in/" + name, photo(23, 11, 3), SampleType::u8);
+  const Result r = box.halo("run " + box / "in -f sharpen -f box:r=2 -o " +
+                            q(box / "out/{stem}.png") + " --mkdir --verify");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  for (const char* name : {"a.png", "b.png"}) {
+    CHECK(has(r.out, box / "in/" + name + " -> " + box / "out/" + name));
+  }
+  std::size_t lines = 0;
+  for (std::size_t at = 0; (at = r.out.find("verify sharpen", at)) != std::string::npos; ++at)
+    ++lines;
+  CHECK(lines == 2);
+  CHECK_FALSE(has(r.out, "MISMATCH"));
+}
+
+TEST_CASE("compare: idiff thresholds, exit codes, diff image only on failure, JSON") {
+  Sandbox box;
+  PixelBuffer a = photo(10, 6, 3, PixelType::f32), b = a, c = photo(10, 7, 3, PixelType::f32);
+  b.samples<float>()[0] += 0.001f;  // pixel (0,0) channel R
+  b.samples<float>()[4] += 0.1f;    // pixel (1,0) channel G
+  write_image(box / "a.exr", a, SampleType::f32);
+  write_image(box / "b.exr", b, SampleType::f32);
+  write_image(box / "c.exr", c, SampleType::f32);
+  const std::string ab = "compare " + box / "a.exr " + box / "b.exr";
+  CHECK(box.halo("compare " + box / "a.exr " + box / "a.exr").code == 0);
+  Result r = box.halo(ab + " --json " + box / "r.json --diff-out " + box / "d.exr");
+  CHECK(r.code == 1);
+  CHECK(has(r.out, "FAILURE"));
+  CHECK(has(r.out, "2 pixels (3.33%) over fail 1e-06"));
+  CHECK(has(r.out, "at (1, 0) channel G"));
+  const auto json = read_json(box / "r.json");
+  CHECK(json["schema"] == "halo-compare/1");
+  CHECK(json["exit_code"] == 1);
+  CHECK(json["pairs"][0]["failed_pixels"] == 2);
+  CHECK(json["pairs"][0]["worst"]["channel"] == "G");
+  CHECK(json["pairs"][0]["worst"]["x"] == 1);
+  CHECK(json["pairs"][0]["max_error"].get<double>() == doctest::Approx(0.1).epsilon(1e-5));
+  const LoadedImage diff = read_image({box / "d.exr", {}});
+  CHECK(diff.pixels.samples<float>()[4] == doctest::Approx(0.1).epsilon(1e-5));
+  CHECK(diff.pixels.samples<float>()[1] == 0.0f);
+  CHECK(box.halo(ab + " --fail 0.01").code == 1);               // one pixel still fails
+  CHECK(box.halo(ab + " --fail 0.2").code == 0);                // none
+  CHECK(has(box.halo(ab + " --fail 0.2").out, "WARNING"));      // but both warn
+  CHECK(box.halo(ab + " --allowfailures 2").code == 0);
+  CHECK(box.halo(ab + " --allowfailures 1").code == 1);
+  CHECK(box.halo(ab + " --failpercent 3.4").code == 0);         // 2 of 60 pixels = 3.33%
+  CHECK(box.halo(ab + " --failpercent 3.3").code == 1);
+  CHECK(box.halo(ab + " --allowfailures 5 --hardfail 0.05").code == 1);
+  CHECK(box.halo(ab + " --failrelative 0.5").code == 0);  // 0.1 is under half the values
+  r = box.halo(ab + " --fail 0.2 --diff-out " + box / "none.exr");
+  CHECK(r.code == 0);
+  CHECK_FALSE(fs::exists(box / "none.exr"));
+  r = box.halo("compare " + box / "a.exr " + box / "c.exr");
+  CHECK(r.code == 3);
+  CHECK(has(r.err, "not comparable"));
+  CHECK(box.halo("compare " + box / "a.exr " + box / "missing.exr").code == 66);
+
+  // Folders: same-named files; a name on one side only is not comparable.
+  for (const char* dir : {"x", "y"}) fs::create_directories(box / dir);
+  write_image(box / "x/1.exr", a, SampleType::f32);
+  write_image(box / "y/1.exr", a, SampleType::f32);
+  CHECK(box.halo("compare " + box / "x " + box / "y").code == 0);
+  write_image(box / "x/2.exr", a, SampleType::f32);
+  write_image(box / "y/2.exr", b, SampleType::f32);
+  r = box.halo("compare " + box / "x " + box / "y --diff-out " + box / "diffs");
+  CHECK(r.code == 1);
+  CHECK(has(r.out, "2 pairs: 1 passed, 0 warned, 1 failed, 0 not comparable"));
+  CHECK(files_in(box / "diffs") == std::set<std::string>{"2.exr"});
+  write_image(box / "y/3.exr", a, SampleType::f32);
+  CHECK(box.halo("compare " + box / "x " + box / "y").code == 3);
+  CHECK(box.halo("compare " + box / "x " + box / "a.exr").code == 64);
+}
