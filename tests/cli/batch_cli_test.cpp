@@ -275,3 +275,27 @@ TEST_CASE("compare: idiff thresholds, exit codes, diff image only on failure, JS
   CHECK(box.halo("compare " + box / "x " + box / "y").code == 3);
   CHECK(box.halo("compare " + box / "x " + box / "a.exr").code == 64);
 }
+
+TEST_CASE("batch devices and progress: --device all and lists, --progress when piped") {
+  Sandbox box;
+  fs::create_directories(box / "in");
+  for (const char* name : {"a.png", "b.png", "c.png"})
+    write_image(box / "in/" + name, photo(9, 6, 3), SampleType::u8);
+  const std::string run = "run " + box / "in -f edge -o " + q(box / "out/{stem}.png") + " --mkdir";
+  Result r = box.halo("--device all " + run + " --progress --summary " + box / "s.json");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(has(r.err, "halo: 3/3 "));  // the final progress line, even though stderr is a file
+  CHECK(has(r.err, "images/s"));
+  for (const auto& file : read_json(box / "s.json")["files"])
+    CHECK(file["device"] != "reference");
+  r = box.halo(run);  // piped, no --progress: no progress lines
+  CHECK(r.code == 0);
+  CHECK_FALSE(has(r.err, "images/s"));
+  r = box.halo("--device 0,0 " + run);
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "device 0 twice"));
+  r = box.halo("--device ref " + run + " -j 2 --summary " + box / "ref.json");
+  CHECK(r.code == 0);
+  for (const auto& file : read_json(box / "ref.json")["files"]) CHECK(file["device"] == "reference");
+}
