@@ -1,6 +1,8 @@
 // atrous:iters=N: the edge-avoiding à-trous wavelet filter (Dammertz et al. 2010; SVGF's
 // normal weight). N passes of a 5x5 B3-spline with holes 2^i: an effective radius of
 // 2^(N+1) - 2 pixels at 25 taps per pass. Device side: kernels/atrous.cl.
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "core/error.hpp"
@@ -14,7 +16,8 @@ constexpr float kSpline[5] = {0.0625f, 0.25f, 0.375f, 0.25f, 0.0625f};
 
 struct AtrousParams {
   int iters = 3;
-  float colour_inv = 0;  // 1 / sigma_c^2
+  double sigma_c = -1;   // < 0: auto (see AtrousStage::resolved)
+  float colour_inv = 0;  // 1 / sigma_c^2, set once the guides are known
   float sigma_n = 128, sigma_z = 0.02f, albedo_min = 0.02f;
   Border border = Border::clamp;
 };
@@ -87,15 +90,18 @@ class AtrousStage : public GuidedStage {
                           (g->has_depth() ? ", depth" : "")
                     : "no normal or depth guides: colour weights only");
     if (g && g->has_albedo()) d.push_back("albedo demodulation");
+    d.push_back(a_.sigma_c >= 0 ? fmt::format("sigma_c {:g}", a_.sigma_c)
+                                : "sigma_c auto: 2 where albedo demodulates, else 1");
     if (g && !g->described.empty()) d.push_back(g->described);
     return d;
   }
 
   Image reference(const Image& in) const override {
     check_size(in.width(), in.height());
+    const AtrousParams a = resolved(in.color_channels());
     Image current = in;
-    for (int i = 0; i < a_.iters; ++i)
-      current = pass_reference(current, guides(), a_, setup(i, in));
+    for (int i = 0; i < a.iters; ++i)
+      current = pass_reference(current, guides(), a, setup(i, in));
     return with_colour(in, current);
   }
 
@@ -103,6 +109,7 @@ class AtrousStage : public GuidedStage {
     check_size(in.width, in.height);
     const DeviceGuides& dg = device_guides(device);
     const int channels = in.color_channels();
+    const AtrousParams a = resolved(channels);
     const std::size_t plane_bytes = in.plane_size() * sizeof(float);
     DeviceImage ping = device.image(in.width, in.height, channels, false);
     DeviceImage pong = device.image(in.width, in.height, channels, false);
@@ -114,7 +121,7 @@ class AtrousStage : public GuidedStage {
       const PassSetup s = setup(i, in.color_channels());
       const cl::Buffer& dst = i == a_.iters - 1 ? out.buffer : i % 2 ? pong.buffer : ping.buffer;
       set_args(k, *src, dst, dg.geometry, dg.albedo, in.width, in.height, in.pitch, channels,
-               s.step, int(a_.border), int(s.has_normal), int(s.has_depth), a_.colour_inv,
+               s.step, int(a_.border), int(s.has_normal), int(s.has_depth), a.colour_inv,
                a_.sigma_n, a_.sigma_z, int(s.demod), int(s.remod), a_.albedo_min);
       const std::size_t bytes = 2 * channels * plane_bytes +
                                 (s.has_normal || s.has_depth ? 4 * plane_bytes : 0) +
@@ -129,6 +136,14 @@ class AtrousStage : public GuidedStage {
   }
 
  private:
+  // sigma_c auto: 2 on colour/albedo (values near 1 wherever albedo is), 1 on radiance, whose
+  // noise swings are larger. Chosen on three renders (README, "Denoising renders").
+  AtrousParams resolved(int channels) const {
+    AtrousParams a = a_;
+    const double sigma = a.sigma_c >= 0 ? a.sigma_c : demodulates(channels) ? 2.0 : 1.0;
+    a.colour_inv = float(1 / (sigma * sigma));
+    return a;
+  }
   PassSetup setup(int i, const Image& in) const { return setup(i, in.color_channels()); }
   PassSetup setup(int i, int channels) const {
     PassSetup s;
@@ -158,10 +173,12 @@ FilterDef atrous_filter() {
        .max = 10},
       {.name = "sigma_c",
        .type = ParamType::Number,
-       .fallback = "1",
-       .doc = "colour weight exp(-|dc|^2/sigma_c^2) (on colour/albedo when demodulating)",
+       .fallback = "auto",
+       .doc = "colour weight exp(-|dc|^2/sigma_c^2) (auto: 2 on colour/albedo when an albedo "
+              "guide demodulates, else 1)",
        .min = 1e-4,
-       .max = 1e6},
+       .max = 1e6,
+       .allow_auto = true},
       {.name = "sigma_n",
        .type = ParamType::Number,
        .fallback = "128",
@@ -182,12 +199,11 @@ FilterDef atrous_filter() {
               "stopped by colour, normals and depth",
           .params = std::move(params),
           .notes = {"without normal/depth guides the colour weight alone steers it (photos)"},
-          .example = "atrous:iters=3:sigma_c=1",
+          .example = "atrous:iters=3:sigma_c=2",
           .make = [](const Args& args) -> std::unique_ptr<Stage> {
             AtrousParams a;
             a.iters = args.integer("iters");
-            const double sc = args.number("sigma_c");
-            a.colour_inv = float(1 / (sc * sc));
+            a.sigma_c = args.is_auto("sigma_c") ? -1 : args.number("sigma_c");
             a.sigma_n = float(args.number("sigma_n"));
             a.sigma_z = float(args.number("sigma_z"));
             a.albedo_min = float(args.number("albedo_min"));

@@ -1,7 +1,11 @@
 // `halo run` over many files and `halo compare`, end to end: what a batch script or a CI job
 // sees in outputs, messages, summaries and exit codes.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <filesystem>
 #include <fstream>
@@ -298,4 +302,44 @@ TEST_CASE("batch devices and progress: --device all and lists, --progress when p
   r = box.halo("--device ref " + run + " -j 2 --summary " + box / "ref.json");
   CHECK(r.code == 0);
   for (const auto& file : read_json(box / "ref.json")["files"]) CHECK(file["device"] == "reference");
+}
+
+TEST_CASE("Ctrl-C: files in flight finish, no partial output, exit 130; --skip-existing resumes") {
+  Sandbox box;
+  fs::create_directories(box / "in");
+  constexpr int kFiles = 60;
+  for (int i = 0; i < kFiles; ++i)
+    write_image(box / fmt::format("in/{:02}.png", i), photo(384, 256, 3), SampleType::u8);
+  const std::string args = "--device ref run " + box / "in -f gaussian:r=16 -o " +
+                           q(box / "out/{stem}.png") + " --mkdir -j 1 --summary " + box / "s.json";
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const std::string command = "exec " HALO_BINARY " " + args + " 2>" + box / "err.txt";
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Interrupt as soon as the first output is in place.
+  for (int wait = 0; wait < 6000 && !fs::exists(box / "out/00.png"); ++wait) ::usleep(5000);
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  INFO(Sandbox::read(box / "err.txt"));
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(has(Sandbox::read(box / "err.txt"), "interrupted"));
+  const auto written = files_in(box / "out");
+  CHECK(written.size() >= 1);
+  CHECK(written.size() < std::size_t(kFiles));
+  for (const auto& name : written) {
+    CHECK_MESSAGE(name.rfind(".halo-", 0) == std::string::npos, name);  // no temporary left
+    CHECK(pixels_of(box / "out/" + name).width == 384);                 // complete files only
+  }
+  const auto summary = read_json(box / "s.json");
+  CHECK(summary["exit_code"] == 130);
+  CHECK(summary["totals"]["not_run"].get<std::size_t>() == kFiles - written.size());
+  const Result resumed = box.halo(args + " --skip-existing");
+  CHECK(resumed.code == 0);
+  CHECK(files_in(box / "out").size() == std::size_t(kFiles));
+  CHECK(read_json(box / "s.json")["totals"]["skipped"].get<std::size_t>() == written.size());
 }

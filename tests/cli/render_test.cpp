@@ -58,8 +58,8 @@ TEST_CASE("denoising the shared Blender scene: PSNR floors, verify, flags") {
   Sandbox box;
   const double noisy = tonemapped_psnr(kNoisy, kConverged);
   CHECK(noisy == doctest::Approx(24.47).epsilon(0.01));
-  // Measured 32.40 dB (bilateral) and 31.19 dB (atrous); the floors leave 0.4 dB.
-  for (const auto& [spec, floor] : {std::pair{"bilateral", 32.0}, std::pair{"atrous", 30.8}}) {
+  // Measured 32.40 dB (bilateral) and 31.81 dB (atrous); the floors leave 0.4 dB.
+  for (const auto& [spec, floor] : {std::pair{"bilateral", 32.0}, std::pair{"atrous", 31.4}}) {
     const test::Result r = box.halo(std::string("-v run ") + kNoisy + " -f " + spec + " -o " +
                                     box / "out.exr --verify --write-flags " + box / "flags.png");
     INFO(spec, ": ", r.err, r.out);
