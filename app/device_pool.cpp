@@ -37,10 +37,13 @@ DevicePool::DevicePool(const GlobalOptions& options, int slots) {
   if (options.device == "ref") return;
   try {
     const std::vector<DeviceInfo> devices = select_devices(options.device);
-    // Slots alternate between devices, so the first free slots spread work across them.
-    for (int slot = 0; slot < slots; ++slot)
-      for (const auto& info : devices)
-        slots_.push_back(std::make_unique<Device>(info, default_cache_dir()));
+    // Slots alternate between devices, so the first free slots spread work across them. The
+    // slots of one device share its context and compiled programs.
+    std::vector<std::unique_ptr<Device>> first;
+    for (const auto& info : devices) first.push_back(std::make_unique<Device>(info, default_cache_dir()));
+    for (int slot = 1; slot < slots; ++slot)
+      for (const auto& device : first) slots_.push_back(device->another_queue());
+    for (auto& device : first) slots_.push_back(std::move(device));
     device_count_ = devices.size();
   } catch (const Error& e) {
     if (options.strict || options.device != "auto") throw;

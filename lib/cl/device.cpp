@@ -132,10 +132,28 @@ std::string to_string(const cl::NDRange& range) {
 }
 
 Device::Device(DeviceInfo info, std::optional<std::filesystem::path> cache_dir)
-    : info_(std::move(info)), programs_(cl::Context(), cl::Device(), {}, std::nullopt) {
+    : info_(std::move(info)) {
   cl_int status = CL_SUCCESS;
   context_ = cl::Context(info_.device, nullptr, nullptr, nullptr, &status);
   check(status, "clCreateContext", info_.name);
+  create_queues();
+  programs_ = std::make_shared<ProgramCache>(
+      context_, info_.device,
+      info_.platform_name + "|" + info_.name + "|" + info_.version + "|" + info_.driver_version,
+      std::move(cache_dir));
+}
+
+Device::Device(DeviceInfo info, cl::Context context, std::shared_ptr<ProgramCache> programs)
+    : info_(std::move(info)), context_(std::move(context)), programs_(std::move(programs)) {
+  create_queues();
+}
+
+std::unique_ptr<Device> Device::another_queue() const {
+  return std::unique_ptr<Device>(new Device(info_, context_, programs_));
+}
+
+void Device::create_queues() {
+  cl_int status = CL_SUCCESS;
   queue_ = cl::CommandQueue(context_, info_.device, CL_QUEUE_PROFILING_ENABLE, &status);
   check(status, "clCreateCommandQueue", info_.name);
   cl_command_queue_properties supported = 0;
@@ -146,16 +164,12 @@ Device::Device(DeviceInfo info, std::optional<std::filesystem::path> cache_dir)
         &status);
     if (status != CL_SUCCESS) async_queue_ = cl::CommandQueue();
   }
-  programs_ = ProgramCache(
-      context_, info_.device,
-      info_.platform_name + "|" + info_.name + "|" + info_.version + "|" + info_.driver_version,
-      std::move(cache_dir));
 }
 
 cl::Kernel Device::kernel(const std::string& file, const std::string& name,
                           const Defines& defines) {
   cl_int status = CL_SUCCESS;
-  cl::Kernel kernel(programs_.get(file, defines), name.c_str(), &status);
+  cl::Kernel kernel(programs_->get(file, defines), name.c_str(), &status);
   check(status, "clCreateKernel", name + " in " + file);
   return kernel;
 }

@@ -63,8 +63,13 @@ class Device {
  public:
   explicit Device(DeviceInfo info, std::optional<std::filesystem::path> cache_dir);
 
+  // Another pair of queues on this device's context, sharing its compiled programs: buffers of
+  // one may not be used on the other without ordering, so each is used by one thread at a time.
+  // Two of them let one image's transfers overlap another's kernels.
+  std::unique_ptr<Device> another_queue() const;
+
   const DeviceInfo& info() const { return info_; }
-  ProgramCache& programs() { return programs_; }
+  ProgramCache& programs() { return *programs_; }
 
   cl::Kernel kernel(const std::string& file, const std::string& name, const Defines& defines);
   cl::Buffer buffer(std::size_t bytes, const std::string& what);
@@ -118,6 +123,8 @@ class Device {
   std::vector<Timing> take_timings();
 
  private:
+  Device(DeviceInfo info, cl::Context context, std::shared_ptr<ProgramCache> programs);
+  void create_queues();
   void record(cl::Event event, const std::string& label, std::size_t bytes);
   cl::CommandQueue& current() { return use_async_ && async_queue_() ? async_queue_ : queue_; }
   cl_command_queue async_() const { return async_queue_(); }
@@ -127,7 +134,7 @@ class Device {
   cl::CommandQueue queue_;
   cl::CommandQueue async_queue_;  // out-of-order; null when unsupported
   bool use_async_ = false;
-  ProgramCache programs_;
+  std::shared_ptr<ProgramCache> programs_;
   struct Pending {
     cl::Event event;
     std::string stage;

@@ -84,6 +84,7 @@ cl::Program ProgramCache::get(const std::string& file, const Defines& defines) {
   const std::string options = build_options(defines);
   const std::string key_text = identity_ + "\n" + options + "\n" + source;
   const std::string key = fnv1a_hex(key_text);
+  std::lock_guard lock(mutex_);
   if (const auto it = memory_.find(key); it != memory_.end()) return it->second;
 
   const std::string label = file + " [" + options + "]";

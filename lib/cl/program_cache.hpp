@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,6 +21,7 @@ using Defines = std::vector<std::pair<std::string, std::string>>;
 // set (to anything but 0) or no home is known.
 std::optional<std::filesystem::path> default_cache_dir();
 
+// Shared by the queues of one context (a batch's device slots); get() is thread-safe.
 class ProgramCache {
  public:
   // identity: the device and driver part of the key.
@@ -41,6 +43,7 @@ class ProgramCache {
   std::string identity_;
   std::optional<std::filesystem::path> dir_;
   std::map<std::string, cl::Program> memory_;
+  std::mutex mutex_;  // one build at a time; the others wait for it and then find it in memory_
   int compiled_ = 0;
   int loaded_ = 0;
 };

@@ -3,8 +3,10 @@
 
 #include <unistd.h>
 #include <filesystem>
+#include <thread>
 
 #include "cl/cl_error.hpp"
+#include "pipeline/pipeline.hpp"
 #include "support.hpp"
 
 using namespace halo;
@@ -86,5 +88,28 @@ TEST_CASE("build errors keep the compiler log") {
   } catch (const BuildError& e) {
     CHECK(std::string(e.what()).find("CL_BUILD_PROGRAM_FAILURE") != std::string::npos);
     CHECK_FALSE(e.log().empty());
+  }
+}
+
+TEST_CASE("queues of one context share its programs; threads filter on them at once") {
+  Device first(test::device().info(), std::nullopt);
+  const std::unique_ptr<Device> second = first.another_queue();
+  first.kernel("convert.cl", "to_gray", {});
+  second->kernel("convert.cl", "to_gray", {});
+  CHECK(&first.programs() == &second->programs());
+  CHECK(first.programs().compiled() == 1);
+  // Two threads, one queue each, the same pipeline: both results equal the reference.
+  const Pipeline pipeline({{"gaussian:r=3", ""}, {"sharpen", ""}});
+  const Image image = test::random_image(67, 41, 3);
+  const PixelBuffer input = to_pixels(image, PixelType::f32);
+  const PixelBuffer expected = run_reference(pipeline, input, PixelType::f32);
+  PixelBuffer results[2];
+  {
+    std::jthread a([&] { results[0] = run_device(first, pipeline, input, PixelType::f32, {}).pixels; });
+    std::jthread b([&] { results[1] = run_device(*second, pipeline, input, PixelType::f32, {}).pixels; });
+  }
+  for (const auto& result : results) {
+    const Comparison c = compare(to_image(result), to_image(expected), 1e-5);
+    CHECK_MESSAGE(c.ok(), c.summary());
   }
 }
