@@ -10,6 +10,7 @@
 
 #include "app/commands.hpp"
 #include "cl/device.hpp"
+#include "cl/pinned_pool.hpp"
 
 namespace halo {
 
@@ -20,10 +21,14 @@ std::vector<DeviceInfo> select_devices(const std::string& choice);
 class DevicePool {
  public:
   // Opens `slots` queues on each chosen device. With --device auto (and no --strict) a missing
-  // device gives an empty pool (the reference) and a warning, as a single run does.
-  DevicePool(const GlobalOptions& options, int slots);
+  // device gives an empty pool (the reference) and a warning, as a single run does. pinned:
+  // keep images in page-locked host memory when the first device is a GPU (worth it for many
+  // images; pinning costs about what it saves on one).
+  DevicePool(const GlobalOptions& options, int slots, bool pinned);
 
   bool empty() const { return slots_.empty(); }
+  // Where images should live on the host: page-locked memory, or nullptr for the heap.
+  std::pmr::memory_resource* host_memory() const { return pinned_.get(); }
   std::size_t device_count() const { return device_count_; }
 
   class Lease {
@@ -48,6 +53,7 @@ class DevicePool {
   void release(Device* device);
 
   std::vector<std::unique_ptr<Device>> slots_;
+  std::unique_ptr<PinnedPool> pinned_;  // after slots_: destroyed first
   std::vector<Device*> free_;
   std::size_t device_count_ = 0;
   std::mutex mutex_;

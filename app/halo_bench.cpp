@@ -8,16 +8,22 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
 #include <fstream>
 #include <map>
 #include <random>
 #include <set>
 
 #include "cl/cl_error.hpp"
+#include "cl/pinned_pool.hpp"
 #include "filters/convert.hpp"
 #include "filters/guides.hpp"
 #include "filters/histogram.hpp"
 #include "filters/registry.hpp"
+#include "pipeline/pipeline.hpp"
 #include "verify/compare.hpp"
 
 namespace halo {
@@ -34,6 +40,7 @@ struct Options {
   bool histograms = true;
   bool filters_on = true;
   bool guided = true;
+  int stream = 0;  // images for the batch-overlap measurement; 0: skip it
   int runs = 20;
   int warmup = 3;
   std::string device = "auto";
@@ -208,6 +215,76 @@ void bench_guided(Device& device, const Options& o, double copy, nlohmann::json&
   }
 }
 
+// Host <-> device bandwidth from pageable (std::vector) and pinned memory, by event times.
+void bench_transfers(Device& device, const Options& o, nlohmann::json& results) {
+  const std::size_t bytes = std::size_t(256) << 20;
+  cl::Buffer target = device.buffer(bytes, "transfer target");
+  std::vector<std::uint8_t> pageable(bytes, 1);
+  const auto pinned = device.pinned(bytes);
+  std::memset(pinned->data(), 1, bytes);
+  fmt::print("\n{:<30} {:>10} {:>9}\n", "transfers (256 MiB)", "ms", "GB/s");
+  for (const bool use_pinned : {false, true})
+    for (const bool upload : {true, false}) {
+      void* host = use_pinned ? pinned->data() : pageable.data();
+      const double m = time_runs(device, o, {}, [&] {
+                         if (upload) device.write(target, host, bytes, "upload");
+                         else device.read(target, host, bytes, "download");
+                       }).median_ms;
+      const std::string name = std::string(upload ? "upload" : "download") +
+                               (use_pinned ? " pinned" : " pageable");
+      fmt::print("{:<30} {:>10.3f} {:>9.1f}\n", name, m, bytes / (m * 1e6));
+      results.push_back({{"transfer", name}, {"median_ms", m}, {"gbps", bytes / (m * 1e6)}});
+    }
+}
+
+// What a batch's device slots and page-locked memory buy: o.stream 8-bit RGB images of
+// 3840x2160 through upload, gaussian r=8 and download, by wall clock, on one queue and on two
+// queues of one context fed by two threads (as `halo run -j 2` does), with the images in
+// pageable and in pinned host memory (as a batch on a GPU keeps them).
+void bench_stream(Device& device, const Options& o, nlohmann::json& results) {
+  PinnedPool pool(device);
+  const PixelBuffer pageable = [] {
+    PixelBuffer p(3840, 2160, 3, PixelType::u8);
+    std::mt19937 rng(5);
+    for (auto& b : p.bytes) b = std::byte(rng());
+    return p;
+  }();
+  PixelBuffer pinned(3840, 2160, 3, PixelType::u8, false, &pool);
+  std::copy(pageable.bytes.begin(), pageable.bytes.end(), pinned.bytes.begin());
+  const std::unique_ptr<Device> second = device.another_queue();
+  Device* queues[2] = {&device, second.get()};
+  fmt::print("\n{:<40} {:>10} {:>9}\n", "stream (3840x2160 RGB8, gaussian:r=8)", "images/s",
+             "ms/image");
+  for (const bool use_pinned : {false, true})
+    for (int slots : {1, 2}) {
+      std::vector<double> rates;
+      for (int rep = 0; rep < 3; ++rep) {
+        std::atomic<int> next{0};
+        const auto start = std::chrono::steady_clock::now();
+        {
+          std::vector<std::jthread> threads;
+          for (int t = 0; t < slots; ++t)
+            threads.emplace_back([&, t] {
+              const Pipeline pipeline(std::vector<StageSpec>{{"gaussian:r=8", ""}});
+              while (next++ < o.stream) {
+                run_device(*queues[t], pipeline, use_pinned ? pinned : pageable, PixelType::u8,
+                           {.host_memory = use_pinned ? &pool : nullptr});
+                queues[t]->take_timings();
+              }
+            });
+        }
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        rates.push_back(o.stream / s);
+      }
+      const double rate = *std::max_element(rates.begin(), rates.end());
+      const std::string name = std::string(slots == 1 ? "one queue" : "two queues, two threads") +
+                               (use_pinned ? ", pinned" : ", pageable");
+      fmt::print("{:<40} {:>10.1f} {:>9.3f}\n", name, rate, 1000 / rate);
+      results.push_back({{"stream", name}, {"images", o.stream}, {"images_per_s", rate}});
+    }
+}
+
 int run(const Options& o) {
   Device device(select_device(o.device), default_cache_dir());
   const double copy = copy_gbps(device, std::size_t(1) << 30, o.runs);
@@ -241,6 +318,10 @@ int run(const Options& o) {
   }
   if (o.guided) bench_guided(device, o, copy, results);
   if (o.histograms) bench_histograms(device, o, copy, results);
+  if (o.stream > 0) {
+    bench_transfers(device, o, results);
+    bench_stream(device, o, results);
+  }
   if (!o.json.empty()) {
     const nlohmann::json doc = {{"device", device.info().name},
                                 {"driver", device.info().driver_version},
@@ -274,6 +355,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("!--no-guided", o.guided, "skip bilateral and atrous");
   app.add_flag("!--no-filters", o.filters_on, "skip the filters (histograms only)");
+  app.add_option("--stream", o.stream,
+                 "also time N 4K RGB8 images through upload, gaussian r=8, download on one and "
+                 "on two queues, and pageable vs pinned transfers");
   CLI11_PARSE(app, argc, argv);
   if (std::sscanf(size.c_str(), "%dx%d", &o.width, &o.height) != 2) {
     fmt::print(stderr, "halo_bench: --size wants WxH, got {}\n", size);

@@ -183,7 +183,8 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   const RunOptionsCli& o = run.options;
   Phases phases;
   const Pipeline pipeline(run.specs);  // stages keep per-image state: one pipeline per file
-  LoadedImage loaded = read_image(parse_input_ref(job.input.path + job.input.channels));
+  LoadedImage loaded =
+      read_image(parse_input_ref(job.input.path + job.input.channels), run.devices.host_memory());
   GuidedStage* flagged =
       attach_guides(pipeline, job.input.path, loaded, o.verify || !job.flags_output.empty());
   outcome.read_s = phases.lap();
@@ -202,7 +203,9 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
       for (const auto& stage : pipeline.stages())
         for (const auto& detail : stage->details()) spdlog::info("{}: {}", stage->spec(), detail);
       result = run_device(*device, pipeline, loaded.pixels, pixel_type(type),
-                          {.verify = o.verify, .tolerance = o.tolerance});
+                          {.verify = o.verify,
+                           .tolerance = o.tolerance,
+                           .host_memory = run.devices.host_memory()});
       outcome.device = device->info().name;
       spdlog::debug("kernel cache: {} compiled, {} loaded from disk",
                     device->programs().compiled(), device->programs().loaded_from_disk());
@@ -352,12 +355,13 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
 
   const int workers = std::min<int>(o.jobs > 0 ? o.jobs : default_jobs(), int(jobs.size()));
   // Two queues per device let one file's transfers overlap another's kernels.
-  DevicePool devices(global, std::min(workers, 2));
+  const bool single = inputs.single && !sharded;
+  DevicePool devices(global, std::min(workers, 2), !single);
   const RunContext context{
       o, global, specs, devices,
       o.type.empty() ? std::nullopt : std::optional<SampleType>(parse_sample_type(o.type))};
 
-  if (inputs.single && !sharded) {  // one file: its own error and exit code, output as is
+  if (single) {  // one file: its own error and exit code, output as is
     FileOutcome outcome = process_file(jobs.front(), context);
     fmt::print("{}", outcome.report);
     if (outcome.exception) std::rethrow_exception(outcome.exception);

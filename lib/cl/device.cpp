@@ -263,6 +263,22 @@ cl::Event Device::fill_zero(cl::Buffer& buffer, std::size_t bytes, const std::st
   return event;
 }
 
+std::unique_ptr<Device::Pinned> Device::pinned(std::size_t bytes) {
+  cl_int status = CL_SUCCESS;
+  cl::Buffer buffer(context_, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes, nullptr, &status);
+  check(status, "clCreateBuffer", "pinned host memory, " + std::to_string(bytes) + " bytes");
+  void* data = queue_.enqueueMapBuffer(buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes,
+                                       nullptr, nullptr, &status);
+  check(status, "clEnqueueMapBuffer", "pinned host memory, " + std::to_string(bytes) + " bytes");
+  return std::make_unique<Pinned>(queue_, std::move(buffer), data);
+}
+
+Device::Kept& Device::kept(const std::string& what, std::size_t bytes) {
+  Kept& k = kept_[{what, bytes}];
+  if (!k.buffer()) k.buffer = buffer(bytes, what);
+  return k;
+}
+
 Device::OutOfOrder::OutOfOrder(Device& device) : device_(device) {
   // Commands already on the in-order queue come first.
   device_.finish();

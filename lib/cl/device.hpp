@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -95,6 +96,34 @@ class Device {
   cl::Event fill_zero(cl::Buffer& buffer, std::size_t bytes, const std::string& label,
                       const std::vector<cl::Event>& after = {});
 
+  // Page-locked host memory (CL_MEM_ALLOC_HOST_PTR, mapped for writing and reading): DMA reads
+  // and writes it without the driver's staging copy that pageable memory needs.
+  class Pinned {
+   public:
+    Pinned(cl::CommandQueue queue, cl::Buffer buffer, void* data)
+        : queue_(std::move(queue)), buffer_(std::move(buffer)), data_(data) {}
+    ~Pinned() { queue_.enqueueUnmapMemObject(buffer_, data_), queue_.finish(); }
+    Pinned(const Pinned&) = delete;
+    Pinned& operator=(const Pinned&) = delete;
+    void* data() const { return data_; }
+
+   private:
+    cl::CommandQueue queue_;
+    cl::Buffer buffer_;
+    void* data_;
+  };
+  std::unique_ptr<Pinned> pinned(std::size_t bytes);
+
+  // Device memory kept between calls on this queue (not shared with another_queue()), with a
+  // host-side record for its user: the histogram's running totals, which then need no clearing
+  // per image. `valid` is the user's: false until it has filled in the record.
+  struct Kept {
+    cl::Buffer buffer;
+    std::vector<std::uint64_t> record;
+    bool valid = false;
+  };
+  Kept& kept(const std::string& what, std::size_t bytes);
+
   // While alive, enqueues go to an out-of-order profiling queue where only the events passed
   // as `after` order them (the in-order queue where the device has none).
   class OutOfOrder {
@@ -143,6 +172,7 @@ class Device {
   };
   std::vector<Pending> pending_;
   std::string stage_;
+  std::map<std::pair<std::string, std::size_t>, Kept> kept_;
 };
 
 // Sets kernel arguments 0, 1, 2, ... in order.

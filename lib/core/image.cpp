@@ -50,8 +50,14 @@ static void check_shape(int width, int height, int channels) {
                                         " is empty");
 }
 
-PixelBuffer::PixelBuffer(int width, int height, int channels, PixelType type, bool alpha)
-    : width(width), height(height), channels(channels), type(type), alpha(alpha) {
+PixelBuffer::PixelBuffer(int width, int height, int channels, PixelType type, bool alpha,
+                         std::pmr::memory_resource* memory)
+    : width(width),
+      height(height),
+      channels(channels),
+      type(type),
+      alpha(alpha),
+      bytes(memory ? HostAllocator<std::byte>(memory) : HostAllocator<std::byte>()) {
   check_shape(width, height, channels);
   bytes.resize(sample_count() * sample_size(type));
 }

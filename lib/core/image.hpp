@@ -4,10 +4,41 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace halo {
+
+// Allocates from a memory resource (page-locked memory for fast device transfers, see
+// cl/pinned_pool.hpp), unlike std::pmr's allocator it moves with its storage on move
+// assignment, so `buffer = make_pinned()` keeps the memory instead of copying it. Copies are
+// ordinary heap memory.
+template <class T>
+struct HostAllocator {
+  using value_type = T;
+  using propagate_on_container_move_assignment = std::true_type;
+  using propagate_on_container_swap = std::true_type;
+  using is_always_equal = std::false_type;
+
+  std::pmr::memory_resource* resource = std::pmr::new_delete_resource();
+
+  HostAllocator() = default;
+  explicit HostAllocator(std::pmr::memory_resource* r) : resource(r) {}
+  template <class U>
+  HostAllocator(const HostAllocator<U>& other) : resource(other.resource) {}
+
+  T* allocate(std::size_t n) { return static_cast<T*>(resource->allocate(n * sizeof(T), 64)); }
+  void deallocate(T* p, std::size_t n) { resource->deallocate(p, n * sizeof(T), 64); }
+  HostAllocator select_on_container_copy_construction() const { return {}; }
+  template <class U>
+  bool operator==(const HostAllocator<U>& other) const {
+    return resource == other.resource;
+  }
+};
+
+using HostBytes = std::vector<std::byte, HostAllocator<std::byte>>;
 
 enum class PixelType { u8, u16, f32 };
 
@@ -25,10 +56,12 @@ struct PixelBuffer {
   int channels = 0;
   PixelType type = PixelType::f32;
   bool alpha = false;  // the last channel is alpha and passes through filters unchanged
-  std::vector<std::byte> bytes;
+  HostBytes bytes;
 
   PixelBuffer() = default;
-  PixelBuffer(int width, int height, int channels, PixelType type, bool alpha = false);
+  // memory: where the samples live (nullptr: the heap); a batch passes page-locked memory.
+  PixelBuffer(int width, int height, int channels, PixelType type, bool alpha = false,
+              std::pmr::memory_resource* memory = nullptr);
   std::size_t sample_count() const;
   template <typename T>
   T* samples() {

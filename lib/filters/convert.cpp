@@ -53,8 +53,9 @@ DeviceImage upload(Device& device, const PixelBuffer& pixels) {
   return image;
 }
 
-PixelBuffer download(Device& device, const DeviceImage& image, PixelType type) {
-  PixelBuffer pixels(image.width, image.height, image.channels, type, image.alpha);
+PixelBuffer download(Device& device, const DeviceImage& image, PixelType type,
+                     std::pmr::memory_resource* memory) {
+  PixelBuffer pixels(image.width, image.height, image.channels, type, image.alpha, memory);
   cl::Buffer staging = device.buffer(pixels.bytes.size(), "download");
   auto kernel =
       device.kernel("convert.cl", "convert_from_planar", sample_defines(type, image.channels));

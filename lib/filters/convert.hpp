@@ -9,7 +9,9 @@ namespace halo {
 // Uploads samples as stored (8-bit stays 8-bit on the bus) and widens them on the device.
 DeviceImage upload(Device& device, const PixelBuffer& pixels);
 // Quantises on the device and reads back samples of the given type.
-PixelBuffer download(Device& device, const DeviceImage& image, PixelType type);
+// memory: where the samples go (nullptr: the heap); page-locked memory downloads faster.
+PixelBuffer download(Device& device, const DeviceImage& image, PixelType type,
+                     std::pmr::memory_resource* memory = nullptr);
 // Reads back the planar float32 channels as they are (for verification).
 Image download_image(Device& device, const DeviceImage& image);
 

@@ -283,9 +283,17 @@ Histogram count_device(Device& device, cl::Buffer samples, const HistogramSpec& 
   const float scale = h.codes ? 1.0f : scale_of(h);
   auto count = device.kernel("histogram.cl", "histogram_" + h.method, defines);
   auto reduce = device.kernel("histogram.cl", "histogram_reduce", defines);
-  cl::Buffer totals = device.buffer(counters * sizeof(cl_ulong), "histogram totals");
-  const cl::Event zeroed =
-      device.fill_zero(totals, counters * sizeof(cl_ulong), "histogram totals");
+  // The totals run on from one histogram to the next on this queue: the counts are the
+  // difference of two read-backs (exact modulo 2^64), so no clearing kernel per image. They are
+  // cleared on first use, or when the previous histogram did not finish.
+  Device::Kept& running = device.kept("histogram totals", counters * sizeof(cl_ulong));
+  cl::Event zeroed;
+  if (!running.valid) {
+    zeroed = device.fill_zero(running.buffer, counters * sizeof(cl_ulong), "histogram totals");
+    running.record.assign(counters, 0);
+  }
+  running.valid = false;
+  cl::Buffer totals = running.buffer;
   const std::uint64_t per_group = std::uint64_t(group) * ppi;
   const std::uint64_t max_groups = (std::min(kChunk, src.pixels) + per_group - 1) / per_group;
   const std::size_t rows = totals64 ? 0 : h.method == "private" ? max_groups : 1;
@@ -318,6 +326,9 @@ Histogram count_device(Device& device, cl::Buffer samples, const HistogramSpec& 
   std::vector<cl_ulong> result(counters);
   device.read(totals, result.data(), result.size() * sizeof(cl_ulong), "histogram totals",
               events({last}));
+  for (int i = 0; i < counters; ++i) std::swap(result[i], running.record[i]);
+  for (int i = 0; i < counters; ++i) result[i] = running.record[i] - result[i];
+  running.valid = true;
   h.count_to_reduce_ms = span_ms(first_count, last);
   spdlog::debug("histogram: {} queue, count to reduce {:.3f} ms",
                 device.has_out_of_order() ? "out-of-order" : "in-order", h.count_to_reduce_ms);

@@ -153,7 +153,8 @@ LoadedImage select_channels(PixelBuffer all, const std::vector<std::string>& nam
       return loaded;
     }
   }
-  PixelBuffer out(all.width, all.height, int(picked.size()), all.type, alpha);
+  PixelBuffer out(all.width, all.height, int(picked.size()), all.type, alpha,
+                  all.bytes.get_allocator().resource);
   const std::size_t size = sample_size(all.type);
   const std::size_t pixels = std::size_t(all.width) * all.height;
   for (std::size_t p = 0; p < pixels; ++p)
@@ -237,7 +238,7 @@ InputRef parse_input_ref(const std::string& text) {
   return ref;
 }
 
-LoadedImage read_image(const InputRef& input) {
+LoadedImage read_image(const InputRef& input, std::pmr::memory_resource* memory) {
   const std::string& path = input.path;
   if (is_pfm(path)) {
     auto pixels = read_pfm(path);
@@ -260,7 +261,7 @@ LoadedImage read_image(const InputRef& input) {
   const SampleType stored = stored_type(spec.format);
   if (spec.width <= 0 || spec.height <= 0 || spec.nchannels <= 0)
     throw Error(ErrorKind::BadData, path + ": image has no pixels");
-  PixelBuffer all(spec.width, spec.height, spec.nchannels, pixel_type(stored));
+  PixelBuffer all(spec.width, spec.height, spec.nchannels, pixel_type(stored), false, memory);
   if (!in->read_image(0, 0, 0, spec.nchannels, oiio_type(all.type), all.bytes.data())) {
     const auto why = one_line(in->geterror());
     throw Error(ErrorKind::BadData,

@@ -33,8 +33,9 @@ InputRef parse_input_ref(const std::string& text);
 
 // Without a channel list: RGB(A) when present (also one layer's "Layer.R/G/B/A" in multilayer
 // EXR), else all channels when there are at most four. Errors: NoInput for missing or
-// unreadable files, BadData for corrupt, truncated or unsupported ones.
-LoadedImage read_image(const InputRef& input);
+// unreadable files, BadData for corrupt, truncated or unsupported ones. memory: where the
+// samples go (nullptr: the heap; a batch on a GPU passes page-locked memory).
+LoadedImage read_image(const InputRef& input, std::pmr::memory_resource* memory = nullptr);
 
 // The nearest type the format can hold: PNG u8/u16, JPEG u8, PFM float, EXR half/float.
 SampleType storable_type(const std::string& path, SampleType wanted);

@@ -54,7 +54,7 @@ RunResult run_device(Device& device, const Pipeline& pipeline, const PixelBuffer
     }
   }
   device.set_stage("download");
-  result.pixels = download(device, current, type);
+  result.pixels = download(device, current, type, options.host_memory);
   if (options.verify)
     result.checks.push_back(
         {"encode", compare(to_image(result.pixels), to_image(to_pixels(seen, type)), 0.0)});

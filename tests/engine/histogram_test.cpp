@@ -197,11 +197,16 @@ TEST_CASE("histograms run on the out-of-order queue and profile the count-to-red
   REQUIRE(device.info().int64_atomics);
   CHECK(device.has_out_of_order());
   SUBCASE("local sub-histograms add straight into the 64-bit totals") {
-    const Histogram got = histogram_device(device, pixels, spec("mode=rgb"));
+    Device fresh(device.info(), default_cache_dir());
+    const Histogram got = histogram_device(fresh, pixels, spec("mode=rgb"));
     CHECK(got.same_counts(expected));
     CHECK(got.count_to_reduce_ms > 0);
-    CHECK(enqueued(device) == std::vector<std::string>{"upload", "histogram totals",
-                                                       "histogram_local", "histogram totals"});
+    CHECK(enqueued(fresh) == std::vector<std::string>{"upload", "histogram totals",
+                                                      "histogram_local", "histogram totals"});
+    // The totals run on: the next histogram of the same size needs no clearing.
+    CHECK(histogram_device(fresh, pixels, spec("mode=rgb")).same_counts(expected));
+    CHECK(enqueued(fresh) ==
+          std::vector<std::string>{"upload", "histogram_local", "histogram totals"});
   }
   SUBCASE("without 64-bit atomics: 32-bit partials, then the reduce kernel") {
     DeviceInfo info = device.info();
@@ -213,6 +218,38 @@ TEST_CASE("histograms run on the out-of-order queue and profile the count-to-red
     CHECK(enqueued(narrow) == std::vector<std::string>{"upload", "histogram totals",
                                                        "histogram partials", "histogram_local",
                                                        "histogram_reduce", "histogram totals"});
+    CHECK(histogram_device(narrow, pixels, spec("mode=rgb")).same_counts(expected));
+    CHECK(enqueued(narrow) == std::vector<std::string>{"upload", "histogram partials",
+                                                       "histogram_local", "histogram_reduce",
+                                                       "histogram totals"});
     check_strategies(test::random_pixels(1023, 517, 3, PixelType::u8), "mode=luma", narrow);
   }
+}
+
+TEST_CASE("running totals: histograms in a row stay exact, whatever came before") {
+  Device device(test::device().info(), default_cache_dir());
+  const PixelBuffer a = test::random_pixels(333, 77, 3, PixelType::u8);
+  const PixelBuffer b = test::random_pixels(64, 64, 3, PixelType::u8);
+  const PixelBuffer grey = test::random_pixels(101, 3, 1, PixelType::u8);
+  const auto exact = [&](const PixelBuffer& pixels, const std::string& text) {
+    const Histogram got = histogram_device(device, pixels, spec(text));
+    device.take_timings();
+    return got.same_counts(histogram_reference(pixels, spec(text)));
+  };
+  for (int round = 0; round < 3; ++round) {  // sizes and modes interleaved, totals kept apart
+    CHECK(exact(a, "mode=luma"));
+    CHECK(exact(b, "mode=luma"));
+    CHECK(exact(a, "mode=rgb"));
+    CHECK(exact(grey, "mode=gray:bins=256:method=global"));
+    CHECK(exact(b, "mode=luma:method=private"));
+  }
+  // A histogram that never read its totals back leaves them marked unfinished: the next one
+  // clears them instead of subtracting a stale record.
+  Device::Kept& running = device.kept("histogram totals", (256 + 4) * sizeof(cl_ulong));
+  REQUIRE(running.valid);
+  const std::vector<cl_ulong> garbage(256 + 4, 12345);
+  device.write(running.buffer, garbage.data(), garbage.size() * sizeof(cl_ulong), "garbage");
+  running.valid = false;
+  CHECK(exact(a, "mode=luma"));
+  CHECK(running.valid);
 }
