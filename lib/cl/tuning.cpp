@@ -37,7 +37,8 @@ void apply_overrides(Tuning& t, const char* text) {
       {"cols_h", &Tuning::cols_h},         {"cols_steps", &Tuning::cols_steps},
       {"conv_w", &Tuning::conv_w},         {"conv_h", &Tuning::conv_h},
       {"conv_run", &Tuning::conv_run},     {"box_seg", &Tuning::box_seg},
-      {"box_rows", &Tuning::box_rows}};
+      {"box_rows", &Tuning::box_rows},     {"hist_group", &Tuning::hist_group},
+      {"hist_subhists", &Tuning::hist_subhists}};
   std::string list = text;
   std::size_t start = 0;
   while (start < list.size()) {

@@ -17,6 +17,9 @@ struct Tuning {
   // box.cl running sums: box_seg outputs per work-item, box_rows image rows per work-group of
   // the rows pass (fewer when the tile would not fit in local memory).
   int box_seg = 64, box_rows = 32;
+  // histogram.cl local strategy: work-group size and local sub-histogram copies (fewer where
+  // they would not fit in local memory).
+  int hist_group = 256, hist_subhists = 4;
 };
 
 Tuning tuning_for(const DeviceInfo& device);

@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "cl/tuning.hpp"
 #include "core/error.hpp"
 #include "filters/convert.hpp"
 #include "filters/filter.hpp"
@@ -236,11 +237,15 @@ Histogram count_device(Device& device, cl::Buffer samples, const HistogramSpec& 
   const int counters = h.hists * h.bins + 4;
   h.method = method_for(spec, counters, device.info());
   const std::uint64_t budget = device.info().local_memory - 1024;
+  const Tuning tuning = tuning_for(device.info());
   int group = 256, subhists = 1;
   if (h.method == "private")
     for (group = 32; group > 1 && 4ull * group * counters > budget;) group /= 2;
-  if (h.method == "local")
-    for (subhists = 4; subhists > 1 && 4ull * subhists * counters > budget;) subhists /= 2;
+  if (h.method == "local") {
+    group = int(std::min<std::size_t>(tuning.hist_group, device.info().max_work_group));
+    for (subhists = tuning.hist_subhists; subhists > 1 && 4ull * subhists * counters > budget;)
+      subhists /= 2;
+  }
   // Local sub-histograms merge straight into the 64-bit totals where the device can: no
   // partials to clear, no reduce kernel.
   const bool totals64 = h.method == "local" && device.info().int64_atomics;
