@@ -12,6 +12,26 @@
 
 __constant float kSpline[5] = {0.0625f, 0.25f, 0.375f, 0.25f, 0.0625f};
 
+// SIGMA_N_WHOLE >= 0: sigma_n is that whole number and the normal weight is a power by
+// squaring (lib/filters/atrous.cpp whole_power, the same multiplications); else pow.
+#ifndef SIGMA_N_WHOLE
+#define SIGMA_N_WHOLE -1
+#endif
+
+inline float normal_weight(const float dot, const float sigma_n) {
+  float x = fmax(0.0f, dot);
+#if SIGMA_N_WHOLE >= 0
+  float result = 1.0f;
+  for (int n = SIGMA_N_WHOLE; n > 0; n >>= 1) {
+    if (n & 1) result *= x;
+    x *= x;
+  }
+  return result;
+#else
+  return pow(x, sigma_n);
+#endif
+}
+
 // The geometry weight of tap q for centre p (1 without normal and depth guides).
 inline float geometry_weight(const surface_t p, const surface_t q, const int has_normal,
                              const int has_depth, const float sigma_n, const float sigma_z) {
@@ -20,7 +40,7 @@ inline float geometry_weight(const surface_t p, const surface_t q, const int has
   if (gp != gq) return 0.0f;
   if (!gp) return 1.0f;
   float w = 1.0f;
-  if (has_normal) w = pow(fmax(0.0f, p.nx * q.nx + p.ny * q.ny + p.nz * q.nz), sigma_n);
+  if (has_normal) w = normal_weight(p.nx * q.nx + p.ny * q.ny + p.nz * q.nz, sigma_n);
   if (has_depth && p.z != q.z) w *= exp(-fabs(p.z - q.z) / (sigma_z * fmin(fabs(p.z), fabs(q.z))));
   return w;
 }
@@ -39,7 +59,7 @@ __kernel void atrous_pass(__global const float* src, __global float* dst,
   surface_t p = {0.0f, 0.0f, 0.0f, 0.0f};
   if (guided) p = surface_at(geometry, plane, at);
   float centre[MAX_CHANNELS], sum[MAX_CHANNELS];
-  for (int c = 0; c < channels; ++c) {
+  for (int c = 0; c < CHANNEL_COUNT(channels); ++c) {
     centre[c] = colour_at(src, albedo, plane, at, c, demod, albedo_min);
     sum[c] = 0.0f;
   }

@@ -81,7 +81,7 @@ inline void bilateral_pass(__global const float* src, __global float* dst,
   const ulong plane = (ulong)pitch * height, at = (ulong)y * pitch + x;
   float centre[MAX_CHANNELS], sum[MAX_CHANNELS];
   float wsum = weights[0];
-  for (int c = 0; c < channels; ++c) {
+  for (int c = 0; c < CHANNEL_COUNT(channels); ++c) {
     centre[c] = colour_at(src, albedo, plane, at, c, demod, albedo_min);
     sum[c] = weights[0] * centre[c];
   }

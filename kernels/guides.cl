@@ -50,8 +50,15 @@ inline float demodulating_albedo(const float albedo, const float albedo_min) {
 }
 
 // Taps of the guided filters: up to MAX_CHANNELS colour planes of `plane` floats, divided by
-// the albedo (same layout) when demodulating.
+// the albedo (same layout) when demodulating. The host defines CHANNELS (1..4), so the loops
+// over channels unroll and the per-pixel arrays stay in registers; with a count only known at
+// run time they would live in (slow, off-chip) private memory.
 #define MAX_CHANNELS 4
+#ifdef CHANNELS
+#define CHANNEL_COUNT(runtime) CHANNELS
+#else
+#define CHANNEL_COUNT(runtime) (runtime)
+#endif
 
 inline float colour_at(__global const float* src, __global const float* albedo, const ulong plane,
                        const ulong at, const int c, const int demod, const float albedo_min) {
@@ -64,7 +71,8 @@ inline float read_tap(__global const float* src, __global const float* albedo, c
                       const ulong at, const int channels, const int demod, const float albedo_min,
                       const float* centre, float* v) {
   float d2 = 0.0f;
-  for (int c = 0; c < channels; ++c) {
+#pragma unroll
+  for (int c = 0; c < CHANNEL_COUNT(channels); ++c) {
     v[c] = colour_at(src, albedo, plane, at, c, demod, albedo_min);
     const float d = v[c] - centre[c];
     d2 = fma(d, d, d2);
@@ -74,14 +82,16 @@ inline float read_tap(__global const float* src, __global const float* albedo, c
 
 inline void accumulate(const float w, const float* v, const int channels, float* sum, float* wsum) {
   *wsum += w;
-  for (int c = 0; c < channels; ++c) sum[c] = fma(w, v[c], sum[c]);
+#pragma unroll
+  for (int c = 0; c < CHANNEL_COUNT(channels); ++c) sum[c] = fma(w, v[c], sum[c]);
 }
 
 // sum / wsum, multiplied back by the albedo at `at` when remodulating.
 inline void store_normalised(__global float* dst, __global const float* albedo, const ulong plane,
                              const ulong at, const int channels, const float* sum, const float wsum,
                              const int remod, const float albedo_min) {
-  for (int c = 0; c < channels; ++c) {
+#pragma unroll
+  for (int c = 0; c < CHANNEL_COUNT(channels); ++c) {
     const float v = sum[c] / wsum;
     dst[c * plane + at] = remod ? v * demodulating_albedo(albedo[c * plane + at], albedo_min) : v;
   }

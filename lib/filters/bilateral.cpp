@@ -155,7 +155,8 @@ class BilateralStage : public GuidedStage {
     out.source = in.source;
     const std::size_t albedo_bytes = plan.demod ? 3 * plane_bytes : 0;
     for (const bool horizontal : {true, false}) {
-      auto k = device.kernel("bilateral.cl", horizontal ? "bilateral_rows" : "bilateral_cols", {});
+      auto k = device.kernel("bilateral.cl", horizontal ? "bilateral_rows" : "bilateral_cols",
+                             {{"CHANNELS", std::to_string(channels)}});
       set_args(k, horizontal ? in.buffer : tmp.buffer, horizontal ? tmp.buffer : out.buffer, flags,
                dg.albedo, weights, in.width, in.height, in.pitch, channels, p_.r, int(p_.border),
                int(plan.use_flags), int(plan.demod && horizontal), int(plan.demod && !horizontal),

@@ -44,3 +44,17 @@ TEST_CASE("atrous: no weight crosses between geometry and no geometry") {
 TEST_CASE("atrous: device against the reference on odd sizes, guides, albedo and borders") {
   test::check_guided_on_odd_sizes("atrous", "atrous:iters=2:sigma_c=0.5", "atrous:iters=1");
 }
+
+TEST_CASE("atrous: whole sigma_n is a power by squaring, others pow; both match the device") {
+  const Guides g = test::random_guides(61, 37, false);
+  const Image rgb = test::random_image(61, 37, 3);
+  for (const char* spec : {"atrous:sigma_n=0", "atrous:sigma_n=1", "atrous:sigma_n=37",
+                           "atrous:sigma_n=128", "atrous:sigma_n=2.5", "atrous:sigma_n=5000"})
+    test::check_guided_device(spec, rgb, &g);
+  // Squaring and pow agree to rounding: sigma_n 128 against 128.0001 (the pow path).
+  const auto a = test::guided_stage("atrous:sigma_n=128", &g);
+  const auto b = test::guided_stage("atrous:sigma_n=128.0001", &g);
+  const Comparison c = compare(a.stage->reference(rgb), b.stage->reference(rgb), 1e-4);
+  INFO(c.summary());
+  CHECK(c.ok());
+}
