@@ -58,3 +58,64 @@ __kernel void to_gray(__global const float* src, __global float* dst, const int 
   v = v + wb * src[2 * plane + i];
   dst[i] = v;
 }
+
+// CPUs (lib/cl/tuning.cpp vec > 0): VEC neighbouring pixels per work-item, so that the
+// conversion and the stores become vector code (PoCL does not vectorise across work-items
+// here). Same arithmetic per sample as the kernels above.
+#ifndef VEC
+#define VEC 16
+#endif
+#define CAT2(a, b) a##b
+#define CAT(a, b) CAT2(a, b)
+#define FLOATV CAT(float, VEC)
+#define VLOAD CAT(vload, VEC)
+#define VSTORE CAT(vstore, VEC)
+
+__kernel void convert_to_planar_vec(__global const SAMPLE* src, __global float* dst,
+                                    const int width, const int height, const int pitch,
+                                    const float scale) {
+  const int x0 = (int)get_global_id(0) * VEC, y = get_global_id(1);
+  if (x0 >= width || y >= height) return;
+  const int n = min(VEC, width - x0);
+  __global const SAMPLE* in = src + ((size_t)y * width + x0) * CHANNELS;
+  // The VEC pixels' samples in vector loads, then picked apart per channel in registers.
+  SAMPLE samples[VEC * CHANNELS];
+  if (n == VEC) {
+#pragma unroll
+    for (int i = 0; i < CHANNELS; ++i) VSTORE(VLOAD(i, in), i, samples);
+  } else {
+    for (int i = 0; i < n * CHANNELS; ++i) samples[i] = in[i];
+  }
+#pragma unroll
+  for (int c = 0; c < CHANNELS; ++c) {
+    __global float* out = dst + ((size_t)c * height + y) * pitch + x0;
+    float lanes[VEC];
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) lanes[k] = (float)samples[k * CHANNELS + c];
+    const FLOATV v = VLOAD(0, lanes) * scale;
+    if (n == VEC) {
+      VSTORE(v, 0, out);
+    } else {
+      VSTORE(v, 0, lanes);
+      for (int k = 0; k < n; ++k) out[k] = lanes[k];
+    }
+  }
+}
+
+__kernel void convert_from_planar_vec(__global const float* src, __global SAMPLE* dst,
+                                      const int width, const int height, const int pitch) {
+  const int x0 = (int)get_global_id(0) * VEC, y = get_global_id(1);
+  if (x0 >= width || y >= height) return;
+  const int n = min(VEC, width - x0);
+  __global SAMPLE* out = dst + ((size_t)y * width + x0) * CHANNELS;
+  for (int c = 0; c < CHANNELS; ++c) {
+    // Rows are padded to a multiple of 32 floats: a full vector load stays inside the row.
+    FLOATV v = VLOAD(0, src + ((size_t)c * height + y) * pitch + x0);
+#if QUANTIZE
+    v = select(fmin(fmax(floor(v * MAX_CODE + 0.5f), 0.0f), MAX_CODE), (FLOATV)(0.0f), isnan(v));
+#endif
+    float lanes[VEC];
+    VSTORE(v, 0, lanes);
+    for (int k = 0; k < n; ++k) out[k * CHANNELS + c] = (SAMPLE)lanes[k];
+  }
+}

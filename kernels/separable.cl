@@ -154,3 +154,68 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
   dst[(size_t)y * pitch + x] = sum + offset;
 }
 #endif
+
+// CPUs (VEC > 0, from the tuning table): each work-item computes VEC neighbouring outputs of a
+// row with VEC-wide vector fma, taps read straight from memory (caches do what the local tile
+// does on a GPU). PoCL does not vectorise the tiled kernels across work-items; explicit vectors
+// become AVX code. Each lane still adds its taps in order, so results equal the reference.
+#ifndef VEC
+#define VEC 16
+#endif
+#define FLOATV CAT(float, VEC)
+#define VLOAD CAT(vload, VEC)
+#define VSTORE CAT(vstore, VEC)
+
+// The lanes of `sum` that fall inside the row.
+inline void store_lanes(__global float* out, const int x0, const int width, const FLOATV sum) {
+  if (x0 + VEC <= width) {
+    VSTORE(sum, 0, out + x0);
+  } else {
+    float lanes[VEC];
+    VSTORE(sum, 0, lanes);
+    for (int k = 0; x0 + k < width; ++k) out[x0 + k] = lanes[k];
+  }
+}
+
+__kernel void CAT(FILTER, _rows_vec)(__global const float* src, __global float* dst,
+                                     const int width, const int height, const int pitch,
+                                     const int border, __constant const float* weights) {
+  const size_t plane = (size_t)get_global_id(2) * pitch * height;
+  const int x0 = (int)get_global_id(0) * VEC, y = get_global_id(1);
+  if (x0 >= width || y >= height) return;
+  __global const float* row = src + plane + (size_t)y * pitch;
+  __global float* out = dst + plane + (size_t)y * pitch;
+  if (x0 >= RADIUS_X && x0 + VEC + RADIUS_X <= width) {
+    FLOATV sum = 0.0f;
+    for (int j = 0; j <= 2 * RADIUS_X; ++j)
+      sum = fma((FLOATV)(weights[j]), VLOAD(0, row + x0 - RADIUS_X + j), sum);
+    VSTORE(sum, 0, out + x0);
+    return;
+  }
+  for (int k = 0; k < VEC && x0 + k < width; ++k) {  // near the left or right edge
+    float sum = 0.0f;
+    for (int j = 0; j <= 2 * RADIUS_X; ++j) {
+      const int x = border_index(x0 + k - RADIUS_X + j, width, border);
+      sum = fma(weights[j], x < 0 ? 0.0f : row[x], sum);
+    }
+    out[x0 + k] = sum;
+  }
+}
+
+// Rows are padded to a multiple of 32 floats, so a VEC-wide load at x0 < width stays inside
+// the row; lanes past the width are computed and dropped.
+__kernel void CAT(FILTER, _cols_vec)(__global const float* src, __global float* dst,
+                                     const int width, const int height, const int pitch,
+                                     const int border, __constant const float* weights,
+                                     const float offset) {
+  const size_t plane = (size_t)get_global_id(2) * pitch * height;
+  const int x0 = (int)get_global_id(0) * VEC, y = get_global_id(1);
+  if (x0 >= width || y >= height) return;
+  FLOATV sum = 0.0f;
+  for (int i = 0; i <= 2 * RADIUS_Y; ++i) {
+    const int yy = border_index(y + i - RADIUS_Y, height, border);
+    const FLOATV v = yy < 0 ? (FLOATV)(0.0f) : VLOAD(0, src + plane + (size_t)yy * pitch + x0);
+    sum = fma((FLOATV)(weights[i]), v, sum);
+  }
+  store_lanes(dst + plane + (size_t)y * pitch, x0, width, sum + offset);
+}

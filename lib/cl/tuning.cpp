@@ -25,7 +25,13 @@ constexpr Row kTable[] = {
      {.rows_w = 32, .rows_h = 4, .rows_steps = 8, .cols_w = 32, .cols_h = 8, .cols_steps = 16}},
     {"cpu",
      "",
-     {.rows_w = 16, .rows_h = 4, .rows_steps = 4, .cols_w = 16, .cols_h = 8, .cols_steps = 4}},
+     {.rows_w = 16,
+      .rows_h = 4,
+      .rows_steps = 4,
+      .cols_w = 16,
+      .cols_h = 8,
+      .cols_steps = 4,
+      .vec = 16}},
     {"", "", {}},
 };
 
@@ -38,7 +44,8 @@ void apply_overrides(Tuning& t, const char* text) {
       {"conv_w", &Tuning::conv_w},         {"conv_h", &Tuning::conv_h},
       {"conv_run", &Tuning::conv_run},     {"box_seg", &Tuning::box_seg},
       {"box_rows", &Tuning::box_rows},     {"hist_group", &Tuning::hist_group},
-      {"hist_subhists", &Tuning::hist_subhists}};
+      {"hist_subhists", &Tuning::hist_subhists}, {"vec", &Tuning::vec},
+      {"vec_w", &Tuning::vec_w},                 {"vec_h", &Tuning::vec_h}};
   std::string list = text;
   std::size_t start = 0;
   while (start < list.size()) {

@@ -1,6 +1,7 @@
 // Host side of kernels/convert.cl and the CPU reference of luminance.
 #include "filters/convert.hpp"
 
+#include "cl/tuning.hpp"
 #include "core/error.hpp"
 #include "filters/filter.hpp"
 
@@ -23,6 +24,26 @@ Defines sample_defines(PixelType type, int channels) {
 
 const cl::NDRange kGroup2D(16, 16);
 
+// The per-pixel conversion kernel, or on CPUs (tuning vec > 0) its VEC-pixels-per-work-item
+// form.
+struct Launch {
+  std::string name;
+  cl::NDRange global, local;
+  int vec = 0;
+  Defines defines(PixelType type, int channels) const {
+    Defines d = sample_defines(type, channels);
+    if (vec) d.emplace_back("VEC", std::to_string(vec));
+    return d;
+  }
+};
+
+Launch launch_for(const Device& device, int width, int height, const std::string& kernel) {
+  const Tuning t = tuning_for(device.info());
+  if (t.vec == 0) return {kernel, cl::NDRange(width, height), kGroup2D, 0};
+  return {kernel + "_vec", cl::NDRange(std::size_t((width + t.vec - 1) / t.vec), height),
+          cl::NDRange(t.vec_w, t.vec_h), t.vec};
+}
+
 void check_gray_input(int color_channels, const std::string& filter) {
   if (color_channels != 1 && color_channels != 3)
     throw Error(ErrorKind::Usage, "filter '" + filter +
@@ -44,11 +65,11 @@ DeviceImage upload(Device& device, const PixelBuffer& pixels) {
   device.write(staging, pixels.bytes.data(), bytes, "upload");
   DeviceImage image = device.image(pixels.width, pixels.height, pixels.channels, pixels.alpha);
   image.source = pixels.type;
-  auto kernel = device.kernel("convert.cl", "convert_to_planar",
-                              sample_defines(pixels.type, pixels.channels));
+  const Launch l = launch_for(device, pixels.width, pixels.height, "convert_to_planar");
+  auto kernel = device.kernel("convert.cl", l.name, l.defines(pixels.type, pixels.channels));
   set_args(kernel, staging, image.buffer, pixels.width, pixels.height, image.pitch,
            unit_scale(pixels.type));
-  device.launch(kernel, "convert_to_planar", cl::NDRange(pixels.width, pixels.height), kGroup2D,
+  device.launch(kernel, "convert_to_planar", l.global, l.local,
                 bytes + pixels.sample_count() * sizeof(float));
   return image;
 }
@@ -57,10 +78,10 @@ PixelBuffer download(Device& device, const DeviceImage& image, PixelType type,
                      std::pmr::memory_resource* memory) {
   PixelBuffer pixels(image.width, image.height, image.channels, type, image.alpha, memory);
   cl::Buffer staging = device.buffer(pixels.bytes.size(), "download");
-  auto kernel =
-      device.kernel("convert.cl", "convert_from_planar", sample_defines(type, image.channels));
+  const Launch l = launch_for(device, image.width, image.height, "convert_from_planar");
+  auto kernel = device.kernel("convert.cl", l.name, l.defines(type, image.channels));
   set_args(kernel, image.buffer, staging, image.width, image.height, image.pitch);
-  device.launch(kernel, "convert_from_planar", cl::NDRange(image.width, image.height), kGroup2D,
+  device.launch(kernel, "convert_from_planar", l.global, l.local,
                 pixels.bytes.size() + pixels.sample_count() * sizeof(float));
   device.read(staging, pixels.bytes.data(), pixels.bytes.size(), "download");
   return pixels;

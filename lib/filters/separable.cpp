@@ -89,7 +89,10 @@ class SeparableStage : public Stage {
     const Tuning t = tuning_for(device.info());
     DeviceImage out = device.image(src.width, src.height, src.channels, src.alpha);
     out.source = src.source;
-    enqueue_two_pass(device, t, src, out);
+    if (t.vec > 0)
+      enqueue_vector(device, t, src, out);
+    else
+      enqueue_two_pass(device, t, src, out);
     copy_alpha(device, src, out);
     return out;
   }
@@ -138,6 +141,28 @@ class SeparableStage : public Stage {
         cols.direct ? src.height : std::size_t(ceil_div(src.height, cols.h * cols.steps)) * cols.h;
     device.launch(cols_kernel, k_.filter + "_cols", cl::NDRange(src.width, rows_needed, planes),
                   cl::NDRange(cols.w, cols.h, 1), bytes);
+  }
+
+  // The CPU form: the same two passes, VEC outputs per work-item with vector arithmetic.
+  void enqueue_vector(Device& device, const Tuning& t, const DeviceImage& src,
+                      DeviceImage& out) const {
+    Defines defines = common_defines();
+    defines.emplace_back("VEC", std::to_string(t.vec));
+    const int planes = src.color_channels();
+    const std::size_t bytes = 2 * src.plane_size() * sizeof(float) * planes;
+    const cl::NDRange global(std::size_t(ceil_div(src.width, t.vec)), src.height, planes);
+    const cl::NDRange local(t.vec_w, t.vec_h, 1);
+    DeviceImage tmp = device.image(src.width, src.height, planes, false);
+    auto rows_kernel = device.kernel("separable.cl", k_.filter + "_rows_vec", defines);
+    const auto rows_weights = device.constants(k_.rows, k_.filter + " row weights");
+    set_args(rows_kernel, src.buffer, tmp.buffer, src.width, src.height, src.pitch, int(k_.border),
+             rows_weights);
+    device.launch(rows_kernel, k_.filter + "_rows_vec", global, local, bytes);
+    auto cols_kernel = device.kernel("separable.cl", k_.filter + "_cols_vec", defines);
+    const auto cols_weights = device.constants(k_.cols, k_.filter + " column weights");
+    set_args(cols_kernel, tmp.buffer, out.buffer, src.width, src.height, src.pitch, int(k_.border),
+             cols_weights, k_.offset);
+    device.launch(cols_kernel, k_.filter + "_cols_vec", global, local, bytes);
   }
 
   SeparableKernel k_;

@@ -65,9 +65,11 @@ TEST_CASE("device matches reference: gaussian large radii and awkward sizes") {
 
 TEST_CASE("with little local memory: the two-pass kernels, and direct columns for big radii") {
   // Pretending the device has 8 KiB of local memory rules out the fused kernel, so the rows
-  // and columns passes run (and for r >= 64 the direct columns kernel).
+  // and columns passes run (and for r >= 64 the direct columns kernel). Typed as a GPU without
+  // a tuning row, so a CPU test device runs the tiled kernels, not the CPU vector ones.
   DeviceInfo small = test::device().info();
   small.local_memory = 8 * 1024;
+  small.type = "gpu";
   Device device(small, default_cache_dir());
   for (int r = 1; r <= 20; ++r)
     for (const char* border : test::kBorders)
@@ -77,4 +79,16 @@ TEST_CASE("with little local memory: the two-pass kernels, and direct columns fo
     for (const char* border : test::kBorders)
       test::check_device_matches(device, "box:r=" + std::to_string(r) + ":border=" + border,
                                  test::random_image(61, 300, 1));
+}
+
+TEST_CASE("the tiled separable kernels with the device's own local memory") {
+  DeviceInfo info = test::device().info();
+  info.type = "gpu";  // no CPU vector kernels: what GPUs run, checked here on any device
+  Device device(info, default_cache_dir());
+  for (int r : {1, 2, 5, 8, 16, 31})
+    for (const char* border : test::kBorders)
+      test::check_device_matches(device, "gaussian:r=" + std::to_string(r) + ":border=" + border,
+                                 test::random_image(101, 67, 3, false, unsigned(r)));
+  test::check_device_matches(device, "sep:h=1,2,1:v=1,4,6,4,1:offset=0.25",
+                             test::random_image(1023, 517, 1));
 }
