@@ -54,12 +54,11 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o) {
     const LoadedImage a = read_image(parse_input_ref(pair.a));
     const LoadedImage b = read_image(parse_input_ref(pair.b));
     const Image ia = to_image(a.pixels), ib = to_image(b.pixels);
-    if (ia.width() != ib.width() || ia.height() != ib.height() ||
-        ia.channels() != ib.channels())
-      throw Error(ErrorKind::NotComparable,
-                  fmt::format("not comparable: {} is {}x{}x{}, {} is {}x{}x{}", pair.a,
-                              ia.width(), ia.height(), ia.channels(), pair.b, ib.width(),
-                              ib.height(), ib.channels()));
+    if (ia.width() != ib.width() || ia.height() != ib.height() || ia.channels() != ib.channels())
+      throw Error(
+          ErrorKind::NotComparable,
+          fmt::format("not comparable: {} is {}x{}x{}, {} is {}x{}x{}", pair.a, ia.width(),
+                      ia.height(), ia.channels(), pair.b, ib.width(), ib.height(), ib.channels()));
     r.diff = diff_images(ia, ib, o.thresholds);
     r.channel_names = a.channel_names;
     r.verdict = to_string(r.diff.verdict);
@@ -93,8 +92,7 @@ void print_pair(const Pair& pair, const PairResult& r, const Thresholds& t) {
   fmt::print("  mean error {:.6g}, RMS error {:.6g}, PSNR {:.2f} dB\n", m.mean_error, m.rms_error,
              m.psnr);
   fmt::print("  max error {:.6g} at ({}, {}) channel {}: {} vs {}\n", m.max_error, m.worst_x,
-             m.worst_y, channel_name(r.channel_names, m.worst_c), m.worst_actual,
-             m.worst_expected);
+             m.worst_y, channel_name(r.channel_names, m.worst_c), m.worst_actual, m.worst_expected);
   fmt::print("  {} pixels ({}) over fail {:g}; {} pixels ({}) over warn {:g}\n",
              r.diff.failed_pixels, percent(r.diff.failed_pixels, r.diff.pixels), t.fail,
              r.diff.warned_pixels, percent(r.diff.warned_pixels, r.diff.pixels), t.warn);
@@ -108,8 +106,8 @@ nlohmann::json number_or_null(double value) {
 }
 
 nlohmann::json to_json(const Pair& pair, const PairResult& r) {
-  nlohmann::json j = {{"a", pair.a}, {"b", pair.b}, {"verdict", r.verdict},
-                      {"exit_code", r.exit_code}};
+  nlohmann::json j = {
+      {"a", pair.a}, {"b", pair.b}, {"verdict", r.verdict}, {"exit_code", r.exit_code}};
   if (!r.error.empty()) {
     j["error"] = r.error;
     return j;
@@ -133,20 +131,19 @@ nlohmann::json to_json(const Pair& pair, const PairResult& r) {
 
 void write_report(const std::string& path, const std::vector<Pair>& pairs,
                   const std::vector<PairResult>& results, const Thresholds& t, int exit_code) {
-  nlohmann::json report = {
-      {"schema", "halo-compare/1"},
-      {"thresholds",
-       {{"fail", t.fail},
-        {"failrelative", t.fail_relative},
-        {"failpercent", t.fail_percent},
-        {"hardfail", number_or_null(t.hard_fail)},
-        {"allowfailures", t.allow_failures},
-        {"warn", t.warn},
-        {"warnrelative", t.warn_relative},
-        {"warnpercent", t.warn_percent},
-        {"hardwarn", number_or_null(t.hard_warn)}}},
-      {"pairs", nlohmann::json::array()},
-      {"exit_code", exit_code}};
+  nlohmann::json report = {{"schema", "halo-compare/1"},
+                           {"thresholds",
+                            {{"fail", t.fail},
+                             {"failrelative", t.fail_relative},
+                             {"failpercent", t.fail_percent},
+                             {"hardfail", number_or_null(t.hard_fail)},
+                             {"allowfailures", t.allow_failures},
+                             {"warn", t.warn},
+                             {"warnrelative", t.warn_relative},
+                             {"warnpercent", t.warn_percent},
+                             {"hardwarn", number_or_null(t.hard_warn)}}},
+                           {"pairs", nlohmann::json::array()},
+                           {"exit_code", exit_code}};
   for (std::size_t i = 0; i < pairs.size(); ++i)
     report["pairs"].push_back(to_json(pairs[i], results[i]));
   AtomicOutput out(path);
@@ -200,8 +197,10 @@ int compare_command(const CompareOptions& o) {
     warned += r.verdict == "WARNING";
     incomparable += r.verdict == "NOT_COMPARABLE";
   }
-  if (pairs.size() == 1) exit_code = results.front().exit_code;
-  else exit_code = incomparable ? int(ErrorKind::NotComparable) : failed ? 1 : 0;
+  if (pairs.size() == 1)
+    exit_code = results.front().exit_code;
+  else
+    exit_code = incomparable ? int(ErrorKind::NotComparable) : failed ? 1 : 0;
   if (pairs.size() > 1)
     fmt::print("{} pairs: {} passed, {} warned, {} failed, {} not comparable\n", pairs.size(),
                pairs.size() - failed - warned - incomparable, warned, failed, incomparable);

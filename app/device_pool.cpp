@@ -40,7 +40,8 @@ DevicePool::DevicePool(const GlobalOptions& options, int slots, bool pinned) {
     // Slots alternate between devices, so the first free slots spread work across them. The
     // slots of one device share its context and compiled programs.
     std::vector<std::unique_ptr<Device>> first;
-    for (const auto& info : devices) first.push_back(std::make_unique<Device>(info, default_cache_dir()));
+    for (const auto& info : devices)
+      first.push_back(std::make_unique<Device>(info, default_cache_dir()));
     for (int slot = 1; slot < slots; ++slot)
       for (const auto& device : first) slots_.push_back(device->another_queue());
     for (auto& device : first) slots_.push_back(std::move(device));

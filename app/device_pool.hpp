@@ -1,6 +1,6 @@
 // The OpenCL devices a batch runs on, each opened with a few queues on one context ("slots") so
-// that one image's upload or download overlaps another's kernels, and workers borrow a free slot for
-// the device part of each file. No device at all means the CPU reference.
+// that one image's upload or download overlaps another's kernels, and workers borrow a free slot
+// for the device part of each file. No device at all means the CPU reference.
 #pragma once
 
 #include <condition_variable>

@@ -11,11 +11,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <thread>
 #include <fstream>
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "cl/cl_error.hpp"
 #include "cl/pinned_pool.hpp"
@@ -227,11 +227,13 @@ void bench_transfers(Device& device, const Options& o, nlohmann::json& results) 
     for (const bool upload : {true, false}) {
       void* host = use_pinned ? pinned->data() : pageable.data();
       const double m = time_runs(device, o, {}, [&] {
-                         if (upload) device.write(target, host, bytes, "upload");
-                         else device.read(target, host, bytes, "download");
+                         if (upload)
+                           device.write(target, host, bytes, "upload");
+                         else
+                           device.read(target, host, bytes, "download");
                        }).median_ms;
-      const std::string name = std::string(upload ? "upload" : "download") +
-                               (use_pinned ? " pinned" : " pageable");
+      const std::string name =
+          std::string(upload ? "upload" : "download") + (use_pinned ? " pinned" : " pageable");
       fmt::print("{:<30} {:>10.3f} {:>9.1f}\n", name, m, bytes / (m * 1e6));
       results.push_back({{"transfer", name}, {"median_ms", m}, {"gbps", bytes / (m * 1e6)}});
     }

@@ -68,11 +68,10 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "errors only");
 
   // In the order the subcommands are registered: main() finds the parsed one by position.
-  const halo::Command commands[] = {halo::add_run_command(app, global),
-                                    halo::add_hist_command(app, global),
-                                    halo::add_compare_command(app),
-                                    halo::add_devices_command(app), halo::add_filters_command(app),
-                                    halo::add_presets_command(app)};
+  const halo::Command commands[] = {
+      halo::add_run_command(app, global), halo::add_hist_command(app, global),
+      halo::add_compare_command(app),     halo::add_devices_command(app),
+      halo::add_filters_command(app),     halo::add_presets_command(app)};
 
   try {
     app.parse(argc, argv);

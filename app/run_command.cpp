@@ -10,10 +10,10 @@
 #include <set>
 #include <thread>
 
-#include "batch/batch.hpp"
 #include "app/commands.hpp"
 #include "app/device_pool.hpp"
 #include "app/histogram_report.hpp"
+#include "batch/batch.hpp"
 #include "batch/output_template.hpp"
 #include "cl/cl_error.hpp"
 #include "cl/program_cache.hpp"
@@ -100,7 +100,6 @@ std::vector<StageSpec> stage_specs(const CLI::App& run) {
   return specs;
 }
 
-
 // The verify lines of one file, and the error its first mismatch gives (none when all agree).
 std::string checks_report(const RunResult& result) {
   std::string text;
@@ -138,7 +137,8 @@ std::string timings_report(const RunResult& result) {
     text += fmt::format("time {:<24} {:<20} {:9.3f} ms {}\n", t.stage, t.label, t.ms, rate);
   }
   text += fmt::format("time {:<45} {:9.3f} ms\n", "device total", total);
-  if (verify > 0) text += fmt::format("time {:<45} {:9.3f} ms\n", "verification read-backs", verify);
+  if (verify > 0)
+    text += fmt::format("time {:<45} {:9.3f} ms\n", "verification read-backs", verify);
   return text;
 }
 
@@ -191,8 +191,8 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   const SampleType requested = run.wanted.value_or(loaded.stored);
   const SampleType type = storable_type(job.output, requested);
   if (type != requested)
-    spdlog::info("{}: writing {} samples (the format cannot store {})", job.output,
-                 to_string(type), to_string(requested));
+    spdlog::info("{}: writing {} samples (the format cannot store {})", job.output, to_string(type),
+                 to_string(requested));
 
   std::optional<RunResult> result;
   DevicePool::Lease lease = run.devices.acquire();
@@ -202,13 +202,12 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
                    device->info().platform_name);
       for (const auto& stage : pipeline.stages())
         for (const auto& detail : stage->details()) spdlog::info("{}: {}", stage->spec(), detail);
-      result = run_device(*device, pipeline, loaded.pixels, pixel_type(type),
-                          {.verify = o.verify,
-                           .tolerance = o.tolerance,
-                           .host_memory = run.devices.host_memory()});
+      result = run_device(
+          *device, pipeline, loaded.pixels, pixel_type(type),
+          {.verify = o.verify, .tolerance = o.tolerance, .host_memory = run.devices.host_memory()});
       outcome.device = device->info().name;
-      spdlog::debug("kernel cache: {} compiled, {} loaded from disk",
-                    device->programs().compiled(), device->programs().loaded_from_disk());
+      spdlog::debug("kernel cache: {} compiled, {} loaded from disk", device->programs().compiled(),
+                    device->programs().loaded_from_disk());
     } catch (const ClError& e) {
       if (run.global.strict || run.global.device != "auto") throw;
       spdlog::warn("{}: {}; running the CPU reference instead (--strict makes this an error)",
@@ -335,7 +334,9 @@ void prepare_folders(const std::vector<FileJob>& jobs, bool make) {
   }
 }
 
-int default_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
+int default_jobs() {
+  return std::max(1u, std::thread::hardware_concurrency());
+}
 
 int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global) {
   const std::vector<StageSpec> specs = stage_specs(cli);
@@ -372,12 +373,13 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
   settings.fail_fast = o.fail_fast;
   settings.summary = o.summary;
   for (const auto& spec : specs) settings.specs.push_back(spec.text);
-  settings.progress = o.progress          ? (::isatty(2) ? Progress::Mode::live : Progress::Mode::lines)
+  settings.progress = o.progress ? (::isatty(2) ? Progress::Mode::live : Progress::Mode::lines)
                       : ::isatty(2) && spdlog::get_level() >= spdlog::level::warn
                           ? Progress::Mode::live
                           : Progress::Mode::off;
   spdlog::info("{} files on {} workers, {} device{}", jobs.size(), workers,
-               devices.empty() ? 0 : devices.device_count(), devices.device_count() == 1 ? "" : "s");
+               devices.empty() ? 0 : devices.device_count(),
+               devices.device_count() == 1 ? "" : "s");
   return run_batch(jobs, settings,
                    [&](const FileJob& job, int) { return process_file(job, context); });
 }
@@ -495,7 +497,8 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
                    "K/N: only every N-th input starting at the K-th (1-based) of the sorted "
                    "list; N jobs with K=1..N cover every input once")
       ->group(batch);
-  run_app->footer(R"(A batch (more than one input, a folder, glob or sequence) goes on past failed files,
+  run_app->footer(
+      R"(A batch (more than one input, a folder, glob or sequence) goes on past failed files,
 reports each on stderr, and exits 0 when all were written or skipped, 1 when some only
 mismatched --verify, 2 when any failed, 130 when interrupted (Ctrl-C lets files in flight
 finish; run again with --skip-existing). A single file keeps its own exit code.

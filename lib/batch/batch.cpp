@@ -20,7 +20,9 @@ namespace {
 
 std::atomic<int> g_signal{0};
 
-extern "C" void on_stop_signal(int signal) { g_signal = signal; }
+extern "C" void on_stop_signal(int signal) {
+  g_signal = signal;
+}
 
 // The first SIGINT/SIGTERM asks the batch to stop taking files; SA_RESETHAND makes a second
 // one end the process at once (atomic writes still leave no partial file under a final name).
@@ -42,7 +44,8 @@ class StopSignals {
   static bool raised() { return g_signal != 0; }
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 nlohmann::json to_json(const FileJob& job, const FileOutcome& o) {
@@ -71,21 +74,20 @@ void write_summary(const std::string& path, const std::vector<FileJob>& jobs,
     ++counts[to_string(outcomes[i].status)];
   }
   const int processed = counts["ok"] + counts["mismatch"];
-  nlohmann::json summary = {
-      {"schema", "halo-batch-summary/1"},
-      {"filters", settings.specs},
-      {"jobs", settings.jobs},
-      {"files", files},
-      {"totals",
-       {{"files", jobs.size()},
-        {"ok", counts["ok"]},
-        {"skipped", counts["skipped"]},
-        {"failed", counts["failed"]},
-        {"mismatch", counts["mismatch"]},
-        {"not_run", counts["not_run"]},
-        {"seconds", seconds},
-        {"images_per_s", seconds > 0 ? processed / seconds : 0.0}}},
-      {"exit_code", exit_code}};
+  nlohmann::json summary = {{"schema", "halo-batch-summary/1"},
+                            {"filters", settings.specs},
+                            {"jobs", settings.jobs},
+                            {"files", files},
+                            {"totals",
+                             {{"files", jobs.size()},
+                              {"ok", counts["ok"]},
+                              {"skipped", counts["skipped"]},
+                              {"failed", counts["failed"]},
+                              {"mismatch", counts["mismatch"]},
+                              {"not_run", counts["not_run"]},
+                              {"seconds", seconds},
+                              {"images_per_s", seconds > 0 ? processed / seconds : 0.0}}},
+                            {"exit_code", exit_code}};
   AtomicOutput out(path);
   {
     std::ofstream stream(out.temp_path());
@@ -104,11 +106,16 @@ std::string failure_line(const FileJob& job, const std::string& reason) {
 
 const char* to_string(FileStatus status) {
   switch (status) {
-    case FileStatus::ok: return "ok";
-    case FileStatus::skipped: return "skipped";
-    case FileStatus::failed: return "failed";
-    case FileStatus::mismatch: return "mismatch";
-    case FileStatus::not_run: return "not_run";
+    case FileStatus::ok:
+      return "ok";
+    case FileStatus::skipped:
+      return "skipped";
+    case FileStatus::failed:
+      return "failed";
+    case FileStatus::mismatch:
+      return "mismatch";
+    case FileStatus::not_run:
+      return "not_run";
   }
   return "?";
 }
@@ -129,7 +136,8 @@ int run_batch(const std::vector<FileJob>& jobs, const BatchSettings& settings,
         if (i >= jobs.size()) return;
         progress.started(jobs[i].input.path);
         FileOutcome outcome = process(jobs[i], worker);
-        const bool bad = outcome.status == FileStatus::failed || outcome.status == FileStatus::mismatch;
+        const bool bad =
+            outcome.status == FileStatus::failed || outcome.status == FileStatus::mismatch;
         if (bad && settings.fail_fast) stop = true;
         progress.log([&] {
           if (!outcome.report.empty())

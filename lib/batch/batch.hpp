@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "batch/progress.hpp"
 #include "batch/inputs.hpp"
+#include "batch/progress.hpp"
 
 namespace halo {
 

@@ -90,7 +90,9 @@ struct Sequence {
   std::string dir, prefix, suffix;
   int padding = 0;  // digits with leading zeros; 0: as many as the number needs
 
-  std::string name(long frame) const { return prefix + fmt::format("{:0{}d}", frame, padding) + suffix; }
+  std::string name(long frame) const {
+    return prefix + fmt::format("{:0{}d}", frame, padding) + suffix;
+  }
 };
 
 std::optional<Sequence> parse_sequence(const std::string& path) {
@@ -116,7 +118,8 @@ std::vector<InputFile> expand_sequence(const Sequence& s, const std::string& pat
   std::vector<InputFile> files;
   if (!frames.empty()) {  // the frames asked for, missing ones included: the batch reports them
     for (long frame : parse_frames(frames))
-      files.push_back({join(s.name(frame)), channels, "", fmt::format("{:0{}d}", frame, s.padding)});
+      files.push_back(
+          {join(s.name(frame)), channels, "", fmt::format("{:0{}d}", frame, s.padding)});
     return files;
   }
   std::map<long, std::string> found;
@@ -163,8 +166,8 @@ long parse_number(const std::string& text, const std::string& whole) {
   long value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || value < 0)
-    throw Error(ErrorKind::Usage, "--frames '" + whole +
-                                      "': expected frames like 1-100, 1-100x5 or 1,4,9-12");
+    throw Error(ErrorKind::Usage,
+                "--frames '" + whole + "': expected frames like 1-100, 1-100x5 or 1,4,9-12");
   return value;
 }
 
@@ -172,7 +175,7 @@ long parse_number(const std::string& text, const std::string& whole) {
 
 bool is_image_extension(const std::string& extension) {
   static const std::set<std::string> known = {".png", ".exr", ".tif", ".tiff", ".jpg", ".jpeg",
-                                              ".pfm", ".hdr", ".bmp", ".webp", ".tga",  ".dpx"};
+                                              ".pfm", ".hdr", ".bmp", ".webp", ".tga", ".dpx"};
   return known.count(extension) != 0;
 }
 
@@ -189,7 +192,8 @@ std::vector<long> parse_frames(const std::string& text) {
     } else {
       const std::size_t x = item.find('x', dash);
       const long first = parse_number(item.substr(0, dash), text);
-      const long last = parse_number(item.substr(dash + 1, x == std::string::npos ? x : x - dash - 1), text);
+      const long last =
+          parse_number(item.substr(dash + 1, x == std::string::npos ? x : x - dash - 1), text);
       const long step = x == std::string::npos ? 1 : parse_number(item.substr(x + 1), text);
       if (first > last || step == 0)
         throw Error(ErrorKind::Usage, "--frames '" + text + "': range " + item +
@@ -256,7 +260,8 @@ Shard parse_shard(const std::string& text) {
 
 std::vector<InputFile> take_shard(const std::vector<InputFile>& files, const Shard& shard) {
   std::vector<InputFile> mine;
-  for (std::size_t i = std::size_t(shard.index - 1); i < files.size(); i += std::size_t(shard.count))
+  for (std::size_t i = std::size_t(shard.index - 1); i < files.size();
+       i += std::size_t(shard.count))
     mine.push_back(files[i]);
   return mine;
 }

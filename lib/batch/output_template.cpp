@@ -65,12 +65,18 @@ std::string OutputTemplate::expand(const InputFile& input) const {
   const fs::path path(input.path);
   std::string out;
   for (const Part& part : parts_) {
-    if (!part.field) out += part.text;
-    else if (part.text == "stem") out += path.stem().string();
-    else if (part.text == "name") out += path.filename().string();
-    else if (part.text == "ext") out += path.extension().string();
-    else if (part.text == "dir") out += folder_of(path);
-    else if (part.text == "reldir") out += relative_folder(input);
+    if (!part.field)
+      out += part.text;
+    else if (part.text == "stem")
+      out += path.stem().string();
+    else if (part.text == "name")
+      out += path.filename().string();
+    else if (part.text == "ext")
+      out += path.extension().string();
+    else if (part.text == "dir")
+      out += folder_of(path);
+    else if (part.text == "reldir")
+      out += relative_folder(input);
     else if (part.text == "frame") {
       if (input.frame.empty())
         throw Error(ErrorKind::Usage,

@@ -52,8 +52,7 @@ float geometry_weight(const Surface& p, const Surface& q, const PassSetup& s,
   if (gp != gq) return 0.0f;
   if (!gp) return 1.0f;
   float w = 1.0f;
-  if (s.has_normal)
-    w = normal_weight(p.nx * q.nx + p.ny * q.ny + p.nz * q.nz, a);
+  if (s.has_normal) w = normal_weight(p.nx * q.nx + p.ny * q.ny + p.nz * q.nz, a);
   if (s.has_depth && p.z != q.z)
     w *= std::exp(-std::fabs(p.z - q.z) / (a.sigma_z * std::fmin(std::fabs(p.z), std::fabs(q.z))));
   return w;
@@ -117,8 +116,7 @@ class AtrousStage : public GuidedStage {
     check_size(in.width(), in.height());
     const AtrousParams a = resolved(in.color_channels());
     Image current = in;
-    for (int i = 0; i < a.iters; ++i)
-      current = pass_reference(current, guides(), a, setup(i, in));
+    for (int i = 0; i < a.iters; ++i) current = pass_reference(current, guides(), a, setup(i, in));
     return with_colour(in, current);
   }
 
@@ -224,9 +222,8 @@ FilterDef atrous_filter() {
             a.iters = args.integer("iters");
             a.sigma_c = args.is_auto("sigma_c") ? -1 : args.number("sigma_c");
             a.sigma_n = float(args.number("sigma_n"));
-            a.sigma_n_whole = a.sigma_n == std::floor(a.sigma_n) && a.sigma_n <= 4096
-                                  ? int(a.sigma_n)
-                                  : -1;
+            a.sigma_n_whole =
+                a.sigma_n == std::floor(a.sigma_n) && a.sigma_n <= 4096 ? int(a.sigma_n) : -1;
             a.sigma_z = float(args.number("sigma_z"));
             a.albedo_min = float(args.number("albedo_min"));
             a.border = parse_border(args.text("border"));

@@ -25,7 +25,6 @@ std::string one_line(std::string text) {
   return text;
 }
 
-
 std::string extension(const std::string& path) {
   auto ext = fs::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(),
@@ -291,7 +290,8 @@ void write_image(const std::string& path, const PixelBuffer& pixels, SampleType 
   } else {
     auto out = OIIO::ImageOutput::create(path);
     if (!out)
-      throw Error(ErrorKind::Usage, path + ": cannot write this format: " + one_line(OIIO::geterror()));
+      throw Error(ErrorKind::Usage,
+                  path + ": cannot write this format: " + one_line(OIIO::geterror()));
     OIIO::ImageSpec spec(pixels.width, pixels.height, pixels.channels, oiio_type(type));
     spec.channelnames = standard_names(pixels.channels, pixels.alpha);
     spec.alpha_channel = pixels.alpha ? pixels.channels - 1 : -1;

@@ -33,7 +33,7 @@ class Pipeline {
 
 struct RunOptions {
   bool verify = false;
-  double tolerance = 1e-4;                          // see halo::compare
+  double tolerance = 1e-4;                           // see halo::compare
   std::pmr::memory_resource* host_memory = nullptr;  // for the result's samples (nullptr: heap)
 };
 

@@ -58,9 +58,12 @@ Comparison compare(const Image& actual, const Image& expected, double tolerance)
 
 const char* to_string(Verdict verdict) {
   switch (verdict) {
-    case Verdict::pass: return "PASS";
-    case Verdict::warn: return "WARNING";
-    case Verdict::fail: return "FAILURE";
+    case Verdict::pass:
+      return "PASS";
+    case Verdict::warn:
+      return "WARNING";
+    case Verdict::fail:
+      return "FAILURE";
   }
   return "?";
 }

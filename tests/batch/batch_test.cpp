@@ -105,8 +105,7 @@ TEST_CASE("files and globs: order kept, duplicates once, missing plain files kep
   const std::string a = f.touch("x1.png"), b = f.touch("x2.png");
   f.touch("y.png");
   const auto list = expand_inputs({b, f / "x*.png", a, f / "missing.png"}, {});
-  CHECK(names(list.files, f.dir) ==
-        std::vector<std::string>{"x2.png", "x1.png", "missing.png"});
+  CHECK(names(list.files, f.dir) == std::vector<std::string>{"x2.png", "x1.png", "missing.png"});
   CHECK(list.files[0].frame == "2");
   CHECK(error_code([&] { expand_inputs({f / "z*.png"}, {}); }) == 66);
   CHECK(expand_inputs({a}, {}).single);
@@ -126,8 +125,7 @@ TEST_CASE("frame sequences: #### and %04d, the frames on disk or --frames with m
   CHECK(names(found.files, f.dir) == std::vector<std::string>{"shot.0001.exr", "shot.0002.exr",
                                                               "shot.0010.exr", "shot.12345.exr"});
   CHECK(found.files[2].frame == "0010");
-  CHECK(names(expand_inputs({f / "shot.%04d.exr"}, {}).files, f.dir) ==
-        names(found.files, f.dir));
+  CHECK(names(expand_inputs({f / "shot.%04d.exr"}, {}).files, f.dir) == names(found.files, f.dir));
   const auto asked = expand_inputs({f / "shot.%04d.exr"}, {.frames = "2-4"});
   CHECK(names(asked.files, f.dir) ==
         std::vector<std::string>{"shot.0002.exr", "shot.0003.exr", "shot.0004.exr"});
@@ -146,8 +144,7 @@ TEST_CASE("output templates: every field, literal braces, and clear errors") {
   CHECK(OutputTemplate("out/{{x}}{stem}.png").expand(in) == "out/{x}shot.0042.png");
   CHECK(OutputTemplate("plain.png").expand(in) == "plain.png");
   CHECK_FALSE(OutputTemplate("plain{{}}.png").has_fields());
-  CHECK(OutputTemplate("out/{reldir}/{stem}.png").expand({"top.png", "", "", ""}) ==
-        "out/top.png");
+  CHECK(OutputTemplate("out/{reldir}/{stem}.png").expand({"top.png", "", "", ""}) == "out/top.png");
   for (const char* bad : {"out/{stem.png", "out/{size}.png", "out/}x.png", "{}"})
     CHECK_MESSAGE(error_code([&] { OutputTemplate{bad}; }) == 64, bad);
   CHECK(error_code([&] { OutputTemplate("{frame}.png").expand({"a.png", "", "", ""}); }) == 64);
@@ -156,7 +153,8 @@ TEST_CASE("output templates: every field, literal braces, and clear errors") {
 std::vector<FileJob> jobs_named(int n) {
   std::vector<FileJob> jobs;
   for (int i = 0; i < n; ++i)
-    jobs.push_back({{"in" + std::to_string(i) + ".png", "", "", ""}, "out" + std::to_string(i) + ".png", ""});
+    jobs.push_back(
+        {{"in" + std::to_string(i) + ".png", "", "", ""}, "out" + std::to_string(i) + ".png", ""});
   return jobs;
 }
 

@@ -21,7 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string q(const std::string& path) { return "'" + path + "'"; }
+std::string q(const std::string& path) {
+  return "'" + path + "'";
+}
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
@@ -35,7 +37,9 @@ std::set<std::string> files_in(const std::string& folder) {
   return names;
 }
 
-PixelBuffer pixels_of(const std::string& path) { return read_image({path, {}}).pixels; }
+PixelBuffer pixels_of(const std::string& path) {
+  return read_image({path, {}}).pixels;
+}
 
 // The folder of the issue: good files, a corrupt PNG, an empty file, an unreadable file, a
 // dangling link and a name with spaces and unicode.
@@ -53,15 +57,18 @@ void make_mixed_folder(const Sandbox& box) {
 }
 
 // Root reads files whatever their mode: there the locked file is just another good file.
-bool locked_is_readable(const Sandbox& box) { return ::access((box / "in/locked.png").c_str(), R_OK) == 0; }
+bool locked_is_readable(const Sandbox& box) {
+  return ::access((box / "in/locked.png").c_str(), R_OK) == 0;
+}
 
 }  // namespace
 
 TEST_CASE("batch over a folder: good files written, each bad one reported, exit 2") {
   Sandbox box;
   make_mixed_folder(box);
-  const Result r = box.halo("run " + box / "in" + " -f gaussian:r=2 -o " + q(box / "out/{stem}.png") +
-                            " --mkdir --summary " + box / "summary.json");
+  const Result r =
+      box.halo("run " + box / "in" + " -f gaussian:r=2 -o " + q(box / "out/{stem}.png") +
+               " --mkdir --summary " + box / "summary.json");
   INFO(r.err);
   CHECK(r.code == 2);
   for (const char* bad : {"corrupt.png", "empty.png", "dangling.png"}) {
@@ -75,8 +82,8 @@ TEST_CASE("batch over a folder: good files written, each bad one reported, exit 
   // Good outputs are exactly what a single run writes.
   for (const char* name : {"a.png", "b.png", "my photo ü.png"}) {
     REQUIRE_MESSAGE(fs::exists(box / "out/" + name), name);
-    const Result one = box.halo("run " + q(box / "in/" + name) + " -f gaussian:r=2 -o " +
-                                q(box / "one.png"));
+    const Result one =
+        box.halo("run " + q(box / "in/" + name) + " -f gaussian:r=2 -o " + q(box / "one.png"));
     CHECK(one.code == 0);
     CHECK(pixels_of(box / "out/" + name).bytes == pixels_of(box / "one.png").bytes);
   }
@@ -126,7 +133,8 @@ TEST_CASE("--skip-existing finishes an interrupted run; --no-clobber refuses") {
   CHECK(refused.code == 2);
   CHECK(has(refused.err, "not overwritten (--no-clobber)"));
   CHECK(pixels_of(box / "out/1.png").width == 5);
-  const Result single = box.halo("run " + box / "in/1.png -f sharpen -o " + box / "out/1.png --no-clobber");
+  const Result single =
+      box.halo("run " + box / "in/1.png -f sharpen -o " + box / "out/1.png --no-clobber");
   CHECK(single.code == 73);
   // Without either flag outputs are replaced, atomically; no temporary file stays behind.
   CHECK(box.halo(cmd).code == 0);
@@ -139,7 +147,8 @@ TEST_CASE("sequences, globs and templates name inputs and outputs; planning erro
   Sandbox box;
   fs::create_directories(box / "seq");
   for (int f : {1, 2, 4})
-    write_image(box / ("seq/shot.000" + std::to_string(f) + ".png"), photo(6, 4, 3), SampleType::u8);
+    write_image(box / ("seq/shot.000" + std::to_string(f) + ".png"), photo(6, 4, 3),
+                SampleType::u8);
   Result r = box.halo("run " + q(box / "seq/shot.####.png") + " -f edge -o " +
                       q(box / "o1/f{frame}{ext}") + " --mkdir");
   INFO(r.err);
@@ -247,12 +256,12 @@ TEST_CASE("compare: idiff thresholds, exit codes, diff image only on failure, JS
   const LoadedImage diff = read_image({box / "d.exr", {}});
   CHECK(diff.pixels.samples<float>()[4] == doctest::Approx(0.1).epsilon(1e-5));
   CHECK(diff.pixels.samples<float>()[1] == 0.0f);
-  CHECK(box.halo(ab + " --fail 0.01").code == 1);               // one pixel still fails
-  CHECK(box.halo(ab + " --fail 0.2").code == 0);                // none
-  CHECK(has(box.halo(ab + " --fail 0.2").out, "WARNING"));      // but both warn
+  CHECK(box.halo(ab + " --fail 0.01").code == 1);           // one pixel still fails
+  CHECK(box.halo(ab + " --fail 0.2").code == 0);            // none
+  CHECK(has(box.halo(ab + " --fail 0.2").out, "WARNING"));  // but both warn
   CHECK(box.halo(ab + " --allowfailures 2").code == 0);
   CHECK(box.halo(ab + " --allowfailures 1").code == 1);
-  CHECK(box.halo(ab + " --failpercent 3.4").code == 0);         // 2 of 60 pixels = 3.33%
+  CHECK(box.halo(ab + " --failpercent 3.4").code == 0);  // 2 of 60 pixels = 3.33%
   CHECK(box.halo(ab + " --failpercent 3.3").code == 1);
   CHECK(box.halo(ab + " --allowfailures 5 --hardfail 0.05").code == 1);
   CHECK(box.halo(ab + " --failrelative 0.5").code == 0);  // 0.1 is under half the values
@@ -291,8 +300,7 @@ TEST_CASE("batch devices and progress: --device all and lists, --progress when p
   CHECK(r.code == 0);
   CHECK(has(r.err, "halo: 3/3 "));  // the final progress line, even though stderr is a file
   CHECK(has(r.err, "images/s"));
-  for (const auto& file : read_json(box / "s.json")["files"])
-    CHECK(file["device"] != "reference");
+  for (const auto& file : read_json(box / "s.json")["files"]) CHECK(file["device"] != "reference");
   r = box.halo(run);  // piped, no --progress: no progress lines
   CHECK(r.code == 0);
   CHECK_FALSE(has(r.err, "images/s"));
@@ -301,7 +309,8 @@ TEST_CASE("batch devices and progress: --device all and lists, --progress when p
   CHECK(has(r.err, "device 0 twice"));
   r = box.halo("--device ref " + run + " -j 2 --summary " + box / "ref.json");
   CHECK(r.code == 0);
-  for (const auto& file : read_json(box / "ref.json")["files"]) CHECK(file["device"] == "reference");
+  for (const auto& file : read_json(box / "ref.json")["files"])
+    CHECK(file["device"] == "reference");
 }
 
 TEST_CASE("Ctrl-C: files in flight finish, no partial output, exit 130; --skip-existing resumes") {

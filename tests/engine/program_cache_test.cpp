@@ -105,8 +105,10 @@ TEST_CASE("queues of one context share its programs; threads filter on them at o
   const PixelBuffer expected = run_reference(pipeline, input, PixelType::f32);
   PixelBuffer results[2];
   {
-    std::jthread a([&] { results[0] = run_device(first, pipeline, input, PixelType::f32, {}).pixels; });
-    std::jthread b([&] { results[1] = run_device(*second, pipeline, input, PixelType::f32, {}).pixels; });
+    std::jthread a(
+        [&] { results[0] = run_device(first, pipeline, input, PixelType::f32, {}).pixels; });
+    std::jthread b(
+        [&] { results[1] = run_device(*second, pipeline, input, PixelType::f32, {}).pixels; });
   }
   for (const auto& result : results) {
     const Comparison c = compare(to_image(result), to_image(expected), 1e-5);
