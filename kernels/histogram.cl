@@ -20,7 +20,8 @@
 //                      work-item owns a row of local counters, no atomics; per-group partials
 //                      go to global memory for the reduce kernel (reducestatistic)
 // Defines: INPUT, CHANNELS, MODE, CHANNEL, BINS, CODES, MAX_CODE, PIXELS_PER_ITEM, GROUP,
-//   SUBHISTS (histogram_local copies), TOTALS64 (see below), and METHOD (0 global,
+//   SUBHISTS (histogram_local copies), TOTALS64 (see below), IN_FLIGHT (blocks histogram_local
+//   loads before counting them), and METHOD (0 global,
 //   1 local, 2 private): only that counting kernel is compiled, since the others' local
 //   arrays may not fit the device.
 #pragma OPENCL FP_CONTRACT OFF
@@ -60,6 +61,9 @@
 #endif
 #ifndef TOTALS64
 #define TOTALS64 0
+#endif
+#ifndef IN_FLIGHT
+#define IN_FLIGHT 1
 #endif
 
 #define HISTS (MODE == 3 ? 3 : 1)
@@ -218,15 +222,21 @@ inline void extend(__local uint* hist, run_t* run, const uint b) {
 #define BLOCKED (CODES && INPUT != 3 && PIXELS_PER_ITEM % BLOCK == 0)
 
 #if BLOCKED
-// A block whose pixels share one bin (flat areas, a constant image) costs one atomic; any
-// other adds its pixels one by one.
-inline void count_block(__global const uint4* src, const ulong block, __local uint* hist) {
-  union {
-    uint4 loads[BLOCK_LOADS];
-    sample_t s[BLOCK * CHANNELS];
-  } b;
+typedef union {
+  uint4 loads[BLOCK_LOADS];
+  sample_t s[BLOCK * CHANNELS];
+} block_t;
+
+inline block_t load_block(__global const uint4* src, const ulong block) {
+  block_t b;
 #pragma unroll
   for (int i = 0; i < BLOCK_LOADS; ++i) b.loads[i] = src[block * BLOCK_LOADS + i];
+  return b;
+}
+
+// A block whose pixels share one bin (flat areas, a constant image) costs one atomic; any
+// other adds its pixels one by one.
+inline void count_loaded(const block_t b, __local uint* hist) {
 #pragma unroll
   for (int h = 0; h < HISTS; ++h) {
     uint bins[BLOCK];
@@ -250,6 +260,10 @@ inline void count_block(__global const uint4* src, const ulong block, __local ui
     }
   }
 }
+
+inline void count_block(__global const uint4* src, const ulong block, __local uint* hist) {
+  count_loaded(load_block(src, block), hist);
+}
 #endif
 
 __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_local(COUNT_ARGS) {
@@ -266,7 +280,24 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_local
   // Consecutive work-items take consecutive blocks; a partial block at the end goes pixel by
   // pixel. `first` is a multiple of BLOCK (launches are split at multiples of 2^30 pixels).
   const ulong base = first / BLOCK + (ulong)get_group_id(0) * GROUP * (PIXELS_PER_ITEM / BLOCK);
+#if IN_FLIGHT > 1
+  // IN_FLIGHT blocks' loads are issued before any is counted: that many times the bytes in
+  // flight per work-item, where memory latency rather than bandwidth limits the loop.
+  int k = 0;
+  for (; k + IN_FLIGHT <= PIXELS_PER_ITEM / BLOCK; k += IN_FLIGHT) {
+    const ulong b0 = base + (ulong)k * GROUP + lid;
+    if ((b0 + (IN_FLIGHT - 1) * GROUP + 1) * BLOCK > end) break;  // the tail: one by one below
+    block_t blocks[IN_FLIGHT];
+#pragma unroll
+    for (int i = 0; i < IN_FLIGHT; ++i)
+      blocks[i] = load_block((__global const uint4*)src, b0 + (ulong)i * GROUP);
+#pragma unroll
+    for (int i = 0; i < IN_FLIGHT; ++i) count_loaded(blocks[i], mine);
+  }
+  for (; k < PIXELS_PER_ITEM / BLOCK; ++k) {
+#else
   for (int k = 0; k < PIXELS_PER_ITEM / BLOCK; ++k) {
+#endif
     const ulong block = base + (ulong)k * GROUP + lid;
     const ulong p0 = block * BLOCK;
     if (p0 >= end) break;

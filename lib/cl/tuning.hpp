@@ -20,6 +20,7 @@ struct Tuning {
   // histogram.cl local strategy: work-group size and local sub-histogram copies (fewer where
   // they would not fit in local memory).
   int hist_group = 256, hist_subhists = 4;
+  int hist_in_flight = 1;  // 16-pixel blocks histogram_local loads before counting them
   // separable.cl on CPUs: 0 for the tiled kernels, else the vector width of the _vec kernels
   // (outputs per work-item) and their work-group of vec_w x vec_h work-items.
   int vec = 0, vec_w = 8, vec_h = 4;

@@ -203,10 +203,11 @@ std::string method_for(const HistogramSpec& spec, int counters, const DeviceInfo
 
 // More pixels per work-item amortise each group's clearing and merging; the H200 measured
 // best at 128-256 on an 8K frame, but a smaller image then leaves compute units idle. So:
-// the most (a power of two, 16..256) that still gives two groups per compute unit.
-int pixels_per_item_for(std::uint64_t pixels, int group, const DeviceInfo& device) {
+// the most (a power of two, 16..256) that still gives 512 work-items per compute unit (two
+// groups of 256; one of 512; half a group of 1024, whose units then hold other groups too).
+int pixels_per_item_for(std::uint64_t pixels, const DeviceInfo& device) {
   int ppi = 256;
-  while (ppi > 16 && pixels / (std::uint64_t(group) * ppi) < 2ull * device.compute_units) ppi /= 2;
+  while (ppi > 16 && pixels / ppi < 512ull * device.compute_units) ppi /= 2;
   return ppi;
 }
 
@@ -250,7 +251,7 @@ Histogram count_device(Device& device, cl::Buffer samples, const HistogramSpec& 
   // partials to clear, no reduce kernel.
   const bool totals64 = h.method == "local" && device.info().int64_atomics;
   const int ppi = spec.pixels_per_item ? spec.pixels_per_item
-                                       : pixels_per_item_for(src.pixels, group, device.info());
+                                       : pixels_per_item_for(src.pixels, device.info());
   h.pixels_per_item = ppi;
   const Defines defines = {{"INPUT", std::to_string(src.input)},
                            {"CHANNELS", std::to_string(src.stored_channels)},
@@ -263,6 +264,7 @@ Histogram count_device(Device& device, cl::Buffer samples, const HistogramSpec& 
                            {"GROUP", std::to_string(group)},
                            {"SUBHISTS", std::to_string(subhists)},
                            {"TOTALS64", totals64 ? "1" : "0"},
+                           {"IN_FLIGHT", std::to_string(tuning.hist_in_flight)},
                            {"METHOD", h.method == "global"  ? "0"
                                       : h.method == "local" ? "1"
                                                             : "2"}};

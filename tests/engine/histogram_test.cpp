@@ -137,7 +137,7 @@ TEST_CASE("more than 2^24 pixels: counts beyond float precision stay exact") {
   check_strategies(big, "mode=gray");
 }
 
-TEST_CASE("ppi=auto keeps two work-groups per compute unit, 16..256 pixels per work-item") {
+TEST_CASE("ppi=auto keeps 512 work-items per compute unit, 16..256 pixels per work-item") {
   Device& device = test::device();
   const auto units = device.info().compute_units;
   const auto ppi_for = [&](int w, int h) {
@@ -148,7 +148,7 @@ TEST_CASE("ppi=auto keeps two work-groups per compute unit, 16..256 pixels per w
     return got.pixels_per_item;
   };
   CHECK(ppi_for(7, 5) == 16);
-  // Exactly two groups per unit at 256 pixels per work-item of a 256-wide group.
+  // Exactly 512 work-items per unit at 256 pixels per work-item.
   const int exact = 2 * 256 * 256 * int(units);
   CHECK(ppi_for(exact / 64, 64) == 256);
   CHECK(ppi_for(exact / 64 - 1, 64) == 128);
