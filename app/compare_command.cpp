@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -146,13 +145,7 @@ void write_report(const std::string& path, const std::vector<Pair>& pairs,
                            {"exit_code", exit_code}};
   for (std::size_t i = 0; i < pairs.size(); ++i)
     report["pairs"].push_back(to_json(pairs[i], results[i]));
-  AtomicOutput out(path);
-  {
-    std::ofstream stream(out.temp_path());
-    stream << report.dump(2) << '\n';
-    if (!stream) throw Error(ErrorKind::Io, path + ": cannot write the report");
-  }
-  out.commit();
+  write_atomically(path, [&](std::ostream& out) { out << report.dump(2) << '\n'; });
 }
 
 // Relative image paths under a folder, sorted.

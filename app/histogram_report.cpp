@@ -51,18 +51,6 @@ std::string sparkline(const std::uint64_t* counts, int bins, int width) {
   return line;
 }
 
-template <typename Write>
-void write_atomically(const std::string& path, Write write) {
-  AtomicOutput output(path);
-  {
-    std::ofstream out(output.temp_path());
-    if (!out) throw Error(ErrorKind::CantCreate, path + ": cannot create");
-    write(out);
-    if (!out.flush()) throw Error(ErrorKind::Io, path + ": write failed");
-  }
-  output.commit();
-}
-
 }  // namespace
 
 std::string histogram_summary(const Histogram& h) {

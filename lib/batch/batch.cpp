@@ -6,7 +6,6 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -88,13 +87,7 @@ void write_summary(const std::string& path, const std::vector<FileJob>& jobs,
                               {"seconds", seconds},
                               {"images_per_s", seconds > 0 ? processed / seconds : 0.0}}},
                             {"exit_code", exit_code}};
-  AtomicOutput out(path);
-  {
-    std::ofstream stream(out.temp_path());
-    stream << summary.dump(2) << '\n';
-    if (!stream) throw Error(ErrorKind::Io, path + ": cannot write the summary");
-  }
-  out.commit();
+  write_atomically(path, [&](std::ostream& out) { out << summary.dump(2) << '\n'; });
 }
 
 // "renders/a.exr: cannot open" stays as it is; a reason without the file gets it in front.

@@ -46,23 +46,24 @@ constexpr Row kTable[] = {
 
 // HALO_TUNING="rows_steps=4,conv_h=4" overrides fields of the chosen row, for tuning sweeps.
 void apply_overrides(Tuning& t, const char* text) {
-  const std::pair<const char*, int Tuning::*> fields[] = {{"rows_w", &Tuning::rows_w},
-                                                          {"rows_h", &Tuning::rows_h},
-                                                          {"rows_steps", &Tuning::rows_steps},
-                                                          {"cols_w", &Tuning::cols_w},
-                                                          {"cols_h", &Tuning::cols_h},
-                                                          {"cols_steps", &Tuning::cols_steps},
-                                                          {"conv_w", &Tuning::conv_w},
-                                                          {"conv_h", &Tuning::conv_h},
-                                                          {"conv_run", &Tuning::conv_run},
-                                                          {"box_seg", &Tuning::box_seg},
-                                                          {"box_rows", &Tuning::box_rows},
-                                                          {"hist_group", &Tuning::hist_group},
-                                                          {"hist_subhists", &Tuning::hist_subhists},
-                                                          {"hist_in_flight", &Tuning::hist_in_flight},
-                                                          {"vec", &Tuning::vec},
-                                                          {"vec_w", &Tuning::vec_w},
-                                                          {"vec_h", &Tuning::vec_h}};
+  const std::pair<const char*, int Tuning::*> fields[] = {
+      {"rows_w", &Tuning::rows_w},
+      {"rows_h", &Tuning::rows_h},
+      {"rows_steps", &Tuning::rows_steps},
+      {"cols_w", &Tuning::cols_w},
+      {"cols_h", &Tuning::cols_h},
+      {"cols_steps", &Tuning::cols_steps},
+      {"conv_w", &Tuning::conv_w},
+      {"conv_h", &Tuning::conv_h},
+      {"conv_run", &Tuning::conv_run},
+      {"box_seg", &Tuning::box_seg},
+      {"box_rows", &Tuning::box_rows},
+      {"hist_group", &Tuning::hist_group},
+      {"hist_subhists", &Tuning::hist_subhists},
+      {"hist_in_flight", &Tuning::hist_in_flight},
+      {"vec", &Tuning::vec},
+      {"vec_w", &Tuning::vec_w},
+      {"vec_h", &Tuning::vec_h}};
   std::string list = text;
   std::size_t start = 0;
   while (start < list.size()) {

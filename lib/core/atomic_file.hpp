@@ -4,6 +4,10 @@
 #pragma once
 
 #include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/error.hpp"
 
 namespace halo {
 
@@ -24,5 +28,19 @@ class AtomicOutput {
   std::filesystem::path temp_;
   bool committed_ = false;
 };
+
+// A text file (JSON, CSV reports) written by write(std::ostream&) under a temporary name and
+// renamed into place; CantCreate or Io errors name the file.
+template <typename Write>
+void write_atomically(const std::string& path, Write write) {
+  AtomicOutput output(path);
+  {
+    std::ofstream out(output.temp_path());
+    if (!out) throw Error(ErrorKind::CantCreate, path + ": cannot create");
+    write(out);
+    if (!out.flush()) throw Error(ErrorKind::Io, path + ": write failed");
+  }
+  output.commit();
+}
 
 }  // namespace halo

@@ -250,8 +250,8 @@ Histogram count_device(Device& device, cl::Buffer samples, const HistogramSpec& 
   // Local sub-histograms merge straight into the 64-bit totals where the device can: no
   // partials to clear, no reduce kernel.
   const bool totals64 = h.method == "local" && device.info().int64_atomics;
-  const int ppi = spec.pixels_per_item ? spec.pixels_per_item
-                                       : pixels_per_item_for(src.pixels, device.info());
+  const int ppi =
+      spec.pixels_per_item ? spec.pixels_per_item : pixels_per_item_for(src.pixels, device.info());
   h.pixels_per_item = ppi;
   const Defines defines = {{"INPUT", std::to_string(src.input)},
                            {"CHANNELS", std::to_string(src.stored_channels)},
