@@ -1,5 +1,6 @@
 // Command-line arguments to the files of a batch.
 #include "batch/inputs.hpp"
+#include "core/text.hpp"
 
 #include <glob.h>
 
@@ -19,11 +20,6 @@ namespace halo {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 // "render.exr[R,G,B]" -> path and "[R,G,B]"; only when the whole text is not itself a file.
 std::pair<std::string, std::string> split_channels(const std::string& text) {

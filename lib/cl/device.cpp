@@ -1,5 +1,6 @@
 // Device discovery, selection and the enqueue helpers every filter uses.
 #include "cl/device.hpp"
+#include "core/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -15,11 +16,6 @@ namespace {
 // A wait list for the C++ bindings: none when empty.
 const std::vector<cl::Event>* wait(const std::vector<cl::Event>& after) {
   return after.empty() ? nullptr : &after;
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
 }
 
 std::string trim_nul(std::string s) {

@@ -1,5 +1,6 @@
 // Guide lookup by channel name and loading through read_image.
 #include "io/guides.hpp"
+#include "core/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -9,11 +10,6 @@
 namespace halo {
 
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;

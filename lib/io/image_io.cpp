@@ -1,5 +1,6 @@
 // OpenImageIO-backed reading and writing, with PFM routed to io/pfm.cpp.
 #include "io/image_io.hpp"
+#include "core/text.hpp"
 
 #include <OpenImageIO/imageio.h>
 
@@ -26,10 +27,7 @@ std::string one_line(std::string text) {
 }
 
 std::string extension(const std::string& path) {
-  auto ext = fs::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return ext;
+  return lower(fs::path(path).extension().string());
 }
 
 bool is_pfm(const std::string& path) {
