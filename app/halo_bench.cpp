@@ -245,12 +245,7 @@ void bench_transfers(Device& device, const Options& o, nlohmann::json& results) 
 // pageable and in pinned host memory (as a batch on a GPU keeps them).
 void bench_stream(Device& device, const Options& o, nlohmann::json& results) {
   PinnedPool pool(device);
-  const PixelBuffer pageable = [] {
-    PixelBuffer p(3840, 2160, 3, PixelType::u8);
-    std::mt19937 rng(5);
-    for (auto& b : p.bytes) b = std::byte(rng());
-    return p;
-  }();
+  const PixelBuffer pageable = random_bytes(3840, 2160, 3, false);
   PixelBuffer pinned(3840, 2160, 3, PixelType::u8, false, &pool);
   std::copy(pageable.bytes.begin(), pageable.bytes.end(), pinned.bytes.begin());
   const std::unique_ptr<Device> second = device.another_queue();
