@@ -374,7 +374,7 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
   settings.summary = o.summary;
   for (const auto& spec : specs) settings.specs.push_back(spec.text);
   settings.progress = o.progress ? (::isatty(2) ? Progress::Mode::live : Progress::Mode::lines)
-                      : ::isatty(2) && spdlog::get_level() >= spdlog::level::warn
+                      : ::isatty(2) && spdlog::get_level() == spdlog::level::warn
                           ? Progress::Mode::live
                           : Progress::Mode::off;
   spdlog::info("{} files on {} workers, {} device{}", jobs.size(), workers,

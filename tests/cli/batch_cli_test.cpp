@@ -352,3 +352,24 @@ TEST_CASE("Ctrl-C: files in flight finish, no partial output, exit 130; --skip-e
   CHECK(files_in(box / "out").size() == std::size_t(kFiles));
   CHECK(read_json(box / "s.json")["totals"]["skipped"].get<std::size_t>() == written.size());
 }
+
+TEST_CASE("on a terminal the batch draws one live progress line; -q silences it") {
+  Sandbox box;
+  fs::create_directories(box / "in");
+  for (const char* name : {"a.png", "b.png"})
+    write_image(box / "in/" + name, photo(9, 6, 3), SampleType::u8);
+  // script(1) (util-linux, always on Debian) gives halo a pseudo-terminal.
+  const auto on_terminal = [&](const std::string& flags) {
+    const std::string command = "script -qec \"" HALO_BINARY " " + flags + " run " + box / "in" +
+                                " -f edge -o '" + box / "out/{stem}.png" +
+                                "' --mkdir\" /dev/null > " + box / "tty.txt";
+    const int status = std::system(command.c_str());
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    return Sandbox::read(box / "tty.txt");
+  };
+  const std::string live = on_terminal("");
+  CHECK(has(live, "\r\x1b[Khalo: 2/2 "));  // redrawn in place, ends at done/total
+  CHECK(has(live, "images/s"));
+  CHECK_FALSE(has(on_terminal("-q"), "images/s"));
+}
