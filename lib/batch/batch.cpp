@@ -6,7 +6,6 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -62,28 +61,38 @@ nlohmann::json to_json(const FileJob& job, const FileOutcome& o) {
   return file;
 }
 
-void write_summary(const std::string& path, const std::vector<FileJob>& jobs,
-                   const std::vector<FileOutcome>& outcomes, const BatchSettings& settings,
-                   double seconds, int exit_code) {
-  nlohmann::json files = nlohmann::json::array();
-  std::map<std::string, int> counts = {
-      {"ok", 0}, {"skipped", 0}, {"failed", 0}, {"mismatch", 0}, {"not_run", 0}};
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    files.push_back(to_json(jobs[i], outcomes[i]));
-    ++counts[to_string(outcomes[i].status)];
+// How many files ended in each status.
+struct Tally {
+  std::size_t ok = 0, skipped = 0, failed = 0, mismatch = 0, not_run = 0;
+
+  explicit Tally(const std::vector<FileOutcome>& outcomes) {
+    for (const auto& o : outcomes) {
+      ok += o.status == FileStatus::ok;
+      skipped += o.status == FileStatus::skipped;
+      failed += o.status == FileStatus::failed;
+      mismatch += o.status == FileStatus::mismatch;
+      not_run += o.status == FileStatus::not_run;
+    }
   }
-  const int processed = counts["ok"] + counts["mismatch"];
+};
+
+void write_summary(const std::string& path, const std::vector<FileJob>& jobs,
+                   const std::vector<FileOutcome>& outcomes, const Tally& tally,
+                   const BatchSettings& settings, double seconds, int exit_code) {
+  nlohmann::json files = nlohmann::json::array();
+  for (std::size_t i = 0; i < jobs.size(); ++i) files.push_back(to_json(jobs[i], outcomes[i]));
+  const double processed = double(tally.ok + tally.mismatch);
   nlohmann::json summary = {{"schema", "halo-batch-summary/1"},
                             {"filters", settings.specs},
                             {"jobs", settings.jobs},
                             {"files", files},
                             {"totals",
                              {{"files", jobs.size()},
-                              {"ok", counts["ok"]},
-                              {"skipped", counts["skipped"]},
-                              {"failed", counts["failed"]},
-                              {"mismatch", counts["mismatch"]},
-                              {"not_run", counts["not_run"]},
+                              {"ok", tally.ok},
+                              {"skipped", tally.skipped},
+                              {"failed", tally.failed},
+                              {"mismatch", tally.mismatch},
+                              {"not_run", tally.not_run},
                               {"seconds", seconds},
                               {"images_per_s", seconds > 0 ? processed / seconds : 0.0}}},
                             {"exit_code", exit_code}};
@@ -150,26 +159,20 @@ int run_batch(const std::vector<FileJob>& jobs, const BatchSettings& settings,
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  std::size_t failed = 0, mismatched = 0, not_run = 0, skipped = 0;
-  for (const auto& o : outcomes) {
-    failed += o.status == FileStatus::failed;
-    mismatched += o.status == FileStatus::mismatch;
-    not_run += o.status == FileStatus::not_run;
-    skipped += o.status == FileStatus::skipped;
-  }
+  const Tally tally(outcomes);
   const int exit_code = StopSignals::raised() ? int(ErrorKind::Interrupted)
-                        : failed              ? int(ErrorKind::BatchFailed)
-                        : mismatched          ? int(ErrorKind::Mismatch)
+                        : tally.failed        ? int(ErrorKind::BatchFailed)
+                        : tally.mismatch      ? int(ErrorKind::Mismatch)
                                               : 0;
   if (!settings.summary.empty())
-    write_summary(settings.summary, jobs, outcomes, settings, seconds, exit_code);
-  const std::size_t done = jobs.size() - failed - mismatched - not_run - skipped;
-  spdlog::log(failed || mismatched || not_run ? spdlog::level::warn : spdlog::level::info,
-              "{} files: {} ok, {} skipped, {} failed, {} mismatched, {} not run ({:.2f} s)",
-              jobs.size(), done, skipped, failed, mismatched, not_run, seconds);
+    write_summary(settings.summary, jobs, outcomes, tally, settings, seconds, exit_code);
+  spdlog::log(
+      tally.failed || tally.mismatch || tally.not_run ? spdlog::level::warn : spdlog::level::info,
+      "{} files: {} ok, {} skipped, {} failed, {} mismatched, {} not run ({:.2f} s)", jobs.size(),
+      tally.ok, tally.skipped, tally.failed, tally.mismatch, tally.not_run, seconds);
   if (StopSignals::raised())
     spdlog::error("interrupted: {} files not run; run again with --skip-existing to finish",
-                  not_run);
+                  tally.not_run);
   return exit_code;
 }
 
