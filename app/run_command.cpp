@@ -267,12 +267,6 @@ FileOutcome process_file(const FileJob& job, const RunContext& run) {
   return outcome;
 }
 
-std::string same_file_key(const std::string& path) {
-  std::error_code ec;
-  const fs::path canonical = fs::weakly_canonical(path, ec);
-  return ec ? fs::path(path).lexically_normal().string() : canonical.string();
-}
-
 // Outputs named from the template, checked before any file is read: one output per input,
 // no output twice, none over an input (unless --overwrite-input, and then only its own).
 std::vector<FileJob> plan_jobs(const std::vector<InputFile>& files, const RunOptionsCli& o) {

@@ -169,6 +169,12 @@ long parse_number(const std::string& text, const std::string& whole) {
 
 }  // namespace
 
+std::string same_file_key(const std::string& path) {
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(path, ec);
+  return ec ? fs::path(path).lexically_normal().string() : canonical.string();
+}
+
 bool is_image_extension(const std::string& extension) {
   static const std::set<std::string> known = {".png", ".exr", ".tif", ".tiff", ".jpg", ".jpeg",
                                               ".pfm", ".hdr", ".bmp", ".webp", ".tga", ".dpx"};
@@ -211,8 +217,7 @@ InputList expand_inputs(const std::vector<std::string>& arguments, const InputOp
   std::set<std::string> seen;
   const auto add = [&](std::vector<InputFile> files) {
     for (auto& file : files)
-      if (seen.insert(fs::path(file.path).lexically_normal().string()).second)
-        list.files.push_back(std::move(file));
+      if (seen.insert(same_file_key(file.path)).second) list.files.push_back(std::move(file));
   };
   for (const std::string& argument : arguments) {
     const auto [path, channels] = split_channels(argument);

@@ -34,6 +34,11 @@ struct InputList {
 // kept: the batch reports them per file.
 InputList expand_inputs(const std::vector<std::string>& arguments, const InputOptions& options);
 
+// One text per file however it is named (./a.png, a.png, a link to it): the weakly canonical
+// path, or the lexically normal one when that cannot be had. Inputs reached twice, outputs
+// written twice and outputs over inputs are all found by it.
+std::string same_file_key(const std::string& path);
+
 // The formats halo reads, by lower-case extension with the dot (".png", ".exr", ...).
 bool is_image_extension(const std::string& extension);
 
