@@ -29,4 +29,15 @@ inline int border_index(int i, const int n, const int border) {
   }
 }
 
+#define CAT2(a, b) a##b
+#define CAT(a, b) CAT2(a, b)
+
+// The CPU forms of the kernels (VEC from the tuning table): VEC-wide float vectors.
+#ifndef VEC
+#define VEC 16
+#endif
+#define FLOATV CAT(float, VEC)
+#define VLOAD CAT(vload, VEC)
+#define VSTORE CAT(vstore, VEC)
+
 #endif

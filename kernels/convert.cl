@@ -4,6 +4,8 @@
 // (255.0f, 65535.0f).
 #pragma OPENCL FP_CONTRACT OFF
 
+#include "common.cl"
+
 #ifndef SAMPLE
 #define SAMPLE float
 #endif
@@ -62,14 +64,6 @@ __kernel void to_gray(__global const float* src, __global float* dst, const int 
 // CPUs (lib/cl/tuning.cpp vec > 0): VEC neighbouring pixels per work-item, so that the
 // conversion and the stores become vector code (PoCL does not vectorise across work-items
 // here). Same arithmetic per sample as the kernels above.
-#ifndef VEC
-#define VEC 16
-#endif
-#define CAT2(a, b) a##b
-#define CAT(a, b) CAT2(a, b)
-#define FLOATV CAT(float, VEC)
-#define VLOAD CAT(vload, VEC)
-#define VSTORE CAT(vstore, VEC)
 
 __kernel void convert_to_planar_vec(__global const SAMPLE* src, __global float* dst,
                                     const int width, const int height, const int pitch,

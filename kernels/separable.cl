@@ -51,8 +51,6 @@
 #define COLS_DIRECT 0
 #endif
 
-#define CAT2(a, b) a##b
-#define CAT(a, b) CAT2(a, b)
 #define ROWS_SPAN ((ROWS_STEPS + 2 * ROWS_HALO) * ROWS_W)
 #define COLS_SPAN ((COLS_STEPS + 2 * COLS_HALO) * COLS_H)
 
@@ -159,12 +157,6 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
 // row with VEC-wide vector fma, taps read straight from memory (caches do what the local tile
 // does on a GPU). PoCL does not vectorise the tiled kernels across work-items; explicit vectors
 // become AVX code. Each lane still adds its taps in order, so results equal the reference.
-#ifndef VEC
-#define VEC 16
-#endif
-#define FLOATV CAT(float, VEC)
-#define VLOAD CAT(vload, VEC)
-#define VSTORE CAT(vstore, VEC)
 
 // The lanes of `sum` that fall inside the row.
 inline void store_lanes(__global float* out, const int x0, const int width, const FLOATV sum) {
