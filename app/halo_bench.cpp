@@ -142,8 +142,9 @@ void bench_histograms(Device& device, const Options& o, double copy, nlohmann::j
             fmt::format("histogram:mode={}:method={}:ppi={}", c.mode, method, ppi);
         bool exact = true;
         int used_ppi = 0;
+        HistogramTotals totals;  // run on from call to call, as a batch's would
         const Timed timed = time_runs(device, o, {"upload"}, [&] {
-          const Histogram got = histogram_device(device, pixels, hist_spec(spec));
+          const Histogram got = histogram_device(device, pixels, hist_spec(spec), &totals);
           exact = exact && got.same_counts(expected);
           used_ppi = got.pixels_per_item;
         });
@@ -195,13 +196,13 @@ void bench_guided(Device& device, const Options& o, double copy, nlohmann::json&
     const auto guides = bench_guides(o.width, o.height, albedo);
     for (const std::string spec : {"bilateral", "bilateral:r=8", "atrous", "atrous:iters=5"}) {
       auto stage = make_stage(spec + (albedo ? "" : ":albedo=off"));
-      auto* guided = dynamic_cast<GuidedStage*>(stage.get());
-      guided->set_guides(guides);
+      StageRun run;  // uploads the guides on its first call, as a file's run does once
+      run.guides = guides.get();
       const double planes = 3 + 3 + 3 + 1 + (albedo ? 3 : 0);
       const double bytes = planes * std::size_t(o.width) * o.height * sizeof(float);
       const double floor_ms = bytes / (copy * 1e6);
       const double m = time_runs(device, o, {"upload", "alpha"}, [&] {
-                         stage->enqueue(device, input);
+                         stage->enqueue(device, input, run);
                        }).median_ms;
       const std::string name = spec + (albedo ? " +albedo" : "");
       fmt::print("{:<30} {:>10.4f} {:>9.0f} {:>9.4f} {:>8.2f}\n", name, m, bytes / (m * 1e6),

@@ -51,36 +51,32 @@ struct RunOptionsCli {
   std::string shard;
 };
 
-// Guided stages (bilateral, atrous) get their guides, read and checked before any GPU work.
-// Returns the stage whose flags --write-flags writes (the first that has flags).
-GuidedStage* attach_guides(const Pipeline& pipeline, const std::string& input_path,
-                           const LoadedImage& loaded, bool keep_flags) {
-  GuidedStage* flagged = nullptr;
-  std::map<std::string, std::shared_ptr<const Guides>> read;  // stages with equal sources share
-  for (const auto& stage : pipeline.stages()) {
-    auto* guided = dynamic_cast<GuidedStage*>(stage.get());
-    if (!guided) continue;
-    const GuideSources& s = guided->sources();
-    auto& guides = read[s.normal + '\n' + s.depth + '\n' + s.albedo];
-    if (!guides) guides = std::make_shared<const Guides>(load_guides(s, input_path, loaded));
-    if (!guides->any_geometry())
-      spdlog::info("{}: no normal or depth guides in {}; self-guided", guided->spec(), input_path);
-    guided->set_guides(guides);
-    guided->keep_flags(keep_flags);
-    if (!flagged && guided->guides()->any_geometry()) flagged = guided;
+// The guides of each guide set of the pipeline (bilateral, atrous), read and checked before
+// any GPU work.
+std::vector<Guides> read_guides(const Pipeline& pipeline, const std::string& input_path,
+                                const LoadedImage& loaded) {
+  std::vector<Guides> sets;
+  for (const GuideSources& sources : pipeline.guide_sets()) {
+    sets.push_back(load_guides(sources, input_path, loaded));
+    if (!sets.back().any_geometry())
+      spdlog::info("no normal or depth guides in {}; guided stages run self-guided", input_path);
   }
-  return flagged;
+  return sets;
 }
 
-void write_flags(GuidedStage* stage, const std::string& path) {
-  const Image* flags = stage ? stage->flags() : nullptr;
-  if (!flags)
-    throw Error(ErrorKind::Usage,
-                "--write-flags: no stage computed discontinuity flags (bilateral with normal or "
-                "depth guides does)");
-  const SampleType type = storable_type(path, SampleType::u8);
-  write_image(path, to_pixels(*flags, pixel_type(type)), type);
-  spdlog::info("wrote discontinuity flags of '{}' to {}", stage->spec(), path);
+// The flags of the first guided stage that computed any (--write-flags).
+void write_flags(const Pipeline& pipeline, const std::vector<StageRun>& runs,
+                 const std::string& path) {
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (!runs[i].flags.empty()) {
+      const SampleType type = storable_type(path, SampleType::u8);
+      write_image(path, to_pixels(flags_image(runs[i].flags), pixel_type(type)), type);
+      spdlog::info("wrote discontinuity flags of '{}' to {}", pipeline.stages()[i]->spec(), path);
+      return;
+    }
+  throw Error(ErrorKind::Usage,
+              "--write-flags: no stage computed discontinuity flags (bilateral with normal or "
+              "depth guides does)");
 }
 
 // -f and --preset in the order given on the command line.
@@ -143,11 +139,11 @@ std::string timings_report(const RunResult& result) {
 }
 
 // Stages that measure (histogram) report what they found.
-std::string results_report(const Pipeline& pipeline) {
+std::string results_report(const Pipeline& pipeline, const std::vector<StageRun>& runs) {
   std::string text;
-  for (const auto& stage : pipeline.stages())
-    if (const Histogram* h = stage->result())
-      text += fmt::format("{}: {}", stage->spec(), histogram_summary(*h));
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (const Histogram* h = runs[i].histogram.get())
+      text += fmt::format("{}: {}", pipeline.stages()[i]->spec(), histogram_summary(*h));
   return text;
 }
 
@@ -172,7 +168,7 @@ class Phases {
 struct RunContext {
   const RunOptionsCli& options;
   const GlobalOptions& global;
-  const std::vector<StageSpec>& specs;
+  const Pipeline& pipeline;  // parsed once: stages are plans, shared by every file and thread
   DevicePool& devices;
   std::optional<SampleType> wanted;  // --type
 };
@@ -182,11 +178,14 @@ struct RunContext {
 void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome) {
   const RunOptionsCli& o = run.options;
   Phases phases;
-  const Pipeline pipeline(run.specs);  // stages keep per-image state: one pipeline per file
+  const Pipeline& pipeline = run.pipeline;
   LoadedImage loaded =
       read_image(parse_input_ref(job.input.path + job.input.channels), run.devices.host_memory());
-  GuidedStage* flagged =
-      attach_guides(pipeline, job.input.path, loaded, o.verify || !job.flags_output.empty());
+  RunOptions options{.verify = o.verify,
+                     .tolerance = o.tolerance,
+                     .host_memory = run.devices.host_memory(),
+                     .guides = read_guides(pipeline, job.input.path, loaded),
+                     .keep_flags = !job.flags_output.empty()};
   outcome.read_s = phases.lap();
   const SampleType requested = run.wanted.value_or(loaded.stored);
   const SampleType type = storable_type(job.output, requested);
@@ -200,11 +199,14 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
     try {
       spdlog::info("{}: device {} ({})", job.input.path, device->info().name,
                    device->info().platform_name);
-      for (const auto& stage : pipeline.stages())
-        for (const auto& detail : stage->details()) spdlog::info("{}: {}", stage->spec(), detail);
-      result = run_device(
-          *device, pipeline, loaded.pixels, pixel_type(type),
-          {.verify = o.verify, .tolerance = o.tolerance, .host_memory = run.devices.host_memory()});
+      for (std::size_t i = 0; i < pipeline.stages().size(); ++i) {
+        StageRun described;
+        const int set = pipeline.guide_set(i);
+        described.guides = set >= 0 ? &options.guides[set] : nullptr;
+        for (const auto& detail : pipeline.stages()[i]->details(described))
+          spdlog::info("{}: {}", pipeline.stages()[i]->spec(), detail);
+      }
+      result = run_device(*device, pipeline, loaded.pixels, pixel_type(type), options);
       outcome.device = device->info().name;
       spdlog::debug("kernel cache: {} compiled, {} loaded from disk", device->programs().compiled(),
                     device->programs().loaded_from_disk());
@@ -219,19 +221,20 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   if (!result) {
     if (o.verify) spdlog::warn("--verify: running the reference only, nothing to compare with");
     result.emplace();
-    result->pixels = run_reference(pipeline, loaded.pixels, pixel_type(type));
+    options.verify = false;
+    result->pixels = run_reference(pipeline, loaded.pixels, pixel_type(type), options);
     outcome.device = "reference";
   }
   outcome.device_s = phases.lap();
   write_image(job.output, result->pixels, type);
-  if (!job.flags_output.empty()) write_flags(flagged, job.flags_output);
+  if (!job.flags_output.empty()) write_flags(pipeline, result->runs, job.flags_output);
   outcome.write_s = phases.lap();
   outcome.total_s = phases.total();
   spdlog::info("{}: read {:.3f} s, {} {:.3f} s, write {:.3f} s; wrote {} ({}x{}, {} channels, {})",
                job.input.path, outcome.read_s, outcome.device, outcome.device_s, outcome.write_s,
                job.output, loaded.pixels.width, loaded.pixels.height, result->pixels.channels,
                to_string(type));
-  outcome.report = results_report(pipeline);
+  outcome.report = results_report(pipeline, result->runs);
   if (o.timings && !result->timings.empty()) outcome.report += timings_report(*result);
   if (o.verify) outcome.report += checks_report(*result);
   if (auto mismatch = first_mismatch(*result, o.tolerance)) throw *mismatch;
@@ -334,7 +337,7 @@ int default_jobs() {
 
 int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global) {
   const std::vector<StageSpec> specs = stage_specs(cli);
-  const Pipeline checked(specs);  // every spec checked before any file is read
+  const Pipeline pipeline(specs);  // every spec checked before any file is read
   const InputList inputs = expand_inputs(o.inputs, {o.recursive, o.frames});
   const bool sharded = !o.shard.empty();
   const std::vector<InputFile> files =
@@ -353,7 +356,7 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
   const bool single = inputs.single && !sharded;
   DevicePool devices(global, std::min(workers, 2), !single);
   const RunContext context{
-      o, global, specs, devices,
+      o, global, pipeline, devices,
       o.type.empty() ? std::nullopt : std::optional<SampleType>(parse_sample_type(o.type))};
 
   if (single) {  // one file: its own error and exit code, output as is

@@ -45,16 +45,17 @@ inline float geometry_weight(const surface_t p, const surface_t q, const int has
   return w;
 }
 
+// Rows: STRIP_ARGS in common.cl; a pass computes the image rows [first, last).
 __kernel void atrous_pass(__global const float* src, __global float* dst,
                           __global const float* geometry, __global const float* albedo,
-                          const int width, const int height, const int pitch, const int channels,
+                          const int width, const int pitch, STRIP_ARGS, const int channels,
                           const int step, const int border, const int has_normal,
                           const int has_depth, const float colour_inv, const float sigma_n,
                           const float sigma_z, const int demod, const int remod,
                           const float albedo_min) {
-  const int x = get_global_id(0), y = get_global_id(1);
-  if (x >= width || y >= height) return;
-  const ulong plane = (ulong)pitch * height, at = (ulong)y * pitch + x;
+  const int x = get_global_id(0), y = first + (int)get_global_id(1);
+  if (x >= width || y >= last) return;
+  const ulong plane = (ulong)pitch * rows, at = (ulong)(y - y0) * pitch + x;
   const bool guided = has_normal || has_depth;
   surface_t p = {0.0f, 0.0f, 0.0f, 0.0f};
   if (guided) p = surface_at(geometry, plane, at);
@@ -65,7 +66,7 @@ __kernel void atrous_pass(__global const float* src, __global float* dst,
   }
   float wsum = 0.0f;
   for (int j = 0; j < 5; ++j) {
-    const int qy = border_index(y + (j - 2) * step, height, border);
+    const int qy = strip_row(y + (j - 2) * step, y0, rows, height, border);
     if (qy < 0) continue;
     for (int i = 0; i < 5; ++i) {
       const int qx = border_index(x + (i - 2) * step, width, border);

@@ -9,7 +9,10 @@
 // Optional per tap: a range weight exp(-|v_q - v_p|^2 * range_inv) on the colour (the
 // self-guided bilateral for photos; range_inv = 0 turns it off), and albedo demodulation
 // (rows divide every tap by its albedo, cols multiply the result by the centre's).
-// Defines: TILE (flags work-group side). Colour channels: at most 4.
+// Defines: TILE (flags work-group side). Colour channels: at most 4. Rows: STRIP_ARGS in
+// common.cl; each kernel computes the image rows [first, last). The flags of a row need the
+// guides of the rows above and below it, the rows pass the flags of its own row, so the host
+// asks for flags and the rows pass over the output rows widened by r (guides by r + 1).
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "guides.cl"
@@ -19,21 +22,21 @@
 #endif
 
 __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1))) void bilateral_flags(
-    __global const float* geometry, __global uchar* flags, const int width, const int height,
-    const int pitch, const float cos_angle, const float dz, const int has_normal,
-    const int has_depth) {
+    __global const float* geometry, __global uchar* flags, const int width, const int pitch,
+    STRIP_ARGS, const float cos_angle, const float dz, const int has_normal, const int has_depth) {
   __local surface_t tile[TILE + 2][TILE + 2];
   const int lx = get_local_id(0), ly = get_local_id(1);
-  const int x0 = get_group_id(0) * TILE - 1, y0 = get_group_id(1) * TILE - 1;
-  const ulong plane = (ulong)pitch * height;
+  const int left = get_group_id(0) * TILE - 1, top = first + get_group_id(1) * TILE - 1;
+  const ulong plane = (ulong)pitch * rows;
   for (int i = ly * TILE + lx; i < (TILE + 2) * (TILE + 2); i += TILE * TILE) {
     const int tx = i % (TILE + 2), ty = i / (TILE + 2);
-    const int x = clamp(x0 + tx, 0, width - 1), y = clamp(y0 + ty, 0, height - 1);
+    const int x = clamp(left + tx, 0, width - 1);
+    const int y = clamp(clamp(top + ty, 0, height - 1) - y0, 0, rows - 1);
     tile[ty][tx] = surface_at(geometry, plane, (ulong)y * pitch + x);
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  const int x = x0 + 1 + lx, y = y0 + 1 + ly;
-  if (x >= width || y >= height) return;
+  const int x = left + 1 + lx, y = top + 1 + ly;
+  if (x >= width || y >= last) return;
   const surface_t s = tile[ly + 1][lx + 1];
   uchar f = 0;
   if (x > 0 && is_edge(s, tile[ly + 1][lx], cos_angle, dz, has_normal, has_depth)) f |= FLAG_LEFT;
@@ -42,27 +45,30 @@ __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1))) void bilateral_fla
   if (y > 0 && is_edge(s, tile[ly][lx + 1], cos_angle, dz, has_normal, has_depth)) f |= FLAG_TOP;
   if (y < height - 1 && is_edge(s, tile[ly + 2][lx + 1], cos_angle, dz, has_normal, has_depth))
     f |= FLAG_BOTTOM;
-  flags[(ulong)y * pitch + x] = f;
+  flags[(ulong)(y - y0) * pitch + x] = f;
 }
 
 // One direction (dir -1 or 1) of the walk along a line: `stride` steps between pixels in
 // memory (image and flags alike), `n` the line length, `i0` the centre's index on the line,
+// `origin` the line index of the buffer's first pixel on it (the strip's y0 for columns),
 // `stop` the flag that ends the walk in this direction.
 inline void walk(__global const float* src, __global const uchar* flags,
                  __global const float* albedo, __constant const float* weights, const ulong plane,
-                 const ulong line_start, const int stride, const int n, const int i0, const int r,
-                 const int border, const int use_flags, const uchar stop, const int dir,
-                 const int channels, const int demod, const float albedo_min, const float range_inv,
-                 const float* centre, float* sum, float* wsum) {
+                 const ulong line_start, const int stride, const int n, const int origin,
+                 const int i0, const int r, const int border, const int use_flags,
+                 const uchar stop, const int dir, const int channels, const int demod,
+                 const float albedo_min, const float range_inv, const float* centre, float* sum,
+                 float* wsum) {
   for (int i = 1; i <= r; ++i) {
     const int from = i0 + dir * (i - 1);  // the pixel the step leaves
-    if (use_flags && from >= 0 && from < n && (flags[line_start + (ulong)from * stride] & stop))
+    if (use_flags && from >= 0 && from < n &&
+        (flags[line_start + (ulong)(from - origin) * stride] & stop))
       break;
     const int q = border_index(i0 + dir * i, n, border);
     if (q < 0) break;
     float v[MAX_CHANNELS];
-    const float d2 = read_tap(src, albedo, plane, line_start + (ulong)q * stride, channels, demod,
-                              albedo_min, centre, v);
+    const float d2 = read_tap(src, albedo, plane, line_start + (ulong)(q - origin) * stride,
+                              channels, demod, albedo_min, centre, v);
     const float w = range_inv > 0.0f ? weights[i] * exp(-d2 * range_inv) : weights[i];
     accumulate(w, v, channels, sum, wsum);
   }
@@ -72,40 +78,40 @@ inline void walk(__global const float* src, __global const uchar* flags,
 // albedo.
 inline void bilateral_pass(__global const float* src, __global float* dst,
                            __global const uchar* flags, __global const float* albedo,
-                           __constant const float* weights, const int width, const int height,
-                           const int pitch, const int channels, const int r, const int border,
+                           __constant const float* weights, const int width, const int pitch,
+                           STRIP_ARGS, const int channels, const int r, const int border,
                            const int use_flags, const int demod, const int remod,
                            const float albedo_min, const float range_inv, const int horizontal) {
-  const int x = get_global_id(0), y = get_global_id(1);
-  if (x >= width || y >= height) return;
-  const ulong plane = (ulong)pitch * height, at = (ulong)y * pitch + x;
+  const int x = get_global_id(0), y = first + (int)get_global_id(1);
+  if (x >= width || y >= last) return;
+  const ulong plane = (ulong)pitch * rows, at = (ulong)(y - y0) * pitch + x;
   float centre[MAX_CHANNELS], sum[MAX_CHANNELS];
   float wsum = weights[0];
   for (int c = 0; c < CHANNEL_COUNT(channels); ++c) {
     centre[c] = colour_at(src, albedo, plane, at, c, demod, albedo_min);
     sum[c] = weights[0] * centre[c];
   }
-  const ulong line_start = horizontal ? (ulong)y * pitch : (ulong)x;
+  const ulong line_start = horizontal ? (ulong)(y - y0) * pitch : (ulong)x;
   const int stride = horizontal ? 1 : pitch, n = horizontal ? width : height;
-  const int i0 = horizontal ? x : y;
+  const int origin = horizontal ? 0 : y0, i0 = horizontal ? x : y;
   const uchar back = horizontal ? FLAG_LEFT : FLAG_TOP,
               ahead = horizontal ? FLAG_RIGHT : FLAG_BOTTOM;
-  walk(src, flags, albedo, weights, plane, line_start, stride, n, i0, r, border, use_flags, back,
-       -1, channels, demod, albedo_min, range_inv, centre, sum, &wsum);
-  walk(src, flags, albedo, weights, plane, line_start, stride, n, i0, r, border, use_flags, ahead,
-       1, channels, demod, albedo_min, range_inv, centre, sum, &wsum);
+  walk(src, flags, albedo, weights, plane, line_start, stride, n, origin, i0, r, border,
+       use_flags, back, -1, channels, demod, albedo_min, range_inv, centre, sum, &wsum);
+  walk(src, flags, albedo, weights, plane, line_start, stride, n, origin, i0, r, border,
+       use_flags, ahead, 1, channels, demod, albedo_min, range_inv, centre, sum, &wsum);
   store_normalised(dst, albedo, plane, at, channels, sum, wsum, remod, albedo_min);
 }
 
-#define PASS_ARGS                                                                           \
-  __global const float *src, __global float *dst, __global const uchar *flags,              \
-      __global const float *albedo, __constant const float *weights, const int width,       \
-      const int height, const int pitch, const int channels, const int r, const int border, \
-      const int use_flags, const int demod, const int remod, const float albedo_min,        \
+#define PASS_ARGS                                                                              \
+  __global const float *src, __global float *dst, __global const uchar *flags,                 \
+      __global const float *albedo, __constant const float *weights, const int width,          \
+      const int pitch, STRIP_ARGS, const int channels, const int r, const int border,          \
+      const int use_flags, const int demod, const int remod, const float albedo_min,           \
       const float range_inv
-#define PASS_VALUES                                                                              \
-  src, dst, flags, albedo, weights, width, height, pitch, channels, r, border, use_flags, demod, \
-      remod, albedo_min, range_inv
+#define PASS_VALUES                                                                            \
+  src, dst, flags, albedo, weights, width, pitch, rows, y0, height, first, last, channels, r,  \
+      border, use_flags, demod, remod, albedo_min, range_inv
 
 __kernel void bilateral_rows(PASS_ARGS) {
   bilateral_pass(PASS_VALUES, 1);

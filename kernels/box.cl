@@ -5,7 +5,8 @@
 //   in local memory, each work-item slides along one row, and the results leave coalesced.
 // box_cols: each work-item slides down one column for BOX_SEG outputs; neighbours read
 //   neighbouring columns, so every load is one coalesced row access.
-// Defines: RADIUS, BOX_SEG, BOX_ROWS.
+// Defines: RADIUS, BOX_SEG, BOX_ROWS. Rows: STRIP_ARGS in common.cl; both kernels compute the
+// image rows [first, last).
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #include "common.cl"
 
@@ -25,19 +26,19 @@
 #define STRIDE (SPAN | 1)
 
 __kernel __attribute__((reqd_work_group_size(1, BOX_ROWS, 1))) void box_rows(
-    __global const float* src, __global float* dst, const int width, const int height,
-    const int pitch, const int border) {
+    __global const float* src, __global float* dst, const int width, const int pitch, STRIP_ARGS,
+    const int border) {
   __local float tile[BOX_ROWS * STRIDE];
-  const size_t plane = (size_t)get_global_id(2) * pitch * height;
+  const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   src += plane;
   dst += plane;
   const int ly = get_local_id(1);
   const int x0 = (int)get_group_id(0) * BOX_SEG;
-  const int y0 = (int)get_group_id(1) * BOX_ROWS;
+  const int top = first + (int)get_group_id(1) * BOX_ROWS;
   const bool interior = x0 - RADIUS >= 0 && x0 - RADIUS + SPAN <= width;
   // Row by row, the whole group loads one image row segment: coalesced.
   for (int r = 0; r < BOX_ROWS; ++r) {
-    __global const float* row = src + (size_t)min(y0 + r, height - 1) * pitch;
+    __global const float* row = src + (size_t)(min(top + r, last - 1) - y0) * pitch;
     for (int k = ly; k < SPAN; k += BOX_ROWS) {
       const int x = interior ? x0 - RADIUS + k : border_index(x0 - RADIUS + k, width, border);
       tile[r * STRIDE + k] = x < 0 ? 0.0f : row[x];
@@ -59,34 +60,38 @@ __kernel __attribute__((reqd_work_group_size(1, BOX_ROWS, 1))) void box_rows(
   barrier(CLK_LOCAL_MEM_FENCE);
 
   for (int r = 0; r < BOX_ROWS; ++r) {
-    const int y = y0 + r;
-    if (y >= height) break;
+    const int y = top + r;
+    if (y >= last) break;
     for (int k = ly; k < BOX_SEG && x0 + k < width; k += BOX_ROWS)
-      dst[(size_t)y * pitch + x0 + k] = tile[r * STRIDE + k];
+      dst[(size_t)(y - y0) * pitch + x0 + k] = tile[r * STRIDE + k];
   }
 }
 
+// One tap of the column at image row y, as double; 0 outside the image with border=zero.
+inline double box_tap(__global const float* column, const int y, const int pitch, const int y0,
+                      const int rows, const int height, const int border, const bool interior) {
+  const int i = interior ? y - y0 : strip_row(y, y0, rows, height, border);
+  return i < 0 ? 0.0 : (double)column[(size_t)i * pitch];
+}
+
 __kernel void box_cols(__global const float* src, __global float* dst, const int width,
-                       const int height, const int pitch, const int border) {
-  const size_t plane = (size_t)get_global_id(2) * pitch * height;
+                       const int pitch, STRIP_ARGS, const int border) {
+  const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   src += plane;
   dst += plane;
   const int x = get_global_id(0);
-  const int y0 = (int)get_global_id(1) * BOX_SEG;
-  if (x >= width || y0 >= height) return;
-  const int y1 = min(y0 + BOX_SEG, height);
-  const bool interior = y0 - RADIUS >= 0 && y1 + RADIUS <= height;
-#define LOAD(y)                                                                  \
-  (interior ? (double)src[(size_t)(y) * pitch + x]                              \
-            : (border_index((y), height, border) < 0                            \
-                   ? 0.0                                                         \
-                   : (double)src[(size_t)border_index((y), height, border) * pitch + x]))
+  const int ys = first + (int)get_global_id(1) * BOX_SEG;
+  if (x >= width || ys >= last) return;
+  const int ye = min(ys + BOX_SEG, last);
+  const bool interior = ys - RADIUS >= y0 && ye + RADIUS <= y0 + rows;
+  __global const float* column = src + x;
   double sum = 0.0;
-  for (int k = -RADIUS; k <= RADIUS; ++k) sum += LOAD(y0 + k);
-  dst[(size_t)y0 * pitch + x] = (float)(sum / TAPS);
-  for (int y = y0 + 1; y < y1; ++y) {
-    sum += LOAD(y + RADIUS) - LOAD(y - RADIUS - 1);
-    dst[(size_t)y * pitch + x] = (float)(sum / TAPS);
+  for (int k = -RADIUS; k <= RADIUS; ++k)
+    sum += box_tap(column, ys + k, pitch, y0, rows, height, border, interior);
+  dst[(size_t)(ys - y0) * pitch + x] = (float)(sum / TAPS);
+  for (int y = ys + 1; y < ye; ++y) {
+    sum += box_tap(column, y + RADIUS, pitch, y0, rows, height, border, interior) -
+           box_tap(column, y - RADIUS - 1, pitch, y0, rows, height, border, interior);
+    dst[(size_t)(y - y0) * pitch + x] = (float)(sum / TAPS);
   }
-#undef LOAD
 }

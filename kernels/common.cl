@@ -29,6 +29,21 @@ inline int border_index(int i, const int n, const int border) {
   }
 }
 
+// Strips. A buffer holds rows [y0, y0 + rows) of an image `height` rows tall (a whole image:
+// y0 = 0, rows = height); its channel planes are pitch * rows floats apart. A kernel computes
+// the image rows [first, last) and reads rows through strip_row, which applies the border rule
+// at the image's edges only. The rows that computed rows need are always in the buffer (the
+// host sizes strips by each stage's reach, lib/pipeline/strips.hpp); rows that only padding
+// work-items touch are clamped into it, so no read leaves the buffer.
+#define STRIP_ARGS const int rows, const int y0, const int height, const int first, const int last
+
+// Buffer row of image row y (any integer), -1 for "zero".
+inline int strip_row(const int y, const int y0, const int rows, const int height,
+                     const int border) {
+  const int i = border_index(y, height, border);
+  return i < 0 ? -1 : clamp(i - y0, 0, rows - 1);
+}
+
 #define CAT2(a, b) a##b
 #define CAT(a, b) CAT2(a, b)
 

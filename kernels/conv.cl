@@ -6,7 +6,8 @@
 // once into registers and adds it to each output that row contributes to. Weights sit in
 // constant memory.
 // Defines: KW, KH (odd kernel size), GROUP_W, GROUP_H, CONV_RUN, MAGNITUDE (1: out =
-// sqrt(a^2 + b^2) of two kernels, for Sobel). CPU reference: lib/filters/conv.cpp.
+// sqrt(a^2 + b^2) of two kernels, for Sobel). Rows: see STRIP_ARGS in common.cl; the launch
+// covers rows [first, last) in groups of GROUP_H * CONV_RUN. CPU reference: lib/filters/conv.cpp.
 #include "common.cl"
 // Taps are fma(w, v, acc) in the reference's order; the magnitude keeps plain operations.
 #pragma OPENCL FP_CONTRACT OFF
@@ -37,20 +38,21 @@
 #define IN_H (TILE_H + 2 * RY)
 
 __kernel __attribute__((reqd_work_group_size(GROUP_W, GROUP_H, 1))) void conv_tile(
-    __global const float* src, __global float* dst, const int width, const int height,
-    const int pitch, const int border, __constant const float* weights, __constant const float* weights2,
+    __global const float* src, __global float* dst, const int width, const int pitch, STRIP_ARGS,
+    const int border, __constant const float* weights, __constant const float* weights2,
     const float offset) {
   __local float tile[IN_H][IN_W];
-  const size_t plane = (size_t)get_global_id(2) * pitch * height;
+  const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   src += plane;
   dst += plane;
   const int gx0 = (int)get_group_id(0) * GROUP_W;
-  const int gy0 = (int)get_group_id(1) * TILE_H;
-  // Most work-groups lie wholly inside the image: they load without border arithmetic.
-  const bool interior =
-      gx0 - RX >= 0 && gx0 - RX + IN_W <= width && gy0 - RY >= 0 && gy0 - RY + IN_H <= height;
+  const int gy0 = first + (int)get_group_id(1) * TILE_H;
+  // Most work-groups lie wholly inside the buffer: they load without border arithmetic.
+  const bool interior = gx0 - RX >= 0 && gx0 - RX + IN_W <= width && gy0 - RY >= y0 &&
+                        gy0 - RY + IN_H <= y0 + rows;
   for (int ly = get_local_id(1); ly < IN_H; ly += GROUP_H) {
-    const int y = interior ? gy0 - RY + ly : border_index(gy0 - RY + ly, height, border);
+    const int y =
+        interior ? gy0 - RY + ly - y0 : strip_row(gy0 - RY + ly, y0, rows, height, border);
     __global const float* row = src + (size_t)max(y, 0) * pitch;
     for (int lx = get_local_id(0); lx < IN_W; lx += GROUP_W) {
       if (interior) {
@@ -110,6 +112,6 @@ __kernel __attribute__((reqd_work_group_size(GROUP_W, GROUP_H, 1))) void conv_ti
 #else
     const float v = acc[o];
 #endif
-    if (y < height) dst[(size_t)y * pitch + x] = v + offset;
+    if (y < last) dst[(size_t)(y - y0) * pitch + x] = v + offset;
   }
 }

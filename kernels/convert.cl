@@ -1,7 +1,8 @@
 // Sample conversion on the device: file samples (interleaved 8/16-bit or float) to planar
 // float32 and back, and luminance. CPU references: lib/core/image.cpp, lib/filters/convert.cpp.
 // Defines: SAMPLE (uchar|ushort|float), CHANNELS, QUANTIZE (1 for integer samples) and MAX_CODE
-// (255.0f, 65535.0f).
+// (255.0f, 65535.0f). Planar buffers hold `rows` rows (a strip's, or the whole image's), their
+// planes pitch * rows floats apart; conversions work row for row, so borders never matter.
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "common.cl"
@@ -21,24 +22,26 @@
 
 // 8-bit data is uploaded as 8-bit (a quarter of the bytes) and widened here.
 __kernel void convert_to_planar(__global const SAMPLE* src, __global float* dst, const int width,
-                                const int height, const int pitch, const float scale) {
+                                const int rows, const int pitch, const float scale) {
   const int x = get_global_id(0);
   const int y = get_global_id(1);
-  if (x >= width || y >= height) return;
+  if (x >= width || y >= rows) return;
   const size_t in = ((size_t)y * width + x) * CHANNELS;
   for (int c = 0; c < CHANNELS; ++c)
-    dst[((size_t)c * height + y) * pitch + x] = (float)src[in + c] * scale;
+    dst[((size_t)c * rows + y) * pitch + x] = (float)src[in + c] * scale;
 }
 
-// Round to nearest, clamp, NaN to 0: the same steps as halo::quantize.
+// Round to nearest, clamp, NaN to 0: the same steps as halo::quantize. Converts `count` rows
+// from buffer row `row0` of a planar buffer of `rows` rows into dst's rows 0..count-1.
 __kernel void convert_from_planar(__global const float* src, __global SAMPLE* dst,
-                                  const int width, const int height, const int pitch) {
+                                  const int width, const int pitch, const int rows,
+                                  const int row0, const int count) {
   const int x = get_global_id(0);
   const int y = get_global_id(1);
-  if (x >= width || y >= height) return;
+  if (x >= width || y >= count) return;
   const size_t out = ((size_t)y * width + x) * CHANNELS;
   for (int c = 0; c < CHANNELS; ++c) {
-    float v = src[((size_t)c * height + y) * pitch + x];
+    float v = src[((size_t)c * rows + row0 + y) * pitch + x];
 #if QUANTIZE
     v = isnan(v) ? 0.0f : fmin(fmax(floor(v * MAX_CODE + 0.5f), 0.0f), MAX_CODE);
 #endif
@@ -48,12 +51,12 @@ __kernel void convert_from_planar(__global const float* src, __global SAMPLE* ds
 
 // Luminance of planes 0..2 into plane 0 of dst, summed in the order of the CPU reference.
 __kernel void to_gray(__global const float* src, __global float* dst, const int width,
-                      const int height, const int pitch, const float wr, const float wg,
+                      const int rows, const int pitch, const float wr, const float wg,
                       const float wb) {
   const int x = get_global_id(0);
   const int y = get_global_id(1);
-  if (x >= width || y >= height) return;
-  const size_t plane = (size_t)pitch * height;
+  if (x >= width || y >= rows) return;
+  const size_t plane = (size_t)pitch * rows;
   const size_t i = (size_t)y * pitch + x;
   float v = wr * src[i];
   v = v + wg * src[plane + i];
@@ -66,10 +69,10 @@ __kernel void to_gray(__global const float* src, __global float* dst, const int 
 // here). Same arithmetic per sample as the kernels above.
 
 __kernel void convert_to_planar_vec(__global const SAMPLE* src, __global float* dst,
-                                    const int width, const int height, const int pitch,
+                                    const int width, const int rows, const int pitch,
                                     const float scale) {
   const int x0 = (int)get_global_id(0) * VEC, y = get_global_id(1);
-  if (x0 >= width || y >= height) return;
+  if (x0 >= width || y >= rows) return;
   const int n = min(VEC, width - x0);
   __global const SAMPLE* in = src + ((size_t)y * width + x0) * CHANNELS;
   // The VEC pixels' samples in vector loads, then picked apart per channel in registers.
@@ -82,7 +85,7 @@ __kernel void convert_to_planar_vec(__global const SAMPLE* src, __global float* 
   }
 #pragma unroll
   for (int c = 0; c < CHANNELS; ++c) {
-    __global float* out = dst + ((size_t)c * height + y) * pitch + x0;
+    __global float* out = dst + ((size_t)c * rows + y) * pitch + x0;
     float lanes[VEC];
 #pragma unroll
     for (int k = 0; k < VEC; ++k) lanes[k] = (float)samples[k * CHANNELS + c];
@@ -97,14 +100,15 @@ __kernel void convert_to_planar_vec(__global const SAMPLE* src, __global float* 
 }
 
 __kernel void convert_from_planar_vec(__global const float* src, __global SAMPLE* dst,
-                                      const int width, const int height, const int pitch) {
+                                      const int width, const int pitch, const int rows,
+                                      const int row0, const int count) {
   const int x0 = (int)get_global_id(0) * VEC, y = get_global_id(1);
-  if (x0 >= width || y >= height) return;
+  if (x0 >= width || y >= count) return;
   const int n = min(VEC, width - x0);
   __global SAMPLE* out = dst + ((size_t)y * width + x0) * CHANNELS;
   for (int c = 0; c < CHANNELS; ++c) {
     // Rows are padded to a multiple of 32 floats: a full vector load stays inside the row.
-    FLOATV v = VLOAD(0, src + ((size_t)c * height + y) * pitch + x0);
+    FLOATV v = VLOAD(0, src + ((size_t)c * rows + row0 + y) * pitch + x0);
 #if QUANTIZE
     v = select(fmin(fmax(floor(v * MAX_CODE + 0.5f), 0.0f), MAX_CODE), (FLOATV)(0.0f), isnan(v));
 #endif

@@ -3,8 +3,8 @@
 // same steps as lib/filters/histogram.cpp, so device and reference agree bin for bin.
 //
 // Input (INPUT): 1 = 8-bit interleaved, 2 = 16-bit interleaved, 3 = float planar (`plane`
-// floats per channel, rows of `pitch`, `width` wide: kernel arguments, so one program serves
-// every image size). CODES = 1 when float data holds integer
+// floats per channel, rows of `pitch`, `width` wide, the counted rows starting `origin` floats
+// into each plane: a strip's rows; kernel arguments, so one program serves every image size). CODES = 1 when float data holds integer
 // codes (8/16-bit sources after filters): they are quantised as writing would (MAX_CODE).
 // Mode (MODE): 0 one channel CHANNEL, 1 luma (Rec.601), 2 luma709, 3 rgb (3 x BINS counters).
 // Counters: BINS per histogram (x3 for rgb), then under, over, NaN, Inf (float binning only).
@@ -83,7 +83,7 @@ typedef float sample_t;
 
 // Where the samples of a planar float image lie (unused for interleaved integer data).
 typedef struct {
-  ulong width, pitch, plane;
+  ulong width, pitch, plane, origin;
 } layout_t;
 
 // Sample c of pixel p as an integer code (integer data) or a float (float data).
@@ -92,7 +92,7 @@ inline float raw(__global const sample_t* src, const layout_t L, const ulong p, 
   // 32-bit division where it suffices: a 64-bit one costs several times more on GPUs.
   const ulong y = p <= UINT_MAX ? (uint)p / (uint)L.width : p / L.width;
   const ulong x = p - y * L.width;
-  return src[c * L.plane + y * L.pitch + x];
+  return src[c * L.plane + L.origin + y * L.pitch + x];
 }
 #else
 inline float raw(__global const sample_t* src, const layout_t L, const ulong p, const int c) {
@@ -183,9 +183,9 @@ typedef uint total_t;
 #define COUNT_ARGS                                                                               \
   __global const sample_t *src, __global total_t *counts, const ulong first, const ulong pixels, \
       const float lo, const float hi, const float scale, const ulong width, const ulong pitch,   \
-      const ulong plane
+      const ulong plane, const ulong origin
 #define LAYOUT \
-  { width, pitch, plane }
+  { width, pitch, plane, origin }
 
 #if METHOD == 0
 __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_global(COUNT_ARGS) {
@@ -367,7 +367,7 @@ __kernel void histogram_reduce(__global const uint* partials, __global ulong* to
 // per work-group; the host folds the pairs.
 __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_minmax(
     __global const sample_t* src, __global float* pairs, const ulong pixels, const int h,
-    const ulong width, const ulong pitch, const ulong plane) {
+    const ulong width, const ulong pitch, const ulong plane, const ulong origin) {
   const layout_t L = LAYOUT;
   __local float lmin[GROUP], lmax[GROUP];
   const int lid = get_local_id(0);

@@ -8,7 +8,8 @@
 // cols: a COLS_W x COLS_H work-group does the same down the columns, COLS_STEPS outputs each.
 //   With COLS_DIRECT=1 (radius too large for local memory) it reads taps straight from global.
 // Defines: FILTER, RADIUS_X, RADIUS_Y, ROWS_W, ROWS_H, ROWS_STEPS, ROWS_HALO, COLS_W,
-//   COLS_H, COLS_STEPS, COLS_HALO, COLS_DIRECT.
+//   COLS_H, COLS_STEPS, COLS_HALO, COLS_DIRECT. Rows: STRIP_ARGS in common.cl; every kernel
+//   computes the image rows [first, last), the launch's rows counted from `first`.
 #include "common.cl"
 // Every tap is fma(w, v, sum) in tap order, as the reference computes it: exact agreement
 // without giving up fused multiply-adds.
@@ -55,21 +56,21 @@
 #define COLS_SPAN ((COLS_STEPS + 2 * COLS_HALO) * COLS_H)
 
 __kernel __attribute__((reqd_work_group_size(ROWS_W, ROWS_H, 1))) void CAT(FILTER, _rows)(
-    __global const float* src, __global float* dst, const int width, const int height,
-    const int pitch, const int border, __constant const float* weights) {
+    __global const float* src, __global float* dst, const int width, const int pitch, STRIP_ARGS,
+    const int border, __constant const float* weights) {
   __local float tile[ROWS_H][ROWS_SPAN];
-  const size_t plane = (size_t)get_global_id(2) * pitch * height;
+  const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   src += plane;
   dst += plane;
   const int lx = get_local_id(0);
   const int ly = get_local_id(1);
   const int x0 = ((int)get_group_id(0) * ROWS_STEPS - ROWS_HALO) * ROWS_W + lx;
-  const int y = (int)get_group_id(1) * ROWS_H + ly;
-  // Rows past the image still load (a valid row) so every work-item reaches the barrier.
-  __global const float* row = src + (size_t)min(y, height - 1) * pitch;
+  const int y = first + (int)get_group_id(1) * ROWS_H + ly;
+  // Rows past `last` still load (a valid row) so every work-item reaches the barrier.
+  __global const float* row = src + (size_t)(min(y, last - 1) - y0) * pitch;
   // Most work-groups lie wholly inside the image: they load without border arithmetic.
-  const int first = ((int)get_group_id(0) * ROWS_STEPS - ROWS_HALO) * ROWS_W;
-  if (first >= 0 && first + ROWS_SPAN <= width) {
+  const int left = ((int)get_group_id(0) * ROWS_STEPS - ROWS_HALO) * ROWS_W;
+  if (left >= 0 && left + ROWS_SPAN <= width) {
 #pragma unroll
     for (int s = 0; s < ROWS_STEPS + 2 * ROWS_HALO; ++s) tile[ly][lx + s * ROWS_W] = row[x0 + s * ROWS_W];
   } else {
@@ -80,7 +81,7 @@ __kernel __attribute__((reqd_work_group_size(ROWS_W, ROWS_H, 1))) void CAT(FILTE
     }
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  if (y >= height) return;
+  if (y >= last) return;
 #pragma unroll
   for (int s = ROWS_HALO; s < ROWS_HALO + ROWS_STEPS; ++s) {
     const int x = x0 + s * ROWS_W;
@@ -89,33 +90,34 @@ __kernel __attribute__((reqd_work_group_size(ROWS_W, ROWS_H, 1))) void CAT(FILTE
     float sum = 0.0f;
 #pragma unroll
     for (int j = 0; j <= 2 * RADIUS_X; ++j) sum = fma(weights[j], taps[j], sum);
-    dst[(size_t)y * pitch + x] = sum;
+    dst[(size_t)(y - y0) * pitch + x] = sum;
   }
 }
 
 #if !COLS_DIRECT
 __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTER, _cols)(
-    __global const float* src, __global float* dst, const int width, const int height,
-    const int pitch, const int border, __constant const float* weights, const float offset) {
+    __global const float* src, __global float* dst, const int width, const int pitch, STRIP_ARGS,
+    const int border, __constant const float* weights, const float offset) {
   // One spare column per row of the tile keeps column reads free of bank conflicts.
   __local float tile[COLS_W][COLS_SPAN + 1];
-  const size_t plane = (size_t)get_global_id(2) * pitch * height;
+  const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   src += plane;
   dst += plane;
   const int lx = get_local_id(0);
   const int ly = get_local_id(1);
   const int x = (int)get_group_id(0) * COLS_W + lx;
-  const int y0 = ((int)get_group_id(1) * COLS_STEPS - COLS_HALO) * COLS_H + ly;
+  // The tile's first image row, and this work-item's first row in it.
+  const int top = first + ((int)get_group_id(1) * COLS_STEPS - COLS_HALO) * COLS_H;
+  const int ty = top + ly;
   __global const float* column = src + min(x, width - 1);
-  const int first = ((int)get_group_id(1) * COLS_STEPS - COLS_HALO) * COLS_H;
-  if (first >= 0 && first + COLS_SPAN <= height) {
+  if (top >= y0 && top + COLS_SPAN <= y0 + rows) {
 #pragma unroll
     for (int s = 0; s < COLS_STEPS + 2 * COLS_HALO; ++s)
-      tile[lx][ly + s * COLS_H] = column[(size_t)(y0 + s * COLS_H) * pitch];
+      tile[lx][ly + s * COLS_H] = column[(size_t)(ty + s * COLS_H - y0) * pitch];
   } else {
 #pragma unroll
     for (int s = 0; s < COLS_STEPS + 2 * COLS_HALO; ++s) {
-      const int y = border_index(y0 + s * COLS_H, height, border);
+      const int y = strip_row(ty + s * COLS_H, y0, rows, height, border);
       tile[lx][ly + s * COLS_H] = y < 0 ? 0.0f : column[(size_t)y * pitch];
     }
   }
@@ -123,33 +125,33 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
   if (x >= width) return;
 #pragma unroll
   for (int s = COLS_HALO; s < COLS_HALO + COLS_STEPS; ++s) {
-    const int y = y0 + s * COLS_H;
-    if (y >= height) break;
+    const int y = ty + s * COLS_H;
+    if (y >= last) break;
     __local const float* taps = &tile[lx][ly + s * COLS_H - RADIUS_Y];
     float sum = 0.0f;
 #pragma unroll
     for (int i = 0; i <= 2 * RADIUS_Y; ++i) sum = fma(weights[i], taps[i], sum);
-    dst[(size_t)y * pitch + x] = sum + offset;
+    dst[(size_t)(y - y0) * pitch + x] = sum + offset;
   }
 }
 #else
 // Radius too large for a local tile: each work-item reads its taps from global memory; adjacent
 // work-items read adjacent columns, so every tap is one coalesced row read.
 __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTER, _cols)(
-    __global const float* src, __global float* dst, const int width, const int height,
-    const int pitch, const int border, __constant const float* weights, const float offset) {
-  const size_t plane = (size_t)get_global_id(2) * pitch * height;
+    __global const float* src, __global float* dst, const int width, const int pitch, STRIP_ARGS,
+    const int border, __constant const float* weights, const float offset) {
+  const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   src += plane;
   dst += plane;
   const int x = get_global_id(0);
-  const int y = get_global_id(1);
-  if (x >= width || y >= height) return;
+  const int y = first + (int)get_global_id(1);
+  if (x >= width || y >= last) return;
   float sum = 0.0f;
   for (int i = 0; i <= 2 * RADIUS_Y; ++i) {
-    const int yy = border_index(y + i - RADIUS_Y, height, border);
+    const int yy = strip_row(y + i - RADIUS_Y, y0, rows, height, border);
     sum = fma(weights[i], yy < 0 ? 0.0f : src[(size_t)yy * pitch + x], sum);
   }
-  dst[(size_t)y * pitch + x] = sum + offset;
+  dst[(size_t)(y - y0) * pitch + x] = sum + offset;
 }
 #endif
 
@@ -170,13 +172,13 @@ inline void store_lanes(__global float* out, const int x0, const int width, cons
 }
 
 __kernel void CAT(FILTER, _rows_vec)(__global const float* src, __global float* dst,
-                                     const int width, const int height, const int pitch,
+                                     const int width, const int pitch, STRIP_ARGS,
                                      const int border, __constant const float* weights) {
-  const size_t plane = (size_t)get_global_id(2) * pitch * height;
-  const int x0 = (int)get_global_id(0) * VEC, y = get_global_id(1);
-  if (x0 >= width || y >= height) return;
-  __global const float* row = src + plane + (size_t)y * pitch;
-  __global float* out = dst + plane + (size_t)y * pitch;
+  const size_t plane = (size_t)get_global_id(2) * pitch * rows;
+  const int x0 = (int)get_global_id(0) * VEC, y = first + (int)get_global_id(1);
+  if (x0 >= width || y >= last) return;
+  __global const float* row = src + plane + (size_t)(y - y0) * pitch;
+  __global float* out = dst + plane + (size_t)(y - y0) * pitch;
   if (x0 >= RADIUS_X && x0 + VEC + RADIUS_X <= width) {
     FLOATV sum = 0.0f;
     for (int j = 0; j <= 2 * RADIUS_X; ++j)
@@ -197,17 +199,17 @@ __kernel void CAT(FILTER, _rows_vec)(__global const float* src, __global float* 
 // Rows are padded to a multiple of 32 floats, so a VEC-wide load at x0 < width stays inside
 // the row; lanes past the width are computed and dropped.
 __kernel void CAT(FILTER, _cols_vec)(__global const float* src, __global float* dst,
-                                     const int width, const int height, const int pitch,
+                                     const int width, const int pitch, STRIP_ARGS,
                                      const int border, __constant const float* weights,
                                      const float offset) {
-  const size_t plane = (size_t)get_global_id(2) * pitch * height;
-  const int x0 = (int)get_global_id(0) * VEC, y = get_global_id(1);
-  if (x0 >= width || y >= height) return;
+  const size_t plane = (size_t)get_global_id(2) * pitch * rows;
+  const int x0 = (int)get_global_id(0) * VEC, y = first + (int)get_global_id(1);
+  if (x0 >= width || y >= last) return;
   FLOATV sum = 0.0f;
   for (int i = 0; i <= 2 * RADIUS_Y; ++i) {
-    const int yy = border_index(y + i - RADIUS_Y, height, border);
+    const int yy = strip_row(y + i - RADIUS_Y, y0, rows, height, border);
     const FLOATV v = yy < 0 ? (FLOATV)(0.0f) : VLOAD(0, src + plane + (size_t)yy * pitch + x0);
     sum = fma((FLOATV)(weights[i]), v, sum);
   }
-  store_lanes(dst + plane + (size_t)y * pitch, x0, width, sum + offset);
+  store_lanes(dst + plane + (size_t)(y - y0) * pitch, x0, width, sum + offset);
 }

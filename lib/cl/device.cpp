@@ -194,11 +194,20 @@ DeviceImage Device::image(int width, int height, int channels, bool alpha) {
   DeviceImage image;
   image.width = width;
   image.height = height;
+  image.full_height = height;
   image.channels = channels;
   image.alpha = alpha;
   image.pitch = aligned_pitch(width);
   image.buffer = buffer(image.bytes(), "image " + std::to_string(width) + "x" +
                                            std::to_string(height) + "x" + std::to_string(channels));
+  return image;
+}
+
+DeviceImage Device::image_like(const DeviceImage& like, int channels, bool alpha) {
+  DeviceImage image = this->image(like.width, like.height, channels, alpha);
+  image.y0 = like.y0;
+  image.full_height = like.full_height;
+  image.source = like.source;
   return image;
 }
 
@@ -267,12 +276,6 @@ std::unique_ptr<Device::Pinned> Device::pinned(std::size_t bytes) {
                                        nullptr, nullptr, &status);
   check(status, "clEnqueueMapBuffer", "pinned host memory, " + std::to_string(bytes) + " bytes");
   return std::make_unique<Pinned>(queue_, std::move(buffer), data);
-}
-
-Device::Kept& Device::kept(const std::string& what, std::size_t bytes) {
-  Kept& k = kept_[{what, bytes}];
-  if (!k.buffer()) k.buffer = buffer(bytes, what);
-  return k;
 }
 
 Device::OutOfOrder::OutOfOrder(Device& device) : device_(device) {

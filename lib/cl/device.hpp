@@ -43,17 +43,21 @@ std::vector<DeviceInfo> list_devices();
 // "ref" is not a device; callers handle it before asking.
 DeviceInfo select_device(const std::string& choice);
 
-// Planar float32 image resident on a device, laid out as halo::Image (same pitch).
+// Planar float32 image resident on a device, laid out as halo::Image (same pitch): a whole
+// image, or a strip holding the image rows [y0, y0 + height) of an image full_height tall.
 struct DeviceImage {
   cl::Buffer buffer;
   int width = 0;
-  int height = 0;
+  int height = 0;  // rows held
+  int y0 = 0;
+  int full_height = 0;
   int channels = 0;
   bool alpha = false;
   int pitch = 0;
   PixelType source = PixelType::f32;  // as halo::Image::source()
 
   int color_channels() const { return channels - (alpha ? 1 : 0); }
+  Span span() const { return {y0, y0 + height}; }
   std::size_t plane_size() const { return std::size_t(pitch) * height; }
   std::size_t bytes() const { return plane_size() * channels * sizeof(float); }
 };
@@ -77,6 +81,8 @@ class Device {
   // A read-only buffer holding a copy of host data (weights for __constant arguments).
   cl::Buffer constants(const std::vector<float>& values, const std::string& what);
   DeviceImage image(int width, int height, int channels, bool alpha);
+  // The same width, rows and source as `like`, with other channels.
+  DeviceImage image_like(const DeviceImage& like, int channels, bool alpha);
 
   // Enqueues a kernel; global sizes are rounded up to multiples of local. Failures name the
   // kernel and both sizes. bytes: what the kernel must move at least (read once + write once),
@@ -113,16 +119,6 @@ class Device {
     void* data_;
   };
   std::unique_ptr<Pinned> pinned(std::size_t bytes);
-
-  // Device memory kept between calls on this queue (not shared with another_queue()), with a
-  // host-side record for its user: the histogram's running totals, which then need no clearing
-  // per image. `valid` is the user's: false until it has filled in the record.
-  struct Kept {
-    cl::Buffer buffer;
-    std::vector<std::uint64_t> record;
-    bool valid = false;
-  };
-  Kept& kept(const std::string& what, std::size_t bytes);
 
   // While alive, enqueues go to an out-of-order profiling queue where only the events passed
   // as `after` order them (the in-order queue where the device has none).
@@ -172,14 +168,30 @@ class Device {
   };
   std::vector<Pending> pending_;
   std::string stage_;
-  std::map<std::pair<std::string, std::size_t>, Kept> kept_;
 };
 
-// Sets kernel arguments 0, 1, 2, ... in order.
+// The five STRIP_ARGS of kernels/common.cl: the rows a buffer holds and the image rows
+// [first, last) a launch computes.
+struct StripRows {
+  int rows, y0, height, first, last;
+};
+inline StripRows strip_rows(const DeviceImage& buffer, Span out) {
+  return {buffer.height, buffer.y0, buffer.full_height, out.first, out.last};
+}
+
+template <typename T>
+void set_arg(cl::Kernel& kernel, cl_uint& index, const T& value) {
+  check(kernel.setArg(index++, value), "clSetKernelArg");
+}
+inline void set_arg(cl::Kernel& kernel, cl_uint& index, const StripRows& r) {
+  for (const int value : {r.rows, r.y0, r.height, r.first, r.last}) set_arg(kernel, index, value);
+}
+
+// Sets kernel arguments 0, 1, 2, ... in order (a StripRows sets five).
 template <typename... Args>
 void set_args(cl::Kernel& kernel, const Args&... args) {
   cl_uint index = 0;
-  (check(kernel.setArg(index++, args), "clSetKernelArg"), ...);
+  (set_arg(kernel, index, args), ...);
 }
 
 // "7680x4320x3" style text for launch sizes in messages.

@@ -1,6 +1,7 @@
 // Image storage and the CPU side of sample conversion.
 #include "core/image.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -70,11 +71,33 @@ int aligned_pitch(int width) {
   return (width + Image::kPitchAlign - 1) / Image::kPitchAlign * Image::kPitchAlign;
 }
 
+Span Span::widened(int by, int height) const {
+  return {std::max(0, first - by), std::min(height, last + by)};
+}
+
 Image::Image(int width, int height, int channels, bool alpha)
-    : width_(width), height_(height), channels_(channels), alpha_(alpha) {
-  check_shape(width, height, channels);
+    : Image(width, Span{0, height}, height, channels, alpha) {}
+
+Image::Image(int width, Span span, int full_height, int channels, bool alpha)
+    : width_(width),
+      height_(span.count()),
+      y0_(span.first),
+      full_height_(full_height),
+      channels_(channels),
+      alpha_(alpha) {
+  check_shape(width, height_, channels);
+  if (span.first < 0 || span.last > full_height)
+    throw Error(ErrorKind::Internal, "strip rows " + std::to_string(span.first) + ".." +
+                                         std::to_string(span.last) + " outside an image of " +
+                                         std::to_string(full_height) + " rows");
   pitch_ = aligned_pitch(width);
   data_.assign(plane_size() * channels, 0.0f);
+}
+
+Image Image::like(int channels, bool alpha) const {
+  Image out(width_, span(), full_height_, channels, alpha);
+  out.set_source(source_);
+  return out;
 }
 
 template <typename T>
@@ -89,7 +112,14 @@ static void deinterleave(const PixelBuffer& pixels, Image& image, float scale) {
 }
 
 Image to_image(const PixelBuffer& pixels) {
-  Image image(pixels.width, pixels.height, pixels.channels, pixels.alpha);
+  return to_image(pixels, {0, pixels.height}, pixels.height);
+}
+
+Image to_image(const PixelBuffer& pixels, Span span, int full_height) {
+  if (span.count() != pixels.height)
+    throw Error(ErrorKind::Internal, "strip of " + std::to_string(span.count()) + " rows holds " +
+                                         std::to_string(pixels.height));
+  Image image(pixels.width, span, full_height, pixels.channels, pixels.alpha);
   image.set_source(pixels.type);
   const float scale = unit_scale(pixels.type);
   switch (pixels.type) {
@@ -112,12 +142,13 @@ float quantize(float value, float max_code) {
   return std::fmin(std::fmax(code, 0.0f), max_code);
 }
 
+// Rows [row0, row0 + pixels.height) of the rows image holds.
 template <typename T>
-static void interleave(const Image& image, PixelBuffer& pixels, float max_code) {
+static void interleave(const Image& image, int row0, PixelBuffer& pixels, float max_code) {
   T* dst = pixels.samples<T>();
   for (int c = 0; c < image.channels(); ++c)
-    for (int y = 0; y < image.height(); ++y) {
-      const float* src = image.row(c, y);
+    for (int y = 0; y < pixels.height; ++y) {
+      const float* src = image.row(c, row0 + y);
       T* line = dst + std::size_t(y) * image.width() * image.channels() + c;
       for (int x = 0; x < image.width(); ++x)
         line[x * image.channels()] = max_code > 0 ? T(quantize(src[x], max_code)) : T(src[x]);
@@ -125,16 +156,24 @@ static void interleave(const Image& image, PixelBuffer& pixels, float max_code) 
 }
 
 PixelBuffer to_pixels(const Image& image, PixelType type) {
-  PixelBuffer pixels(image.width(), image.height(), image.channels(), type, image.alpha());
+  return to_pixels(image, type, image.span());
+}
+
+PixelBuffer to_pixels(const Image& image, PixelType type, Span rows) {
+  if (!image.span().contains(rows) || rows.empty())
+    throw Error(ErrorKind::Internal, "rows " + std::to_string(rows.first) + ".." +
+                                         std::to_string(rows.last) + " are not in the strip");
+  PixelBuffer pixels(image.width(), rows.count(), image.channels(), type, image.alpha());
+  const int row0 = rows.first - image.y0();
   switch (type) {
     case PixelType::u8:
-      interleave<std::uint8_t>(image, pixels, 255.0f);
+      interleave<std::uint8_t>(image, row0, pixels, 255.0f);
       break;
     case PixelType::u16:
-      interleave<std::uint16_t>(image, pixels, 65535.0f);
+      interleave<std::uint16_t>(image, row0, pixels, 65535.0f);
       break;
     case PixelType::f32:
-      interleave<float>(image, pixels, 0.0f);
+      interleave<float>(image, row0, pixels, 0.0f);
       break;
   }
   return pixels;

@@ -73,17 +73,40 @@ struct PixelBuffer {
   }
 };
 
+// Image rows [first, last): what a stage computes, or what a strip holds.
+struct Span {
+  int first = 0, last = 0;
+
+  int count() const { return last - first; }
+  bool empty() const { return last <= first; }
+  bool contains(Span other) const { return first <= other.first && other.last <= last; }
+  // `by` more rows on each side, within an image `height` rows tall.
+  Span widened(int by, int height) const;
+  bool operator==(const Span&) const = default;
+};
+
 // Planar float32 channels. Each row starts on a 128-byte boundary (pitch is a multiple of 32
 // floats) so that work-groups on the device read whole cache lines.
+//
+// An Image is a whole image or a strip of one: its height() rows are the image rows
+// [y0(), y0() + height()) of an image full_height() rows tall. row(c, y) indexes the rows held
+// (0 .. height() - 1); filters address image rows and subtract y0().
 class Image {
  public:
   static constexpr int kPitchAlign = 32;
 
   Image() = default;
   Image(int width, int height, int channels, bool alpha = false);
+  // Rows `span` of an image `full_height` rows tall.
+  Image(int width, Span span, int full_height, int channels, bool alpha = false);
 
   int width() const { return width_; }
-  int height() const { return height_; }
+  int height() const { return height_; }  // rows held
+  int y0() const { return y0_; }
+  int full_height() const { return full_height_; }
+  Span span() const { return {y0_, y0_ + height_}; }
+  // The same width, rows, image height and source, with other channels (contents zero).
+  Image like(int channels, bool alpha) const;
   int channels() const { return channels_; }
   bool alpha() const { return alpha_; }
   // Channels that filters touch: all but a trailing alpha.
@@ -107,6 +130,8 @@ class Image {
  private:
   int width_ = 0;
   int height_ = 0;
+  int y0_ = 0;
+  int full_height_ = 0;
   int channels_ = 0;
   bool alpha_ = false;
   int pitch_ = 0;
@@ -118,7 +143,11 @@ int aligned_pitch(int width);
 
 // CPU references of the device conversions in kernels/convert.cl; results are identical.
 Image to_image(const PixelBuffer& pixels);
+// The rows of a strip: `pixels` holds the image rows `span` of an image `full_height` tall.
+Image to_image(const PixelBuffer& pixels, Span span, int full_height);
 PixelBuffer to_pixels(const Image& image, PixelType type);
+// Image rows `rows` (within image.span()) only.
+PixelBuffer to_pixels(const Image& image, PixelType type, Span rows);
 // Quantisation used when writing 8/16-bit: round to nearest, clamp, NaN to 0.
 float quantize(float value, float max_code);
 

@@ -58,22 +58,25 @@ float geometry_weight(const Surface& p, const Surface& q, const PassSetup& s,
   return w;
 }
 
-// One pass of kernels/atrous.cl's atrous_pass, in the same operation order.
-Image pass_reference(const Image& src, const Guides* g, const AtrousParams& a, const PassSetup& s) {
-  const int w = src.width(), h = src.height(), channels = src.color_channels();
-  Image dst(w, h, channels);
+// One pass of kernels/atrous.cl's atrous_pass over the image rows `rows`, in the same
+// operation order.
+Image pass_reference(const Image& src, const Guides* g, const AtrousParams& a, const PassSetup& s,
+                     Span rows) {
+  const int w = src.width(), y0 = src.y0(), channels = src.color_channels();
+  Image dst = src.like(channels, false);
   const bool guided = s.has_normal || s.has_depth;
   const std::vector<int> xs = border_table(w, 2 * s.step, a.border);
-  const std::vector<int> ys = border_table(h, 2 * s.step, a.border);
-  for (int y = 0; y < h; ++y)
+  const std::vector<int> ys = row_table(src, rows, 2 * s.step, a.border);
+  for (int y = rows.first; y < rows.last; ++y)
     for (int x = 0; x < w; ++x) {
-      const Surface p = guided ? surface_at(*g, x, y) : Surface{};
+      const int r = y - y0;  // buffer row
+      const Surface p = guided ? surface_at(*g, x, r) : Surface{};
       float centre[kMaxGuidedChannels], sum[kMaxGuidedChannels];
       for (int c = 0; c < channels; ++c)
-        centre[c] = colour_at(src, g, x, y, c, s.demod, a.albedo_min), sum[c] = 0.0f;
+        centre[c] = colour_at(src, g, x, r, c, s.demod, a.albedo_min), sum[c] = 0.0f;
       float wsum = 0.0f;
       for (int j = 0; j < 5; ++j) {
-        const int qy = ys[y + j * s.step];
+        const int qy = ys[y - rows.first + j * s.step];
         if (qy < 0) continue;
         for (int i = 0; i < 5; ++i) {
           const int qx = xs[x + i * s.step];
@@ -85,7 +88,7 @@ Image pass_reference(const Image& src, const Guides* g, const AtrousParams& a, c
           accumulate(wt, v, channels, sum, wsum);
         }
       }
-      store_normalised(dst, g, x, y, sum, wsum, s.remod, a.albedo_min);
+      store_normalised(dst, g, x, r, sum, wsum, s.remod, a.albedo_min);
     }
   return dst;
 }
@@ -93,14 +96,18 @@ Image pass_reference(const Image& src, const Guides* g, const AtrousParams& a, c
 class AtrousStage : public GuidedStage {
  public:
   AtrousStage(std::string spec, AtrousParams a, GuideSources sources)
-      : GuidedStage(std::move(spec)), a_(a) {
-    sources_ = std::move(sources);
+      : GuidedStage(std::move(spec), std::move(sources)), a_(a) {}
+
+  // Pass i reads 2 * 2^i rows each side.
+  int reach() const override { return reach_after(-1); }
+  std::string whole_image_reason(PixelType) const override {
+    return border_whole_image_reason(a_.border);
   }
 
-  std::vector<std::string> details() const override {
+  std::vector<std::string> details(const StageRun& run) const override {
     std::vector<std::string> d = {std::to_string(a_.iters) + " passes, effective radius " +
                                   std::to_string((2 << a_.iters) - 2)};
-    const Guides* g = guides();
+    const Guides* g = run.guides;
     d.push_back(g && g->any_geometry()
                     ? std::string("weights on colour") + (g->has_normal() ? ", normals" : "") +
                           (g->has_depth() ? ", depth" : "")
@@ -112,62 +119,72 @@ class AtrousStage : public GuidedStage {
     return d;
   }
 
-  Image reference(const Image& in) const override {
-    check_size(in.width(), in.height());
-    const AtrousParams a = resolved(in.color_channels());
+  Image reference_rows(const Image& in, Span out, StageRun& run) const override {
+    check_size(run, in.width(), in.span(), in.full_height());
+    const AtrousParams a = resolved(run.guides, in.color_channels());
     Image current = in;
-    for (int i = 0; i < a.iters; ++i) current = pass_reference(current, guides(), a, setup(i, in));
+    for (int i = 0; i < a.iters; ++i)
+      current = pass_reference(current, run.guides, a, setup(run.guides, i, in.color_channels()),
+                               pass_rows(i, out, in.full_height()));
     return with_colour(in, current);
   }
 
-  DeviceImage enqueue(Device& device, const DeviceImage& in) const override {
-    check_size(in.width, in.height);
-    const DeviceGuides& dg = device_guides(device);
+  DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
+                           StageRun& run) const override {
+    check_size(run, in.width, in.span(), in.full_height);
+    const DeviceGuides& dg = device_guides(device, run);
     const int channels = in.color_channels();
-    const AtrousParams a = resolved(channels);
-    const std::size_t plane_bytes = in.plane_size() * sizeof(float);
-    DeviceImage ping = device.image(in.width, in.height, channels, false);
-    DeviceImage pong = device.image(in.width, in.height, channels, false);
-    DeviceImage out = device.image(in.width, in.height, in.channels, in.alpha);
-    out.source = in.source;
+    const AtrousParams a = resolved(run.guides, channels);
+    DeviceImage ping = device.image_like(in, channels, false);
+    DeviceImage pong = device.image_like(in, channels, false);
+    DeviceImage result = device.image_like(in, in.channels, in.alpha);
     auto k = device.kernel("atrous.cl", "atrous_pass",
                            {{"CHANNELS", std::to_string(channels)},
                             {"SIGMA_N_WHOLE", std::to_string(a.sigma_n_whole)}});
     const cl::Buffer* src = &in.buffer;
     for (int i = 0; i < a_.iters; ++i) {
-      const PassSetup s = setup(i, in.color_channels());
-      const cl::Buffer& dst = i == a_.iters - 1 ? out.buffer : i % 2 ? pong.buffer : ping.buffer;
-      set_args(k, *src, dst, dg.geometry, dg.albedo, in.width, in.height, in.pitch, channels,
-               s.step, int(a_.border), int(s.has_normal), int(s.has_depth), a.colour_inv,
+      const PassSetup s = setup(run.guides, i, channels);
+      const Span rows = pass_rows(i, out, in.full_height);
+      const cl::Buffer& dst = i == a_.iters - 1 ? result.buffer : i % 2 ? pong.buffer : ping.buffer;
+      set_args(k, *src, dst, dg.geometry, dg.albedo, in.width, in.pitch, strip_rows(in, rows),
+               channels, s.step, int(a_.border), int(s.has_normal), int(s.has_depth), a.colour_inv,
                a_.sigma_n, a_.sigma_z, int(s.demod), int(s.remod), a_.albedo_min);
-      const std::size_t bytes = 2 * channels * plane_bytes +
-                                (s.has_normal || s.has_depth ? 4 * plane_bytes : 0) +
-                                (s.demod || s.remod ? 3 * plane_bytes : 0);
+      const std::size_t row_bytes = std::size_t(in.pitch) * rows.count() * sizeof(float);
+      const std::size_t bytes = 2 * channels * row_bytes +
+                                (s.has_normal || s.has_depth ? 4 * row_bytes : 0) +
+                                (s.demod || s.remod ? 3 * row_bytes : 0);
       device.launch(k, "atrous_pass",
-                    cl::NDRange(ceil_div(in.width, 32) * 32, ceil_div(in.height, 8) * 8),
+                    cl::NDRange(ceil_div(in.width, 32) * 32, ceil_div(rows.count(), 8) * 8),
                     cl::NDRange(32, 8), bytes);
       src = &dst;
     }
-    copy_alpha(device, in, out);
-    return out;
+    copy_alpha(device, in, result);
+    return result;
   }
 
  private:
+  // Rows the passes after pass i read beyond their own output: 2 * 2^j for each later pass j.
+  int reach_after(int i) const {
+    int reach = 0;
+    for (int j = i + 1; j < a_.iters; ++j) reach += 2 << j;
+    return reach;
+  }
+  // The rows pass i computes for final output rows `out`.
+  Span pass_rows(int i, Span out, int height) const { return out.widened(reach_after(i), height); }
+
   // sigma_c auto: 2 on colour/albedo (values near 1 wherever albedo is), 1 on radiance, whose
   // noise swings are larger. Chosen on three renders (README, "Denoising renders").
-  AtrousParams resolved(int channels) const {
+  AtrousParams resolved(const Guides* g, int channels) const {
     AtrousParams a = a_;
-    const double sigma = a.sigma_c >= 0 ? a.sigma_c : demodulates(channels) ? 2.0 : 1.0;
+    const double sigma = a.sigma_c >= 0 ? a.sigma_c : demodulates(g, channels) ? 2.0 : 1.0;
     a.colour_inv = float(1 / (sigma * sigma));
     return a;
   }
-  PassSetup setup(int i, const Image& in) const { return setup(i, in.color_channels()); }
-  PassSetup setup(int i, int channels) const {
+  PassSetup setup(const Guides* g, int i, int channels) const {
     PassSetup s;
-    const Guides* g = guides();
     s.has_normal = g && g->has_normal();
     s.has_depth = g && g->has_depth();
-    if (demodulates(channels)) {
+    if (demodulates(g, channels)) {
       s.demod = i == 0;
       s.remod = i == a_.iters - 1;
     }

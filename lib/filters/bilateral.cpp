@@ -29,54 +29,59 @@ struct Plan {
   float range_inv = 0;  // 1 / (2 sigma_r^2), 0 for no range kernel
 };
 
-// The flags of every pixel, with the image's pitch.
-std::vector<std::uint8_t> flags_reference(const Guides& g, const BilateralParams& p, int pitch) {
-  const int w = g.any().width(), h = g.any().height();
+// The flags of the image rows `rows`, in a buffer with the guides' pitch and rows.
+std::vector<std::uint8_t> flags_reference(const Guides& g, const BilateralParams& p, Span rows) {
+  const Image& size = g.any();
+  const int w = size.width(), h = size.full_height(), y0 = size.y0();
   const bool hn = g.has_normal(), hd = g.has_depth();
-  std::vector<std::uint8_t> flags(std::size_t(pitch) * h, 0);
-  for (int y = 0; y < h; ++y)
+  std::vector<std::uint8_t> flags(size.plane_size(), 0);
+  for (int y = rows.first; y < rows.last; ++y)
     for (int x = 0; x < w; ++x) {
-      const Surface s = surface_at(g, x, y);
+      const int r = y - y0;  // the row in the guides
+      const Surface s = surface_at(g, x, r);
       std::uint8_t f = 0;
-      if (x > 0 && is_edge(s, surface_at(g, x - 1, y), p.cos_angle, p.dz, hn, hd)) f |= kFlagLeft;
-      if (x < w - 1 && is_edge(s, surface_at(g, x + 1, y), p.cos_angle, p.dz, hn, hd))
+      if (x > 0 && is_edge(s, surface_at(g, x - 1, r), p.cos_angle, p.dz, hn, hd)) f |= kFlagLeft;
+      if (x < w - 1 && is_edge(s, surface_at(g, x + 1, r), p.cos_angle, p.dz, hn, hd))
         f |= kFlagRight;
-      if (y > 0 && is_edge(s, surface_at(g, x, y - 1), p.cos_angle, p.dz, hn, hd)) f |= kFlagTop;
-      if (y < h - 1 && is_edge(s, surface_at(g, x, y + 1), p.cos_angle, p.dz, hn, hd))
+      if (y > 0 && is_edge(s, surface_at(g, x, r - 1), p.cos_angle, p.dz, hn, hd)) f |= kFlagTop;
+      if (y < h - 1 && is_edge(s, surface_at(g, x, r + 1), p.cos_angle, p.dz, hn, hd))
         f |= kFlagBottom;
-      flags[std::size_t(y) * pitch + x] = f;
+      flags[std::size_t(r) * size.pitch() + x] = f;
     }
   return flags;
 }
 
-// One pass of kernels/bilateral.cl's bilateral_pass, in the same operation order.
+// One pass of kernels/bilateral.cl's bilateral_pass over the image rows `rows`, in the same
+// operation order.
 Image pass_reference(const Image& src, const std::vector<std::uint8_t>& flags, const Guides* g,
-                     const BilateralParams& p, const Plan& plan, bool horizontal, bool demod,
-                     bool remod) {
-  const int w = src.width(), h = src.height(), channels = src.color_channels();
-  Image dst(w, h, channels);
+                     const BilateralParams& p, const Plan& plan, bool horizontal, Span rows,
+                     bool demod, bool remod) {
+  const int w = src.width(), y0 = src.y0(), channels = src.color_channels();
+  Image dst = src.like(channels, false);
   const std::uint8_t back = horizontal ? kFlagLeft : kFlagTop;
   const std::uint8_t ahead = horizontal ? kFlagRight : kFlagBottom;
-  for (int y = 0; y < h; ++y)
+  for (int y = rows.first; y < rows.last; ++y)
     for (int x = 0; x < w; ++x) {
       float centre[kMaxGuidedChannels], sum[kMaxGuidedChannels];
       float wsum = p.weights[0];
       for (int c = 0; c < channels; ++c) {
-        centre[c] = colour_at(src, g, x, y, c, demod, p.albedo_min);
+        centre[c] = colour_at(src, g, x, y - y0, c, demod, p.albedo_min);
         sum[c] = p.weights[0] * centre[c];
       }
-      const int n = horizontal ? w : h, i0 = horizontal ? x : y;
+      // Positions along the line in image coordinates; `origin` makes them buffer rows.
+      const int n = horizontal ? w : src.full_height(), i0 = horizontal ? x : y;
+      const int origin = horizontal ? 0 : y0;
       for (const auto& [dir, stop] : {std::pair{-1, back}, std::pair{1, ahead}}) {
         for (int i = 1; i <= p.r; ++i) {
           const int from = i0 + dir * (i - 1);
           if (plan.use_flags && from >= 0 && from < n) {
-            const std::size_t at = horizontal ? std::size_t(y) * src.pitch() + from
-                                              : std::size_t(from) * src.pitch() + x;
+            const std::size_t at = horizontal ? std::size_t(y - y0) * src.pitch() + from
+                                              : std::size_t(from - origin) * src.pitch() + x;
             if (flags[at] & stop) break;
           }
           const int q = border_index(i0 + dir * i, n, p.border);
           if (q < 0) break;
-          const int qx = horizontal ? q : x, qy = horizontal ? y : q;
+          const int qx = horizontal ? q : x, qy = horizontal ? y - y0 : q - origin;
           float v[kMaxGuidedChannels];
           const float d2 = read_tap(src, g, qx, qy, demod, p.albedo_min, centre, v);
           const float wt =
@@ -84,126 +89,116 @@ Image pass_reference(const Image& src, const std::vector<std::uint8_t>& flags, c
           accumulate(wt, v, channels, sum, wsum);
         }
       }
-      store_normalised(dst, g, x, y, sum, wsum, remod, p.albedo_min);
+      store_normalised(dst, g, x, y - y0, sum, wsum, remod, p.albedo_min);
     }
   return dst;
 }
 
-// The flags as an image for --write-flags: one channel, value = bits / 15 (8-bit code 17 x
-// bits; multiply a float file by 15 for the bits).
-Image flags_image(const std::vector<std::uint8_t>& flags, int width, int height) {
-  Image img(width, height, 1);
-  for (int y = 0; y < height; ++y)
-    for (int x = 0; x < width; ++x)
-      img.at(x, y, 0) = flags[std::size_t(y) * img.pitch() + x] / 15.0f;
-  return img;
+// Rows `rows` of flags in a buffer of the guides' pitch, into the run's whole-image flags.
+void keep_rows(StageRun& run, const std::uint8_t* flags, const Image& size, Span rows) {
+  if (run.flags.empty()) {
+    run.flags.width = size.width();
+    run.flags.height = size.full_height();
+    run.flags.bits.assign(std::size_t(size.width()) * size.full_height(), 0);
+  }
+  for (int y = rows.first; y < rows.last; ++y)
+    std::copy_n(flags + std::size_t(y - size.y0()) * size.pitch(), size.width(),
+                run.flags.bits.begin() + std::ptrdiff_t(y) * size.width());
 }
 
 class BilateralStage : public GuidedStage {
  public:
   BilateralStage(std::string spec, BilateralParams p, GuideSources sources)
-      : GuidedStage(std::move(spec)), p_(std::move(p)) {
-    sources_ = std::move(sources);
+      : GuidedStage(std::move(spec), std::move(sources)), p_(std::move(p)) {}
+
+  // The colour walk reads r rows; its flags need the guides one row further.
+  int reach() const override { return p_.r + 1; }
+  std::string whole_image_reason(PixelType) const override {
+    return border_whole_image_reason(p_.border);
   }
 
-  std::vector<std::string> details() const override {
-    const Plan plan = plan_for(3);  // the channel count matters only to its albedo check
+  std::vector<std::string> details(const StageRun& run) const override {
+    const Guides* g = run.guides;
+    const Plan plan = plan_for(g, 3);  // the channel count matters only to its albedo check
     std::vector<std::string> d = {"radius " + std::to_string(p_.r)};
-    d.push_back(plan.use_flags
-                    ? "edges from " + std::string(guides()->has_normal() ? "normals" : "") +
-                          (guides()->has_normal() && guides()->has_depth() ? " and " : "") +
-                          (guides()->has_depth() ? "depth" : "")
-                    : "no normal or depth guides: self-guided");
+    d.push_back(plan.use_flags ? "edges from " + std::string(g->has_normal() ? "normals" : "") +
+                                     (g->has_normal() && g->has_depth() ? " and " : "") +
+                                     (g->has_depth() ? "depth" : "")
+                               : "no normal or depth guides: self-guided");
     if (plan.demod) d.push_back("albedo demodulation");
     if (plan.range_inv > 0)
       d.push_back("range kernel, sigma_r " + std::to_string(std::sqrt(0.5 / plan.range_inv)));
-    if (guides() && !guides()->described.empty()) d.push_back(guides()->described);
+    if (g && !g->described.empty()) d.push_back(g->described);
     return d;
   }
 
-  Image reference(const Image& in) const override {
-    check_size(in.width(), in.height());
-    const Plan plan = plan_for(in.color_channels());
-    if (plan.use_flags) reference_flags_ = flags_reference(*guides(), p_, in.pitch());
+  Image reference_rows(const Image& in, Span out, StageRun& run) const override {
+    check_size(run, in.width(), in.span(), in.full_height());
+    const Plan plan = plan_for(run.guides, in.color_channels());
+    const Span inner = out.widened(p_.r, in.full_height());  // rows the columns pass reads
+    std::vector<std::uint8_t> flags;
+    if (plan.use_flags) {
+      flags = flags_reference(*run.guides, p_, inner);
+      if (run.keep_flags) keep_rows(run, flags.data(), run.guides->any(), run.own);
+    }
     const Image rows =
-        pass_reference(in, reference_flags_, guides(), p_, plan, true, plan.demod, false);
-    Image out =
-        pass_reference(rows, reference_flags_, guides(), p_, plan, false, false, plan.demod);
-    return with_colour(in, out);
+        pass_reference(in, flags, run.guides, p_, plan, true, inner, plan.demod, false);
+    const Image result =
+        pass_reference(rows, flags, run.guides, p_, plan, false, out, false, plan.demod);
+    return with_colour(in, result);
   }
 
-  DeviceImage enqueue(Device& device, const DeviceImage& in) const override {
-    check_size(in.width, in.height);
-    const Plan plan = plan_for(in.color_channels());
-    const DeviceGuides& dg = device_guides(device);
+  DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
+                           StageRun& run) const override {
+    check_size(run, in.width, in.span(), in.full_height);
+    const Plan plan = plan_for(run.guides, in.color_channels());
+    const DeviceGuides& dg = device_guides(device, run);
+    const Span inner = out.widened(p_.r, in.full_height);
     cl::Buffer flags = dg.placeholder;
-    const std::size_t plane_bytes = in.plane_size() * sizeof(float);
     if (plan.use_flags) {
       flags = device.buffer(in.plane_size(), "bilateral flags");
       auto k = device.kernel("bilateral.cl", "bilateral_flags", {{"TILE", std::to_string(kTile)}});
-      set_args(k, dg.geometry, flags, in.width, in.height, in.pitch, p_.cos_angle, p_.dz,
-               int(guides()->has_normal()), int(guides()->has_depth()));
+      set_args(k, dg.geometry, flags, in.width, in.pitch, strip_rows(in, inner), p_.cos_angle,
+               p_.dz, int(run.guides->has_normal()), int(run.guides->has_depth()));
       device.launch(
           k, "bilateral_flags",
-          cl::NDRange(ceil_div(in.width, kTile) * kTile, ceil_div(in.height, kTile) * kTile),
-          cl::NDRange(kTile, kTile), in.plane_size() * (4 * sizeof(float) + 1));
+          cl::NDRange(ceil_div(in.width, kTile) * kTile, ceil_div(inner.count(), kTile) * kTile),
+          cl::NDRange(kTile, kTile),
+          std::size_t(in.pitch) * inner.count() * (4 * sizeof(float) + 1));
     }
     const auto weights = device.constants(p_.weights, "bilateral weights");
     const int channels = in.color_channels();
-    DeviceImage tmp = device.image(in.width, in.height, channels, false);
-    DeviceImage out = device.image(in.width, in.height, in.channels, in.alpha);
-    out.source = in.source;
-    const std::size_t albedo_bytes = plan.demod ? 3 * plane_bytes : 0;
+    DeviceImage tmp = device.image_like(in, channels, false);
+    DeviceImage result = device.image_like(in, in.channels, in.alpha);
     for (const bool horizontal : {true, false}) {
+      const Span rows = horizontal ? inner : out;
+      const std::size_t row_bytes = std::size_t(in.pitch) * rows.count() * sizeof(float);
       auto k = device.kernel("bilateral.cl", horizontal ? "bilateral_rows" : "bilateral_cols",
                              {{"CHANNELS", std::to_string(channels)}});
-      set_args(k, horizontal ? in.buffer : tmp.buffer, horizontal ? tmp.buffer : out.buffer, flags,
-               dg.albedo, weights, in.width, in.height, in.pitch, channels, p_.r, int(p_.border),
-               int(plan.use_flags), int(plan.demod && horizontal), int(plan.demod && !horizontal),
-               p_.albedo_min, plan.range_inv);
-      device.launch(
-          k, horizontal ? "bilateral_rows" : "bilateral_cols",
-          cl::NDRange(ceil_div(in.width, 32) * 32, ceil_div(in.height, 8) * 8), cl::NDRange(32, 8),
-          2 * channels * plane_bytes + albedo_bytes + (plan.use_flags ? in.plane_size() : 0));
+      set_args(k, horizontal ? in.buffer : tmp.buffer, horizontal ? tmp.buffer : result.buffer,
+               flags, dg.albedo, weights, in.width, in.pitch, strip_rows(in, rows), channels, p_.r,
+               int(p_.border), int(plan.use_flags), int(plan.demod && horizontal),
+               int(plan.demod && !horizontal), p_.albedo_min, plan.range_inv);
+      device.launch(k, horizontal ? "bilateral_rows" : "bilateral_cols",
+                    cl::NDRange(ceil_div(in.width, 32) * 32, ceil_div(rows.count(), 8) * 8),
+                    cl::NDRange(32, 8),
+                    2 * channels * row_bytes + (plan.demod ? 3 * row_bytes : 0) +
+                        (plan.use_flags ? row_bytes / sizeof(float) : 0));
     }
-    copy_alpha(device, in, out);
-    device_flags_.clear();
-    if (plan.use_flags && keep_flags_) {
-      device_flags_.resize(in.plane_size());
-      device.read(flags, device_flags_.data(), device_flags_.size(), "bilateral flags");
+    copy_alpha(device, in, result);
+    if (plan.use_flags && run.keep_flags) {
+      std::vector<std::uint8_t> bits(in.plane_size());
+      device.read(flags, bits.data(), bits.size(), "bilateral flags");
+      keep_rows(run, bits.data(), run.guides->any(), run.own);
     }
-    return out;
-  }
-
-  const Image* flags() const override {
-    const auto& bits = !device_flags_.empty() ? device_flags_ : reference_flags_;
-    if (bits.empty()) return nullptr;
-    // Flags exist only with guides, whose size the image's was checked against.
-    flags_image_ = flags_image(bits, guides()->any().width(), guides()->any().height());
-    return &flags_image_;
-  }
-
-  std::string mismatch() const override {
-    if (device_flags_.empty() || reference_flags_.empty()) return "";
-    const Image& size = guides()->any();
-    const int pitch = size.pitch(), width = size.width();
-    std::size_t differing = 0, first = 0;
-    for (int y = 0; y < size.height(); ++y)  // the padding beyond the width is never written
-      for (std::size_t i = std::size_t(y) * pitch; i < std::size_t(y) * pitch + width; ++i)
-        if (device_flags_[i] != reference_flags_[i] && differing++ == 0) first = i;
-    if (!differing) return "";
-    return std::to_string(differing) + " discontinuity flags differ, first at (" +
-           std::to_string(first % pitch) + "," + std::to_string(first / pitch) + "): device " +
-           std::to_string(device_flags_[first]) + ", reference " +
-           std::to_string(reference_flags_[first]);
+    return result;
   }
 
  private:
-  Plan plan_for(int channels) const {
+  Plan plan_for(const Guides* g, int channels) const {
     Plan plan;
-    const Guides* g = guides();
     plan.use_flags = g && g->any_geometry();
-    plan.demod = demodulates(channels);
+    plan.demod = demodulates(g, channels);
     // Chosen by PSNR on the shared Blender scene (README, scripts/render-psnr.py).
     const double sigma_r = p_.sigma_r >= 0 ? p_.sigma_r : plan.use_flags ? 2 : 0.1;
     plan.range_inv = sigma_r > 0 ? float(1 / (2 * sigma_r * sigma_r)) : 0.0f;
@@ -211,8 +206,6 @@ class BilateralStage : public GuidedStage {
   }
 
   BilateralParams p_;
-  mutable std::vector<std::uint8_t> reference_flags_, device_flags_;
-  mutable Image flags_image_;
 };
 
 }  // namespace

@@ -21,15 +21,17 @@ SeparableKernel equal_weights(int r, bool gray, Border border) {
   return k;
 }
 
-// One line of running means: out[i] = sum(in[i-r .. i+r]) / (2r+1), border applied by `at`.
+// Running means along a line: out[k] = sum(in[i-r .. i+r]) / (2r+1) for i = first + k, k <
+// count; `at` applies the border rule.
 template <typename At>
-void running_mean(int n, int r, At at, float* out) {
+void running_mean(int first, int count, int r, At at, float* out) {
   double sum = 0;
-  for (int k = -r; k <= r; ++k) sum += at(k);
+  for (int k = -r; k <= r; ++k) sum += at(first + k);
   out[0] = float(sum / (2 * r + 1));
-  for (int i = 1; i < n; ++i) {
+  for (int k = 1; k < count; ++k) {
+    const int i = first + k;
     sum += at(i + r) - at(i - r - 1);
-    out[i] = float(sum / (2 * r + 1));
+    out[k] = float(sum / (2 * r + 1));
   }
 }
 
@@ -43,61 +45,74 @@ class BoxStage : public Stage {
         // Devices without double arithmetic run equal weights, within 1e-5 of the reference.
         fallback_(make_separable_stage(this->spec(), equal_weights(r, gray, border), {})) {}
 
-  std::vector<std::string> details() const override {
+  int reach() const override { return r_; }
+  std::string whole_image_reason(PixelType) const override {
+    return border_whole_image_reason(border_);
+  }
+  std::vector<std::string> details(const StageRun&) const override {
     return {"radius " + std::to_string(r_) + ": running sums in double, rows then columns"};
   }
 
-  Image reference(const Image& input) const override {
+  Image reference_rows(const Image& input, Span out, StageRun&) const override {
     const Image src = gray_if(gray_, input, spec());
-    const int w = src.width(), h = src.height();
-    Image tmp(w, h, 1), out(w, h, src.channels(), src.alpha());
-    out.set_source(src.source());
-    std::vector<float> column_in(h), column_out(h);
+    const int w = src.width(), h = src.full_height(), y0 = src.y0();
+    const Span rows = out.widened(r_, h);
+    Image tmp = src.like(1, false), result = src.like(src.channels(), src.alpha());
+    std::vector<float> column(out.count());
     for (int c = 0; c < src.color_channels(); ++c) {
-      for (int y = 0; y < h; ++y) {
-        const float* in = src.row(c, y);
+      for (int y = rows.first; y < rows.last; ++y) {
+        const float* in = src.row(c, y - y0);
         running_mean(
-            w, r_, [&](int x) { return sample(in, x, w, 1); }, tmp.row(0, y));
+            0, w, r_, [&](int x) { return sample(in, x, w, 1); }, tmp.row(0, y - y0));
       }
       for (int x = 0; x < w; ++x) {
-        for (int y = 0; y < h; ++y) column_in[y] = tmp.row(0, y)[x];
         running_mean(
-            h, r_, [&](int y) { return sample(column_in.data(), y, h, 1); }, column_out.data());
-        for (int y = 0; y < h; ++y) out.row(c, y)[x] = column_out[y];
+            out.first, out.count(), r_,
+            [&](int y) {
+              const int i = border_index(y, h, border_);
+              return i < 0 ? 0.0 : double(tmp.row(0, i - y0)[x]);
+            },
+            column.data());
+        for (int k = 0; k < out.count(); ++k) result.row(c, out.first + k - y0)[x] = column[k];
       }
     }
-    copy_alpha(src, out);
-    return out;
+    copy_alpha(src, result);
+    return result;
   }
 
-  DeviceImage enqueue(Device& device, const DeviceImage& input) const override {
-    if (!device.info().fp64) return fallback_->enqueue(device, input);
+  DeviceImage enqueue_rows(Device& device, const DeviceImage& input, Span out,
+                           StageRun& run) const override {
+    if (!device.info().fp64) return fallback_->enqueue_rows(device, input, out, run);
     const DeviceImage src = gray_if(gray_, device, input, spec());
     const Tuning t = tuning_for(device.info());
     const int planes = src.color_channels();
-    const std::size_t bytes = 2 * src.plane_size() * sizeof(float) * planes;
+    const Span rows_pass = out.widened(r_, src.full_height);
     int rows = t.box_rows;
     while (rows > 1 && 4ull * rows * ((t.box_seg + 2 * r_) | 1) > device.info().local_memory - 1024)
       rows /= 2;
     const Defines defines = {{"RADIUS", std::to_string(r_)},
                              {"BOX_SEG", std::to_string(t.box_seg)},
                              {"BOX_ROWS", std::to_string(rows)}};
-    DeviceImage tmp = device.image(src.width, src.height, planes, false);
-    DeviceImage out = device.image(src.width, src.height, src.channels, src.alpha);
-    out.source = src.source;
+    DeviceImage tmp = device.image_like(src, planes, false);
+    DeviceImage result = device.image_like(src, src.channels, src.alpha);
+    const auto bytes = [&](Span s) {
+      return 2 * std::size_t(src.pitch) * s.count() * sizeof(float) * planes;
+    };
 
     auto rows_kernel = device.kernel("box.cl", "box_rows", defines);
-    set_args(rows_kernel, src.buffer, tmp.buffer, src.width, src.height, src.pitch, int(border_));
+    set_args(rows_kernel, src.buffer, tmp.buffer, src.width, src.pitch, strip_rows(src, rows_pass),
+             int(border_));
     device.launch(rows_kernel, "box_rows",
-                  cl::NDRange(ceil_div(src.width, t.box_seg), src.height, planes),
-                  cl::NDRange(1, rows, 1), bytes);
+                  cl::NDRange(ceil_div(src.width, t.box_seg), rows_pass.count(), planes),
+                  cl::NDRange(1, rows, 1), bytes(rows_pass));
     auto cols_kernel = device.kernel("box.cl", "box_cols", defines);
-    set_args(cols_kernel, tmp.buffer, out.buffer, src.width, src.height, src.pitch, int(border_));
+    set_args(cols_kernel, tmp.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
+             int(border_));
     device.launch(cols_kernel, "box_cols",
-                  cl::NDRange(src.width, ceil_div(src.height, t.box_seg), planes),
-                  cl::NDRange(64, 1, 1), bytes);
-    copy_alpha(device, src, out);
-    return out;
+                  cl::NDRange(src.width, ceil_div(out.count(), t.box_seg), planes),
+                  cl::NDRange(64, 1, 1), bytes(out));
+    copy_alpha(device, src, result);
+    return result;
   }
 
  private:

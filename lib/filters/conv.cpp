@@ -43,35 +43,39 @@ class ConvStage : public Stage {
   ConvStage(std::string spec, ConvKernel kernel, std::vector<std::string> details)
       : Stage(std::move(spec)), k_(std::move(kernel)), details_(std::move(details)) {}
 
-  std::vector<std::string> details() const override { return details_; }
+  int reach() const override { return k_.height / 2; }
+  std::string whole_image_reason(PixelType) const override {
+    return border_whole_image_reason(k_.border);
+  }
+  std::vector<std::string> details(const StageRun&) const override { return details_; }
 
-  Image reference(const Image& input) const override {
+  Image reference_rows(const Image& input, Span out, StageRun&) const override {
     const Image src = gray_if(k_.gray, input, spec());
-    Image out(src.width(), src.height(), src.channels(), src.alpha());
-    out.set_source(src.source());
+    Image result = src.like(src.channels(), src.alpha());
     const int rx = k_.width / 2, ry = k_.height / 2;
     const std::vector<int> xs = border_table(src.width(), rx, k_.border);
-    const std::vector<int> ys = border_table(src.height(), ry, k_.border);
+    const std::vector<int> ys = row_table(src, out, ry, k_.border);
     for (int c = 0; c < src.color_channels(); ++c)
-      for (int y = 0; y < src.height(); ++y) {
-        float* dst = out.row(c, y);
+      for (int y = out.first; y < out.last; ++y) {
+        float* dst = result.row(c, y - src.y0());
         for (int x = 0; x < src.width(); ++x) {
-          float v = correlate(src, c, x, y, xs, ys, k_.weights);
+          const int i = y - out.first;
+          float v = correlate(src, c, x, i, xs, ys, k_.weights);
           if (!k_.weights2.empty()) {
-            const float v2 = correlate(src, c, x, y, xs, ys, k_.weights2);
+            const float v2 = correlate(src, c, x, i, xs, ys, k_.weights2);
             v = std::sqrt(v * v + v2 * v2);
           }
           dst[x] = v + k_.offset;
         }
       }
-    copy_alpha(src, out);
-    return out;
+    copy_alpha(src, result);
+    return result;
   }
 
-  DeviceImage enqueue(Device& device, const DeviceImage& input) const override {
+  DeviceImage enqueue_rows(Device& device, const DeviceImage& input, Span out,
+                           StageRun&) const override {
     const DeviceImage src = gray_if(k_.gray, device, input, spec());
-    DeviceImage out = device.image(src.width, src.height, src.channels, src.alpha);
-    out.source = src.source;
+    DeviceImage result = device.image_like(src, src.channels, src.alpha);
     const Tuning t = tuning_for(device.info());
     const int run = conv_run(t, device.info().local_memory);
     auto kernel = device.kernel("conv.cl", "conv_tile",
@@ -83,15 +87,15 @@ class ConvStage : public Stage {
                                  {"MAGNITUDE", k_.weights2.empty() ? "0" : "1"}});
     const auto weights = device.constants(k_.weights, "conv weights");
     const auto weights2 = device.constants(k_.weights2, "conv weights");
-    set_args(kernel, src.buffer, out.buffer, src.width, src.height, src.pitch, int(k_.border),
-             weights, weights2, k_.offset);
-    const std::size_t groups_y = (src.height + t.conv_h * run - 1) / (t.conv_h * run);
+    set_args(kernel, src.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
+             int(k_.border), weights, weights2, k_.offset);
+    const std::size_t groups_y = ceil_div(out.count(), t.conv_h * run);
     device.launch(kernel, "conv_tile",
                   cl::NDRange(src.width, groups_y * t.conv_h, src.color_channels()),
                   cl::NDRange(t.conv_w, t.conv_h, 1),
-                  2 * src.plane_size() * sizeof(float) * src.color_channels());
-    copy_alpha(device, src, out);
-    return out;
+                  2 * std::size_t(src.pitch) * out.count() * sizeof(float) * src.color_channels());
+    copy_alpha(device, src, result);
+    return result;
   }
 
  private:
@@ -104,7 +108,8 @@ class ConvStage : public Stage {
     return run;
   }
 
-  // Rows top to bottom, each left to right: the order kernels/conv.cl sums in.
+  // Rows top to bottom, each left to right: the order kernels/conv.cl sums in. Output row i of
+  // the rows the tables were made for.
   float correlate(const Image& src, int c, int x, int y, const std::vector<int>& xs,
                   const std::vector<int>& ys, const std::vector<float>& w) const {
     float sum = 0.0f;

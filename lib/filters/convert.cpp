@@ -60,35 +60,58 @@ LumaWeights luma_weights(PixelType source) {
 }
 
 DeviceImage upload(Device& device, const PixelBuffer& pixels) {
+  return upload(device, pixels, {0, pixels.height}, pixels.height);
+}
+
+DeviceImage upload(Device& device, const PixelBuffer& pixels, Span span, int full_height) {
   const std::size_t bytes = pixels.bytes.size();
   cl::Buffer staging = device.buffer(bytes, "upload");
   device.write(staging, pixels.bytes.data(), bytes, "upload");
   DeviceImage image = device.image(pixels.width, pixels.height, pixels.channels, pixels.alpha);
+  image.y0 = span.first;
+  image.full_height = full_height;
   image.source = pixels.type;
-  const Launch l = launch_for(device, pixels.width, pixels.height, "convert_to_planar");
-  auto kernel = device.kernel("convert.cl", l.name, l.defines(pixels.type, pixels.channels));
-  set_args(kernel, staging, image.buffer, pixels.width, pixels.height, image.pitch,
-           unit_scale(pixels.type));
-  device.launch(kernel, "convert_to_planar", l.global, l.local,
-                bytes + pixels.sample_count() * sizeof(float));
+  enqueue_to_planar(device, staging, pixels.type, image);
   return image;
+}
+
+void enqueue_to_planar(Device& device, const cl::Buffer& staging, PixelType type,
+                       const DeviceImage& image) {
+  const Launch l = launch_for(device, image.width, image.height, "convert_to_planar");
+  auto kernel = device.kernel("convert.cl", l.name, l.defines(type, image.channels));
+  set_args(kernel, staging, image.buffer, image.width, image.height, image.pitch, unit_scale(type));
+  const std::size_t samples = std::size_t(image.width) * image.height * image.channels;
+  device.launch(kernel, "convert_to_planar", l.global, l.local,
+                samples * (sample_size(type) + sizeof(float)));
+}
+
+void enqueue_from_planar(Device& device, const DeviceImage& image, Span rows, PixelType type,
+                         cl::Buffer& staging) {
+  const Launch l = launch_for(device, image.width, rows.count(), "convert_from_planar");
+  auto kernel = device.kernel("convert.cl", l.name, l.defines(type, image.channels));
+  set_args(kernel, image.buffer, staging, image.width, image.pitch, image.height,
+           rows.first - image.y0, rows.count());
+  const std::size_t samples = std::size_t(image.width) * rows.count() * image.channels;
+  device.launch(kernel, "convert_from_planar", l.global, l.local,
+                samples * (sample_size(type) + sizeof(float)));
 }
 
 PixelBuffer download(Device& device, const DeviceImage& image, PixelType type,
                      std::pmr::memory_resource* memory) {
-  PixelBuffer pixels(image.width, image.height, image.channels, type, image.alpha, memory);
+  return download(device, image, type, image.span(), memory);
+}
+
+PixelBuffer download(Device& device, const DeviceImage& image, PixelType type, Span rows,
+                     std::pmr::memory_resource* memory) {
+  PixelBuffer pixels(image.width, rows.count(), image.channels, type, image.alpha, memory);
   cl::Buffer staging = device.buffer(pixels.bytes.size(), "download");
-  const Launch l = launch_for(device, image.width, image.height, "convert_from_planar");
-  auto kernel = device.kernel("convert.cl", l.name, l.defines(type, image.channels));
-  set_args(kernel, image.buffer, staging, image.width, image.height, image.pitch);
-  device.launch(kernel, "convert_from_planar", l.global, l.local,
-                pixels.bytes.size() + pixels.sample_count() * sizeof(float));
+  enqueue_from_planar(device, image, rows, type, staging);
   device.read(staging, pixels.bytes.data(), pixels.bytes.size(), "download");
   return pixels;
 }
 
 Image download_image(Device& device, const DeviceImage& image) {
-  Image out(image.width, image.height, image.channels, image.alpha);
+  Image out(image.width, image.span(), image.full_height, image.channels, image.alpha);
   out.set_source(image.source);
   device.read(image.buffer, out.data().data(), image.bytes(), "download");
   return out;
@@ -97,8 +120,7 @@ Image download_image(Device& device, const DeviceImage& image) {
 Image to_gray(const Image& in, LumaWeights w, const std::string& filter) {
   check_gray_input(in.color_channels(), filter);
   if (in.color_channels() == 1) return in;
-  Image out(in.width(), in.height(), in.alpha() ? 2 : 1, in.alpha());
-  out.set_source(in.source());
+  Image out = in.like(in.alpha() ? 2 : 1, in.alpha());
   for (int y = 0; y < in.height(); ++y) {
     const float *r = in.row(0, y), *g = in.row(1, y), *b = in.row(2, y);
     float* dst = out.row(0, y);
@@ -117,8 +139,7 @@ DeviceImage to_gray(Device& device, const DeviceImage& in, LumaWeights w,
                     const std::string& filter) {
   check_gray_input(in.color_channels(), filter);
   if (in.color_channels() == 1) return in;
-  DeviceImage out = device.image(in.width, in.height, in.alpha ? 2 : 1, in.alpha);
-  out.source = in.source;
+  DeviceImage out = device.image_like(in, in.alpha ? 2 : 1, in.alpha);
   auto kernel = device.kernel("convert.cl", "to_gray", {});
   set_args(kernel, in.buffer, out.buffer, in.width, in.height, in.pitch, w.r, w.g, w.b);
   device.launch(kernel, "to_gray", cl::NDRange(in.width, in.height), kGroup2D,

@@ -8,12 +8,24 @@ namespace halo {
 
 // Uploads samples as stored (8-bit stays 8-bit on the bus) and widens them on the device.
 DeviceImage upload(Device& device, const PixelBuffer& pixels);
-// Quantises on the device and reads back samples of the given type.
+// A strip: `pixels` holds the image rows `span` of an image `full_height` rows tall.
+DeviceImage upload(Device& device, const PixelBuffer& pixels, Span span, int full_height);
+// Quantises on the device and reads back samples of the given type: every row the image holds,
+// or the image rows `rows` among them.
 // memory: where the samples go (nullptr: the heap); page-locked memory downloads faster.
 PixelBuffer download(Device& device, const DeviceImage& image, PixelType type,
                      std::pmr::memory_resource* memory = nullptr);
-// Reads back the planar float32 channels as they are (for verification).
+PixelBuffer download(Device& device, const DeviceImage& image, PixelType type, Span rows,
+                     std::pmr::memory_resource* memory = nullptr);
+// Reads back the planar float32 channels as they are (for verification), strip rows included.
 Image download_image(Device& device, const DeviceImage& image);
+
+// The two conversions on buffers the caller owns (a streaming executor reuses them): samples
+// as stored in `staging`, `image`'s rows; and `image`'s rows `rows` into `staging`.
+void enqueue_to_planar(Device& device, const cl::Buffer& staging, PixelType type,
+                       const DeviceImage& image);
+void enqueue_from_planar(Device& device, const DeviceImage& image, Span rows, PixelType type,
+                         cl::Buffer& staging);
 
 // Luminance weights: Rec.601 for integer data, Rec.709 for float (scene-linear) data.
 struct LumaWeights {

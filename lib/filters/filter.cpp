@@ -6,8 +6,71 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "filters/guides.hpp"
+#include "filters/histogram.hpp"
 
 namespace halo {
+
+StageRun::StageRun() = default;
+StageRun::~StageRun() = default;
+StageRun::StageRun(StageRun&&) noexcept = default;
+StageRun& StageRun::operator=(StageRun&&) noexcept = default;
+
+namespace {
+
+std::string flags_mismatch(const FlagImage& device, const FlagImage& reference) {
+  if (device.empty() || reference.empty()) return "";
+  std::size_t differing = 0, first = 0;
+  for (std::size_t i = 0; i < device.bits.size(); ++i)
+    if (device.bits[i] != reference.bits[i] && differing++ == 0) first = i;
+  if (!differing) return "";
+  const std::size_t w = std::size_t(device.width);
+  return std::to_string(differing) + " discontinuity flags differ, first at (" +
+         std::to_string(first % w) + "," + std::to_string(first / w) + "): device " +
+         std::to_string(device.bits[first]) + ", reference " +
+         std::to_string(reference.bits[first]);
+}
+
+}  // namespace
+
+std::string side_results_mismatch(const StageRun& device, const StageRun& reference) {
+  if (device.histogram && reference.histogram &&
+      !device.histogram->same_counts(*reference.histogram))
+    return "histogram differs from the reference";
+  return flags_mismatch(device.flags, reference.flags);
+}
+
+std::string Stage::whole_image_reason(PixelType) const {
+  return "";
+}
+
+std::vector<std::string> Stage::details(const StageRun&) const {
+  return {};
+}
+
+void Stage::finish(Device&, StageRun&) const {}
+
+Image Stage::reference(const Image& in, StageRun& run) const {
+  run.own = in.span();
+  return reference_rows(in, in.span(), run);
+}
+
+Image Stage::reference(const Image& in) const {
+  StageRun run;
+  return reference(in, run);
+}
+
+DeviceImage Stage::enqueue(Device& device, const DeviceImage& in, StageRun& run) const {
+  run.own = in.span();
+  DeviceImage out = enqueue_rows(device, in, in.span(), run);
+  finish(device, run);
+  return out;
+}
+
+DeviceImage Stage::enqueue(Device& device, const DeviceImage& in) const {
+  StageRun run;
+  return enqueue(device, in, run);
+}
 
 Border parse_border(const std::string& name) {
   if (name == "zero") return Border::zero;
@@ -40,6 +103,23 @@ std::vector<int> border_table(int n, int r, Border border) {
   std::vector<int> table(n + 2 * r);
   for (int i = 0; i < int(table.size()); ++i) table[i] = border_index(i - r, n, border);
   return table;
+}
+
+std::vector<int> row_table(const Image& in, Span rows, int r, Border border) {
+  std::vector<int> table(rows.count() + 2 * r);
+  for (int i = 0; i < int(table.size()); ++i) {
+    const int y = border_index(rows.first - r + i, in.full_height(), border);
+    if (y >= 0 && (y < in.y0() || y >= in.y0() + in.height()))
+      throw Error(ErrorKind::Internal, "row " + std::to_string(y) + " is not in the strip (rows " +
+                                           std::to_string(in.y0()) + ".." +
+                                           std::to_string(in.y0() + in.height()) + ")");
+    table[i] = y < 0 ? -1 : y - in.y0();
+  }
+  return table;
+}
+
+std::string border_whole_image_reason(Border border) {
+  return border == Border::wrap ? "border=wrap reads rows from the image's other edge" : "";
 }
 
 std::vector<float> scaled_weights(const std::vector<double>& values, double scale) {

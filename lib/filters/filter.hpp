@@ -1,10 +1,16 @@
-// What a filter is: a parameter table, and a Stage (one parsed spec) that runs either as the
-// plain CPU reference or enqueued on an OpenCL device. Both paths get the same host-computed
-// weights, so they differ only by device arithmetic.
+// What a filter is: a parameter table, and a Stage (one parsed spec) that computes rows of its
+// output either as the plain CPU reference or enqueued on an OpenCL device. Both paths get the
+// same host-computed weights, so they differ only by device arithmetic.
+//
+// A Stage is an immutable plan (parameters, weights, kernels, its vertical reach), shared by
+// every file, strip and thread; what one run needs and produces (guides, histogram counts,
+// discontinuity flags) lives in that run's StageRun.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +20,11 @@
 
 namespace halo {
 
+struct Guides;
+struct GuideSources;
+struct DeviceGuides;
 struct Histogram;
+class HistogramTotals;
 
 enum class Border { zero = 0, clamp = 1, reflect = 2, wrap = 3 };
 
@@ -23,21 +33,71 @@ Border parse_border(const std::string& name);
 // holds the device twin.
 int border_index(int i, int n, Border border);
 
+// Discontinuity flags of a whole image, one byte a pixel, filled strip by strip.
+struct FlagImage {
+  int width = 0, height = 0;
+  std::vector<std::uint8_t> bits;  // row-major, width * height
+
+  bool empty() const { return bits.empty(); }
+};
+
+// One run of one stage: an image on one device, or on the reference.
+struct StageRun {
+  StageRun();
+  ~StageRun();
+  StageRun(StageRun&&) noexcept;
+  StageRun& operator=(StageRun&&) noexcept;
+
+  // The rows of the strip at hand that no other strip has: what measurements count (a stage
+  // also computes rows for the strips' overlap, which a neighbour counts).
+  Span own;
+  // Guided stages: the guides of the rows at hand (a strip's, or the whole image's), and their
+  // upload when an executor shares one among stages (else the stage uploads `guides` itself).
+  const Guides* guides = nullptr;
+  const DeviceGuides* device_guides = nullptr;
+  std::unique_ptr<DeviceGuides> uploaded;
+  // Guided stages keep the flags they compute when asked (--verify, --write-flags).
+  bool keep_flags = false;
+  FlagImage flags;
+  // Histogram stages: the counts so far (complete after Stage::finish), and their running
+  // totals on the device.
+  std::unique_ptr<Histogram> histogram;
+  std::unique_ptr<HistogramTotals> totals;
+};
+
+// How a device run's side results differ from the reference run's ("" when identical).
+std::string side_results_mismatch(const StageRun& device, const StageRun& reference);
+
 class Stage {
  public:
   explicit Stage(std::string spec) : spec_(std::move(spec)) {}
   virtual ~Stage() = default;
 
   const std::string& spec() const { return spec_; }
+  // Rows above and below an output row that the stage reads (guides included): a strip's
+  // output rows [a, b) need its input rows [a - reach, b + reach).
+  virtual int reach() const = 0;
+  // Why the stage cannot run strip by strip on images of this source type ("" when it can).
+  virtual std::string whole_image_reason(PixelType source) const;
   // What the stage resolved to (the kernel it runs, rank-1 decisions), for --verbose.
-  virtual std::vector<std::string> details() const { return {}; }
-  virtual Image reference(const Image& in) const = 0;
-  virtual DeviceImage enqueue(Device& device, const DeviceImage& in) const = 0;
+  virtual std::vector<std::string> details(const StageRun& run) const;
+  std::vector<std::string> details() const { return details(StageRun()); }
+  // Guided stages: where their guides come from; nullptr for the others.
+  virtual const GuideSources* guide_sources() const { return nullptr; }
 
-  // Stages that measure rather than change the image (histogram) keep their last result;
-  // mismatch() says how the device's result differs from the reference's, "" if it does not.
-  virtual const Histogram* result() const { return nullptr; }
-  virtual std::string mismatch() const { return ""; }
+  // Computes the image rows `out` from `in`, whose rows must include out widened by reach()
+  // (within the image). The result has in's rows; only `out` among them is defined.
+  virtual Image reference_rows(const Image& in, Span out, StageRun& run) const = 0;
+  virtual DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
+                                   StageRun& run) const = 0;
+  // After a run's last strip: results kept on the device come back (histogram totals).
+  virtual void finish(Device& device, StageRun& run) const;
+
+  // The whole image at once.
+  Image reference(const Image& in, StageRun& run) const;
+  Image reference(const Image& in) const;
+  DeviceImage enqueue(Device& device, const DeviceImage& in, StageRun& run) const;
+  DeviceImage enqueue(Device& device, const DeviceImage& in) const;
 
  private:
   std::string spec_;
@@ -54,6 +114,12 @@ struct FilterDef {
 
 // border_index for coordinates -r .. n-1+r, indexed from 0: what a reference's taps look up.
 std::vector<int> border_table(int n, int r, Border border);
+// The same for rows of a strip: entry i stands for image row first - r + i, given as a row of
+// `in` (image row minus in.y0()), -1 for "zero".
+std::vector<int> row_table(const Image& in, Span rows, int r, Border border);
+
+// Why a border rule cannot stream ("" when it can): wrap reads the image's other edge.
+std::string border_whole_image_reason(Border border);
 
 // Work-groups needed to cover n items, `per` at a time.
 inline int ceil_div(int n, int per) {

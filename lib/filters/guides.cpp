@@ -51,6 +51,22 @@ Guides prepare_guides(Image normal, Image depth, Image albedo, int width, int he
   return g;
 }
 
+Guides guide_rows(const Guides& whole, Span rows) {
+  Guides strip;
+  strip.described = whole.described;
+  const auto copy_rows = [&](const Image& from, Image& to) {
+    if (from.width() == 0) return;
+    to = Image(from.width(), rows, from.full_height(), from.channels());
+    for (int c = 0; c < from.channels(); ++c)
+      for (int y = rows.first; y < rows.last; ++y)
+        std::copy_n(from.row(c, y - from.y0()), from.width(), to.row(c, y - rows.first));
+  };
+  copy_rows(whole.normal, strip.normal);
+  copy_rows(whole.depth, strip.depth);
+  copy_rows(whole.albedo, strip.albedo);
+  return strip;
+}
+
 DeviceGuides upload_guides(Device& device, const Guides* given) {
   DeviceGuides d;
   d.placeholder = device.buffer(16, "unused argument");
@@ -77,8 +93,7 @@ DeviceGuides upload_guides(Device& device, const Guides* given) {
 }
 
 Image with_colour(const Image& in, const Image& colour) {
-  Image out(in.width(), in.height(), in.channels(), in.alpha());
-  out.set_source(in.source());
+  Image out = in.like(in.channels(), in.alpha());
   for (int c = 0; c < colour.channels(); ++c)
     for (int y = 0; y < in.height(); ++y) std::copy_n(colour.row(c, y), in.width(), out.row(c, y));
   copy_alpha(in, out);
@@ -116,16 +131,19 @@ GuideSources guide_sources(const Args& args) {
   return {args.text("normal"), args.text("depth"), args.text("albedo")};
 }
 
-const DeviceGuides& GuidedStage::device_guides(Device& device) const {
-  auto& uploaded = guides_ ? guides_->uploaded : placeholders_;
-  auto it = uploaded.find(&device);
-  if (it == uploaded.end())
-    it = uploaded.emplace(&device, upload_guides(device, guides_.get())).first;
-  return it->second;
+GuidedStage::GuidedStage(std::string spec, GuideSources sources)
+    : Stage(std::move(spec)), sources_(std::move(sources)) {}
+
+const DeviceGuides& GuidedStage::device_guides(Device& device, StageRun& run) {
+  if (!run.device_guides) {
+    run.uploaded = std::make_unique<DeviceGuides>(upload_guides(device, run.guides));
+    run.device_guides = run.uploaded.get();
+  }
+  return *run.device_guides;
 }
 
-bool GuidedStage::demodulates(int channels) const {
-  if (!guides_ || !guides_->has_albedo()) return false;
+bool GuidedStage::demodulates(const Guides* guides, int channels) const {
+  if (!guides || !guides->has_albedo()) return false;
   if (channels != 3)
     throw Error(ErrorKind::BadData, "filter '" + spec() +
                                         "': albedo demodulation needs 3 colour channels, the "
@@ -134,14 +152,25 @@ bool GuidedStage::demodulates(int channels) const {
   return true;
 }
 
-void GuidedStage::check_size(int width, int height) const {
-  if (!guides_) return;
-  for (const Image* g : {&guides_->normal, &guides_->depth, &guides_->albedo})
-    if (g->width() && (g->width() != width || g->height() != height))
+void GuidedStage::check_size(const StageRun& run, int width, Span rows, int full_height) const {
+  if (!run.guides) return;
+  for (const Image* g : {&run.guides->normal, &run.guides->depth, &run.guides->albedo})
+    if (g->width() && (g->width() != width || g->full_height() != full_height))
       throw Error(ErrorKind::BadData,
                   "filter '" + spec() + "': guides are " + std::to_string(g->width()) + "x" +
-                      std::to_string(g->height()) + ", the image at this stage is " +
-                      std::to_string(width) + "x" + std::to_string(height));
+                      std::to_string(g->full_height()) + ", the image at this stage is " +
+                      std::to_string(width) + "x" + std::to_string(full_height));
+    else if (g->width() && g->span() != rows)
+      throw Error(ErrorKind::Internal,
+                  "filter '" + spec() + "': guides hold other rows than the image");
+}
+
+Image flags_image(const FlagImage& flags) {
+  Image img(flags.width, flags.height, 1);
+  for (int y = 0; y < flags.height; ++y)
+    for (int x = 0; x < flags.width; ++x)
+      img.at(x, y, 0) = flags.bits[std::size_t(y) * flags.width + x] / 15.0f;
+  return img;
 }
 
 }  // namespace halo

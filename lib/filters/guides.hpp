@@ -23,23 +23,22 @@ struct GuideSources {
 };
 
 // The guides on one device: normals and depth in one buffer of 4 planes (x, y, z, depth; a
-// missing buffer reads as 0), albedo in 3 planes, all with the image's pitch. A guide that is
-// absent (or no guides at all) is the placeholder, a small buffer kernels are told not to
-// read, as is any other argument a run does not use.
+// missing buffer reads as 0), albedo in 3 planes, all with the image's pitch and the rows the
+// guides hold. A guide that is absent (or no guides at all) is the placeholder, a small buffer
+// kernels are told not to read, as is any other argument a run does not use.
 struct DeviceGuides {
   cl::Buffer geometry, albedo, placeholder;
 };
 
 // Ready for filtering. Normals are unit length, or (0,0,0) where the buffer held a zero,
 // NaN or infinite normal. A pixel is "geometry" unless its normal is (0,0,0) or its depth
-// is NaN: background and holes form one region that filters never cross into.
+// is NaN: background and holes form one region that filters never cross into. The guides of a
+// whole image, or of a strip (the images hold that strip's rows).
 struct Guides {
   Image normal;           // 3 channels, or empty
   Image depth;            // 1 channel, or empty
   Image albedo;           // 3 channels, or empty
   std::string described;  // where each came from, for --verbose
-  // Uploaded once per device and shared by every stage given these guides.
-  mutable std::map<const Device*, DeviceGuides> uploaded;
 
   bool has_normal() const { return normal.width() > 0; }
   bool has_depth() const { return depth.width() > 0; }
@@ -53,6 +52,8 @@ struct Guides {
 // sizes) and normalises the normals.
 Guides prepare_guides(Image normal, Image depth, Image albedo, int width, int height,
                       std::string described = "");
+// The rows `rows` of whole-image guides, as a strip's guides.
+Guides guide_rows(const Guides& whole, Span rows);
 
 DeviceGuides upload_guides(Device& device, const Guides* guides);
 
@@ -141,34 +142,30 @@ Image with_colour(const Image& in, const Image& colour);
 std::vector<Param> guide_params();
 GuideSources guide_sources(const Args& args);
 
-// A stage that uses guides. The app gives it the guides before running; without them (or
-// with guides=off) it runs self-guided on the image's own colour.
+// A stage that uses guides. The app reads what guide_sources() names and hands the guides to
+// each run (StageRun::guides); without them (or with guides=off) it runs self-guided on the
+// image's own colour.
 class GuidedStage : public Stage {
  public:
-  using Stage::Stage;
-  const GuideSources& sources() const { return sources_; }
-  void set_guides(std::shared_ptr<const Guides> guides) { guides_ = std::move(guides); }
-  const Guides* guides() const { return guides_.get(); }
-  // Keep the device's discontinuity flags for flags() and mismatch() (costs a read-back).
-  void keep_flags(bool keep) { keep_flags_ = keep; }
-  // The last flags computed (device's if kept, else the reference's), or null.
-  virtual const Image* flags() const { return nullptr; }
+  GuidedStage(std::string spec, GuideSources sources);
+  const GuideSources* guide_sources() const override { return &sources_; }
 
  protected:
-  // The guides uploaded to `device`, once per device (placeholders without guides).
-  const DeviceGuides& device_guides(Device& device) const;
-  // Throws BadData when the guides' size differs from the image's.
-  void check_size(int width, int height) const;
+  // The run's guides on `device`: the executor's shared upload, else uploaded once per run
+  // (placeholders without guides).
+  static const DeviceGuides& device_guides(Device& device, StageRun& run);
+  // Throws BadData when the run's guides do not hold the image's width and rows.
+  void check_size(const StageRun& run, int width, Span rows, int full_height) const;
   // Whether colour is demodulated by the albedo guide; BadData unless the image has 3 colour
   // channels to match it.
-  bool demodulates(int channels) const;
-
-  GuideSources sources_;
-  bool keep_flags_ = false;
+  bool demodulates(const Guides* guides, int channels) const;
 
  private:
-  std::shared_ptr<const Guides> guides_;
-  mutable std::map<const Device*, DeviceGuides> placeholders_;  // without guides
+  GuideSources sources_;
 };
+
+// The flags as an image for --write-flags: one channel, value = bits / 15 (8-bit code 17 x
+// bits; multiply a float file by 15 for the bits).
+Image flags_image(const FlagImage& flags);
 
 }  // namespace halo

@@ -30,6 +30,7 @@ struct Source {
   int stored_channels = 1;  // interleaved stride (INPUT 1, 2)
   int pitch = 0;            // planar layout (INPUT 3)
   std::size_t plane = 0;
+  std::size_t origin = 0;  // floats from a plane's start to the first counted row
 };
 
 int mode_number(HistogramMode mode) {
@@ -171,17 +172,25 @@ Source source_of(const PixelBuffer& pixels) {
   return s;
 }
 
-Source source_of(int width, int height, int channels, bool alpha, int pitch, PixelType origin) {
+// The rows `rows` of a planar image holding `held` rows from image row y0.
+Source source_of(int width, int channels, bool alpha, int pitch, PixelType origin, int y0, int held,
+                 Span rows) {
   Source s;
-  s.pixels = std::uint64_t(width) * height;
+  s.pixels = std::uint64_t(width) * rows.count();
   s.width = width;
   s.channels = channels - (alpha ? 1 : 0);
   s.codes = origin != PixelType::f32;
   s.max_code = origin == PixelType::u16 ? 65535 : 255;
   s.input = 3;
   s.pitch = pitch;
-  s.plane = std::size_t(pitch) * height;
+  s.plane = std::size_t(pitch) * held;
+  s.origin = std::size_t(rows.first - y0) * pitch;
   return s;
+}
+
+Source source_of(const DeviceImage& image, Span rows) {
+  return source_of(image.width, image.channels, image.alpha, image.pitch, image.source, image.y0,
+                   image.height, rows);
 }
 
 std::string method_for(const HistogramSpec& spec, int counters, const DeviceInfo& info) {
@@ -226,84 +235,96 @@ double span_ms(const cl::Event& from, const cl::Event& to) {
   return double(end - start) * 1e-6;
 }
 
-// Runs on the out-of-order queue: upload (when `pixels` is given) -> count -> reduce ->
-// download, ordered by events alone.
-Histogram count_device(Device& device, cl::Buffer samples, const HistogramSpec& spec,
-                       const Source& src, const PixelBuffer* pixels = nullptr) {
-  Histogram h = prepare(spec, src);
-  Device::OutOfOrder out_of_order(device);
-  cl::Event uploaded;
-  if (pixels)
-    uploaded = device.write(samples, pixels->bytes.data(), pixels->bytes.size(), "upload");
+// The kernels' shape for one counting: strategy, work-group, sub-histograms, pixels per
+// work-item, and the defines that carry them.
+struct CountPlan {
+  int group = 256, subhists = 1, ppi = 16;
+  bool totals64 = false;  // local sub-histograms merge straight into the 64-bit totals
+  Defines defines;
+};
+
+CountPlan plan_count(Device& device, const HistogramSpec& spec, const Source& src, Histogram& h) {
   const int counters = h.hists * h.bins + 4;
   h.method = method_for(spec, counters, device.info());
   const std::uint64_t budget = device.info().local_memory - 1024;
   const Tuning tuning = tuning_for(device.info());
-  int group = 256, subhists = 1;
+  CountPlan p;
   if (h.method == "private")
-    for (group = 32; group > 1 && 4ull * group * counters > budget;) group /= 2;
+    for (p.group = 32; p.group > 1 && 4ull * p.group * counters > budget;) p.group /= 2;
   if (h.method == "local") {
-    group = int(std::min<std::size_t>(tuning.hist_group, device.info().max_work_group));
-    for (subhists = tuning.hist_subhists; subhists > 1 && 4ull * subhists * counters > budget;)
-      subhists /= 2;
+    p.group = int(std::min<std::size_t>(tuning.hist_group, device.info().max_work_group));
+    for (p.subhists = tuning.hist_subhists;
+         p.subhists > 1 && 4ull * p.subhists * counters > budget;)
+      p.subhists /= 2;
   }
-  // Local sub-histograms merge straight into the 64-bit totals where the device can: no
-  // partials to clear, no reduce kernel.
-  const bool totals64 = h.method == "local" && device.info().int64_atomics;
-  const int ppi =
+  // Without 64-bit atomics (or with private counters) the kernels write 32-bit partials that
+  // histogram_reduce adds into the totals.
+  p.totals64 = h.method == "local" && device.info().int64_atomics;
+  p.ppi =
       spec.pixels_per_item ? spec.pixels_per_item : pixels_per_item_for(src.pixels, device.info());
-  h.pixels_per_item = ppi;
-  const Defines defines = {{"INPUT", std::to_string(src.input)},
-                           {"CHANNELS", std::to_string(src.stored_channels)},
-                           {"MODE", std::to_string(mode_number(spec.mode))},
-                           {"CHANNEL", std::to_string(channel_of(spec))},
-                           {"BINS", std::to_string(h.bins)},
-                           {"CODES", src.codes ? "1" : "0"},
-                           {"MAX_CODE", std::to_string(src.max_code)},
-                           {"PIXELS_PER_ITEM", std::to_string(ppi)},
-                           {"GROUP", std::to_string(group)},
-                           {"SUBHISTS", std::to_string(subhists)},
-                           {"TOTALS64", totals64 ? "1" : "0"},
-                           {"IN_FLIGHT", std::to_string(tuning.hist_in_flight)},
-                           {"METHOD", h.method == "global"  ? "0"
-                                      : h.method == "local" ? "1"
-                                                            : "2"}};
-  if (!h.codes && spec.auto_range) {
-    auto minmax = device.kernel("histogram.cl", "histogram_minmax", defines);
-    const std::size_t groups = 256;
-    cl::Buffer pairs = device.buffer(groups * 2 * sizeof(float), "histogram range");
-    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
-    for (int k = 0; k < h.hists; ++k) {
-      set_args(minmax, samples, pairs, cl_ulong(src.pixels), k, cl_ulong(src.width),
-               cl_ulong(src.pitch), cl_ulong(src.plane));
-      const cl::Event ranged =
-          device.launch(minmax, "histogram_minmax", cl::NDRange(groups * group), cl::NDRange(group),
-                        src.pixels * sizeof(float), events({uploaded}));
-      std::vector<float> found(groups * 2);
-      device.read(pairs, found.data(), found.size() * sizeof(float), "histogram range",
-                  events({ranged}));
-      for (std::size_t g = 0; g < groups; ++g)
-        lo = std::fmin(lo, found[2 * g]), hi = std::fmax(hi, found[2 * g + 1]);
-    }
-    settle_range(h, lo, hi);
+  h.pixels_per_item = p.ppi;
+  p.defines = {{"INPUT", std::to_string(src.input)},
+               {"CHANNELS", std::to_string(src.stored_channels)},
+               {"MODE", std::to_string(mode_number(spec.mode))},
+               {"CHANNEL", std::to_string(channel_of(spec))},
+               {"BINS", std::to_string(h.bins)},
+               {"CODES", src.codes ? "1" : "0"},
+               {"MAX_CODE", std::to_string(src.max_code)},
+               {"PIXELS_PER_ITEM", std::to_string(p.ppi)},
+               {"GROUP", std::to_string(p.group)},
+               {"SUBHISTS", std::to_string(p.subhists)},
+               {"TOTALS64", p.totals64 ? "1" : "0"},
+               {"IN_FLIGHT", std::to_string(tuning.hist_in_flight)},
+               {"METHOD", h.method == "global"  ? "0"
+                          : h.method == "local" ? "1"
+                                                : "2"}};
+  return p;
+}
+
+// range=auto on float data: the finite min and max, folded on the host from per-group pairs.
+void settle_auto_range(Device& device, const cl::Buffer& samples, const Source& src,
+                       const CountPlan& plan, Histogram& h, const cl::Event& uploaded) {
+  auto minmax = device.kernel("histogram.cl", "histogram_minmax", plan.defines);
+  const std::size_t groups = 256;
+  cl::Buffer pairs = device.buffer(groups * 2 * sizeof(float), "histogram range");
+  float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+  for (int k = 0; k < h.hists; ++k) {
+    set_args(minmax, samples, pairs, cl_ulong(src.pixels), k, cl_ulong(src.width),
+             cl_ulong(src.pitch), cl_ulong(src.plane), cl_ulong(src.origin));
+    const cl::Event ranged =
+        device.launch(minmax, "histogram_minmax", cl::NDRange(groups * plan.group),
+                      cl::NDRange(plan.group), src.pixels * sizeof(float), events({uploaded}));
+    std::vector<float> found(groups * 2);
+    device.read(pairs, found.data(), found.size() * sizeof(float), "histogram range",
+                events({ranged}));
+    for (std::size_t g = 0; g < groups; ++g)
+      lo = std::fmin(lo, found[2 * g]), hi = std::fmax(hi, found[2 * g + 1]);
   }
+  settle_range(h, lo, hi);
+}
+
+// The first and last command of one counting: the totals hold the counts after `last`.
+struct Counted {
+  cl::Event first, last;
+  // Device time from the first count to the last reduce; once both have completed.
+  double ms() const { return first() ? span_ms(first, last) : 0.0; }
+};
+
+// Counts src's pixels into `totals` on the out-of-order queue (upload -> count -> reduce,
+// ordered by events alone). h: the shape from prepare(), whose method, pixels per work-item
+// and (range=auto) range this settles.
+Counted count_into(Device& device, const cl::Buffer& samples, const HistogramSpec& spec,
+                   const Source& src, Histogram& h, cl::Buffer& totals, const cl::Event& zeroed,
+                   const cl::Event& uploaded) {
+  const CountPlan plan = plan_count(device, spec, src, h);
+  const int counters = h.hists * h.bins + 4;
+  if (!h.codes && spec.auto_range) settle_auto_range(device, samples, src, plan, h, uploaded);
   const float scale = h.codes ? 1.0f : scale_of(h);
-  auto count = device.kernel("histogram.cl", "histogram_" + h.method, defines);
-  auto reduce = device.kernel("histogram.cl", "histogram_reduce", defines);
-  // The totals run on from one histogram to the next on this queue: the counts are the
-  // difference of two read-backs (exact modulo 2^64), so no clearing kernel per image. They are
-  // cleared on first use, or when the previous histogram did not finish.
-  Device::Kept& running = device.kept("histogram totals", counters * sizeof(cl_ulong));
-  cl::Event zeroed;
-  if (!running.valid) {
-    zeroed = device.fill_zero(running.buffer, counters * sizeof(cl_ulong), "histogram totals");
-    running.record.assign(counters, 0);
-  }
-  running.valid = false;
-  cl::Buffer totals = running.buffer;
-  const std::uint64_t per_group = std::uint64_t(group) * ppi;
+  auto count = device.kernel("histogram.cl", "histogram_" + h.method, plan.defines);
+  auto reduce = device.kernel("histogram.cl", "histogram_reduce", plan.defines);
+  const std::uint64_t per_group = std::uint64_t(plan.group) * plan.ppi;
   const std::uint64_t max_groups = (std::min(kChunk, src.pixels) + per_group - 1) / per_group;
-  const std::size_t rows = totals64 ? 0 : h.method == "private" ? max_groups : 1;
+  const std::size_t rows = plan.totals64 ? 0 : h.method == "private" ? max_groups : 1;
   // What the count kernel writes: 32-bit partials, or the totals themselves.
   cl::Buffer partials =
       rows ? device.buffer(rows * counters * sizeof(cl_uint), "histogram partials") : totals;
@@ -318,60 +339,103 @@ Histogram count_device(Device& device, cl::Buffer samples, const HistogramSpec& 
       cleared = device.fill_zero(partials, counters * sizeof(cl_uint), "histogram partials",
                                  events({last}));
     set_args(count, samples, partials, cl_ulong(first), cl_ulong(n), h.lo, h.hi, scale,
-             cl_ulong(src.width), cl_ulong(src.pitch), cl_ulong(src.plane));
+             cl_ulong(src.width), cl_ulong(src.pitch), cl_ulong(src.plane), cl_ulong(src.origin));
     const cl::Event counted = device.launch(
-        count, "histogram_" + h.method, cl::NDRange(groups * group), cl::NDRange(group),
+        count, "histogram_" + h.method, cl::NDRange(groups * plan.group), cl::NDRange(plan.group),
         n * sample_bytes * (src.input == 3 ? h.hists : src.stored_channels),
         events({uploaded, cleared, zeroed, last}));
     if (!first_count()) first_count = counted;
     last = counted;
-    if (totals64) continue;
+    if (plan.totals64) continue;
     set_args(reduce, partials, totals, cl_uint(rows == 1 ? 1 : groups));
     last = device.launch(reduce, "histogram_reduce", cl::NDRange(counters), cl::NDRange(64), 0,
                          events({counted, zeroed}));
   }
-  std::vector<cl_ulong> result(counters);
-  device.read(totals, result.data(), result.size() * sizeof(cl_ulong), "histogram totals",
-              events({last}));
-  for (int i = 0; i < counters; ++i) std::swap(result[i], running.record[i]);
-  for (int i = 0; i < counters; ++i) result[i] = running.record[i] - result[i];
-  running.valid = true;
-  h.count_to_reduce_ms = span_ms(first_count, last);
-  spdlog::debug("histogram: {} queue, count to reduce {:.3f} ms",
-                device.has_out_of_order() ? "out-of-order" : "in-order", h.count_to_reduce_ms);
+  return {first_count, last};
+}
+
+// The totals' counters into h's counts and apart counters.
+void fill_counts(Histogram& h, const std::vector<std::uint64_t>& result) {
+  const std::size_t counters = result.size();
   std::copy(result.begin(), result.end() - 4, h.counts.begin());
   h.under = result[counters - 4], h.over = result[counters - 3];
   h.nan = result[counters - 2], h.inf = result[counters - 1];
+}
+
+// A whole histogram on the out-of-order queue: upload (when `pixels` is given), count, read.
+Histogram count_device(Device& device, const cl::Buffer& samples, const HistogramSpec& spec,
+                       const Source& src, HistogramTotals* given,
+                       const PixelBuffer* pixels = nullptr) {
+  Histogram h = prepare(spec, src);
+  HistogramTotals fresh;
+  HistogramTotals& totals = given ? *given : fresh;
+  Device::OutOfOrder out_of_order(device);
+  cl::Event uploaded;
+  if (pixels)
+    uploaded = device.write(const_cast<cl::Buffer&>(samples), pixels->bytes.data(),
+                            pixels->bytes.size(), "upload");
+  cl::Event zeroed;
+  cl::Buffer& buffer = totals.prepare(device, h.hists * h.bins + 4, zeroed);
+  const Counted counted = count_into(device, samples, spec, src, h, buffer, zeroed, uploaded);
+  totals.added(counted.last);
+  fill_counts(h, totals.take(device));
+  h.count_to_reduce_ms = counted.ms();
+  spdlog::debug("histogram: {} queue, count to reduce {:.3f} ms",
+                device.has_out_of_order() ? "out-of-order" : "in-order", h.count_to_reduce_ms);
   return h;
 }
 
+// The pipeline stage: counts each strip's own rows (StageRun::own, never the overlap), so the
+// strips of one run add up to the whole image's histogram; the image passes through.
 class HistogramStage : public Stage {
  public:
   HistogramStage(std::string spec, HistogramSpec hist) : Stage(std::move(spec)), hist_(hist) {}
 
-  Image reference(const Image& in) const override {
-    reference_result_ = histogram_reference(in, hist_);
+  int reach() const override { return 0; }
+  std::string whole_image_reason(PixelType source) const override {
+    return source == PixelType::f32 && hist_.auto_range
+               ? "range=auto on float data needs the whole image's min and max first"
+               : "";
+  }
+
+  Image reference_rows(const Image& in, Span, StageRun& run) const override {
+    const Histogram part = histogram_reference(in, hist_, run.own);
+    if (run.histogram)
+      add_counts(*run.histogram, part);
+    else
+      run.histogram = std::make_unique<Histogram>(part);
     return in;
   }
-  DeviceImage enqueue(Device& device, const DeviceImage& in) const override {
-    device_result_ = histogram_device(device, in, hist_);
+
+  DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span,
+                           StageRun& run) const override {
+    const Source src = source_of(in, run.own);
+    Counted counted;
+    {
+      Device::OutOfOrder out_of_order(device);  // finishes its queue when it goes
+      cl::Event zeroed;  // the first strip's: later strips come after it has finished
+      if (!run.histogram) {
+        run.histogram = std::make_unique<Histogram>(prepare(hist_, src));
+        run.totals = std::make_unique<HistogramTotals>();
+        run.totals->prepare(device, run.histogram->hists * run.histogram->bins + 4, zeroed);
+      }
+      counted = count_into(device, in.buffer, hist_, src, *run.histogram, run.totals->buffer(),
+                           zeroed, {});
+      run.totals->added(counted.last);
+    }
+    run.histogram->count_to_reduce_ms += counted.ms();
     return in;
   }
-  const Histogram* result() const override {
-    return device_result_.bins      ? &device_result_
-           : reference_result_.bins ? &reference_result_
-                                    : nullptr;
-  }
-  std::string mismatch() const override {
-    if (!device_result_.bins || !reference_result_.bins) return "";
-    if (device_result_.same_counts(reference_result_)) return "";
-    return "histogram differs from the reference";
+
+  void finish(Device& device, StageRun& run) const override {
+    if (!run.totals) return;
+    Device::OutOfOrder out_of_order(device);
+    fill_counts(*run.histogram, run.totals->take(device));
+    run.totals.reset();
   }
 
  private:
   HistogramSpec hist_;
-  // The stage's result beside the image it passes on; written by the run that computes it.
-  mutable Histogram reference_result_, device_result_;
 };
 
 }  // namespace
@@ -449,29 +513,66 @@ Histogram histogram_reference(const PixelBuffer& pixels, const HistogramSpec& sp
 }
 
 Histogram histogram_reference(const Image& image, const HistogramSpec& spec) {
-  const Source src = source_of(image.width(), image.height(), image.channels(), image.alpha(),
-                               image.pitch(), image.source());
-  const int w = image.width();
-  auto get = [&](std::uint64_t p, int c) { return image.at(int(p % w), int(p / w), c); };
+  return histogram_reference(image, spec, image.span());
+}
+
+Histogram histogram_reference(const Image& image, const HistogramSpec& spec, Span rows) {
+  const Source src = source_of(image.width(), image.channels(), image.alpha(), image.pitch(),
+                               image.source(), image.y0(), image.height(), rows);
+  const int w = image.width(), row0 = rows.first - image.y0();
+  auto get = [&](std::uint64_t p, int c) { return image.at(int(p % w), row0 + int(p / w), c); };
   auto code = [&](std::uint64_t p, int c) {
     return std::uint32_t(quantize(get(p, c), float(src.max_code)));
   };
   return count_reference(spec, src, get, code);
 }
 
-Histogram histogram_device(Device& device, const PixelBuffer& pixels, const HistogramSpec& spec) {
+Histogram histogram_device(Device& device, const PixelBuffer& pixels, const HistogramSpec& spec,
+                           HistogramTotals* totals) {
   if (pixels.type == PixelType::f32) {
     const DeviceImage image = upload(device, pixels);
-    return histogram_device(device, image, spec);
+    return histogram_device(device, image, spec, totals);
   }
   const cl::Buffer samples = device.buffer(pixels.bytes.size(), "histogram input");
-  return count_device(device, samples, spec, source_of(pixels), &pixels);
+  return count_device(device, samples, spec, source_of(pixels), totals, &pixels);
 }
 
-Histogram histogram_device(Device& device, const DeviceImage& image, const HistogramSpec& spec) {
-  return count_device(
-      device, image.buffer, spec,
-      source_of(image.width, image.height, image.channels, image.alpha, image.pitch, image.source));
+Histogram histogram_device(Device& device, const DeviceImage& image, const HistogramSpec& spec,
+                           HistogramTotals* totals) {
+  return count_device(device, image.buffer, spec, source_of(image, image.span()), totals);
+}
+
+void add_counts(Histogram& sum, const Histogram& part) {
+  if (sum.counts.size() != part.counts.size() || sum.lo != part.lo || sum.hi != part.hi)
+    throw Error(ErrorKind::Internal, "histograms of different shapes cannot be added");
+  for (std::size_t i = 0; i < sum.counts.size(); ++i) sum.counts[i] += part.counts[i];
+  sum.under += part.under, sum.over += part.over, sum.nan += part.nan, sum.inf += part.inf;
+}
+
+cl::Buffer& HistogramTotals::prepare(Device& device, int counters, cl::Event& ready) {
+  const std::size_t bytes = std::size_t(counters) * sizeof(cl_ulong);
+  if (record_.size() != std::size_t(counters)) {
+    buffer_ = device.buffer(bytes, "histogram totals");
+    valid_ = false;
+  }
+  if (!valid_) {
+    ready = device.fill_zero(buffer_, bytes, "histogram totals");
+    record_.assign(counters, 0);
+  }
+  valid_ = false;  // until take() has read the totals back
+  return buffer_;
+}
+
+std::vector<std::uint64_t> HistogramTotals::take(Device& device) {
+  std::vector<cl_ulong> now(record_.size());
+  std::vector<cl::Event> after;
+  if (last_()) after.push_back(last_);
+  device.read(buffer_, now.data(), now.size() * sizeof(cl_ulong), "histogram totals", after);
+  std::vector<std::uint64_t> added(now.size());
+  for (std::size_t i = 0; i < now.size(); ++i) added[i] = now[i] - record_[i];
+  record_.assign(now.begin(), now.end());
+  valid_ = true;
+  return added;
 }
 
 FilterDef histogram_filter() {

@@ -50,11 +50,42 @@ struct Histogram {
 
 std::string to_string(HistogramMode mode);
 
-// From samples as stored (8/16-bit codes, or float).
+// Running 64-bit totals of a histogram's counters on a device. Counts of any number of strips
+// or images add up there, and take() returns what was added since the previous take(): the
+// difference of two read-backs, exact modulo 2^64, so a caller that counts many images never
+// clears them. Used from one queue at a time.
+class HistogramTotals {
+ public:
+  // The buffer for `counters` counters, to add to after `ready` (its zeroing, when this is the
+  // first use, the size changed, or the previous counting was never taken back).
+  cl::Buffer& prepare(Device& device, int counters, cl::Event& ready);
+  // The buffer as prepare() left it, for the next strip of the same histogram.
+  cl::Buffer& buffer() { return buffer_; }
+  // The last command that adds to the totals; take() waits for it.
+  void added(cl::Event last) { last_ = std::move(last); }
+  // The counts added since the previous take().
+  std::vector<std::uint64_t> take(Device& device);
+
+ private:
+  cl::Buffer buffer_;
+  cl::Event last_;
+  std::vector<std::uint64_t> record_;  // the totals at the previous take
+  bool valid_ = false;                 // record_ matches the buffer
+};
+
+// From samples as stored (8/16-bit codes, or float). `totals`: running totals to count into
+// (a caller with many images keeps one per histogram shape); nullptr: fresh ones.
 Histogram histogram_reference(const PixelBuffer& pixels, const HistogramSpec& spec);
-Histogram histogram_device(Device& device, const PixelBuffer& pixels, const HistogramSpec& spec);
-// From a pipeline's planar float image; integer sources are binned by their codes.
+Histogram histogram_device(Device& device, const PixelBuffer& pixels, const HistogramSpec& spec,
+                           HistogramTotals* totals = nullptr);
+// From a pipeline's planar float image (its rows `rows`); integer sources are binned by their
+// codes.
 Histogram histogram_reference(const Image& image, const HistogramSpec& spec);
-Histogram histogram_device(Device& device, const DeviceImage& image, const HistogramSpec& spec);
+Histogram histogram_reference(const Image& image, const HistogramSpec& spec, Span rows);
+Histogram histogram_device(Device& device, const DeviceImage& image, const HistogramSpec& spec,
+                           HistogramTotals* totals = nullptr);
+
+// Adds part's counts to sum (same shape and range).
+void add_counts(Histogram& sum, const Histogram& part);
 
 }  // namespace halo

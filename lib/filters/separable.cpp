@@ -20,17 +20,18 @@ int radius(const std::vector<float>& weights) {
 }
 
 // Rows then columns, each summed with fma in tap order: what every kernel in
-// kernels/separable.cl computes.
-Image separable_reference(const Image& src, const SeparableKernel& k) {
-  const int w = src.width(), h = src.height(), rx = radius(k.rows), ry = radius(k.cols);
-  Image out(w, h, src.channels(), src.alpha());
-  out.set_source(src.source());
-  const std::vector<int> xs = border_table(w, rx, k.border), ys = border_table(h, ry, k.border);
-  Image tmp(w, h, 1);
+// kernels/separable.cl computes. The rows pass covers the rows the columns pass reads.
+Image separable_reference(const Image& src, const SeparableKernel& k, Span out) {
+  const int w = src.width(), rx = radius(k.rows), ry = radius(k.cols);
+  Image result = src.like(src.channels(), src.alpha());
+  const std::vector<int> xs = border_table(w, rx, k.border);
+  const std::vector<int> ys = row_table(src, out, ry, k.border);
+  const Span rows_pass = out.widened(ry, src.full_height());
+  Image tmp = src.like(1, false);
   for (int c = 0; c < src.color_channels(); ++c) {
-    for (int y = 0; y < h; ++y) {
-      const float* in = src.row(c, y);
-      float* dst = tmp.row(0, y);
+    for (int y = rows_pass.first; y < rows_pass.last; ++y) {
+      const float* in = src.row(c, y - src.y0());
+      float* dst = tmp.row(0, y - src.y0());
       for (int x = 0; x < w; ++x) {
         float sum = 0.0f;
         for (int j = 0; j <= 2 * rx; ++j) {
@@ -40,20 +41,20 @@ Image separable_reference(const Image& src, const SeparableKernel& k) {
         dst[x] = sum;
       }
     }
-    for (int y = 0; y < h; ++y) {
-      float* dst = out.row(c, y);
+    for (int y = out.first; y < out.last; ++y) {
+      float* dst = result.row(c, y - src.y0());
       for (int x = 0; x < w; ++x) {
         float sum = 0.0f;
         for (int i = 0; i <= 2 * ry; ++i) {
-          const int yy = ys[y + i];
+          const int yy = ys[y - out.first + i];
           sum = std::fma(k.cols[i], yy < 0 ? 0.0f : tmp.row(0, yy)[x], sum);
         }
         dst[x] = sum + k.offset;
       }
     }
   }
-  copy_alpha(src, out);
-  return out;
+  copy_alpha(src, result);
+  return result;
 }
 
 // Launch shape of the columns pass: the tuned tile when it fits in local memory, else a
@@ -78,23 +79,27 @@ class SeparableStage : public Stage {
   SeparableStage(std::string spec, SeparableKernel kernel, std::vector<std::string> details)
       : Stage(std::move(spec)), k_(std::move(kernel)), details_(std::move(details)) {}
 
-  std::vector<std::string> details() const override { return details_; }
+  int reach() const override { return radius(k_.cols); }
+  std::string whole_image_reason(PixelType) const override {
+    return border_whole_image_reason(k_.border);
+  }
+  std::vector<std::string> details(const StageRun&) const override { return details_; }
 
-  Image reference(const Image& input) const override {
-    return separable_reference(gray_if(k_.gray, input, spec()), k_);
+  Image reference_rows(const Image& input, Span out, StageRun&) const override {
+    return separable_reference(gray_if(k_.gray, input, spec()), k_, out);
   }
 
-  DeviceImage enqueue(Device& device, const DeviceImage& input) const override {
+  DeviceImage enqueue_rows(Device& device, const DeviceImage& input, Span out,
+                           StageRun&) const override {
     const DeviceImage src = gray_if(k_.gray, device, input, spec());
     const Tuning t = tuning_for(device.info());
-    DeviceImage out = device.image(src.width, src.height, src.channels, src.alpha);
-    out.source = src.source;
+    DeviceImage result = device.image_like(src, src.channels, src.alpha);
     if (t.vec > 0)
-      enqueue_vector(device, t, src, out);
+      enqueue_vector(device, t, src, result, out);
     else
-      enqueue_two_pass(device, t, src, out);
-    copy_alpha(device, src, out);
-    return out;
+      enqueue_two_pass(device, t, src, result, out);
+    copy_alpha(device, src, result);
+    return result;
   }
 
  private:
@@ -104,8 +109,18 @@ class SeparableStage : public Stage {
             {"RADIUS_Y", std::to_string(radius(k_.cols))}};
   }
 
+  // The rows the rows pass computes: those the columns pass reads for `out`.
+  Span rows_pass(const DeviceImage& src, Span out) const {
+    return out.widened(radius(k_.cols), src.full_height);
+  }
+
+  // Bytes moved at least: each pass reads its rows once and writes them once.
+  static std::size_t pass_bytes(const DeviceImage& src, Span rows, int planes) {
+    return 2 * std::size_t(src.pitch) * rows.count() * sizeof(float) * planes;
+  }
+
   void enqueue_two_pass(Device& device, const Tuning& t, const DeviceImage& src,
-                        DeviceImage& out) const {
+                        DeviceImage& result, Span out) const {
     const int rx = radius(k_.rows), ry = radius(k_.cols);
     const int rows_halo = ceil_div(rx, t.rows_w);
     const ColsShape cols = cols_shape(t, ry, device.info().local_memory);
@@ -121,48 +136,51 @@ class SeparableStage : public Stage {
                                       {"COLS_DIRECT", int(cols.direct)}})
       defines.emplace_back(name, std::to_string(value));
     const int planes = src.color_channels();
-    const std::size_t bytes = 2 * src.plane_size() * sizeof(float) * planes;
+    const Span rows = rows_pass(src, out);
 
-    DeviceImage tmp = device.image(src.width, src.height, planes, false);
+    DeviceImage tmp = device.image_like(src, planes, false);
     auto rows_kernel = device.kernel("separable.cl", k_.filter + "_rows", defines);
     const auto rows_weights = device.constants(k_.rows, k_.filter + " row weights");
-    set_args(rows_kernel, src.buffer, tmp.buffer, src.width, src.height, src.pitch, int(k_.border),
-             rows_weights);
+    set_args(rows_kernel, src.buffer, tmp.buffer, src.width, src.pitch, strip_rows(src, rows),
+             int(k_.border), rows_weights);
     device.launch(rows_kernel, k_.filter + "_rows",
                   cl::NDRange(std::size_t(ceil_div(src.width, t.rows_w * t.rows_steps)) * t.rows_w,
-                              src.height, planes),
-                  cl::NDRange(t.rows_w, t.rows_h, 1), bytes);
+                              rows.count(), planes),
+                  cl::NDRange(t.rows_w, t.rows_h, 1), pass_bytes(src, rows, planes));
 
     auto cols_kernel = device.kernel("separable.cl", k_.filter + "_cols", defines);
     const auto cols_weights = device.constants(k_.cols, k_.filter + " column weights");
-    set_args(cols_kernel, tmp.buffer, out.buffer, src.width, src.height, src.pitch, int(k_.border),
-             cols_weights, k_.offset);
+    set_args(cols_kernel, tmp.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
+             int(k_.border), cols_weights, k_.offset);
     const std::size_t rows_needed =
-        cols.direct ? src.height : std::size_t(ceil_div(src.height, cols.h * cols.steps)) * cols.h;
+        cols.direct ? std::size_t(out.count())
+                    : std::size_t(ceil_div(out.count(), cols.h * cols.steps)) * cols.h;
     device.launch(cols_kernel, k_.filter + "_cols", cl::NDRange(src.width, rows_needed, planes),
-                  cl::NDRange(cols.w, cols.h, 1), bytes);
+                  cl::NDRange(cols.w, cols.h, 1), pass_bytes(src, out, planes));
   }
 
   // The CPU form: the same two passes, VEC outputs per work-item with vector arithmetic.
-  void enqueue_vector(Device& device, const Tuning& t, const DeviceImage& src,
-                      DeviceImage& out) const {
+  void enqueue_vector(Device& device, const Tuning& t, const DeviceImage& src, DeviceImage& result,
+                      Span out) const {
     Defines defines = common_defines();
     defines.emplace_back("VEC", std::to_string(t.vec));
     const int planes = src.color_channels();
-    const std::size_t bytes = 2 * src.plane_size() * sizeof(float) * planes;
-    const cl::NDRange global(std::size_t(ceil_div(src.width, t.vec)), src.height, planes);
+    const std::size_t groups_x = ceil_div(src.width, t.vec);
     const cl::NDRange local(t.vec_w, t.vec_h, 1);
-    DeviceImage tmp = device.image(src.width, src.height, planes, false);
+    const Span rows = rows_pass(src, out);
+    DeviceImage tmp = device.image_like(src, planes, false);
     auto rows_kernel = device.kernel("separable.cl", k_.filter + "_rows_vec", defines);
     const auto rows_weights = device.constants(k_.rows, k_.filter + " row weights");
-    set_args(rows_kernel, src.buffer, tmp.buffer, src.width, src.height, src.pitch, int(k_.border),
-             rows_weights);
-    device.launch(rows_kernel, k_.filter + "_rows_vec", global, local, bytes);
+    set_args(rows_kernel, src.buffer, tmp.buffer, src.width, src.pitch, strip_rows(src, rows),
+             int(k_.border), rows_weights);
+    device.launch(rows_kernel, k_.filter + "_rows_vec", cl::NDRange(groups_x, rows.count(), planes),
+                  local, pass_bytes(src, rows, planes));
     auto cols_kernel = device.kernel("separable.cl", k_.filter + "_cols_vec", defines);
     const auto cols_weights = device.constants(k_.cols, k_.filter + " column weights");
-    set_args(cols_kernel, tmp.buffer, out.buffer, src.width, src.height, src.pitch, int(k_.border),
-             cols_weights, k_.offset);
-    device.launch(cols_kernel, k_.filter + "_cols_vec", global, local, bytes);
+    set_args(cols_kernel, tmp.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
+             int(k_.border), cols_weights, k_.offset);
+    device.launch(cols_kernel, k_.filter + "_cols_vec", cl::NDRange(groups_x, out.count(), planes),
+                  local, pass_bytes(src, out, planes));
   }
 
   SeparableKernel k_;

@@ -1,21 +1,80 @@
-// Pipeline execution on the device and on the reference.
+// Pipelines: parsing, reach and guide sets, strip plans, and in-memory runs (through the
+// streaming executor, so whole images and strips share one code path).
 #include "pipeline/pipeline.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 #include "core/error.hpp"
-#include "filters/convert.hpp"
 #include "filters/registry.hpp"
+#include "pipeline/stream.hpp"
 
 namespace halo {
+
+namespace {
+
+bool same_sources(const GuideSources& a, const GuideSources& b) {
+  return a.normal == b.normal && a.depth == b.depth && a.albedo == b.albedo;
+}
+
+}  // namespace
 
 Pipeline::Pipeline(const std::vector<StageSpec>& specs) {
   for (const auto& spec : specs) {
     try {
-      stages_.push_back(make_stage(spec.text));
+      append(make_stage(spec.text));
     } catch (const Error& e) {
       if (spec.origin.empty()) throw;
       throw Error(e.kind(), spec.origin + ": " + e.what());
     }
   }
+}
+
+void Pipeline::append(std::unique_ptr<Stage> stage) {
+  int set = -1;
+  if (const GuideSources* sources = stage->guide_sources()) {
+    const auto it = std::find_if(guide_sets_.begin(), guide_sets_.end(),
+                                 [&](const GuideSources& s) { return same_sources(s, *sources); });
+    set = int(it - guide_sets_.begin());
+    if (it == guide_sets_.end()) guide_sets_.push_back(*sources);
+  }
+  set_of_.push_back(set);
+  stages_.push_back(std::move(stage));
+}
+
+int Pipeline::reach() const {
+  return reach_after(-1);
+}
+
+int Pipeline::reach_after(int i) const {
+  int reach = 0;
+  for (std::size_t j = std::size_t(i + 1); j < stages_.size(); ++j) reach += stages_[j]->reach();
+  return reach;
+}
+
+std::string Pipeline::whole_image_reason(PixelType source) const {
+  for (const auto& stage : stages_)
+    if (auto why = stage->whole_image_reason(source); !why.empty())
+      return "'" + stage->spec() + "': " + why;
+  return "";
+}
+
+StripPlan::StripPlan(const Pipeline& pipeline, int height, int strip_rows)
+    : pipeline_(pipeline),
+      height_(height),
+      rows_(strip_rows <= 0 || strip_rows > height ? height : strip_rows),
+      strips_(ceil_div(height, rows_)) {}
+
+Span StripPlan::output(int k) const {
+  return {k * rows_, std::min(height_, (k + 1) * rows_)};
+}
+
+Span StripPlan::input(int k) const {
+  return output(k).widened(pipeline_.reach(), height_);
+}
+
+Span StripPlan::stage_rows(int k, std::size_t i) const {
+  return output(k).widened(pipeline_.reach_after(int(i)), height_);
 }
 
 bool RunResult::ok() const {
@@ -24,41 +83,102 @@ bool RunResult::ok() const {
   return true;
 }
 
-PixelBuffer run_reference(const Pipeline& pipeline, const PixelBuffer& input, PixelType type) {
-  Image image = to_image(input);
-  for (const auto& stage : pipeline.stages()) image = stage->reference(image);
-  return to_pixels(image, type);
+namespace {
+
+// An in-memory image as a stream: rows copied from `pixels` and the whole-image guides.
+StreamInput memory_input(const PixelBuffer& pixels, const std::vector<Guides>& guides) {
+  StreamInput in;
+  in.width = pixels.width;
+  in.height = pixels.height;
+  in.channels = pixels.channels;
+  in.type = pixels.type;
+  in.alpha = pixels.alpha;
+  for (const auto& g : guides)
+    in.guide_shapes.push_back(
+        {g.normal.channels(), g.depth.channels(), g.albedo.channels(), g.described});
+  in.read = [&pixels, &guides](HostStrip& strip, Span rows) {
+    const std::size_t row_bytes = pixels.bytes.size() / pixels.height;
+    std::memcpy(strip.pixels.bytes.data() + (rows.first - strip.rows.first) * row_bytes,
+                pixels.bytes.data() + rows.first * row_bytes, rows.count() * row_bytes);
+    for (std::size_t s = 0; s < guides.size(); ++s) copy_rows(guides[s], strip.guides[s], rows);
+  };
+  return in;
+}
+
+// Output rows into one buffer of the whole image.
+StreamOutput memory_output(PixelBuffer& out) {
+  return [&out](Span rows, const PixelBuffer& pixels) {
+    const std::size_t row_bytes = out.bytes.size() / out.height;
+    std::memcpy(out.bytes.data() + rows.first * row_bytes, pixels.bytes.data(),
+                rows.count() * row_bytes);
+  };
+}
+
+StreamOptions stream_options(const RunOptions& o) {
+  StreamOptions s;
+  s.strip_rows = o.strip_rows;
+  s.verify = o.verify;
+  s.tolerance = o.tolerance;
+  s.keep_flags = o.keep_flags;
+  return s;
+}
+
+void check_guide_sets(const Pipeline& pipeline, const RunOptions& options) {
+  if (!options.guides.empty() && options.guides.size() != pipeline.guide_sets().size())
+    throw Error(ErrorKind::Internal, "run: " + std::to_string(options.guides.size()) +
+                                         " guide sets given, the pipeline uses " +
+                                         std::to_string(pipeline.guide_sets().size()));
+}
+
+// Guide sets for a run: those given, or none (self-guided) for each set the pipeline has.
+std::vector<Guides> guides_for(const Pipeline& pipeline, const RunOptions& options) {
+  check_guide_sets(pipeline, options);
+  return options.guides.empty() ? std::vector<Guides>(pipeline.guide_sets().size())
+                                : options.guides;
+}
+
+}  // namespace
+
+PixelBuffer run_reference(const Pipeline& pipeline, const PixelBuffer& input, PixelType type,
+                          const RunOptions& options) {
+  const std::vector<Guides> guides = guides_for(pipeline, options);
+  PixelBuffer out(input.width, input.height, input.channels, type, input.alpha,
+                  options.host_memory);
+  bool shaped = false;
+  stream_reference(
+      pipeline, memory_input(input, guides), type,
+      [&](Span rows, const PixelBuffer& pixels) {
+        // Filters may change the channel count (gray=1): the first rows tell.
+        if (!shaped) {
+          out = PixelBuffer(input.width, input.height, pixels.channels, type, pixels.alpha,
+                            options.host_memory);
+          shaped = true;
+        }
+        memory_output(out)(rows, pixels);
+      },
+      stream_options(options));
+  return out;
 }
 
 RunResult run_device(Device& device, const Pipeline& pipeline, const PixelBuffer& input,
                      PixelType type, const RunOptions& options) {
+  const std::vector<Guides> guides = guides_for(pipeline, options);
   RunResult result;
-  device.set_stage("upload");
-  DeviceImage current = upload(device, input);
-  // With verification, `seen` is the device's own input to the next stage, read back.
-  Image seen;
-  if (options.verify) {
-    device.set_stage("verify");
-    seen = download_image(device, current);
-    result.checks.push_back({"decode", compare(seen, to_image(input), 0.0)});
-  }
-  for (const auto& stage : pipeline.stages()) {
-    device.set_stage(stage->spec());
-    current = stage->enqueue(device, current);
-    if (options.verify) {
-      device.set_stage("verify");
-      Image got = download_image(device, current);
-      result.checks.push_back(
-          {stage->spec(), compare(got, stage->reference(seen), options.tolerance)});
-      seen = std::move(got);
-    }
-  }
-  device.set_stage("download");
-  result.pixels = download(device, current, type, options.host_memory);
-  if (options.verify)
-    result.checks.push_back(
-        {"encode", compare(to_image(result.pixels), to_image(to_pixels(seen, type)), 0.0)});
-  result.timings = device.take_timings();
+  bool shaped = false;
+  StreamResult streamed = stream_device(
+      device, pipeline, memory_input(input, guides), type,
+      [&](Span rows, const PixelBuffer& pixels) {
+        if (!shaped) {
+          result.pixels = PixelBuffer(input.width, input.height, pixels.channels, type,
+                                      pixels.alpha, options.host_memory);
+          shaped = true;
+        }
+        memory_output(result.pixels)(rows, pixels);
+      },
+      stream_options(options));
+  result.checks = std::move(streamed.checks);
+  result.timings = std::move(streamed.timings);
+  result.runs = std::move(streamed.runs);
   return result;
 }
 

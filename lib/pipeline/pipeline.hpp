@@ -1,6 +1,7 @@
-// A chain of stages run with the image resident on the device: one upload, the stages in order,
-// one download. With verification, each stage is also checked against its CPU reference applied
-// to that stage's own device input, so a failure names the stage that caused it.
+// A chain of stages, parsed once and shared by every file, strip and worker thread, and the
+// in-memory ways to run it: on an OpenCL device (one upload, the stages in order with the
+// image resident, one download; strip by strip when asked) or on the plain reference.
+// lib/pipeline/stream.hpp runs it over images that arrive and leave row by row.
 #pragma once
 
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include "cl/device.hpp"
 #include "filters/filter.hpp"
+#include "filters/guides.hpp"
 #include "verify/compare.hpp"
 
 namespace halo {
@@ -25,36 +27,73 @@ class Pipeline {
   explicit Pipeline(const std::vector<StageSpec>& specs);
 
   const std::vector<std::unique_ptr<Stage>>& stages() const { return stages_; }
-  void append(std::unique_ptr<Stage> stage) { stages_.push_back(std::move(stage)); }
+  void append(std::unique_ptr<Stage> stage);
+
+  // Rows above and below an output row that the whole chain reads.
+  int reach() const;
+  // Reach of the stages after stage i (of all stages for i = -1).
+  int reach_after(int i) const;
+  // Why the chain needs the whole image at once ("" when it can run strip by strip).
+  std::string whole_image_reason(PixelType source) const;
+  // The distinct guide sources of the guided stages (stages with the same sources share one
+  // set of guides), and the set each stage uses (-1: none).
+  const std::vector<GuideSources>& guide_sets() const { return guide_sets_; }
+  int guide_set(std::size_t stage) const { return set_of_[stage]; }
 
  private:
   std::vector<std::unique_ptr<Stage>> stages_;
+  std::vector<GuideSources> guide_sets_;
+  std::vector<int> set_of_;
+};
+
+// How output rows are cut into strips, and which rows each stage computes for one strip so
+// that every output row sees exactly the input rows it would see on the whole image.
+class StripPlan {
+ public:
+  // Strips of `strip_rows` output rows (the last one shorter); strip_rows <= 0 or >= height:
+  // one strip, the whole image.
+  StripPlan(const Pipeline& pipeline, int height, int strip_rows);
+
+  int height() const { return height_; }
+  int strips() const { return strips_; }
+  Span output(int k) const;                     // the rows strip k delivers
+  Span input(int k) const;                      // the input rows it reads
+  Span stage_rows(int k, std::size_t i) const;  // the rows stage i computes for it
+
+ private:
+  const Pipeline& pipeline_;
+  int height_, rows_, strips_;
+};
+
+struct StageCheck {
+  std::string stage;  // "decode", a spec, or "encode"
+  Comparison result;
+  std::string problem;  // a side result (histogram, flags) that differs from the reference
+
+  bool ok() const { return result.ok() && problem.empty(); }
 };
 
 struct RunOptions {
   bool verify = false;
   double tolerance = 1e-4;                           // see halo::compare
   std::pmr::memory_resource* host_memory = nullptr;  // for the result's samples (nullptr: heap)
-};
-
-struct StageCheck {
-  std::string stage;  // "decode", a spec, or "encode"
-  Comparison result;
-  std::string problem;  // a side result (histogram) that differs from the reference
-
-  bool ok() const { return result.ok() && problem.empty(); }
+  int strip_rows = 0;                                // see StripPlan; 0: the whole image at once
+  std::vector<Guides> guides;  // whole-image guides, one per Pipeline::guide_sets() entry
+  bool keep_flags = false;     // guided stages keep their discontinuity flags
 };
 
 struct RunResult {
   PixelBuffer pixels;
   std::vector<StageCheck> checks;
   std::vector<Device::Timing> timings;
+  std::vector<StageRun> runs;  // one per stage: its histogram or flags
 
   bool ok() const;
 };
 
 // The whole pipeline on the plain C++ reference.
-PixelBuffer run_reference(const Pipeline& pipeline, const PixelBuffer& input, PixelType type);
+PixelBuffer run_reference(const Pipeline& pipeline, const PixelBuffer& input, PixelType type,
+                          const RunOptions& options = {});
 // The whole pipeline on an OpenCL device; output samples of the given type.
 RunResult run_device(Device& device, const Pipeline& pipeline, const PixelBuffer& input,
                      PixelType type, const RunOptions& options);

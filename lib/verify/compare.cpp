@@ -1,6 +1,7 @@
 // Image comparison metrics.
 #include "verify/compare.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -17,19 +18,36 @@ std::string Comparison::summary() const {
 }
 
 Comparison compare(const Image& actual, const Image& expected, double tolerance) {
-  if (actual.width() != expected.width() || actual.height() != expected.height() ||
+  return compare(actual, expected, tolerance, actual.span());
+}
+
+namespace {
+
+// mean, RMS and PSNR from the sums.
+void settle(Comparison& r) {
+  r.mean_error = r.samples ? r.error_sum / double(r.samples) : 0;
+  r.rms_error = r.samples ? std::sqrt(r.error_squares / double(r.samples)) : 0;
+  r.psnr =
+      r.rms_error == 0 ? std::numeric_limits<double>::infinity() : -20.0 * std::log10(r.rms_error);
+}
+
+}  // namespace
+
+Comparison compare(const Image& actual, const Image& expected, double tolerance, Span rows) {
+  if (actual.width() != expected.width() || actual.full_height() != expected.full_height() ||
       actual.channels() != expected.channels())
     throw Error(ErrorKind::NotComparable,
                 fmt::format("images are not comparable: {}x{}x{} vs {}x{}x{}", actual.width(),
-                            actual.height(), actual.channels(), expected.width(), expected.height(),
-                            expected.channels()));
+                            actual.full_height(), actual.channels(), expected.width(),
+                            expected.full_height(), expected.channels()));
+  if (!actual.span().contains(rows) || !expected.span().contains(rows))
+    throw Error(ErrorKind::Internal, "compare: rows outside the strips");
   Comparison r;
-  double sum = 0, sum_sq = 0;
   double worst = -1;
   for (int c = 0; c < actual.channels(); ++c)
-    for (int y = 0; y < actual.height(); ++y) {
-      const float* a = actual.row(c, y);
-      const float* e = expected.row(c, y);
+    for (int y = rows.first; y < rows.last; ++y) {
+      const float* a = actual.row(c, y - actual.y0());
+      const float* e = expected.row(c, y - expected.y0());
       for (int x = 0; x < actual.width(); ++x) {
         const bool both_nan = std::isnan(a[x]) && std::isnan(e[x]);
         const bool same_inf = std::isinf(a[x]) && a[x] == e[x];
@@ -38,8 +56,8 @@ Comparison compare(const Image& actual, const Image& expected, double tolerance)
         // NaN against a number counts as an infinite error.
         const double error = std::isnan(err) ? std::numeric_limits<double>::infinity() : err;
         if (error > tolerance * std::fmax(1.0, e_abs)) ++r.failures;
-        sum += error;
-        sum_sq += error * error;
+        r.error_sum += error;
+        r.error_squares += error * error;
         if (error > worst) {
           worst = error;
           r.worst_x = x, r.worst_y = y, r.worst_c = c;
@@ -47,13 +65,24 @@ Comparison compare(const Image& actual, const Image& expected, double tolerance)
         }
       }
     }
-  r.samples = std::size_t(actual.width()) * actual.height() * actual.channels();
-  r.max_error = worst;
-  r.mean_error = sum / double(r.samples);
-  r.rms_error = std::sqrt(sum_sq / double(r.samples));
-  r.psnr =
-      r.rms_error == 0 ? std::numeric_limits<double>::infinity() : -20.0 * std::log10(r.rms_error);
+  r.samples = std::size_t(actual.width()) * rows.count() * actual.channels();
+  r.max_error = std::max(worst, 0.0);
+  settle(r);
   return r;
+}
+
+void add(Comparison& total, const Comparison& part) {
+  if (part.samples == 0) return;
+  if (total.samples == 0 || part.max_error > total.max_error) {
+    total.max_error = part.max_error;
+    total.worst_x = part.worst_x, total.worst_y = part.worst_y, total.worst_c = part.worst_c;
+    total.worst_actual = part.worst_actual, total.worst_expected = part.worst_expected;
+  }
+  total.samples += part.samples;
+  total.failures += part.failures;
+  total.error_sum += part.error_sum;
+  total.error_squares += part.error_squares;
+  settle(total);
 }
 
 const char* to_string(Verdict verdict) {

@@ -16,9 +16,10 @@ struct Comparison {
   double max_error = 0;      // absolute
   double mean_error = 0;
   double rms_error = 0;
-  double psnr = 0;  // dB against a peak of 1.0; infinite when identical
-  int worst_x = 0, worst_y = 0, worst_c = 0;
+  double psnr = 0;                            // dB against a peak of 1.0; infinite when identical
+  int worst_x = 0, worst_y = 0, worst_c = 0;  // worst_y in image rows
   float worst_actual = 0, worst_expected = 0;
+  double error_sum = 0, error_squares = 0;  // what mean and RMS come from, for add()
 
   bool ok() const { return failures == 0; }
   // "max 1.2e-07 mean 3e-09 rms 1e-08 psnr 158.0 dB, worst (12,7) c0: 0.5 vs 0.49999"
@@ -28,6 +29,10 @@ struct Comparison {
 // A sample fails when |actual - expected| > tolerance * max(1, |expected|): absolute for data in
 // [0,1], relative for HDR values. NaN matches only NaN. Sizes must agree (NotComparable error).
 Comparison compare(const Image& actual, const Image& expected, double tolerance);
+// The image rows `rows` of two strips (or whole images) that hold them.
+Comparison compare(const Image& actual, const Image& expected, double tolerance, Span rows);
+// The comparison of both parts' samples together (strips of one image).
+void add(Comparison& total, const Comparison& part);
 
 // `halo compare`'s pass/warn/fail rule, with idiff's thresholds. A sample is over a threshold
 // when its absolute error exceeds `fail` and its relative error |a-b| / ((|a|+|b|)/2) exceeds

@@ -10,14 +10,14 @@ TEST_CASE("atrous: a constant image stays constant; one pass is the 5x5 B3 splin
   Image flat(9, 9, 1);
   for (float& v : flat.data()) v = 0.25f;
   auto f = test::guided_stage("atrous:iters=3", nullptr);
-  const Image out = f.stage->reference(flat);
+  const Image out = f.reference(flat);
   for (int y = 0; y < 9; ++y)
     for (int x = 0; x < 9; ++x) CHECK(out.at(x, y, 0) == doctest::Approx(0.25f).epsilon(1e-6));
   // An impulse small against sigma_c: one pass spreads it as outer(h, h), h = 1,4,6,4,1 / 16.
   Image impulse(9, 9, 1);
   impulse.at(4, 4, 0) = 1e-3f;
   auto one = test::guided_stage("atrous:iters=1:sigma_c=100:border=zero", nullptr);
-  const Image spread = one.stage->reference(impulse);
+  const Image spread = one.reference(impulse);
   const float h[5] = {1 / 16.f, 4 / 16.f, 6 / 16.f, 4 / 16.f, 1 / 16.f};
   for (int j = 0; j < 5; ++j)
     for (int i = 0; i < 5; ++i)
@@ -35,7 +35,7 @@ TEST_CASE("atrous: no weight crosses between geometry and no geometry") {
         for (int c = 0; c < 3; ++c) in.at(x, y, c) = 1.0f;
       }
   auto f = test::guided_stage("atrous:iters=4:sigma_c=100", &g);
-  for (const Image& result : test::reference_and_device(*f.stage, in))
+  for (const Image& result : test::reference_and_device(f, in))
     for (int y = 0; y < h; ++y)
       for (int x = 0; x < w; ++x)  // within division rounding; one foreign tap moves it >= 1e-3
         CHECK(result.at(x, y, 0) == doctest::Approx(in.at(x, y, 0)).epsilon(1e-6));
@@ -52,9 +52,9 @@ TEST_CASE("atrous: whole sigma_n is a power by squaring, others pow; both match 
                            "atrous:sigma_n=128", "atrous:sigma_n=2.5", "atrous:sigma_n=5000"})
     test::check_guided_device(spec, rgb, &g);
   // Squaring and pow agree to rounding: sigma_n 128 against 128.0001 (the pow path).
-  const auto a = test::guided_stage("atrous:sigma_n=128", &g);
-  const auto b = test::guided_stage("atrous:sigma_n=128.0001", &g);
-  const Comparison c = compare(a.stage->reference(rgb), b.stage->reference(rgb), 1e-4);
+  auto a = test::guided_stage("atrous:sigma_n=128", &g);
+  auto b = test::guided_stage("atrous:sigma_n=128.0001", &g);
+  const Comparison c = compare(a.reference(rgb), b.reference(rgb), 1e-4);
   INFO(c.summary());
   CHECK(c.ok());
 }

@@ -15,18 +15,38 @@
 
 namespace halo::test {
 
+// A guided stage with the guides its runs get; each call is one run, which keeps its flags.
 struct GuidedFixture {
   std::unique_ptr<Stage> stage;
-  GuidedStage* guided = nullptr;
+  std::shared_ptr<const Guides> guides;
+  StageRun last;  // the last run: its flags, histogram
+
+  StageRun fresh_run() const {
+    StageRun run;
+    run.guides = guides.get();
+    run.keep_flags = true;
+    return run;
+  }
+  Image reference(const Image& in) {
+    last = fresh_run();
+    return stage->reference(in, last);
+  }
+  Image on_device(const Image& in) {
+    last = fresh_run();
+    const DeviceImage out =
+        stage->enqueue(device(), upload(device(), to_pixels(in, PixelType::f32)), last);
+    Image result = download_image(device(), out);
+    device().take_timings();
+    return result;
+  }
+  const FlagImage* flags() const { return last.flags.empty() ? nullptr : &last.flags; }
 };
 
 inline GuidedFixture guided_stage(const std::string& spec, const Guides* guides) {
   GuidedFixture f;
   f.stage = make_stage(spec);
-  f.guided = dynamic_cast<GuidedStage*>(f.stage.get());
-  REQUIRE(f.guided);
-  if (guides) f.guided->set_guides(std::make_shared<const Guides>(*guides));
-  f.guided->keep_flags(true);
+  REQUIRE(f.stage->guide_sources());
+  if (guides) f.guides = std::make_shared<const Guides>(*guides);
   return f;
 }
 
@@ -58,13 +78,12 @@ inline Guides random_guides(int w, int h, bool albedo, unsigned seed = 3) {
 // Device result against the reference (tolerance for exp/pow), flags bit for bit.
 inline void check_guided_device(const std::string& spec, const Image& in, const Guides* guides) {
   auto f = guided_stage(spec, guides);
-  const DeviceImage out =
-      f.stage->enqueue(device(), upload(device(), to_pixels(in, PixelType::f32)));
-  const Comparison c = compare(download_image(device(), out), f.stage->reference(in), 1e-4);
-  device().take_timings();
+  const Image got = f.on_device(in);
+  StageRun device_run = std::move(f.last);
+  const Comparison c = compare(got, f.reference(in), 1e-4);
   INFO(spec, " on ", in.width(), "x", in.height(), "x", in.channels(), ": ", c.summary());
   CHECK(c.ok());
-  CHECK(f.stage->mismatch() == "");
+  CHECK(side_results_mismatch(device_run, f.last) == "");
 }
 
 // Device against reference on 1x1, 7x5, 33x17 and 1023x517 with every border: `guided` with
@@ -87,12 +106,8 @@ inline void check_guided_on_odd_sizes(const std::string& guided, const std::stri
 }
 
 // The reference's result and the device's, for properties both must have.
-inline std::vector<Image> reference_and_device(const Stage& stage, const Image& in) {
-  std::vector<Image> out = {stage.reference(in)};
-  out.push_back(download_image(
-      device(), stage.enqueue(device(), upload(device(), to_pixels(in, PixelType::f32)))));
-  device().take_timings();
-  return out;
+inline std::vector<Image> reference_and_device(GuidedFixture& f, const Image& in) {
+  return {f.reference(in), f.on_device(in)};
 }
 
 }  // namespace halo::test

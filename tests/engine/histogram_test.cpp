@@ -162,10 +162,11 @@ TEST_CASE("histogram as a pipeline stage: integer sources binned by the codes th
   Image image = test::random_image(19, 11, 3, false, 4);
   image.set_source(PixelType::u8);
   const auto stage = make_stage("histogram:mode=rgb");
-  CHECK(stage->reference(image).data() == image.data());  // passes through
-  REQUIRE(stage->result() != nullptr);
-  CHECK(stage->result()->codes);
-  CHECK(stage->result()->binned() == 19u * 11u * 3u);
+  StageRun run;
+  CHECK(stage->reference(image, run).data() == image.data());  // passes through
+  REQUIRE(run.histogram != nullptr);
+  CHECK(run.histogram->codes);
+  CHECK(run.histogram->binned() == 19u * 11u * 3u);
 }
 
 TEST_CASE("histogram options are checked") {
@@ -198,13 +199,14 @@ TEST_CASE("histograms run on the out-of-order queue and profile the count-to-red
   CHECK(device.has_out_of_order());
   SUBCASE("local sub-histograms add straight into the 64-bit totals") {
     Device fresh(device.info(), default_cache_dir());
-    const Histogram got = histogram_device(fresh, pixels, spec("mode=rgb"));
+    HistogramTotals totals;
+    const Histogram got = histogram_device(fresh, pixels, spec("mode=rgb"), &totals);
     CHECK(got.same_counts(expected));
     CHECK(got.count_to_reduce_ms > 0);
     CHECK(enqueued(fresh) == std::vector<std::string>{"upload", "histogram totals",
                                                       "histogram_local", "histogram totals"});
     // The totals run on: the next histogram of the same size needs no clearing.
-    CHECK(histogram_device(fresh, pixels, spec("mode=rgb")).same_counts(expected));
+    CHECK(histogram_device(fresh, pixels, spec("mode=rgb"), &totals).same_counts(expected));
     CHECK(enqueued(fresh) ==
           std::vector<std::string>{"upload", "histogram_local", "histogram totals"});
   }
@@ -212,13 +214,14 @@ TEST_CASE("histograms run on the out-of-order queue and profile the count-to-red
     DeviceInfo info = device.info();
     info.int64_atomics = false;
     Device narrow(info, default_cache_dir());
-    const Histogram got = histogram_device(narrow, pixels, spec("mode=rgb"));
+    HistogramTotals totals;
+    const Histogram got = histogram_device(narrow, pixels, spec("mode=rgb"), &totals);
     CHECK(got.same_counts(expected));
     CHECK(got.count_to_reduce_ms > 0);
     CHECK(enqueued(narrow) == std::vector<std::string>{"upload", "histogram totals",
                                                        "histogram partials", "histogram_local",
                                                        "histogram_reduce", "histogram totals"});
-    CHECK(histogram_device(narrow, pixels, spec("mode=rgb")).same_counts(expected));
+    CHECK(histogram_device(narrow, pixels, spec("mode=rgb"), &totals).same_counts(expected));
     CHECK(enqueued(narrow) == std::vector<std::string>{"upload", "histogram partials",
                                                        "histogram_local", "histogram_reduce",
                                                        "histogram totals"});
@@ -231,25 +234,28 @@ TEST_CASE("running totals: histograms in a row stay exact, whatever came before"
   const PixelBuffer a = test::random_pixels(333, 77, 3, PixelType::u8);
   const PixelBuffer b = test::random_pixels(64, 64, 3, PixelType::u8);
   const PixelBuffer grey = test::random_pixels(101, 3, 1, PixelType::u8);
-  const auto exact = [&](const PixelBuffer& pixels, const std::string& text) {
-    const Histogram got = histogram_device(device, pixels, spec(text));
+  HistogramTotals luma, rgb, other;  // one per histogram shape, as a batch keeps them
+  const auto exact = [&](const PixelBuffer& pixels, const std::string& text,
+                         HistogramTotals& totals) {
+    const Histogram got = histogram_device(device, pixels, spec(text), &totals);
     device.take_timings();
     return got.same_counts(histogram_reference(pixels, spec(text)));
   };
-  for (int round = 0; round < 3; ++round) {  // sizes and modes interleaved, totals kept apart
-    CHECK(exact(a, "mode=luma"));
-    CHECK(exact(b, "mode=luma"));
-    CHECK(exact(a, "mode=rgb"));
-    CHECK(exact(grey, "mode=gray:bins=256:method=global"));
-    CHECK(exact(b, "mode=luma:method=private"));
+  for (int round = 0; round < 3; ++round) {  // sizes and modes interleaved
+    CHECK(exact(a, "mode=luma", luma));
+    CHECK(exact(b, "mode=luma", luma));
+    CHECK(exact(a, "mode=rgb", rgb));
+    CHECK(exact(grey, "mode=gray:bins=256:method=global", luma));
+    CHECK(exact(b, "mode=luma:method=private", luma));
+    CHECK(exact(a, "mode=rgb:bins=64", other));  // another size: the totals are remade
+    CHECK(exact(b, "mode=luma", other));
   }
-  // A histogram that never read its totals back leaves them marked unfinished: the next one
+  // Totals prepared for a count that was never taken back hold garbage: the next histogram
   // clears them instead of subtracting a stale record.
-  Device::Kept& running = device.kept("histogram totals", (256 + 4) * sizeof(cl_ulong));
-  REQUIRE(running.valid);
+  cl::Event ready;
+  cl::Buffer& buffer = luma.prepare(device, 256 + 4, ready);
   const std::vector<cl_ulong> garbage(256 + 4, 12345);
-  device.write(running.buffer, garbage.data(), garbage.size() * sizeof(cl_ulong), "garbage");
-  running.valid = false;
-  CHECK(exact(a, "mode=luma"));
-  CHECK(running.valid);
+  device.write(buffer, garbage.data(), garbage.size() * sizeof(cl_ulong), "garbage");
+  CHECK(exact(a, "mode=luma", luma));
+  CHECK(exact(b, "mode=luma", luma));
 }

@@ -1,0 +1,456 @@
+// The streaming executor: a reader thread, the device (or reference) work in the caller's
+// thread, a writer thread, and bounded queues of strips between them.
+#include "pipeline/stream.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "core/error.hpp"
+#include "filters/convert.hpp"
+
+namespace halo {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A bounded queue from one thread to another. close() ends it: push() then refuses and pop()
+// drains what is left, then returns nothing.
+template <class T>
+class Channel {
+ public:
+  explicit Channel(std::size_t capacity) : capacity_(std::max<std::size_t>(capacity, 1)) {}
+
+  bool push(T item) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return closed_ || items_.size() < capacity_; });
+    if (closed_) return false;
+    items_.push_back(std::move(item));
+    changed_.notify_all();
+    return true;
+  }
+
+  std::optional<T> pop() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return closed_ || !items_.empty(); });
+    if (items_.empty()) return std::nullopt;
+    T item = std::move(items_.front());
+    items_.pop_front();
+    changed_.notify_all();
+    return item;
+  }
+
+  void close() {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  const std::size_t capacity_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<T> items_;
+  bool closed_ = false;
+};
+
+// The first failure of any thread, rethrown by the caller once all have stopped.
+class FirstFailure {
+ public:
+  void set(std::exception_ptr e) {
+    std::lock_guard lock(mutex_);
+    if (!first_) first_ = e;
+  }
+  void rethrow() {
+    if (first_) std::rethrow_exception(first_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::exception_ptr first_;
+};
+
+struct OutputStrip {
+  Span rows;
+  PixelBuffer pixels;
+};
+
+// A strip's buffers for the rows `rows`, guides shaped as the source holds them.
+HostStrip make_strip(const StreamInput& in, Span rows, std::pmr::memory_resource* memory) {
+  HostStrip strip;
+  strip.rows = rows;
+  strip.pixels = PixelBuffer(in.width, rows.count(), in.channels, in.type, in.alpha, memory);
+  for (const auto& shape : in.guide_shapes) {
+    Guides g;
+    g.described = shape.described;
+    const auto make = [&](int channels) {
+      return channels ? Image(in.width, rows, in.height, channels) : Image();
+    };
+    g.normal = make(shape.normal);
+    g.depth = make(shape.depth);
+    g.albedo = make(shape.albedo);
+    strip.guides.push_back(std::move(g));
+  }
+  return strip;
+}
+
+// Reads strips in order: each strip's rows that the previous one also held are copied from
+// it, the rest come from the input.
+class StripReader {
+ public:
+  StripReader(const StreamInput& input, const StripPlan& plan, std::pmr::memory_resource* memory)
+      : input_(input), plan_(plan), memory_(memory) {}
+
+  HostStrip read(int k) {
+    const Span rows = plan_.input(k);
+    HostStrip strip = make_strip(input_, rows, memory_);
+    int next = rows.first;
+    if (carry_) {
+      const Span overlap{rows.first, std::min(rows.last, carry_->rows.last)};
+      if (!overlap.empty()) copy_rows(*carry_, strip, overlap);
+      next = std::max(next, carry_->rows.last);
+    }
+    if (next < rows.last) input_.read(strip, {next, rows.last});
+    // What the next strip shares with this one, kept while this one moves on.
+    carry_.reset();
+    if (k + 1 < plan_.strips()) {
+      const Span shared{plan_.input(k + 1).first, rows.last};
+      if (!shared.empty()) {
+        carry_ = make_strip(input_, shared, nullptr);
+        copy_rows(strip, *carry_, shared);
+      }
+    }
+    return strip;
+  }
+
+ private:
+  const StreamInput& input_;
+  const StripPlan& plan_;
+  std::pmr::memory_resource* memory_;
+  std::optional<HostStrip> carry_;
+};
+
+// Device times summed over strips, by stage and label, in the order they first appear.
+void add_timings(std::vector<Device::Timing>& total, const std::vector<Device::Timing>& part) {
+  for (const auto& t : part) {
+    auto it = std::find_if(total.begin(), total.end(), [&](const Device::Timing& s) {
+      return s.stage == t.stage && s.label == t.label;
+    });
+    if (it == total.end()) {
+      total.push_back(t);
+    } else {
+      it->ms += t.ms;
+      it->bytes += t.bytes;
+    }
+  }
+}
+
+// The checks of one run, one per stage plus decode and encode, filled strip by strip.
+class Checks {
+ public:
+  explicit Checks(const Pipeline& pipeline) {
+    checks_.push_back({"decode", {}, ""});
+    for (const auto& stage : pipeline.stages()) checks_.push_back({stage->spec(), {}, ""});
+    checks_.push_back({"encode", {}, ""});
+  }
+
+  // Check i against the strip's own rows; the rest of the computed rows (the overlap with the
+  // neighbours, which they count) must match too, but add to the figures only on failure.
+  void add_rows(std::size_t i, const Image& got, const Image& expected, double tolerance, Span own,
+                Span computed) {
+    add(checks_[i].result, compare(got, expected, tolerance, own));
+    for (const Span halo : {Span{computed.first, own.first}, Span{own.last, computed.last}}) {
+      if (halo.empty()) continue;
+      const Comparison c = compare(got, expected, tolerance, halo);
+      if (!c.ok()) {
+        Comparison& total = checks_[i].result;
+        total.failures += c.failures;
+        if (c.max_error > total.max_error) {
+          total.max_error = c.max_error;
+          total.worst_x = c.worst_x, total.worst_y = c.worst_y, total.worst_c = c.worst_c;
+          total.worst_actual = c.worst_actual, total.worst_expected = c.worst_expected;
+        }
+      }
+    }
+  }
+
+  void problem(std::size_t i, std::string text) {
+    if (checks_[i].problem.empty()) checks_[i].problem = std::move(text);
+  }
+  std::vector<StageCheck> take() { return std::move(checks_); }
+
+ private:
+  std::vector<StageCheck> checks_;
+};
+
+// One strip on the device: upload, the stages, download; with verification, each stage's
+// device input read back and its reference run on the same rows.
+class DeviceLane {
+ public:
+  DeviceLane(Device& device, const Pipeline& pipeline, const StripPlan& plan, PixelType type,
+             const StreamOptions& options)
+      : device_(device),
+        pipeline_(pipeline),
+        plan_(plan),
+        type_(type),
+        options_(options),
+        runs_(pipeline.stages().size()),
+        reference_runs_(pipeline.stages().size()),
+        checks_(pipeline) {
+    for (auto& run : runs_) run.keep_flags = options.keep_flags || options.verify;
+    for (auto& run : reference_runs_) run.keep_flags = true;
+  }
+
+  OutputStrip run(int k, const HostStrip& strip) {
+    const Span own = plan_.output(k);
+    DeviceImage current = upload_strip(strip);
+    std::vector<DeviceGuides> guides;
+    for (const auto& g : strip.guides) guides.push_back(upload_guides(device_, &g));
+    Image seen;  // with verification: the device's input to the next stage, read back
+    if (options_.verify) {
+      device_.set_stage("verify");
+      seen = download_image(device_, current);
+      checks_.add_rows(0, seen, to_image(strip.pixels, strip.rows, plan_.height()), 0.0, own, own);
+    }
+    const auto& stages = pipeline_.stages();
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      const Span rows = plan_.stage_rows(k, i);
+      const int set = pipeline_.guide_set(i);
+      for (StageRun* run : {&runs_[i], &reference_runs_[i]}) {
+        run->own = own;
+        run->guides = set >= 0 ? &strip.guides[set] : nullptr;
+        run->device_guides = set >= 0 ? &guides[set] : nullptr;
+      }
+      device_.set_stage(stages[i]->spec());
+      current = stages[i]->enqueue_rows(device_, current, rows, runs_[i]);
+      if (options_.verify) {
+        device_.set_stage("verify");
+        Image got = download_image(device_, current);
+        const Image expected = stages[i]->reference_rows(seen, rows, reference_runs_[i]);
+        checks_.add_rows(i + 1, got, expected, options_.tolerance, own, rows);
+        seen = std::move(got);
+      }
+    }
+    OutputStrip out{own, download_strip(current, own)};
+    if (options_.verify) {
+      checks_.add_rows(stages.size() + 1, to_image(out.pixels, own, plan_.height()),
+                       to_image(to_pixels(seen, type_, own), own, plan_.height()), 0.0, own, own);
+    }
+    add_timings(timings_, device_.take_timings());
+    return out;
+  }
+
+  // After the last strip: results kept on the device, and side results against the reference.
+  void finish(StreamResult& result) {
+    const auto& stages = pipeline_.stages();
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      device_.set_stage(stages[i]->spec());
+      stages[i]->finish(device_, runs_[i]);
+      if (options_.verify)
+        checks_.problem(i + 1, side_results_mismatch(runs_[i], reference_runs_[i]));
+    }
+    add_timings(timings_, device_.take_timings());
+    result.timings = std::move(timings_);
+    result.runs = std::move(runs_);
+    if (options_.verify) result.checks = checks_.take();
+  }
+
+ private:
+  DeviceImage upload_strip(const HostStrip& strip) {
+    device_.set_stage("upload");
+    const std::size_t bytes = strip.pixels.bytes.size();
+    if (bytes > staging_in_bytes_) {
+      staging_in_ = device_.buffer(bytes, "upload");
+      staging_in_bytes_ = bytes;
+    }
+    device_.write(staging_in_, strip.pixels.bytes.data(), bytes, "upload");
+    DeviceImage image = device_.image(strip.pixels.width, strip.pixels.height,
+                                      strip.pixels.channels, strip.pixels.alpha);
+    image.y0 = strip.rows.first;
+    image.full_height = plan_.height();
+    image.source = strip.pixels.type;
+    enqueue_to_planar(device_, staging_in_, strip.pixels.type, image);
+    return image;
+  }
+
+  PixelBuffer download_strip(const DeviceImage& image, Span rows) {
+    device_.set_stage("download");
+    PixelBuffer pixels(image.width, rows.count(), image.channels, type_, image.alpha,
+                       options_.host_memory);
+    const std::size_t bytes = pixels.bytes.size();
+    if (bytes > staging_out_bytes_) {
+      staging_out_ = device_.buffer(bytes, "download");
+      staging_out_bytes_ = bytes;
+    }
+    enqueue_from_planar(device_, image, rows, type_, staging_out_);
+    device_.read(staging_out_, pixels.bytes.data(), bytes, "download");
+    return pixels;
+  }
+
+  Device& device_;
+  const Pipeline& pipeline_;
+  const StripPlan& plan_;
+  const PixelType type_;
+  const StreamOptions& options_;
+  std::vector<StageRun> runs_, reference_runs_;
+  Checks checks_;
+  std::vector<Device::Timing> timings_;
+  cl::Buffer staging_in_, staging_out_;
+  std::size_t staging_in_bytes_ = 0, staging_out_bytes_ = 0;
+};
+
+// One strip on the reference.
+class ReferenceLane {
+ public:
+  ReferenceLane(const Pipeline& pipeline, const StripPlan& plan, PixelType type,
+                const StreamOptions& options)
+      : pipeline_(pipeline), plan_(plan), type_(type), runs_(pipeline.stages().size()) {
+    for (auto& run : runs_) run.keep_flags = options.keep_flags;
+  }
+
+  OutputStrip run(int k, const HostStrip& strip) {
+    const Span own = plan_.output(k);
+    Image image = to_image(strip.pixels, strip.rows, plan_.height());
+    const auto& stages = pipeline_.stages();
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      const int set = pipeline_.guide_set(i);
+      runs_[i].own = own;
+      runs_[i].guides = set >= 0 ? &strip.guides[set] : nullptr;
+      image = stages[i]->reference_rows(image, plan_.stage_rows(k, i), runs_[i]);
+    }
+    return {own, to_pixels(image, type_, own)};
+  }
+
+  void finish(StreamResult& result) { result.runs = std::move(runs_); }
+
+ private:
+  const Pipeline& pipeline_;
+  const StripPlan& plan_;
+  const PixelType type_;
+  std::vector<StageRun> runs_;
+};
+
+// Reader and writer threads around `lane`, which runs in the calling thread.
+template <class Lane>
+StreamResult stream(Lane& lane, const StripPlan& plan, const StreamInput& input,
+                    const StreamOutput& output, const StreamOptions& options) {
+  const auto start = Clock::now();
+  Channel<std::pair<int, HostStrip>> inputs(options.in_flight);
+  Channel<OutputStrip> outputs(options.in_flight);
+  FirstFailure failure;
+  StreamPhases phases;
+  const auto guarded = [&](auto&& body) {
+    try {
+      body();
+    } catch (...) {
+      failure.set(std::current_exception());
+      inputs.close();
+      outputs.close();
+    }
+  };
+  std::thread reader([&] {
+    guarded([&] {
+      StripReader strips(input, plan, options.host_memory);
+      for (int k = 0; k < plan.strips(); ++k) {
+        const auto t = Clock::now();
+        HostStrip strip = strips.read(k);
+        phases.read_s += seconds_since(t);
+        if (!inputs.push({k, std::move(strip)})) return;
+      }
+    });
+    inputs.close();
+  });
+  std::thread writer([&] {
+    guarded([&] {
+      while (auto strip = outputs.pop()) {
+        const auto t = Clock::now();
+        output(strip->rows, strip->pixels);
+        phases.write_s += seconds_since(t);
+      }
+    });
+  });
+  StreamResult result;
+  guarded([&] {
+    while (auto next = inputs.pop()) {
+      const auto t = Clock::now();
+      OutputStrip out = lane.run(next->first, next->second);
+      phases.device_s += seconds_since(t);
+      if (!outputs.push(std::move(out))) break;
+    }
+    lane.finish(result);
+  });
+  outputs.close();
+  inputs.close();
+  reader.join();
+  writer.join();
+  failure.rethrow();
+  phases.wall_s = seconds_since(start);
+  result.phases = phases;
+  result.strips = plan.strips();
+  return result;
+}
+
+int strip_rows_for(const Pipeline& pipeline, const StreamInput& input,
+                   const StreamOptions& options) {
+  return pipeline.whole_image_reason(input.type).empty() ? options.strip_rows : 0;
+}
+
+}  // namespace
+
+void copy_rows(const Image& from, Image& to, Span rows) {
+  if (from.width() == 0) return;
+  for (int c = 0; c < from.channels(); ++c)
+    for (int y = rows.first; y < rows.last; ++y)
+      std::memcpy(to.row(c, y - to.y0()), from.row(c, y - from.y0()),
+                  sizeof(float) * std::size_t(from.width()));
+}
+
+void copy_rows(const Guides& from, Guides& to, Span rows) {
+  copy_rows(from.normal, to.normal, rows);
+  copy_rows(from.depth, to.depth, rows);
+  copy_rows(from.albedo, to.albedo, rows);
+}
+
+void copy_rows(const HostStrip& from, HostStrip& to, Span rows) {
+  const std::size_t row_bytes = from.pixels.bytes.size() / std::max(1, from.pixels.height);
+  std::memcpy(to.pixels.bytes.data() + (rows.first - to.rows.first) * row_bytes,
+              from.pixels.bytes.data() + (rows.first - from.rows.first) * row_bytes,
+              rows.count() * row_bytes);
+  for (std::size_t s = 0; s < from.guides.size(); ++s)
+    copy_rows(from.guides[s], to.guides[s], rows);
+}
+
+bool StreamResult::ok() const {
+  for (const auto& check : checks)
+    if (!check.ok()) return false;
+  return true;
+}
+
+StreamResult stream_device(Device& device, const Pipeline& pipeline, const StreamInput& input,
+                           PixelType type, const StreamOutput& output,
+                           const StreamOptions& options) {
+  const StripPlan plan(pipeline, input.height, strip_rows_for(pipeline, input, options));
+  DeviceLane lane(device, pipeline, plan, type, options);
+  return stream(lane, plan, input, output, options);
+}
+
+StreamResult stream_reference(const Pipeline& pipeline, const StreamInput& input, PixelType type,
+                              const StreamOutput& output, const StreamOptions& options) {
+  const StripPlan plan(pipeline, input.height, strip_rows_for(pipeline, input, options));
+  ReferenceLane lane(pipeline, plan, type, options);
+  return stream(lane, plan, input, output, options);
+}
+
+}  // namespace halo

@@ -1,0 +1,190 @@
+// Strips: a pipeline run strip by strip (each strip's input widened by the chain's reach)
+// gives exactly the whole image's result, on the device and on the reference, for every
+// filter, border, channel count, image height and strip height; histograms add up exactly.
+#include <doctest/doctest.h>
+
+#include "engine/guided_support.hpp"
+#include "filters/histogram.hpp"
+#include "pipeline/pipeline.hpp"
+#include "pipeline/stream.hpp"
+#include "support.hpp"
+
+using namespace halo;
+
+namespace {
+
+constexpr int kWidth = 23;  // narrow: the rows are what matters here
+constexpr int kHeights[] = {1, 2, 7, 517, 1031};
+constexpr int kStripRows[] = {1, 3, 64};
+
+// Every registered filter by its example, and the cases with other kernels: running sums (box
+// from r=17), a tall 2D kernel.
+std::vector<std::string> filter_specs() {
+  std::vector<std::string> specs;
+  for (const auto& f : filter_registry()) specs.push_back(f.example);
+  for (const char* extra : {"box:r=20", "conv:k=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15:w=3:h=5"})
+    specs.push_back(extra);
+  return specs;
+}
+
+// Guides for each guide set of the pipeline, as a render would carry them.
+std::vector<Guides> guides_for(const Pipeline& pipeline, int w, int h) {
+  std::vector<Guides> sets;
+  for (std::size_t s = 0; s < pipeline.guide_sets().size(); ++s)
+    sets.push_back(test::random_guides(w, h, true, 3 + unsigned(s)));
+  return sets;
+}
+
+struct Runs {
+  RunResult device;
+  PixelBuffer reference;
+};
+
+Runs run_both(const Pipeline& pipeline, const PixelBuffer& input, int strip_rows) {
+  RunOptions options;
+  options.strip_rows = strip_rows;
+  options.guides = guides_for(pipeline, input.width, input.height);
+  options.keep_flags = true;
+  Runs r;
+  r.device = run_device(test::device(), pipeline, input, PixelType::f32, options);
+  test::device().take_timings();
+  r.reference = run_reference(pipeline, input, PixelType::f32, options);
+  return r;
+}
+
+void check_strips_equal_whole(const std::vector<std::string>& specs, const PixelBuffer& input,
+                              const std::vector<int>& strip_rows = {std::begin(kStripRows),
+                                                                    std::end(kStripRows)}) {
+  std::vector<StageSpec> stage_specs;
+  for (const auto& s : specs) stage_specs.push_back({s, ""});
+  const Pipeline pipeline(stage_specs);
+  const Runs whole = run_both(pipeline, input, 0);
+  for (const int strip : strip_rows) {
+    if (strip >= input.height) continue;
+    const Runs strips = run_both(pipeline, input, strip);
+    std::string chain;
+    for (const auto& s : specs) chain += s + " ";
+    INFO(chain, "on ", input.width, "x", input.height, "x", input.channels, " ",
+         to_string(input.type), ", strips of ", strip);
+    CHECK(strips.device.pixels.bytes == whole.device.pixels.bytes);
+    CHECK(strips.reference.bytes == whole.reference.bytes);
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      const StageRun& a = strips.device.runs[i];
+      const StageRun& b = whole.device.runs[i];
+      CHECK(side_results_mismatch(a, b) == "");
+      CHECK(bool(a.histogram) == bool(b.histogram));
+      CHECK(a.flags.bits == b.flags.bits);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("strips equal the whole image: every filter, border, channel count and height") {
+  const auto specs = filter_specs();
+  for (const int h : kHeights)
+    for (const int channels : {1, 3, 4}) {
+      PixelBuffer input = test::random_pixels(kWidth, h, channels, PixelType::u8, 5 + h);
+      input.alpha = channels == 4;
+      for (const auto& spec : specs) {
+        if (channels == 1 && spec.starts_with("histogram")) continue;  // luma needs RGB
+        if (channels != 3 && spec.starts_with("bilateral")) continue;  // albedo needs RGB
+        if (channels != 3 && spec.starts_with("atrous")) continue;
+        for (const char* border : test::kBorders)
+          check_strips_equal_whole({spec + ":border=" + border}, input);
+      }
+    }
+}
+
+TEST_CASE("strips equal the whole image: a radius larger than the strips") {
+  // Each strip of 3 rows reads 403: the reference's share of this test is most of its time.
+  for (const int h : {517, 1031}) {
+    const PixelBuffer input = test::random_pixels(kWidth, h, 1, PixelType::u8, 3);
+    for (const char* border : {"zero", "reflect"})
+      check_strips_equal_whole({std::string("gaussian:r=200:border=") + border}, input, {3, 64});
+  }
+}
+
+TEST_CASE("strips equal the whole image: chains of three stages, guides shared and not") {
+  const std::vector<std::vector<std::string>> chains = {
+      {"sharpen:border=zero", "gaussian:r=5:border=reflect", "box:r=2"},
+      {"histogram:mode=rgb", "atrous:iters=2", "emboss"},
+      {"bilateral:r=3", "histogram", "bilateral:r=2:normal=off"},
+      {"box:r=18", "sep:h=1,2,1:v=1,4,6,4,1", "edge:mode=sobel:gray=1"}};
+  for (const int h : kHeights) {
+    const PixelBuffer input = test::random_pixels(kWidth, h, 3, PixelType::u8, 40 + h);
+    for (const auto& chain : chains) check_strips_equal_whole(chain, input);
+  }
+}
+
+TEST_CASE("strips equal the whole image on float data, NaN and Inf included") {
+  PixelBuffer input = test::random_pixels(kWidth, 517, 3, PixelType::f32, 9);
+  input.samples<float>()[100] = NAN;
+  input.samples<float>()[2000] = INFINITY;
+  check_strips_equal_whole({"gaussian:r=4", "histogram:range=-1,2"}, input);
+  check_strips_equal_whole({"bilateral", "atrous:iters=1"}, input);
+  // range=auto on float data needs the whole image's range: such a chain runs whole, and its
+  // result is the same whatever strips were asked for.
+  check_strips_equal_whole({"box:r=3", "histogram:mode=rgb"}, input);
+}
+
+TEST_CASE("strip plans: every row delivered once; inputs widened by the chain's reach") {
+  const Pipeline pipeline(
+      std::vector<StageSpec>{{"gaussian:r=4", ""}, {"histogram", ""}, {"bilateral:r=2", ""}});
+  CHECK(pipeline.reach() == 4 + 0 + 3);
+  CHECK(pipeline.reach_after(0) == 3);
+  CHECK(pipeline.guide_sets().size() == 1);
+  CHECK(pipeline.guide_set(2) == 0);
+  CHECK(pipeline.guide_set(0) == -1);
+  const StripPlan plan(pipeline, 100, 30);
+  REQUIRE(plan.strips() == 4);
+  CHECK(plan.output(0) == Span{0, 30});
+  CHECK(plan.output(3) == Span{90, 100});
+  CHECK(plan.input(0) == Span{0, 37});
+  CHECK(plan.input(1) == Span{23, 67});
+  CHECK(plan.input(3) == Span{83, 100});
+  CHECK(plan.stage_rows(1, 0) == Span{27, 63});  // gaussian computes what bilateral reads
+  CHECK(plan.stage_rows(1, 2) == Span{30, 60});
+  CHECK(StripPlan(pipeline, 100, 0).strips() == 1);
+  CHECK(StripPlan(pipeline, 100, 500).strips() == 1);
+  CHECK(pipeline.whole_image_reason(PixelType::u8) == "");
+  CHECK(Pipeline(std::vector<StageSpec>{{"box:r=2:border=wrap", ""}})
+            .whole_image_reason(PixelType::u8)
+            .find("border=wrap") != std::string::npos);
+  CHECK(pipeline.whole_image_reason(PixelType::f32).find("range=auto") != std::string::npos);
+}
+
+TEST_CASE("streaming: rows are read once and in order, written in order, verified per strip") {
+  const Pipeline pipeline(std::vector<StageSpec>{{"gaussian:r=3", ""}, {"sharpen", ""}});
+  const PixelBuffer input = test::random_pixels(31, 200, 3, PixelType::u8, 2);
+  StreamInput in;
+  in.width = input.width, in.height = input.height, in.channels = 3, in.type = PixelType::u8;
+  int next_read = 0, next_written = 0, reads = 0;
+  in.read = [&](HostStrip& strip, Span rows) {
+    CHECK(rows.first == next_read);
+    next_read = rows.last;
+    ++reads;
+    const std::size_t row = 31 * 3;
+    std::memcpy(strip.pixels.bytes.data() + (rows.first - strip.rows.first) * row,
+                input.bytes.data() + rows.first * row, rows.count() * row);
+  };
+  PixelBuffer out(31, 200, 3, PixelType::u8);
+  const StreamResult result = stream_device(test::device(), pipeline, in, PixelType::u8,
+                                            [&](Span rows, const PixelBuffer& pixels) {
+                                              CHECK(rows.first == next_written);
+                                              next_written = rows.last;
+                                              std::memcpy(out.bytes.data() + rows.first * 93,
+                                                          pixels.bytes.data(), pixels.bytes.size());
+                                            },
+                                            {.strip_rows = 16, .verify = true});
+  test::device().take_timings();
+  CHECK(next_read == 200);
+  CHECK(next_written == 200);
+  CHECK(reads == 13);
+  CHECK(result.strips == 13);
+  CHECK(result.ok());
+  REQUIRE(result.checks.size() == 4);
+  for (const auto& check : result.checks) CHECK(check.result.samples == 31u * 200u * 3u);
+  CHECK(out.bytes == run_reference(pipeline, input, PixelType::u8).bytes);
+  CHECK(result.phases.wall_s > 0);
+}
