@@ -1,6 +1,7 @@
 // halo: filters images on the GPU through OpenCL and proves the results against CPU references.
 // main() owns the process: it parses the command line, runs one subcommand and maps every
 // error to its documented exit code. Nothing else calls exit().
+#include <malloc.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -46,6 +47,10 @@ void setup_logging(int verbosity, bool quiet) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Blocks of 1 MiB and more (strips, device buffers on a CPU device) go back to the system
+  // when freed. By default glibc raises this threshold to the size of each block it frees and
+  // then keeps such blocks in its arenas, so a streamed run's memory grew with its strips.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
   CLI::App app{"halo: GPU image filters through OpenCL, verified against CPU references", "halo"};
   app.footer(kFooter);
   app.require_subcommand(1);

@@ -18,9 +18,12 @@
 #include "cl/cl_error.hpp"
 #include "cl/program_cache.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "io/guides.hpp"
 #include "io/image_io.hpp"
+#include "io/input_stream.hpp"
 #include "pipeline/pipeline.hpp"
+#include "pipeline/stream.hpp"
 #include "spec/preset.hpp"
 
 namespace halo {
@@ -38,6 +41,9 @@ struct RunOptionsCli {
   bool timings = false;
   bool overwrite_input = false;
   std::string write_flags;
+  std::string memory;  // host budget, e.g. 512M (empty: the default)
+  int strip_rows = 0;  // 0: chosen from the budget
+  WriteOptions encoding;
   // Batch
   bool recursive = false;
   std::string frames;
@@ -50,19 +56,6 @@ struct RunOptionsCli {
   std::string summary;
   std::string shard;
 };
-
-// The guides of each guide set of the pipeline (bilateral, atrous), read and checked before
-// any GPU work.
-std::vector<Guides> read_guides(const Pipeline& pipeline, const std::string& input_path,
-                                const LoadedImage& loaded) {
-  std::vector<Guides> sets;
-  for (const GuideSources& sources : pipeline.guide_sets()) {
-    sets.push_back(load_guides(sources, input_path, loaded));
-    if (!sets.back().any_geometry())
-      spdlog::info("no normal or depth guides in {}; guided stages run self-guided", input_path);
-  }
-  return sets;
-}
 
 // The flags of the first guided stage that computed any (--write-flags).
 void write_flags(const Pipeline& pipeline, const std::vector<StageRun>& runs,
@@ -97,7 +90,7 @@ std::vector<StageSpec> stage_specs(const CLI::App& run) {
 }
 
 // The verify lines of one file, and the error its first mismatch gives (none when all agree).
-std::string checks_report(const RunResult& result) {
+std::string checks_report(const StreamResult& result) {
   std::string text;
   for (const auto& check : result.checks)
     text += fmt::format("verify {:<28} {} {}{}\n", check.stage, check.result.summary(),
@@ -106,7 +99,7 @@ std::string checks_report(const RunResult& result) {
   return text;
 }
 
-std::optional<Error> first_mismatch(const RunResult& result, double tolerance) {
+std::optional<Error> first_mismatch(const StreamResult& result, double tolerance) {
   for (const auto& check : result.checks)
     if (!check.problem.empty())
       return Error(ErrorKind::Mismatch, "verify: stage '" + check.stage + "': " + check.problem);
@@ -121,9 +114,22 @@ std::optional<Error> first_mismatch(const RunResult& result, double tolerance) {
   return std::nullopt;
 }
 
-// Device time per stage and kernel, with the bandwidth each kernel reached counting its
-// minimum traffic (read once + write once); verification read-backs are listed apart.
-std::string timings_report(const RunResult& result) {
+// Wall-clock time of decoding, device work and encoding, each summed over the strips, against
+// the whole run's: with overlap they add up to more than the wall time.
+std::string phases_report(const StreamResult& result, const std::string& device) {
+  const StreamPhases& p = result.phases;
+  const double sum = p.read_s + p.device_s + p.write_s;
+  return fmt::format(
+      "time decode {:.3f} s, {} {:.3f} s, encode {:.3f} s over {} strip{}; wall {:.3f} s "
+      "({:.2f}x overlap)\n",
+      p.read_s, device, p.device_s, p.write_s, result.strips, result.strips == 1 ? "" : "s",
+      p.wall_s, p.wall_s > 0 ? sum / p.wall_s : 0.0);
+}
+
+// Device time per stage and kernel (summed over strips), with the bandwidth each kernel
+// reached counting its minimum traffic (read once + write once); verification read-backs are
+// listed apart.
+std::string timings_report(const StreamResult& result) {
   std::string text;
   double total = 0, verify = 0;
   for (const auto& t : result.timings) {
@@ -175,38 +181,101 @@ struct RunContext {
 
 // Filters one file with the device (falling back to the reference where allowed) and writes
 // the result. Throws halo::Error; the caller decides whether that ends the run.
+// -v: what each stage resolved to, with the guides of this input.
+void log_details(const Pipeline& pipeline, const InputStream& in, const std::string& path) {
+  for (std::size_t i = 0; i < pipeline.stages().size(); ++i) {
+    StageRun described;
+    Guides guides;  // only which guides exist and where from matter to details()
+    const int set = pipeline.guide_set(i);
+    if (set >= 0) {
+      const auto& shape = in.input().guide_shapes[set];
+      if (shape.normal) guides.normal = Image(1, 1, shape.normal);
+      if (shape.depth) guides.depth = Image(1, 1, shape.depth);
+      if (shape.albedo) guides.albedo = Image(1, 1, shape.albedo);
+      guides.described = shape.described;
+      described.guides = &guides;
+      if (!guides.any_geometry())
+        spdlog::info("{}: no normal or depth guides in {}; self-guided",
+                     pipeline.stages()[i]->spec(), path);
+    }
+    for (const auto& detail : pipeline.stages()[i]->details(described))
+      spdlog::info("{}: {}", pipeline.stages()[i]->spec(), detail);
+  }
+}
+
+// The budget that sizes strips: --memory, else a quarter of the machine's memory, at most
+// 1 GiB.
+std::size_t host_budget(const std::string& memory) {
+  if (!memory.empty()) return parse_bytes(memory, "--memory");
+  const std::size_t physical = std::size_t(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
+  return std::min<std::size_t>(std::size_t(1) << 30, physical / 4);
+}
+
+StripLimits strip_limits(const RunOptionsCli& o, const Device* device) {
+  StripLimits limits;
+  limits.host_bytes = host_budget(o.memory);
+  if (device) {
+    limits.device_bytes = device->info().global_memory;
+    limits.max_allocation = device->info().max_allocation;
+    limits.device_is_host = !device->info().gpu;
+    if (device->info().gpu) limits.target_bytes = std::size_t(64) << 20;
+  }
+  return limits;
+}
+
+// Streams one file through the pipeline on `device` (nullptr: the reference) into its output.
+StreamResult stream_file(const FileJob& job, const RunContext& run, Device* device, SampleType type,
+                         FileOutcome& outcome) {
+  const RunOptionsCli& o = run.options;
+  InputStream in(parse_input_ref(job.input.path + job.input.channels), run.pipeline.guide_sets());
+  const StreamInput& input = in.input();
+  StreamOptions options{.strip_rows = o.strip_rows,
+                        .verify = o.verify && device,
+                        .tolerance = o.tolerance,
+                        .keep_flags = !job.flags_output.empty(),
+                        .host_memory = device ? run.devices.host_memory() : nullptr};
+  if (options.strip_rows == 0)
+    options.strip_rows =
+        choose_strip_rows(run.pipeline, input, pixel_type(type), strip_limits(o, device));
+  if (const std::string why = run.pipeline.whole_image_reason(input.type); !why.empty())
+    spdlog::info("{}: the whole image at once: {}", job.input.path, why);
+  else
+    spdlog::info("{}: strips of {} rows (reach {})", job.input.path, options.strip_rows,
+                 run.pipeline.reach());
+  OutputImage out(job.output, input.width, input.height, type, o.encoding);
+  const StreamOutput write = [&](Span rows, const PixelBuffer& pixels) { out.write(rows, pixels); };
+  StreamResult result =
+      device ? stream_device(*device, run.pipeline, input, pixel_type(type), write, options)
+             : stream_reference(run.pipeline, input, pixel_type(type), write, options);
+  out.commit();
+  spdlog::info("{}: wrote {} ({}x{}, {})", job.input.path, job.output, input.width, input.height,
+               to_string(type));
+  return result;
+}
+
 void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome) {
   const RunOptionsCli& o = run.options;
   Phases phases;
   const Pipeline& pipeline = run.pipeline;
-  LoadedImage loaded =
-      read_image(parse_input_ref(job.input.path + job.input.channels), run.devices.host_memory());
-  RunOptions options{.verify = o.verify,
-                     .tolerance = o.tolerance,
-                     .host_memory = run.devices.host_memory(),
-                     .guides = read_guides(pipeline, job.input.path, loaded),
-                     .keep_flags = !job.flags_output.empty()};
-  outcome.read_s = phases.lap();
-  const SampleType requested = run.wanted.value_or(loaded.stored);
-  const SampleType type = storable_type(job.output, requested);
-  if (type != requested)
-    spdlog::info("{}: writing {} samples (the format cannot store {})", job.output, to_string(type),
-                 to_string(requested));
-
-  std::optional<RunResult> result;
+  // Headers, channels and guides are checked before any device work.
+  SampleType type;
+  {
+    const InputStream probe(parse_input_ref(job.input.path + job.input.channels),
+                            pipeline.guide_sets());
+    const SampleType requested = run.wanted.value_or(probe.stored());
+    type = storable_type(job.output, requested);
+    if (type != requested)
+      spdlog::info("{}: writing {} samples (the format cannot store {})", job.output,
+                   to_string(type), to_string(requested));
+    log_details(pipeline, probe, job.input.path);
+  }
+  std::optional<StreamResult> result;
   DevicePool::Lease lease = run.devices.acquire();
   if (Device* device = lease.device()) {
     try {
       spdlog::info("{}: device {} ({})", job.input.path, device->info().name,
                    device->info().platform_name);
-      for (std::size_t i = 0; i < pipeline.stages().size(); ++i) {
-        StageRun described;
-        const int set = pipeline.guide_set(i);
-        described.guides = set >= 0 ? &options.guides[set] : nullptr;
-        for (const auto& detail : pipeline.stages()[i]->details(described))
-          spdlog::info("{}: {}", pipeline.stages()[i]->spec(), detail);
-      }
-      result = run_device(*device, pipeline, loaded.pixels, pixel_type(type), options);
+      result = stream_file(job, run, device, type, outcome);
       outcome.device = device->info().name;
       spdlog::debug("kernel cache: {} compiled, {} loaded from disk", device->programs().compiled(),
                     device->programs().loaded_from_disk());
@@ -220,22 +289,20 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   lease.give_back();
   if (!result) {
     if (o.verify) spdlog::warn("--verify: running the reference only, nothing to compare with");
-    result.emplace();
-    options.verify = false;
-    result->pixels = run_reference(pipeline, loaded.pixels, pixel_type(type), options);
+    result = stream_file(job, run, nullptr, type, outcome);
     outcome.device = "reference";
   }
-  outcome.device_s = phases.lap();
-  write_image(job.output, result->pixels, type);
   if (!job.flags_output.empty()) write_flags(pipeline, result->runs, job.flags_output);
-  outcome.write_s = phases.lap();
+  outcome.read_s = result->phases.read_s;
+  outcome.device_s = result->phases.device_s;
+  outcome.write_s = result->phases.write_s;
   outcome.total_s = phases.total();
-  spdlog::info("{}: read {:.3f} s, {} {:.3f} s, write {:.3f} s; wrote {} ({}x{}, {} channels, {})",
-               job.input.path, outcome.read_s, outcome.device, outcome.device_s, outcome.write_s,
-               job.output, loaded.pixels.width, loaded.pixels.height, result->pixels.channels,
-               to_string(type));
+  spdlog::info("{}: {}", job.input.path, phases_report(*result, outcome.device));
   outcome.report = results_report(pipeline, result->runs);
-  if (o.timings && !result->timings.empty()) outcome.report += timings_report(*result);
+  if (o.timings) {
+    outcome.report += phases_report(*result, outcome.device);
+    if (!result->timings.empty()) outcome.report += timings_report(*result);
+  }
   if (o.verify) outcome.report += checks_report(*result);
   if (auto mismatch = first_mismatch(*result, o.tolerance)) throw *mismatch;
   outcome.status = FileStatus::ok;
@@ -354,7 +421,8 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
   const int workers = std::min<int>(o.jobs > 0 ? o.jobs : default_jobs(), int(jobs.size()));
   // Two queues per device let one file's transfers overlap another's kernels.
   const bool single = inputs.single && !sharded;
-  DevicePool devices(global, std::min(workers, 2), !single);
+  // Strips come and go through page-locked memory on GPUs: the pool reuses its blocks.
+  DevicePool devices(global, std::min(workers, 2), true);
   const RunContext context{
       o, global, pipeline, devices,
       o.type.empty() ? std::nullopt : std::optional<SampleType>(parse_sample_type(o.type))};
@@ -446,7 +514,36 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
                       "image: 8-bit code = 17 x bits (1 left, 2 right, 4 top, 8 bottom); a "
                       "template like -o for many inputs");
   run_app->add_flag("--timings", options->timings,
-                    "print device times of upload, each kernel and download");
+                    "print decode/device/encode time (summed over strips, and how much they "
+                    "overlapped) and device times of upload, each kernel and download");
+  const std::string output = "Output encoding";
+  run_app
+      ->add_option("--compression", options->encoding.compression,
+                   "PNG: zip:0..9 or 0..9 (default 6, compressed on all cores); EXR: none, rle, "
+                   "zips, zip (default), piz, pxr24, b44, b44a, dwaa, dwab (zip:N and dwaa:N set "
+                   "a level); TIFF: none, lzw, zip, packbits")
+      ->group(output);
+  run_app
+      ->add_option("--png-filter", options->encoding.png_filter,
+                   "PNG row filter: none (default, as vips; fast), sub, up, average, paeth, "
+                   "adaptive (libpng's choice per row: smaller files, about 3x slower)")
+      ->check(CLI::IsMember({"none", "sub", "up", "average", "paeth", "adaptive"}))
+      ->group(output);
+  run_app->add_option("--quality", options->encoding.quality, "JPEG quality 1..100 (default 95)")
+      ->check(CLI::Range(1, 100))
+      ->group(output);
+  const std::string memory = "Memory";
+  run_app
+      ->add_option("--memory", options->memory,
+                   "host memory for the strips in flight, e.g. 256M or 2G (default: a quarter of "
+                   "this machine's memory, at most 1G); images of any size stream through it")
+      ->group(memory);
+  run_app
+      ->add_option("--strip-rows", options->strip_rows,
+                   "output rows per strip instead of the size --memory and the device choose "
+                   "(for tests and tuning)")
+      ->check(CLI::PositiveNumber)
+      ->group(memory);
   run_app->add_flag("--overwrite-input", options->overwrite_input,
                     "allow an output to replace its own input file");
 

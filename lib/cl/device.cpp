@@ -198,9 +198,27 @@ DeviceImage Device::image(int width, int height, int channels, bool alpha) {
   image.channels = channels;
   image.alpha = alpha;
   image.pitch = aligned_pitch(width);
-  image.buffer = buffer(image.bytes(), "image " + std::to_string(width) + "x" +
-                                           std::to_string(height) + "x" + std::to_string(channels));
+  const std::string what = "image " + std::to_string(width) + "x" + std::to_string(height) + "x" +
+                           std::to_string(channels);
+  if (!recycling_) {
+    image.buffer = buffer(image.bytes(), what);
+  } else {
+    if (next_image_ == images_.size()) images_.emplace_back(0, cl::Buffer());
+    auto& [size, recycled] = images_[next_image_++];
+    if (size < image.bytes()) size = image.bytes(), recycled = buffer(size, what);
+    image.buffer = recycled;
+  }
   return image;
+}
+
+Device::Recycling::Recycling(Device& device) : device_(device) {
+  device_.recycling_ = true;
+  device_.next_image_ = 0;
+}
+
+Device::Recycling::~Recycling() {
+  device_.recycling_ = false;
+  device_.images_.clear();
 }
 
 DeviceImage Device::image_like(const DeviceImage& like, int channels, bool alpha) {

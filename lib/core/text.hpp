@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstddef>
 #include <string>
 
 namespace halo {
@@ -12,5 +13,9 @@ inline std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
 }
+
+// A size as people write it: 1073741824, 512K, 512M, 1.5G, 2GiB (powers of 1024). Usage error
+// naming `option` otherwise.
+std::size_t parse_bytes(const std::string& text, const std::string& option);
 
 }  // namespace halo

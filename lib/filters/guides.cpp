@@ -23,9 +23,10 @@ void check_guide(const Image& guide, const char* what, int channels, int width, 
                                         " (pick them with file.exr[A,B,C])");
 }
 
-// Unit normals; zero, NaN and infinite ones become (0,0,0), "no geometry".
-void normalise(Image& normal) {
-  for (int y = 0; y < normal.height(); ++y) {
+}  // namespace
+
+void normalise_normals(Image& normal, Span rows) {
+  for (int y = rows.first - normal.y0(); y < rows.last - normal.y0(); ++y) {
     float *nx = normal.row(0, y), *ny = normal.row(1, y), *nz = normal.row(2, y);
     for (int x = 0; x < normal.width(); ++x) {
       const float len2 = nx[x] * nx[x] + ny[x] * ny[x] + nz[x] * nz[x];
@@ -34,8 +35,6 @@ void normalise(Image& normal) {
     }
   }
 }
-
-}  // namespace
 
 Guides prepare_guides(Image normal, Image depth, Image albedo, int width, int height,
                       std::string described) {
@@ -47,7 +46,7 @@ Guides prepare_guides(Image normal, Image depth, Image albedo, int width, int he
   g.depth = std::move(depth);
   g.albedo = std::move(albedo);
   g.described = std::move(described);
-  if (g.has_normal()) normalise(g.normal);
+  if (g.has_normal()) normalise_normals(g.normal, g.normal.span());
   return g;
 }
 

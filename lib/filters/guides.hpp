@@ -52,6 +52,9 @@ struct Guides {
 // sizes) and normalises the normals.
 Guides prepare_guides(Image normal, Image depth, Image albedo, int width, int height,
                       std::string described = "");
+// Unit normals in the image rows `rows`; zero, NaN and infinite ones become (0,0,0), "no
+// geometry". prepare_guides does it for whole images; streamed guides do it strip by strip.
+void normalise_normals(Image& normal, Span rows);
 // The rows `rows` of whole-image guides, as a strip's guides.
 Guides guide_rows(const Guides& whole, Span rows);
 

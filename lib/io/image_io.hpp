@@ -1,21 +1,15 @@
-// Reading and writing image files: PNG, EXR, TIFF, JPEG (and whatever else the installed
-// OpenImageIO reads) through OpenImageIO, PFM through halo's own code.
+// Whole images in and out of files (io/codec.hpp reads and writes them by rows), and which of a
+// file's channels an input uses.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/image.hpp"
+#include "io/codec.hpp"
 
 namespace halo {
-
-// What a file stores, which is also what `--type` asks for. Half data is widened to float in
-// memory and narrowed again when written.
-enum class SampleType { u8, u16, half, f32 };
-
-SampleType parse_sample_type(const std::string& name);  // u8|u16|half|float (Usage error else)
-std::string to_string(SampleType type);
-PixelType pixel_type(SampleType type);  // the in-memory type that holds it
 
 struct LoadedImage {
   PixelBuffer pixels;
@@ -31,17 +25,48 @@ struct InputRef {
 };
 InputRef parse_input_ref(const std::string& text);
 
-// Without a channel list: RGB(A) when present (also one layer's "Layer.R/G/B/A" in multilayer
-// EXR), else all channels when there are at most four. Errors: NoInput for missing or
-// unreadable files, BadData for corrupt, truncated or unsupported ones. memory: where the
-// samples go (nullptr: the heap; a batch on a GPU passes page-locked memory).
-LoadedImage read_image(const InputRef& input, std::pmr::memory_resource* memory = nullptr);
+// The channels an input uses. Without a channel list: RGB(A) when present (also one layer's
+// "Layer.R/G/B/A" in multilayer EXR), else all channels when there are at most four. Usage
+// error for a channel the file does not have.
+struct ChannelChoice {
+  std::vector<int> picked;         // indices into the file's channels
+  std::vector<std::string> names;  // their names
+  bool alpha = false;              // the last one is alpha
+};
+ChannelChoice choose_channels(const ImageHeader& header, const InputRef& input);
 
-// The nearest type the format can hold: PNG u8/u16, JPEG u8, PFM float, EXR half/float.
-SampleType storable_type(const std::string& path, SampleType wanted);
+// Reads the next `count` rows of the reader's channels `picked`, interleaved, as `type`.
+void read_picked(ImageReader& reader, const std::vector<int>& picked, int count, PixelType type,
+                 std::byte* out);
+
+// Errors: NoInput for missing or unreadable files, BadData for corrupt, truncated or unsupported
+// ones. memory: where the samples go (nullptr: the heap; a batch on a GPU passes page-locked
+// memory).
+LoadedImage read_image(const InputRef& input, std::pmr::memory_resource* memory = nullptr);
 
 // Writes atomically (temporary file, then rename). Samples are converted to `type`, which must
 // be storable. CantCreate or Io errors name the file.
-void write_image(const std::string& path, const PixelBuffer& pixels, SampleType type);
+void write_image(const std::string& path, const PixelBuffer& pixels, SampleType type,
+                 const WriteOptions& options = {});
+
+// An output written strip by strip: created (as a temporary beside it) at the first rows,
+// whose channel count the filters decide, and renamed into place by commit(); dropped
+// without commit(), it leaves nothing behind.
+class OutputImage {
+ public:
+  OutputImage(std::string path, int width, int height, SampleType type, WriteOptions options);
+  ~OutputImage();
+  // The image rows `rows`, in order, as samples of pixel_type(type).
+  void write(Span rows, const PixelBuffer& pixels);
+  void commit();
+
+ private:
+  std::string path_;
+  int width_, height_;
+  SampleType type_;
+  WriteOptions options_;
+  std::unique_ptr<class AtomicOutput> file_;
+  std::unique_ptr<ImageWriter> writer_;
+};
 
 }  // namespace halo

@@ -1,12 +1,14 @@
 // PFM reading and writing.
 #include "io/pfm.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 
 #include "core/error.hpp"
+#include "io/codec.hpp"
 
 namespace halo {
 
@@ -45,9 +47,14 @@ std::uint32_t byteswap(std::uint32_t v) {
   return (v >> 24) | ((v >> 8) & 0xff00) | ((v << 8) & 0xff0000) | (v << 24);
 }
 
-}  // namespace
+// The header, checked against the file size before any pixel is read.
+struct PfmHeader {
+  int width = 0, height = 0, channels = 0;
+  bool little = true;
+  std::uintmax_t data_start = 0;
+};
 
-PixelBuffer read_pfm(const fs::path& path) {
+PfmHeader read_header(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(ErrorKind::NoInput, path.string() + ": no such file");
   std::ifstream in(path, std::ios::binary);
@@ -55,43 +62,145 @@ PixelBuffer read_pfm(const fs::path& path) {
   const auto magic = token(in, path);
   if (magic != "PF" && magic != "Pf")
     throw Error(ErrorKind::BadData, path.string() + ": not a PFM file (magic '" + magic + "')");
-  const int channels = magic == "PF" ? 3 : 1;
-  const long width = header_number(in, path, "width");
-  const long height = header_number(in, path, "height");
+  PfmHeader h;
+  h.channels = magic == "PF" ? 3 : 1;
+  h.width = int(header_number(in, path, "width"));
+  h.height = int(header_number(in, path, "height"));
   const auto scale_text = token(in, path);
   char* end = nullptr;
   const double scale = std::strtod(scale_text.c_str(), &end);
   if (*end != '\0' || scale == 0 || !std::isfinite(scale))
     throw Error(ErrorKind::BadData, path.string() + ": bad PFM scale '" + scale_text + "'");
+  h.little = scale < 0;
   // token() consumed exactly the one whitespace byte that ends the header.
-  const auto data_start = static_cast<std::uintmax_t>(in.tellg());
-  const std::uintmax_t need = std::uintmax_t(width) * height * channels * 4;
-  const std::uintmax_t have = fs::file_size(path) - data_start;
+  h.data_start = static_cast<std::uintmax_t>(in.tellg());
+  const std::uintmax_t need = std::uintmax_t(h.width) * h.height * h.channels * 4;
+  const std::uintmax_t have = fs::file_size(path) - h.data_start;
   if (have < need)
-    throw Error(ErrorKind::BadData, path.string() + ": truncated PFM: " + std::to_string(width) +
-                                        "x" + std::to_string(height) + " needs " +
+    throw Error(ErrorKind::BadData, path.string() + ": truncated PFM: " + std::to_string(h.width) +
+                                        "x" + std::to_string(h.height) + " needs " +
                                         std::to_string(need) + " bytes of pixels, file has " +
                                         std::to_string(have));
+  return h;
+}
 
-  PixelBuffer pixels(int(width), int(height), channels, PixelType::f32);
-  const std::size_t row_bytes = std::size_t(width) * channels * 4;
-  for (long y = height - 1; y >= 0; --y)
-    in.read(reinterpret_cast<char*>(pixels.bytes.data() + y * row_bytes),
-            std::streamsize(row_bytes));
-  if (!in) throw Error(ErrorKind::Io, path.string() + ": read error");
-  const bool little = scale < 0;
-  if (little != (std::endian::native == std::endian::little)) {
-    auto* words = pixels.samples<std::uint32_t>();
-    for (std::size_t i = 0; i < pixels.sample_count(); ++i) words[i] = byteswap(words[i]);
+// Rows are stored bottom to top: rows [y, y + n) of the image are one contiguous run of the
+// file, in reverse order.
+class PfmReader : public ImageReader {
+ public:
+  explicit PfmReader(const std::string& path) : path_(path), pfm_(read_header(path)) {
+    in_.open(path, std::ios::binary);
+    if (!in_) throw Error(ErrorKind::NoInput, path + ": cannot open for reading");
+    header_.width = pfm_.width;
+    header_.height = pfm_.height;
+    header_.channels = pfm_.channels == 3 ? std::vector<std::string>{"R", "G", "B"}
+                                          : std::vector<std::string>{"Y"};
+    header_.stored = SampleType::f32;
+    header_.format = "pfm";
   }
+
+  void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
+    if (type != PixelType::f32) throw Error(ErrorKind::Internal, "PFM holds float samples");
+    const std::size_t row = std::size_t(pfm_.width) * pfm_.channels;
+    std::vector<float> rows(row * count);
+    const std::uintmax_t file_row = std::uintmax_t(pfm_.height - next_ - count);
+    in_.seekg(std::streamoff(pfm_.data_start + file_row * row * 4));
+    in_.read(reinterpret_cast<char*>(rows.data()), std::streamsize(rows.size() * 4));
+    if (!in_) throw Error(ErrorKind::Io, path_ + ": read error");
+    if (pfm_.little != (std::endian::native == std::endian::little)) {
+      auto* words = reinterpret_cast<std::uint32_t*>(rows.data());
+      for (std::size_t i = 0; i < rows.size(); ++i) words[i] = byteswap(words[i]);
+    }
+    float* dst = reinterpret_cast<float*>(out);
+    for (int r = 0; r < count; ++r) {
+      const float* src = rows.data() + std::size_t(count - 1 - r) * row;
+      for (int x = 0; x < pfm_.width; ++x)
+        for (int c = 0; c < n; ++c)
+          dst[(std::size_t(r) * pfm_.width + x) * n + c] =
+              src[std::size_t(x) * pfm_.channels + first + c];
+    }
+    next_ += count;
+  }
+
+ private:
+  std::string path_;
+  PfmHeader pfm_;
+  std::ifstream in_;
+  int next_ = 0;
+};
+
+// The file is laid out in full when opened; each strip of rows goes to its place (bottom to
+// top), so rows arrive top first and memory holds one strip.
+class PfmWriter : public ImageWriter {
+ public:
+  PfmWriter(const std::string& file, const OutputHeader& h) : file_(file), header_(h) {
+    if (h.channels != 1 && h.channels != 3)
+      throw Error(ErrorKind::Usage, file + ": PFM holds 1 or 3 channels, the image has " +
+                                        std::to_string(h.channels) +
+                                        " (write EXR or TIFF to keep them all)");
+    out_.open(file, std::ios::binary);
+    if (!out_) throw Error(ErrorKind::CantCreate, file + ": cannot open for writing");
+    const bool little = std::endian::native == std::endian::little;
+    out_ << (h.channels == 3 ? "PF" : "Pf") << "\n"
+         << h.width << " " << h.height << "\n"
+         << (little ? "-1.0" : "1.0") << "\n";
+    data_start_ = std::uintmax_t(out_.tellp());
+  }
+
+  void write_rows(int count, const std::byte* rows) override {
+    const std::size_t row = std::size_t(header_.width) * header_.channels;
+    std::vector<float> reversed(row * count);
+    const float* src = reinterpret_cast<const float*>(rows);
+    for (int r = 0; r < count; ++r)
+      std::copy_n(src + std::size_t(r) * row, row,
+                  reversed.data() + std::size_t(count - 1 - r) * row);
+    const std::uintmax_t file_row = std::uintmax_t(header_.height - next_ - count);
+    out_.seekp(std::streamoff(data_start_ + file_row * row * 4));
+    out_.write(reinterpret_cast<const char*>(reversed.data()),
+               std::streamsize(reversed.size() * 4));
+    if (!out_) throw Error(ErrorKind::Io, file_ + ": write error");
+    next_ += count;
+  }
+
+  void finish() override {
+    if (!out_.flush()) throw Error(ErrorKind::Io, file_ + ": write error");
+    out_.close();
+  }
+
+ private:
+  std::string file_;
+  OutputHeader header_;
+  std::ofstream out_;
+  std::uintmax_t data_start_ = 0;
+  int next_ = 0;
+};
+
+}  // namespace
+
+bool is_pfm(const std::string& path) {
+  return extension(path) == ".pfm";
+}
+
+std::unique_ptr<ImageReader> open_pfm(const std::string& path) {
+  return std::make_unique<PfmReader>(path);
+}
+
+std::unique_ptr<ImageWriter> create_pfm(const std::string& file, const OutputHeader& header) {
+  if (header.type != SampleType::f32) throw Error(ErrorKind::Internal, "PFM holds float samples");
+  return std::make_unique<PfmWriter>(file, header);
+}
+
+PixelBuffer read_pfm(const fs::path& path) {
+  PfmReader reader(path.string());
+  const auto& h = reader.header();
+  PixelBuffer pixels(h.width, h.height, int(h.channels.size()), PixelType::f32);
+  reader.read_rows(h.height, 0, int(h.channels.size()), PixelType::f32, pixels.bytes.data());
   return pixels;
 }
 
 void write_pfm(const fs::path& path, const PixelBuffer& pixels) {
-  if (pixels.channels != 1 && pixels.channels != 3)
-    throw Error(ErrorKind::Usage, path.string() + ": PFM holds 1 or 3 channels, the image has " +
-                                      std::to_string(pixels.channels) +
-                                      " (write EXR or TIFF to keep them all)");
+  OutputHeader h{pixels.width, pixels.height, pixels.channels, false, SampleType::f32};
+  PfmWriter writer(path.string(), h);
   std::vector<float> values(pixels.sample_count());
   const float scale = unit_scale(pixels.type);
   for (std::size_t i = 0; i < values.size(); ++i) {
@@ -107,16 +216,8 @@ void write_pfm(const fs::path& path, const PixelBuffer& pixels) {
         break;
     }
   }
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error(ErrorKind::CantCreate, path.string() + ": cannot open for writing");
-  const bool little = std::endian::native == std::endian::little;
-  out << (pixels.channels == 3 ? "PF" : "Pf") << "\n"
-      << pixels.width << " " << pixels.height << "\n"
-      << (little ? "-1.0" : "1.0") << "\n";
-  const std::size_t row = std::size_t(pixels.width) * pixels.channels;
-  for (int y = pixels.height - 1; y >= 0; --y)
-    out.write(reinterpret_cast<const char*>(values.data() + y * row), std::streamsize(row * 4));
-  if (!out.flush()) throw Error(ErrorKind::Io, path.string() + ": write error");
+  writer.write_rows(pixels.height, reinterpret_cast<const std::byte*>(values.data()));
+  writer.finish();
 }
 
 }  // namespace halo

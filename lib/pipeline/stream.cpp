@@ -13,6 +13,9 @@
 #include <optional>
 #include <thread>
 
+#include <fmt/format.h>
+
+#include "core/block_pool.hpp"
 #include "core/error.hpp"
 #include "filters/convert.hpp"
 
@@ -128,7 +131,7 @@ class StripReader {
     if (k + 1 < plan_.strips()) {
       const Span shared{plan_.input(k + 1).first, rows.last};
       if (!shared.empty()) {
-        carry_ = make_strip(input_, shared, nullptr);
+        carry_ = make_strip(input_, shared, memory_);
         copy_rows(strip, *carry_, shared);
       }
     }
@@ -202,6 +205,7 @@ class DeviceLane {
   DeviceLane(Device& device, const Pipeline& pipeline, const StripPlan& plan, PixelType type,
              const StreamOptions& options)
       : device_(device),
+        recycling_(device),
         pipeline_(pipeline),
         plan_(plan),
         type_(type),
@@ -248,7 +252,8 @@ class DeviceLane {
       checks_.add_rows(stages.size() + 1, to_image(out.pixels, own, plan_.height()),
                        to_image(to_pixels(seen, type_, own), own, plan_.height()), 0.0, own, own);
     }
-    add_timings(timings_, device_.take_timings());
+    add_timings(timings_, device_.take_timings());  // waits: the strip's buffers are free
+    recycling_.next_strip();
     return out;
   }
 
@@ -300,6 +305,7 @@ class DeviceLane {
   }
 
   Device& device_;
+  Device::Recycling recycling_;
   const Pipeline& pipeline_;
   const StripPlan& plan_;
   const PixelType type_;
@@ -432,6 +438,40 @@ void copy_rows(const HostStrip& from, HostStrip& to, Span rows) {
     copy_rows(from.guides[s], to.guides[s], rows);
 }
 
+int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelType out_type,
+                      const StripLimits& limits) {
+  const std::size_t pitch = std::size_t(aligned_pitch(input.width));
+  const std::size_t channels = std::size_t(input.channels);
+  const std::size_t raw_in = std::size_t(input.width) * channels * sample_size(input.type);
+  const std::size_t raw_out = std::size_t(input.width) * channels * sample_size(out_type);
+  std::size_t guide_planes = 0;
+  for (const auto& g : input.guide_shapes) guide_planes += g.normal + g.depth + g.albedo;
+  // A window row on the device: a stage's input, output and two temporaries, the guides (with
+  // the flags), and both staging buffers.
+  const std::size_t float_row = pitch * sizeof(float) * channels;
+  const std::size_t device_row =
+      4 * float_row + pitch * (sizeof(float) * guide_planes + 1) + raw_in + raw_out;
+  // On the host: the strips queued on each side and being read, carried and written.
+  const std::size_t queued = std::size_t(limits.in_flight) + 3;
+  const std::size_t host_row =
+      queued * (raw_in + raw_out + std::size_t(input.width) * sizeof(float) * guide_planes) +
+      (limits.device_is_host ? device_row : 0);
+  std::size_t window = limits.host_bytes / host_row;
+  if (limits.device_bytes) window = std::min(window, limits.device_bytes / 2 / device_row);
+  if (limits.max_allocation) window = std::min(window, limits.max_allocation / float_row);
+  const int reach = pipeline.reach();
+  const std::size_t most = window > std::size_t(2 * reach) ? window - 2 * reach : 0;
+  if (most == 0)
+    throw Error(ErrorKind::Usage,
+                fmt::format("a strip of one row of this {}-pixel-wide image reads {} rows and "
+                            "needs {:.0f} MiB of host memory{}; raise --memory",
+                            input.width, 2 * reach + 1, (2 * reach + 1.0) * host_row / 1048576.0,
+                            limits.device_bytes ? " or use a device with more memory" : ""));
+  const std::size_t wanted =
+      std::max<std::size_t>({limits.target_bytes / float_row, 8 * std::size_t(reach), 1});
+  return int(std::min({wanted, most, std::size_t(input.height)}));
+}
+
 bool StreamResult::ok() const {
   for (const auto& check : checks)
     if (!check.ok()) return false;
@@ -439,15 +479,20 @@ bool StreamResult::ok() const {
 }
 
 StreamResult stream_device(Device& device, const Pipeline& pipeline, const StreamInput& input,
-                           PixelType type, const StreamOutput& output,
-                           const StreamOptions& options) {
+                           PixelType type, const StreamOutput& output, const StreamOptions& given) {
+  HeapPool heap;  // strips of host memory, recycled, unless the caller gives some
+  StreamOptions options = given;
+  if (!options.host_memory) options.host_memory = &heap;
   const StripPlan plan(pipeline, input.height, strip_rows_for(pipeline, input, options));
   DeviceLane lane(device, pipeline, plan, type, options);
   return stream(lane, plan, input, output, options);
 }
 
 StreamResult stream_reference(const Pipeline& pipeline, const StreamInput& input, PixelType type,
-                              const StreamOutput& output, const StreamOptions& options) {
+                              const StreamOutput& output, const StreamOptions& given) {
+  HeapPool heap;
+  StreamOptions options = given;
+  if (!options.host_memory) options.host_memory = &heap;
   const StripPlan plan(pipeline, input.height, strip_rows_for(pipeline, input, options));
   ReferenceLane lane(pipeline, plan, type, options);
   return stream(lane, plan, input, output, options);

@@ -68,6 +68,24 @@ struct StreamResult {
   bool ok() const;
 };
 
+// What bounds a strip's size: the host budget (--memory), and the device's memory and largest
+// buffer (0 on the reference). A CPU device's buffers are host memory and count in both.
+struct StripLimits {
+  std::size_t host_bytes = std::size_t(1) << 30;
+  std::size_t device_bytes = 0, max_allocation = 0;
+  bool device_is_host = true;
+  // Float bytes per strip buffer to aim for: big strips keep launches and re-read halo rows
+  // few; on a CPU smaller ones stay in its caches.
+  std::size_t target_bytes = std::size_t(8) << 20;
+  int in_flight = 2;  // StreamOptions::in_flight
+};
+
+// Output rows per strip for `input` through `pipeline`: about target_bytes a buffer, at least
+// eight times the chain's reach (halo rows then cost at most a quarter more), within the
+// limits. Error(Usage) when not even one row fits, naming what it needs.
+int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelType out_type,
+                      const StripLimits& limits);
+
 StreamResult stream_device(Device& device, const Pipeline& pipeline, const StreamInput& input,
                            PixelType type, const StreamOutput& output,
                            const StreamOptions& options);

@@ -1,0 +1,29 @@
+// Text helpers that need more than a line.
+#include "core/text.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "core/error.hpp"
+
+namespace halo {
+
+std::size_t parse_bytes(const std::string& text, const std::string& option) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  std::string unit = lower(end);
+  if (unit.ends_with("ib")) unit.resize(unit.size() - 2);
+  if (unit.ends_with("b")) unit.resize(unit.size() - 1);
+  const std::string units = "kmgt";
+  const auto power = unit.empty() ? std::string::npos : units.find(unit);
+  if (end == text.c_str() || !std::isfinite(value) || value <= 0 ||
+      (!unit.empty() && (unit.size() != 1 || power == std::string::npos)))
+    throw Error(ErrorKind::Usage,
+                option + " '" + text + "': expected a size such as 512M, 2G or 1073741824");
+  const double bytes = value * std::pow(1024.0, unit.empty() ? 0 : double(power + 1));
+  if (bytes < 1 || bytes > 1e18)
+    throw Error(ErrorKind::Usage, option + " '" + text + "': out of range");
+  return std::size_t(bytes);
+}
+
+}  // namespace halo

@@ -1,0 +1,131 @@
+// Choosing a reader or writer by file name, and sample type names.
+#include "io/codec.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "core/text.hpp"
+
+namespace halo {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::error_code& ec_ignore() {
+  thread_local std::error_code ec;
+  return ec;
+}
+
+// Decoders report "file not found" and "not a format I know" alike; tell them apart first so
+// the exit code is right.
+void check_readable(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error(ErrorKind::NoInput, path + ": no such file");
+  if (fs::is_directory(path, ec)) throw Error(ErrorKind::NoInput, path + ": is a folder");
+  std::ifstream probe(path, std::ios::binary);
+  if (!probe) throw Error(ErrorKind::NoInput, path + ": cannot open for reading (permission?)");
+  if (fs::file_size(path, ec) == 0) throw Error(ErrorKind::BadData, path + ": file is empty");
+}
+
+// Where the OpenImageIO module may be: $HALO_OIIO_MODULE, beside the executable (the build
+// tree, a packed copy), lib/halo beside its bin folder (an install), and where it was built.
+std::vector<std::string> module_candidates() {
+  std::vector<std::string> paths;
+  if (const char* given = std::getenv("HALO_OIIO_MODULE"); given && *given) paths.push_back(given);
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    paths.push_back((exe.parent_path() / "libhalo_oiio.so").string());
+    paths.push_back((exe.parent_path().parent_path() / "lib/halo/libhalo_oiio.so").string());
+  }
+  paths.push_back(HALO_OIIO_MODULE_BUILT);
+  return paths;
+}
+
+const OiioCodecs* load_oiio() {
+  std::string tried;
+  for (const auto& path : module_candidates()) {
+    if (!fs::exists(path, ec_ignore())) continue;
+    void* module = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!module) {
+      tried += std::string("; ") + ::dlerror();
+      continue;
+    }
+    using Entry = const OiioCodecs* (*)();
+    if (auto entry = reinterpret_cast<Entry>(::dlsym(module, "halo_oiio_codecs"))) return entry();
+    tried += "; " + path + ": no halo_oiio_codecs";
+  }
+  throw Error(ErrorKind::Internal,
+              "this format needs halo's OpenImageIO module libhalo_oiio.so, which was not found "
+              "beside the halo executable or in ../lib/halo (set HALO_OIIO_MODULE)" +
+                  tried);
+}
+
+}  // namespace
+
+const OiioCodecs& oiio_codecs() {
+  static const OiioCodecs* codecs = load_oiio();
+  return *codecs;
+}
+
+SampleType parse_sample_type(const std::string& name) {
+  if (name == "u8") return SampleType::u8;
+  if (name == "u16") return SampleType::u16;
+  if (name == "half") return SampleType::half;
+  if (name == "float") return SampleType::f32;
+  throw Error(ErrorKind::Usage, "--type '" + name + "': expected u8, u16, half or float");
+}
+
+std::string to_string(SampleType type) {
+  switch (type) {
+    case SampleType::u8:
+      return "u8";
+    case SampleType::u16:
+      return "u16";
+    case SampleType::half:
+      return "half";
+    case SampleType::f32:
+      return "float";
+  }
+  return "?";
+}
+
+SampleType storable_type(const std::string& path, SampleType wanted) {
+  const auto ext = extension(path);
+  if (ext == ".png") return wanted == SampleType::u8 ? SampleType::u8 : SampleType::u16;
+  if (ext == ".jpg" || ext == ".jpeg") return SampleType::u8;
+  if (ext == ".pfm") return SampleType::f32;
+  if (ext == ".exr") return wanted == SampleType::f32 ? SampleType::f32 : SampleType::half;
+  return wanted;
+}
+
+std::unique_ptr<ImageReader> open_reader(const std::string& path) {
+  if (is_pfm(path)) return open_pfm(path);
+  check_readable(path);
+  if (is_png(path)) return open_png(path);
+  return oiio_codecs().open(path);
+}
+
+std::unique_ptr<ImageWriter> create_writer(const std::string& target, const std::string& file,
+                                           const OutputHeader& header,
+                                           const WriteOptions& options) {
+  if (is_pfm(target)) {
+    if (!options.compression.empty() || options.quality)
+      throw Error(ErrorKind::Usage, target + ": PFM has no compression or quality setting");
+    return create_pfm(file, header);
+  }
+  if (is_png(target)) {
+    if (options.quality) throw Error(ErrorKind::Usage, "--quality applies to JPEG, not PNG");
+    return create_png(file, header, options);
+  }
+  if (!options.png_filter.empty())
+    throw Error(ErrorKind::Usage, "--png-filter applies to PNG, not " + extension(target));
+  return oiio_codecs().create(target, file, header, options);
+}
+
+}  // namespace halo

@@ -1,0 +1,118 @@
+// Image files read and written row by row, so that no image has to fit in memory at once.
+// One reader and one writer per format family: PNG through libspng and halo's own encoder
+// (io/png.cpp), PFM (io/pfm.cpp), everything else through OpenImageIO's scanline calls
+// (io/oiio.cpp).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/image.hpp"
+#include "core/text.hpp"
+
+namespace halo {
+
+// What a file stores, which is also what `--type` asks for. Half data is widened to float in
+// memory and narrowed again when written.
+enum class SampleType { u8, u16, half, f32 };
+
+SampleType parse_sample_type(const std::string& name);  // u8|u16|half|float (Usage error else)
+std::string to_string(SampleType type);
+// The in-memory type that holds it.
+inline PixelType pixel_type(SampleType type) {
+  return type == SampleType::u8    ? PixelType::u8
+         : type == SampleType::u16 ? PixelType::u16
+                                   : PixelType::f32;
+}
+
+struct ImageHeader {
+  int width = 0, height = 0;
+  std::vector<std::string> channels;  // names as the file has them
+  SampleType stored = SampleType::u8;
+  bool alpha = false;        // the file marks its last channel as alpha
+  std::string format;        // "png", "openexr", ...
+  bool whole_image = false;  // the decoder holds the whole image (interlaced PNG)
+};
+
+class ImageReader {
+ public:
+  virtual ~ImageReader() = default;
+  const ImageHeader& header() const { return header_; }
+  // The next `count` rows (rows are read once, in order from row 0), channels [first, first +
+  // n), as interleaved samples of `type`: 8/16-bit codes as they are (or widened to float
+  // codes / 65535 and / 255 for float), float as float.
+  virtual void read_rows(int count, int first, int n, PixelType type, std::byte* out) = 0;
+
+ protected:
+  ImageHeader header_;
+};
+
+// Opens `path` and reads its header (no pixels yet). NoInput for a missing or unreadable file,
+// BadData for a corrupt one or a format halo cannot read.
+std::unique_ptr<ImageReader> open_reader(const std::string& path);
+
+// How an output is encoded; empty/0: the format's default (see `halo run --help`).
+struct WriteOptions {
+  std::string compression;  // PNG: zip[:0-9]; EXR: none|rle|zips|zip|piz|pxr24|b44|b44a|dwaa|dwab
+                            // [:level]; TIFF: none|lzw|zip|packbits
+  std::string png_filter;   // none|sub|up|average|paeth|adaptive
+  int quality = 0;          // JPEG 1..100
+  int threads = 0;          // encoder threads (PNG); 0: the number of cores
+};
+
+struct OutputHeader {
+  int width = 0, height = 0, channels = 0;
+  bool alpha = false;
+  SampleType type = SampleType::u8;
+};
+
+class ImageWriter {
+ public:
+  virtual ~ImageWriter() = default;
+  // The next `count` rows, interleaved samples of pixel_type(header.type).
+  virtual void write_rows(int count, const std::byte* rows) = 0;
+  // After the last row: completes the file.
+  virtual void finish() = 0;
+};
+
+// Writes `file` (a temporary name) in the format `target`'s extension names. Usage for a
+// format that cannot hold the header (alpha in JPEG, 2 channels in PFM) or a bad option,
+// CantCreate when the file cannot be created.
+std::unique_ptr<ImageWriter> create_writer(const std::string& target, const std::string& file,
+                                           const OutputHeader& header, const WriteOptions& options);
+
+// The nearest type the format can hold: PNG u8/u16, JPEG u8, PFM float, EXR half/float.
+SampleType storable_type(const std::string& path, SampleType wanted);
+
+// Lower-case extension with its dot: ".png".
+inline std::string extension(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  const auto dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) ||
+      dot == (slash == std::string::npos ? 0 : slash + 1))
+    return "";
+  return lower(path.substr(dot));
+}
+
+// Per format: io/png.cpp, io/pfm.cpp, and io/oiio.cpp, a module (libhalo_oiio.so) loaded on
+// first use: OpenImageIO and the ~260 libraries it links cost 0.1 s and 120 MiB at start.
+bool is_png(const std::string& path);
+bool is_pfm(const std::string& path);
+std::unique_ptr<ImageReader> open_png(const std::string& path);
+std::unique_ptr<ImageReader> open_pfm(const std::string& path);
+std::unique_ptr<ImageWriter> create_png(const std::string& file, const OutputHeader& header,
+                                        const WriteOptions& options);
+std::unique_ptr<ImageWriter> create_pfm(const std::string& file, const OutputHeader& header);
+
+// What the OpenImageIO module offers; halo_oiio_codecs() in the module returns it.
+struct OiioCodecs {
+  std::unique_ptr<ImageReader> (*open)(const std::string& path);
+  std::unique_ptr<ImageWriter> (*create)(const std::string& target, const std::string& file,
+                                         const OutputHeader& header, const WriteOptions& options);
+};
+// Loads the module the first time (Error(Internal) naming where it looked when it cannot).
+const OiioCodecs& oiio_codecs();
+
+}  // namespace halo

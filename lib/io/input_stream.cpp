@@ -1,0 +1,156 @@
+// Streaming input: readers for the image and its guide files, read in step, strip by strip.
+#include "io/input_stream.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.hpp"
+#include "io/guides.hpp"
+
+namespace halo {
+
+namespace {
+
+constexpr const char* kGuideNames[] = {"normal", "depth", "albedo"};
+constexpr int kGuideChannels[] = {3, 1, 3};
+
+std::string describe(const char* what, const std::string& path,
+                     const std::vector<std::string>& channels) {
+  std::string list;
+  for (const auto& c : channels) list += (list.empty() ? "" : ",") + c;
+  return std::string(what) + " from " + path + "[" + list + "]";
+}
+
+// Sample i of a row of `type` as float: codes scaled to [0, 1], as to_image does.
+float sample_at(const std::byte* row, std::size_t i, PixelType type) {
+  switch (type) {
+    case PixelType::u8:
+      return float(reinterpret_cast<const std::uint8_t*>(row)[i]) * unit_scale(type);
+    case PixelType::u16:
+      return float(reinterpret_cast<const std::uint16_t*>(row)[i]) * unit_scale(type);
+    case PixelType::f32:
+      return reinterpret_cast<const float*>(row)[i];
+  }
+  return 0;
+}
+
+Image& guide_image(Guides& g, int which) {
+  return which == 0 ? g.normal : which == 1 ? g.depth : g.albedo;
+}
+
+}  // namespace
+
+InputStream::InputStream(const InputRef& input, const std::vector<GuideSources>& guide_sets) {
+  files_.push_back({input.path, open_reader(input.path)});
+  const ImageHeader& h = header();
+  choice_ = choose_channels(h, input);
+  files_[0].lo = *std::min_element(choice_.picked.begin(), choice_.picked.end());
+  files_[0].hi = *std::max_element(choice_.picked.begin(), choice_.picked.end()) + 1;
+  input_.width = h.width;
+  input_.height = h.height;
+  input_.channels = int(choice_.picked.size());
+  input_.type = pixel_type(h.stored);
+  input_.alpha = choice_.alpha;
+  for (std::size_t s = 0; s < guide_sets.size(); ++s) add_guides(s, guide_sets[s]);
+  input_.read = [this](HostStrip& strip, Span rows) { read(strip, rows); };
+}
+
+const ImageHeader& InputStream::header() const {
+  return files_[0].reader->header();
+}
+
+std::size_t InputStream::file_for(const std::string& path) {
+  for (std::size_t i = 0; i < files_.size(); ++i)
+    if (files_[i].path == path) return i;
+  files_.push_back({path, open_reader(path)});
+  File& f = files_.back();
+  f.lo = int(f.reader->header().channels.size());
+  return files_.size() - 1;
+}
+
+void InputStream::add_guides(std::size_t set, const GuideSources& sources) {
+  const ImageHeader& h = header();
+  const GuideChannels found = find_guide_channels(h.channels);
+  const std::vector<std::string>* in_input[] = {&found.normal, &found.depth, &found.albedo};
+  const std::string* wanted[] = {&sources.normal, &sources.depth, &sources.albedo};
+  StreamInput::GuideShape shape;
+  int* planes[] = {&shape.normal, &shape.depth, &shape.albedo};
+  for (int which = 0; which < 3; ++which) {
+    const std::string& source = *wanted[which];
+    if (source == "off" || (source == "auto" && in_input[which]->empty())) continue;
+    const InputRef ref = source == "auto"
+                             ? InputRef{h.channels.empty() ? "" : files_[0].path, *in_input[which]}
+                             : parse_input_ref(source);
+    GuidePart part{set, which, 0, {}};
+    try {
+      part.file = file_for(ref.path);
+      const ImageHeader& g = files_[part.file].reader->header();
+      const ChannelChoice chosen = choose_channels(g, ref);
+      part.picked = chosen.picked;
+      if (g.width != h.width || g.height != h.height)
+        throw Error(ErrorKind::BadData,
+                    std::string(kGuideNames[which]) + " guide is " + std::to_string(g.width) + "x" +
+                        std::to_string(g.height) + ", the image is " + std::to_string(h.width) +
+                        "x" + std::to_string(h.height));
+      if (int(part.picked.size()) != kGuideChannels[which])
+        throw Error(ErrorKind::BadData, std::string(kGuideNames[which]) + " guide has " +
+                                            std::to_string(part.picked.size()) +
+                                            " channels, needs " +
+                                            std::to_string(kGuideChannels[which]) +
+                                            " (pick them with file.exr[A,B,C])");
+      shape.described += (shape.described.empty() ? "" : "; ") +
+                         describe(kGuideNames[which], ref.path, chosen.names);
+    } catch (const Error& e) {
+      throw Error(e.kind(), files_[0].path + ": " + kGuideNames[which] + " guide: " + e.what());
+    }
+    File& f = files_[part.file];
+    f.lo = std::min(f.lo, *std::min_element(part.picked.begin(), part.picked.end()));
+    f.hi = std::max(f.hi, *std::max_element(part.picked.begin(), part.picked.end()) + 1);
+    *planes[which] = kGuideChannels[which];
+    parts_.push_back(std::move(part));
+  }
+  input_.guide_shapes.push_back(std::move(shape));
+}
+
+void InputStream::read(HostStrip& strip, Span rows) {
+  const std::size_t pixels = std::size_t(input_.width) * rows.count();
+  const std::size_t row0 = std::size_t(rows.first - strip.rows.first);
+  std::byte* image =
+      strip.pixels.bytes.data() + row0 * input_.width * input_.channels * sample_size(input_.type);
+  std::vector<std::byte> all;
+  for (std::size_t f = 0; f < files_.size(); ++f) {
+    File& file = files_[f];
+    const bool alone = f == 0 && std::none_of(parts_.begin(), parts_.end(),
+                                              [](const GuidePart& p) { return p.file == 0; });
+    if (alone) {  // the common case: the image's channels straight into the strip
+      read_picked(*file.reader, choice_.picked, rows.count(), input_.type, image);
+      continue;
+    }
+    // The channels the image and the guides need from this file, then each picked out.
+    const PixelType type = f == 0 ? input_.type : PixelType::f32;
+    const int n = file.hi - file.lo;
+    const std::size_t size = sample_size(type);
+    all.resize(pixels * n * size);
+    file.reader->read_rows(rows.count(), file.lo, n, type, all.data());
+    if (f == 0)
+      for (std::size_t p = 0; p < pixels; ++p)
+        for (std::size_t c = 0; c < choice_.picked.size(); ++c)
+          std::memcpy(image + (p * choice_.picked.size() + c) * size,
+                      all.data() + (p * n + (choice_.picked[c] - file.lo)) * size, size);
+    for (const GuidePart& part : parts_) {
+      if (part.file != f) continue;
+      Image& guide = guide_image(strip.guides[part.set], part.which);
+      for (std::size_t k = 0; k < part.picked.size(); ++k)
+        for (int y = 0; y < rows.count(); ++y) {
+          float* dst = guide.row(int(k), rows.first + y - guide.y0());
+          const std::byte* src = all.data() + std::size_t(y) * input_.width * n * size;
+          for (int x = 0; x < input_.width; ++x)
+            dst[x] = sample_at(src, std::size_t(x) * n + (part.picked[k] - file.lo), type);
+        }
+    }
+  }
+  for (auto& g : strip.guides)
+    if (g.has_normal()) normalise_normals(g.normal, rows);
+}
+
+}  // namespace halo

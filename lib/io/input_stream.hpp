@@ -1,0 +1,54 @@
+// An input image and the guide files its pipeline names, opened for streaming: every header is
+// read and checked (channels, sizes) before any pixel, and read() then delivers the image's
+// rows with the same rows of every guide, in order, for lib/pipeline/stream.hpp.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "filters/guides.hpp"
+#include "io/image_io.hpp"
+#include "pipeline/stream.hpp"
+
+namespace halo {
+
+class InputStream {
+ public:
+  // Guides as load_guides finds them: "auto" takes the input's own layers (Blender
+  // ViewLayer.Normal.X, ...; see io/guides.hpp), "off" nothing, else a file[channels].
+  InputStream(const InputRef& input, const std::vector<GuideSources>& guide_sets);
+  InputStream(const InputStream&) = delete;
+  InputStream& operator=(const InputStream&) = delete;
+
+  const StreamInput& input() const { return input_; }
+  const ImageHeader& header() const;
+  const ChannelChoice& channels() const { return choice_; }
+  SampleType stored() const { return header().stored; }
+
+ private:
+  // A guide read from one of the files: which set, which guide (0 normal, 1 depth, 2 albedo),
+  // from which file, and its channels there.
+  struct GuidePart {
+    std::size_t set;
+    int which;
+    std::size_t file;
+    std::vector<int> picked;
+  };
+  struct File {
+    std::string path;
+    std::unique_ptr<ImageReader> reader;
+    int lo = 0, hi = 0;  // the channels read: those of the image and guides it holds
+  };
+
+  void add_guides(std::size_t set, const GuideSources& sources);
+  std::size_t file_for(const std::string& path);
+  void read(HostStrip& strip, Span rows);
+
+  std::vector<File> files_;  // the input first
+  ChannelChoice choice_;
+  std::vector<GuidePart> parts_;
+  StreamInput input_;
+};
+
+}  // namespace halo

@@ -1,0 +1,209 @@
+// EXR, TIFF, JPEG and the other formats through OpenImageIO, row by row: read_scanlines and
+// write_scanlines, so its decoders and encoders hold a strip, not the image (tiled files are
+// read a row of tiles at a time by OpenImageIO itself). Built as the module libhalo_oiio.so,
+// loaded when a file needs it (io/codec.cpp); it uses nothing of halo's but headers, so it
+// needs nothing from the program that loads it.
+#include <OpenImageIO/imageio.h>
+
+#include <fstream>
+
+#include "core/error.hpp"
+#include "core/text.hpp"
+#include "io/codec.hpp"
+
+namespace halo {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// OpenImageIO's messages can span lines; errors are one line ("a; b").
+std::string one_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  for (std::size_t at; (at = text.find('\n')) != std::string::npos;) text.replace(at, 1, "; ");
+  return text;
+}
+
+SampleType stored_type(const OIIO::TypeDesc& format) {
+  switch (format.basetype) {
+    case OIIO::TypeDesc::UINT8:
+      return SampleType::u8;
+    case OIIO::TypeDesc::UINT16:
+      return SampleType::u16;
+    case OIIO::TypeDesc::HALF:
+      return SampleType::half;
+    default:
+      return SampleType::f32;  // float, and wider types that float holds well enough
+  }
+}
+
+OIIO::TypeDesc oiio_type(SampleType type) {
+  switch (type) {
+    case SampleType::u8:
+      return OIIO::TypeDesc::UINT8;
+    case SampleType::u16:
+      return OIIO::TypeDesc::UINT16;
+    case SampleType::half:
+      return OIIO::TypeDesc::HALF;
+    case SampleType::f32:
+      return OIIO::TypeDesc::FLOAT;
+  }
+  return OIIO::TypeDesc::FLOAT;
+}
+
+OIIO::TypeDesc oiio_type(PixelType type) {
+  switch (type) {
+    case PixelType::u8:
+      return OIIO::TypeDesc::UINT8;
+    case PixelType::u16:
+      return OIIO::TypeDesc::UINT16;
+    case PixelType::f32:
+      return OIIO::TypeDesc::FLOAT;
+  }
+  return OIIO::TypeDesc::FLOAT;
+}
+
+std::vector<std::string> standard_names(int channels, bool alpha) {
+  switch (channels) {
+    case 1:
+      return {"Y"};
+    case 2:
+      return alpha ? std::vector<std::string>{"Y", "A"} : std::vector<std::string>{"Y", "Z"};
+    case 3:
+      return {"R", "G", "B"};
+    case 4:
+      return {"R", "G", "B", alpha ? "A" : "W"};
+    default: {
+      std::vector<std::string> names;
+      for (int i = 0; i < channels; ++i) names.push_back("channel" + std::to_string(i));
+      return names;
+    }
+  }
+}
+
+class OiioReader : public ImageReader {
+ public:
+  explicit OiioReader(const std::string& path) : path_(path) {
+    // Keep stored values: no premultiplication of PNG alpha on the way in.
+    OIIO::ImageSpec config;
+    config.attribute("oiio:UnassociatedAlpha", 1);
+    in_ = OIIO::ImageInput::open(path, &config);
+    if (!in_) {
+      const auto why = one_line(OIIO::geterror());
+      throw Error(ErrorKind::BadData,
+                  path + ": cannot read: " + (why.empty() ? "unknown format" : why));
+    }
+    const OIIO::ImageSpec& spec = in_->spec();
+    if (spec.width <= 0 || spec.height <= 0 || spec.nchannels <= 0)
+      throw Error(ErrorKind::BadData, path + ": image has no pixels");
+    header_.width = spec.width;
+    header_.height = spec.height;
+    header_.channels = spec.channelnames;
+    header_.channels.resize(spec.nchannels);
+    header_.stored = stored_type(spec.format);
+    header_.alpha = spec.alpha_channel == spec.nchannels - 1;
+    header_.format = in_->format_name();
+    y0_ = spec.y;
+  }
+
+  void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
+    const int y = y0_ + next_;
+    if (!in_->read_scanlines(0, 0, y, y + count, 0, first, first + n, oiio_type(type), out)) {
+      const auto why = one_line(in_->geterror());
+      throw Error(ErrorKind::BadData,
+                  path_ + ": cannot read pixels: " + (why.empty() ? "corrupt or truncated" : why));
+    }
+    next_ += count;
+  }
+
+ private:
+  std::string path_;
+  std::unique_ptr<OIIO::ImageInput> in_;
+  int y0_ = 0, next_ = 0;
+};
+
+// --compression and --quality as OpenImageIO attributes for the format of `ext`.
+void set_encoding(OIIO::ImageSpec& spec, const std::string& ext, const WriteOptions& o) {
+  if (!o.compression.empty()) {
+    static const std::vector<std::string> exr = {"none",  "rle", "zips", "zip",  "piz",
+                                                 "pxr24", "b44", "b44a", "dwaa", "dwab"};
+    static const std::vector<std::string> tiff = {"none", "lzw", "zip", "packbits"};
+    const std::string method = o.compression.substr(0, o.compression.find(':'));
+    const auto& known = ext == ".exr" ? exr : tiff;
+    if ((ext != ".exr" && ext != ".tif" && ext != ".tiff") ||
+        std::find(known.begin(), known.end(), method) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw Error(ErrorKind::Usage, "--compression '" + o.compression + "' does not apply to " +
+                                        ext +
+                                        (ext == ".exr" || ext == ".tif" || ext == ".tiff"
+                                             ? " (have " + list + ", with :level for zip and dwa)"
+                                             : " files"));
+    }
+    spec.attribute("compression", o.compression);
+  }
+  if (o.quality > 0) {
+    if (ext != ".jpg" && ext != ".jpeg")
+      throw Error(ErrorKind::Usage, "--quality applies to JPEG, not " + ext);
+    spec.attribute("Compression", "jpeg:" + std::to_string(o.quality));
+  } else if (ext == ".jpg" || ext == ".jpeg") {
+    spec.attribute("Compression", "jpeg:95");
+  }
+}
+
+class OiioWriter : public ImageWriter {
+ public:
+  OiioWriter(const std::string& target, const std::string& file, const OutputHeader& h,
+             const WriteOptions& options)
+      : target_(target), header_(h) {
+    out_ = OIIO::ImageOutput::create(target);
+    if (!out_)
+      throw Error(ErrorKind::Usage,
+                  target + ": cannot write this format: " + one_line(OIIO::geterror()));
+    OIIO::ImageSpec spec(h.width, h.height, h.channels, oiio_type(h.type));
+    spec.channelnames = standard_names(h.channels, h.alpha);
+    spec.alpha_channel = h.alpha ? h.channels - 1 : -1;
+    spec.attribute("oiio:UnassociatedAlpha", 1);
+    set_encoding(spec, extension(target), options);
+    if (!out_->supports("alpha") && h.alpha)
+      throw Error(ErrorKind::Usage, target + ": this format cannot store alpha");
+    if (!out_->open(file, spec))
+      throw Error(ErrorKind::CantCreate, target + ": cannot create: " + one_line(out_->geterror()));
+  }
+
+  void write_rows(int count, const std::byte* rows) override {
+    if (!out_->write_scanlines(next_, next_ + count, 0, oiio_type(pixel_type(header_.type)), rows))
+      throw Error(ErrorKind::Io, target_ + ": write failed: " + one_line(out_->geterror()));
+    next_ += count;
+  }
+
+  void finish() override {
+    if (!out_->close())
+      throw Error(ErrorKind::Io, target_ + ": write failed: " + one_line(out_->geterror()));
+  }
+
+ private:
+  std::string target_;
+  OutputHeader header_;
+  std::unique_ptr<OIIO::ImageOutput> out_;
+  int next_ = 0;
+};
+
+std::unique_ptr<ImageReader> open_oiio(const std::string& path) {
+  return std::make_unique<OiioReader>(path);
+}
+
+std::unique_ptr<ImageWriter> create_oiio(const std::string& target, const std::string& file,
+                                         const OutputHeader& header, const WriteOptions& options) {
+  return std::make_unique<OiioWriter>(target, file, header, options);
+}
+
+}  // namespace
+
+}  // namespace halo
+
+// The module's one entry point (io/codec.cpp looks it up after dlopen).
+extern "C" const halo::OiioCodecs* halo_oiio_codecs() {
+  static const halo::OiioCodecs codecs{halo::open_oiio, halo::create_oiio};
+  return &codecs;
+}

@@ -1,0 +1,527 @@
+// PNG: decoding row by row through libspng, and halo's own encoder, which filters and
+// compresses blocks of rows on all cores (pigz's method). Each block is a raw deflate stream
+// that starts from the previous 32 KiB of filtered data as its dictionary and ends with a
+// sync flush, so the blocks concatenate into one zlib stream, byte for byte as valid as a
+// single-threaded one; the Adler-32 checksum is combined from the blocks'.
+#include <spng.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <bit>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "core/error.hpp"
+#include "io/codec.hpp"
+
+namespace halo {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+std::string spng_message(int code) {
+  return spng_strerror(code);
+}
+
+class PngReader : public ImageReader {
+ public:
+  explicit PngReader(const std::string& path) : path_(path) {
+    file_ = std::fopen(path.c_str(), "rb");
+    if (!file_) throw Error(ErrorKind::NoInput, path + ": cannot open for reading");
+    ctx_ = spng_ctx_new(0);
+    if (!ctx_) throw Error(ErrorKind::Internal, path + ": out of memory");
+    check(spng_set_png_file(ctx_, file_), "cannot read");
+    spng_ihdr ihdr{};
+    check(spng_get_ihdr(ctx_, &ihdr), "cannot read");
+    choose_format(ihdr);
+    header_.format = "png";
+    header_.width = int(ihdr.width);
+    header_.height = int(ihdr.height);
+    if (ihdr.interlace_method != SPNG_INTERLACE_NONE) {
+      // Interlaced rows arrive in seven passes: the whole image is decoded at once.
+      std::size_t size = 0;
+      check(spng_decoded_image_size(ctx_, format_, &size), "cannot read pixels");
+      whole_.resize(size);
+      check(spng_decode_image(ctx_, whole_.data(), size, format_, flags_), "cannot read pixels");
+      header_.whole_image = true;
+    } else {
+      check(spng_decode_image(ctx_, nullptr, 0, format_, flags_ | SPNG_DECODE_PROGRESSIVE),
+            "cannot read pixels");
+    }
+    row_.resize(row_bytes());
+  }
+
+  ~PngReader() override {
+    if (ctx_) spng_ctx_free(ctx_);
+    if (file_) std::fclose(file_);
+  }
+
+  void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
+    const int channels = int(header_.channels.size());
+    // Rows as decoded, straight into `out`, when that is what is asked for.
+    const bool direct = whole_.empty() && first == 0 && n == channels &&
+                        type == (depth_ == 8 ? PixelType::u8 : PixelType::u16);
+    for (int r = 0; r < count; ++r, ++next_) {
+      if (next_ >= header_.height) throw Error(ErrorKind::Internal, path_ + ": read past the end");
+      std::byte* dst = out + std::size_t(r) * header_.width * n * sample_size(type);
+      if (direct) {
+        decode_row(dst);
+        continue;
+      }
+      const std::byte* row =
+          whole_.empty() ? decode_row(row_.data()) : whole_.data() + next_ * row_bytes();
+      if (depth_ == 8)
+        pick(reinterpret_cast<const std::uint8_t*>(row), channels, first, n, type, dst, 255.0f);
+      else
+        pick(reinterpret_cast<const std::uint16_t*>(row), channels, first, n, type, dst, 65535.0f);
+    }
+  }
+
+ private:
+  void check(int code, const char* what) {
+    if (code) throw Error(ErrorKind::BadData, path_ + ": " + what + ": " + spng_message(code));
+  }
+
+  // The decoded format: as stored where libspng can give it, else widened to 8-bit.
+  void choose_format(const spng_ihdr& ihdr) {
+    spng_trns trns{};
+    const bool transparent = spng_get_trns(ctx_, &trns) == 0;
+    depth_ = ihdr.bit_depth == 16 ? 16 : 8;
+    std::vector<std::string> names;
+    switch (ihdr.color_type) {
+      case SPNG_COLOR_TYPE_GRAYSCALE:
+        names = {"Y"};
+        format_ = ihdr.bit_depth < 8 ? SPNG_FMT_G8 : SPNG_FMT_PNG;
+        if (transparent) {
+          names = {"Y", "A"};
+          format_ = depth_ == 16 ? SPNG_FMT_GA16 : SPNG_FMT_GA8;
+          flags_ = SPNG_DECODE_TRNS;
+        }
+        break;
+      case SPNG_COLOR_TYPE_GRAYSCALE_ALPHA:
+        names = {"Y", "A"};
+        format_ = SPNG_FMT_PNG;
+        break;
+      case SPNG_COLOR_TYPE_TRUECOLOR:
+        names = {"R", "G", "B"};
+        format_ = SPNG_FMT_PNG;
+        if (transparent) {
+          names = {"R", "G", "B", "A"};
+          format_ = depth_ == 16 ? SPNG_FMT_RGBA16 : SPNG_FMT_RGBA8;
+          flags_ = SPNG_DECODE_TRNS;
+        }
+        break;
+      case SPNG_COLOR_TYPE_INDEXED:
+        depth_ = 8;
+        names = {"R", "G", "B"};
+        format_ = SPNG_FMT_RGB8;
+        if (transparent) {
+          names = {"R", "G", "B", "A"};
+          format_ = SPNG_FMT_RGBA8;
+          flags_ = SPNG_DECODE_TRNS;
+        }
+        break;
+      default:  // truecolour with alpha
+        names = {"R", "G", "B", "A"};
+        format_ = SPNG_FMT_PNG;
+    }
+    header_.channels = names;
+    header_.alpha = names.back() == "A";
+    header_.stored = depth_ == 16 ? SampleType::u16 : SampleType::u8;
+  }
+
+  std::size_t row_bytes() const {
+    return std::size_t(header_.width) * header_.channels.size() * (depth_ / 8);
+  }
+
+  const std::byte* decode_row(std::byte* into) {
+    const int code = spng_decode_row(ctx_, into, row_.size());
+    if (code != 0 && code != SPNG_EOI) check(code, "cannot read pixels");
+    return into;
+  }
+
+  // Channels [first, first + n) of a row as samples of `type`.
+  template <typename T>
+  void pick(const T* row, int channels, int first, int n, PixelType type, std::byte* out,
+            float max_code) const {
+    for (int x = 0; x < header_.width; ++x)
+      for (int c = 0; c < n; ++c) {
+        const T v = row[std::size_t(x) * channels + first + c];
+        const std::size_t i = std::size_t(x) * n + c;
+        switch (type) {
+          case PixelType::u8:
+            reinterpret_cast<std::uint8_t*>(out)[i] = std::uint8_t(v);
+            break;
+          case PixelType::u16:
+            reinterpret_cast<std::uint16_t*>(out)[i] = std::uint16_t(v);
+            break;
+          case PixelType::f32:
+            reinterpret_cast<float*>(out)[i] = float(v) * (1.0f / max_code);
+            break;
+        }
+      }
+  }
+
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  spng_ctx* ctx_ = nullptr;
+  int format_ = SPNG_FMT_PNG, flags_ = 0, depth_ = 8;
+  int next_ = 0;
+  std::vector<std::byte> row_, whole_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+constexpr std::size_t kWindow = 32768;        // deflate's window: the next block's dictionary
+constexpr std::size_t kBlockBytes = 1 << 19;  // raw bytes per block
+
+enum class Filter { none = 0, sub = 1, up = 2, average = 3, paeth = 4, adaptive = 5 };
+
+Filter parse_filter(const std::string& name) {
+  if (name.empty() || name == "none") return Filter::none;
+  if (name == "sub") return Filter::sub;
+  if (name == "up") return Filter::up;
+  if (name == "average") return Filter::average;
+  if (name == "paeth") return Filter::paeth;
+  if (name == "adaptive") return Filter::adaptive;
+  throw Error(ErrorKind::Usage,
+              "--png-filter '" + name + "': expected none, sub, up, average, paeth or adaptive");
+}
+
+int parse_level(const std::string& compression) {
+  if (compression.empty()) return 6;
+  std::string level = compression;
+  if (level.starts_with("zip")) level = level.size() > 3 && level[3] == ':' ? level.substr(4) : "6";
+  if (level.size() == 1 && level[0] >= '0' && level[0] <= '9') return level[0] - '0';
+  throw Error(ErrorKind::Usage, "--compression '" + compression +
+                                    "' for PNG: expected zip, zip:0 .. zip:9 or a level 0 .. 9");
+}
+
+std::uint8_t paeth(int a, int b, int c) {
+  const int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
+  return std::uint8_t(pa <= pb && pa <= pc ? a : pb <= pc ? b : c);
+}
+
+// One filtered row: the filter type byte, then the row's bytes filtered against `previous`
+// (the row above, zeros for the first), bpp bytes a pixel.
+void filter_row(Filter f, const std::uint8_t* row, const std::uint8_t* previous, std::size_t n,
+                std::size_t bpp, std::uint8_t* out) {
+  out[0] = std::uint8_t(f);
+  std::uint8_t* o = out + 1;
+  if (f == Filter::none) {
+    std::memcpy(o, row, n);
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const int a = i >= bpp ? row[i - bpp] : 0, b = previous[i],
+              c = i >= bpp ? previous[i - bpp] : 0;
+    switch (f) {
+      case Filter::sub:
+        o[i] = std::uint8_t(row[i] - a);
+        break;
+      case Filter::up:
+        o[i] = std::uint8_t(row[i] - b);
+        break;
+      case Filter::average:
+        o[i] = std::uint8_t(row[i] - (a + b) / 2);
+        break;
+      case Filter::paeth:
+        o[i] = std::uint8_t(row[i] - paeth(a, b, c));
+        break;
+      default:
+        o[i] = row[i];
+    }
+  }
+}
+
+// The libpng heuristic: the filter whose output has the smallest sum of |signed bytes|.
+void filter_adaptive(const std::uint8_t* row, const std::uint8_t* previous, std::size_t n,
+                     std::size_t bpp, std::uint8_t* out, std::vector<std::uint8_t>& scratch) {
+  scratch.resize(n + 1);
+  std::uint64_t best = ~std::uint64_t(0);
+  for (const Filter f : {Filter::none, Filter::sub, Filter::up, Filter::average, Filter::paeth}) {
+    filter_row(f, row, previous, n, bpp, scratch.data());
+    std::uint64_t sum = 0;
+    for (std::size_t i = 1; i <= n; ++i) sum += std::abs(int(std::int8_t(scratch[i])));
+    if (sum < best) best = sum, std::copy(scratch.begin(), scratch.end(), out);
+  }
+}
+
+// A block of rows to filter and compress: its raw rows (PNG byte order), the row before it,
+// and the 32 KiB of filtered data before it (the dictionary).
+struct Block {
+  std::vector<std::uint8_t> rows, previous, dictionary;
+  bool last = false;
+};
+
+struct Compressed {
+  std::vector<std::uint8_t> deflated, filtered_tail;
+  uLong adler = 1, length = 0;
+};
+
+// Runs tasks on a fixed set of threads; results come back through futures.
+class Workers {
+ public:
+  explicit Workers(int threads) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+  }
+  ~Workers() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    ready_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  template <class F>
+  std::future<Compressed> submit(F task) {
+    auto packaged = std::make_shared<std::packaged_task<Compressed()>>(std::move(task));
+    auto future = packaged->get_future();
+    {
+      std::lock_guard lock(mutex_);
+      tasks_.push_back([packaged] { (*packaged)(); });
+    }
+    ready_.notify_one();
+    return future;
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock lock(mutex_);
+        ready_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
+        if (tasks_.empty()) return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::function<void()>> tasks_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+class PngWriter : public ImageWriter {
+ public:
+  PngWriter(const std::string& file, const OutputHeader& h, const WriteOptions& options)
+      : file_name_(file),
+        header_(h),
+        level_(parse_level(options.compression)),
+        filter_(parse_filter(options.png_filter)),
+        depth_(h.type == SampleType::u16 ? 16 : 8),
+        bpp_(std::size_t(h.channels) * depth_ / 8),
+        row_bytes_(std::size_t(h.width) * bpp_),
+        workers_(options.threads > 0 ? options.threads
+                                     : int(std::max(1u, std::thread::hardware_concurrency()))),
+        threads_(options.threads > 0 ? options.threads
+                                     : int(std::max(1u, std::thread::hardware_concurrency()))) {
+    if (h.type != SampleType::u8 && h.type != SampleType::u16)
+      throw Error(ErrorKind::Internal, "PNG holds 8 or 16-bit samples");
+    if (h.channels < 1 || h.channels > 4)
+      throw Error(ErrorKind::Usage,
+                  file + ": PNG holds 1 to 4 channels, not " + std::to_string(h.channels));
+    file_ = std::fopen(file.c_str(), "wb");
+    if (!file_) throw Error(ErrorKind::CantCreate, file + ": cannot create");
+    write_header();
+    previous_.assign(row_bytes_, 0);
+  }
+
+  ~PngWriter() override {
+    pending_.clear();  // the workers finish what they hold before they stop
+    if (file_) std::fclose(file_);
+  }
+
+  void write_rows(int count, const std::byte* rows) override {
+    const std::size_t sample = depth_ / 8;
+    for (int r = 0; r < count; ++r) {
+      const std::size_t at = block_.rows.size();
+      block_.rows.resize(at + row_bytes_);
+      const std::byte* row = rows + std::size_t(r) * row_bytes_;
+      if (sample == 2)  // PNG samples are big-endian
+        for (std::size_t i = 0; i < row_bytes_; i += 2) {
+          block_.rows[at + i] = std::uint8_t(row[i + 1]);
+          block_.rows[at + i + 1] = std::uint8_t(row[i]);
+        }
+      else
+        std::memcpy(block_.rows.data() + at, row, row_bytes_);
+      if (block_.rows.size() >= kBlockBytes) submit(false);
+    }
+  }
+
+  void finish() override {
+    submit(true);
+    while (!pending_.empty()) write_next();
+    const std::uint8_t trailer[4] = {std::uint8_t(adler_ >> 24), std::uint8_t(adler_ >> 16),
+                                     std::uint8_t(adler_ >> 8), std::uint8_t(adler_)};
+    chunk("IDAT", trailer, 4);
+    chunk("IEND", nullptr, 0);
+    if (std::fflush(file_) != 0 || std::ferror(file_))
+      throw Error(ErrorKind::Io, file_name_ + ": write failed");
+    if (std::fclose(file_) != 0) throw Error(ErrorKind::Io, file_name_ + ": write failed");
+    file_ = nullptr;
+  }
+
+ private:
+  void write_header() {
+    static const std::uint8_t signature[8] = {137, 80, 78, 71, 13, 10, 26, 10};
+    put(signature, 8);
+    const int colour = header_.channels == 1   ? 0   // grey
+                       : header_.channels == 2 ? 4   // grey + alpha
+                       : header_.channels == 3 ? 2   // RGB
+                                               : 6;  // RGBA
+    std::uint8_t ihdr[13] = {};
+    store32(ihdr, std::uint32_t(header_.width));
+    store32(ihdr + 4, std::uint32_t(header_.height));
+    ihdr[8] = std::uint8_t(depth_);
+    ihdr[9] = std::uint8_t(colour);
+    chunk("IHDR", ihdr, 13);
+    // The zlib header: deflate, 32 KiB window, the level's hint; a multiple of 31.
+    const std::uint8_t flag = level_ < 2 ? 0x01 : level_ < 6 ? 0x5e : level_ == 6 ? 0x9c : 0xda;
+    const std::uint8_t zlib_header[2] = {0x78, flag};
+    chunk("IDAT", zlib_header, 2);
+  }
+
+  // Hands the rows gathered so far to a worker, with what it needs from before them.
+  void submit(bool last) {
+    block_.last = last;
+    block_.previous = previous_;
+    block_.dictionary = dictionary_;
+    if (!block_.rows.empty()) {
+      std::copy(block_.rows.end() - std::ptrdiff_t(row_bytes_), block_.rows.end(),
+                previous_.begin());
+      // The next block's dictionary: the last 32 KiB of this block's filtered data. Filtered
+      // bytes depend on the rows only, so they are computed here from the raw tail.
+      dictionary_ = filtered_tail(block_);
+    }
+    auto block = std::make_shared<Block>(std::move(block_));
+    block_ = Block{};
+    pending_.push_back(workers_.submit([this, block] { return compress(*block); }));
+    while (pending_.size() > std::size_t(2 * threads_)) write_next();
+  }
+
+  // The filtered form of the block's last rows, up to 32 KiB.
+  std::vector<std::uint8_t> filtered_tail(const Block& b) const {
+    const std::size_t rows = b.rows.size() / row_bytes_;
+    const std::size_t need = std::min(rows, kWindow / (row_bytes_ + 1) + 1);
+    std::vector<std::uint8_t> out(need * (row_bytes_ + 1));
+    filter_rows(b, rows - need, rows, out.data());
+    if (out.size() > kWindow) out.erase(out.begin(), out.end() - kWindow);
+    return out;
+  }
+
+  // Filters rows [from, to) of the block into `out`.
+  void filter_rows(const Block& b, std::size_t from, std::size_t to, std::uint8_t* out) const {
+    std::vector<std::uint8_t> scratch;
+    for (std::size_t r = from; r < to; ++r) {
+      const std::uint8_t* row = b.rows.data() + r * row_bytes_;
+      const std::uint8_t* above = r ? row - row_bytes_ : b.previous.data();
+      std::uint8_t* dst = out + (r - from) * (row_bytes_ + 1);
+      if (filter_ == Filter::adaptive)
+        filter_adaptive(row, above, row_bytes_, bpp_, dst, scratch);
+      else
+        filter_row(filter_, row, above, row_bytes_, bpp_, dst);
+    }
+  }
+
+  Compressed compress(const Block& b) const {
+    const std::size_t rows = b.rows.size() / row_bytes_;
+    std::vector<std::uint8_t> filtered(rows * (row_bytes_ + 1));
+    filter_rows(b, 0, rows, filtered.data());
+    Compressed c;
+    c.adler = adler32(1, filtered.data(), uInt(filtered.size()));
+    c.length = uLong(filtered.size());
+    z_stream z{};
+    if (deflateInit2(&z, level_, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+      throw Error(ErrorKind::Internal, "deflateInit2 failed");
+    if (!b.dictionary.empty())
+      deflateSetDictionary(&z, b.dictionary.data(), uInt(b.dictionary.size()));
+    c.deflated.resize(deflateBound(&z, uLong(filtered.size())) + 16);
+    z.next_in = filtered.data();
+    z.avail_in = uInt(filtered.size());
+    z.next_out = c.deflated.data();
+    z.avail_out = uInt(c.deflated.size());
+    const int status = deflate(&z, b.last ? Z_FINISH : Z_SYNC_FLUSH);
+    c.deflated.resize(c.deflated.size() - z.avail_out);
+    deflateEnd(&z);
+    if (status != (b.last ? Z_STREAM_END : Z_OK) || z.avail_in != 0)
+      throw Error(ErrorKind::Internal, "deflate failed");
+    return c;
+  }
+
+  // Writes the oldest block once its worker is done.
+  void write_next() {
+    Compressed c = pending_.front().get();
+    pending_.pop_front();
+    adler_ = adler32_combine(adler_, c.adler, z_off_t(c.length));
+    if (!c.deflated.empty()) chunk("IDAT", c.deflated.data(), c.deflated.size());
+  }
+
+  void chunk(const char* type, const std::uint8_t* data, std::size_t n) {
+    std::uint8_t head[8];
+    store32(head, std::uint32_t(n));
+    std::memcpy(head + 4, type, 4);
+    put(head, 8);
+    if (n) put(data, n);
+    uLong crc = crc32(0, head + 4, 4);
+    if (n) crc = crc32(crc, data, uInt(n));
+    std::uint8_t tail[4];
+    store32(tail, std::uint32_t(crc));
+    put(tail, 4);
+  }
+
+  void put(const std::uint8_t* data, std::size_t n) {
+    if (std::fwrite(data, 1, n, file_) != n)
+      throw Error(ErrorKind::Io, file_name_ + ": write failed: " + std::strerror(errno));
+  }
+
+  static void store32(std::uint8_t* p, std::uint32_t v) {
+    p[0] = std::uint8_t(v >> 24), p[1] = std::uint8_t(v >> 16), p[2] = std::uint8_t(v >> 8),
+    p[3] = std::uint8_t(v);
+  }
+
+  const std::string file_name_;
+  const OutputHeader header_;
+  const int level_;
+  const Filter filter_;
+  const int depth_;
+  const std::size_t bpp_, row_bytes_;
+  std::FILE* file_ = nullptr;
+  Block block_;
+  std::vector<std::uint8_t> previous_, dictionary_;
+  uLong adler_ = 1;
+  Workers workers_;
+  const int threads_;
+  std::deque<std::future<Compressed>> pending_;
+};
+
+}  // namespace
+
+bool is_png(const std::string& path) {
+  return extension(path) == ".png";
+}
+
+std::unique_ptr<ImageReader> open_png(const std::string& path) {
+  return std::make_unique<PngReader>(path);
+}
+
+std::unique_ptr<ImageWriter> create_png(const std::string& file, const OutputHeader& header,
+                                        const WriteOptions& options) {
+  return std::make_unique<PngWriter>(file, header, options);
+}
+
+}  // namespace halo
