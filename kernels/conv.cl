@@ -5,6 +5,8 @@
 // Each work-item computes CONV_RUN outputs down one column: it reads every tile row it needs
 // once into registers and adds it to each output that row contributes to. Weights sit in
 // constant memory.
+// conv_vec is the CPU form (lib/cl/tuning.cpp vec > 0): VEC outputs along a row and VEC_ROWS
+// down a column per work-item as vector fma, taps read straight from memory.
 // Defines: KW, KH (odd kernel size), GROUP_W, GROUP_H, CONV_RUN, MAGNITUDE (1: out =
 // sqrt(a^2 + b^2) of two kernels, for Sobel). Rows: see STRIP_ARGS in common.cl; the launch
 // covers rows [first, last) in groups of GROUP_H * CONV_RUN. CPU reference: lib/filters/conv.cpp.
@@ -115,3 +117,98 @@ __kernel __attribute__((reqd_work_group_size(GROUP_W, GROUP_H, 1))) void conv_ti
     if (y < last) dst[(size_t)(y - y0) * pitch + x] = v + offset;
   }
 }
+
+#ifdef VEC
+#ifndef VEC_ROWS
+#define VEC_ROWS 1
+#endif
+
+// The output at (x, y) one tap at a time, for lanes near the left and right edges.
+inline float conv_at(__global const float* src, const int x, const int y, const int width,
+                     const int pitch, STRIP_ARGS, const int border, __constant const float* w) {
+  float sum = 0.0f;
+  for (int i = 0; i < KH; ++i) {
+    const int yy = strip_row(y + i - RY, y0, rows, height, border);
+    for (int j = 0; j < KW; ++j) {
+      const int xx = border_index(x + j - RX, width, border);
+      sum = fma(w[i * KW + j], (yy < 0 || xx < 0) ? 0.0f : src[(size_t)yy * pitch + xx], sum);
+    }
+  }
+  return sum;
+}
+
+inline void conv_edge(__global const float* src, __global float* dst, const int x0, const int y,
+                      const int width, const int pitch, STRIP_ARGS, const int border,
+                      __constant const float* weights, __constant const float* weights2,
+                      const float offset) {
+  for (int o = 0; o < VEC_ROWS && y + o < last; ++o)
+    for (int k = 0; k < VEC && x0 + k < width; ++k) {
+      float v = conv_at(src, x0 + k, y + o, width, pitch, rows, y0, height, first, last, border,
+                        weights);
+#if MAGNITUDE
+      const float v2 = conv_at(src, x0 + k, y + o, width, pitch, rows, y0, height, first, last,
+                               border, weights2);
+      v = sqrt(v * v + v2 * v2);
+#endif
+      dst[(size_t)(y + o - y0) * pitch + x0 + k] = v + offset;
+    }
+}
+
+// Each input row is loaded once (KW shifted vectors) and added to every output it feeds:
+// output o gets kernel row i = t - o from loaded row t, rows in order, each left to right.
+__kernel void conv_vec(__global const float* src, __global float* dst, const int width,
+                       const int pitch, STRIP_ARGS, const int border,
+                       __constant const float* weights, __constant const float* weights2,
+                       const float offset) {
+  const size_t plane = (size_t)get_global_id(2) * pitch * rows;
+  const int x0 = (int)get_global_id(0) * VEC, y = first + (int)get_global_id(1) * VEC_ROWS;
+  if (x0 >= width || y >= last) return;
+  src += plane;
+  dst += plane;
+  if (x0 - RX < 0 || x0 + VEC + RX > width) {
+    conv_edge(src, dst, x0, y, width, pitch, rows, y0, height, first, last, border, weights,
+              weights2, offset);
+    return;
+  }
+  const bool interior = y - RY >= y0 && y + VEC_ROWS + RY <= y0 + rows;
+  FLOATV acc[VEC_ROWS];
+#if MAGNITUDE
+  FLOATV acc2[VEC_ROWS];
+#endif
+#pragma unroll
+  for (int o = 0; o < VEC_ROWS; ++o) {
+    acc[o] = 0.0f;
+#if MAGNITUDE
+    acc2[o] = 0.0f;
+#endif
+  }
+  for (int t = 0; t < VEC_ROWS + KH - 1; ++t) {
+    const int yy = interior ? y - RY + t - y0 : strip_row(y - RY + t, y0, rows, height, border);
+    FLOATV v[KW];
+#pragma unroll
+    for (int j = 0; j < KW; ++j)
+      v[j] = yy < 0 ? (FLOATV)(0.0f) : VLOAD(0, src + (size_t)yy * pitch + x0 - RX + j);
+#pragma unroll
+    for (int o = 0; o < VEC_ROWS; ++o) {
+      const int i = t - o;
+      if (i >= 0 && i < KH) {
+#pragma unroll
+        for (int j = 0; j < KW; ++j) {
+          acc[o] = fma((FLOATV)(weights[i * KW + j]), v[j], acc[o]);
+#if MAGNITUDE
+          acc2[o] = fma((FLOATV)(weights2[i * KW + j]), v[j], acc2[o]);
+#endif
+        }
+      }
+    }
+  }
+  for (int o = 0; o < VEC_ROWS && y + o < last; ++o) {
+#if MAGNITUDE
+    const FLOATV r = sqrt(acc[o] * acc[o] + acc2[o] * acc2[o]);
+#else
+    const FLOATV r = acc[o];
+#endif
+    VSTORE(r + offset, 0, dst + (size_t)(y + o - y0) * pitch + x0);
+  }
+}
+#endif

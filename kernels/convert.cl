@@ -99,6 +99,7 @@ __kernel void convert_to_planar_vec(__global const SAMPLE* src, __global float* 
   }
 }
 
+// The VEC pixels' samples are interleaved in registers and leave in CHANNELS vector stores.
 __kernel void convert_from_planar_vec(__global const float* src, __global SAMPLE* dst,
                                       const int width, const int pitch, const int rows,
                                       const int row0, const int count) {
@@ -106,6 +107,8 @@ __kernel void convert_from_planar_vec(__global const float* src, __global SAMPLE
   if (x0 >= width || y >= count) return;
   const int n = min(VEC, width - x0);
   __global SAMPLE* out = dst + ((size_t)y * width + x0) * CHANNELS;
+  SAMPLE samples[VEC * CHANNELS];
+#pragma unroll
   for (int c = 0; c < CHANNELS; ++c) {
     // Rows are padded to a multiple of 32 floats: a full vector load stays inside the row.
     FLOATV v = VLOAD(0, src + ((size_t)c * rows + row0 + y) * pitch + x0);
@@ -114,6 +117,13 @@ __kernel void convert_from_planar_vec(__global const float* src, __global SAMPLE
 #endif
     float lanes[VEC];
     VSTORE(v, 0, lanes);
-    for (int k = 0; k < n; ++k) out[k * CHANNELS + c] = (SAMPLE)lanes[k];
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) samples[k * CHANNELS + c] = (SAMPLE)lanes[k];
+  }
+  if (n == VEC) {
+#pragma unroll
+    for (int i = 0; i < CHANNELS; ++i) VSTORE(VLOAD(i, samples), i, out);
+  } else {
+    for (int i = 0; i < n * CHANNELS; ++i) out[i] = samples[i];
   }
 }

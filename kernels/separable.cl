@@ -196,20 +196,36 @@ __kernel void CAT(FILTER, _rows_vec)(__global const float* src, __global float* 
   }
 }
 
-// Rows are padded to a multiple of 32 floats, so a VEC-wide load at x0 < width stays inside
-// the row; lanes past the width are computed and dropped.
+// VEC_ROWS outputs down a column per work-item: each input row loaded once serves every output
+// it contributes to, taps still in order for each output. Rows are padded to a multiple of 32
+// floats, so a VEC-wide load at x0 < width stays inside the row; lanes past the width are
+// computed and dropped.
+#ifndef VEC_ROWS
+#define VEC_ROWS 1
+#endif
 __kernel void CAT(FILTER, _cols_vec)(__global const float* src, __global float* dst,
                                      const int width, const int pitch, STRIP_ARGS,
                                      const int border, __constant const float* weights,
                                      const float offset) {
   const size_t plane = (size_t)get_global_id(2) * pitch * rows;
-  const int x0 = (int)get_global_id(0) * VEC, y = first + (int)get_global_id(1);
+  const int x0 = (int)get_global_id(0) * VEC, y = first + (int)get_global_id(1) * VEC_ROWS;
   if (x0 >= width || y >= last) return;
-  FLOATV sum = 0.0f;
-  for (int i = 0; i <= 2 * RADIUS_Y; ++i) {
-    const int yy = strip_row(y + i - RADIUS_Y, y0, rows, height, border);
-    const FLOATV v = yy < 0 ? (FLOATV)(0.0f) : VLOAD(0, src + plane + (size_t)yy * pitch + x0);
-    sum = fma((FLOATV)(weights[i]), v, sum);
+  src += plane + x0;
+  FLOATV acc[VEC_ROWS];
+#pragma unroll
+  for (int o = 0; o < VEC_ROWS; ++o) acc[o] = 0.0f;
+  // Most work-items read rows inside the buffer only: no border arithmetic per row.
+  const bool interior = y - RADIUS_Y >= y0 && y + VEC_ROWS + RADIUS_Y <= y0 + rows;
+  for (int t = 0; t < VEC_ROWS + 2 * RADIUS_Y; ++t) {
+    const int yy = interior ? y - RADIUS_Y + t - y0
+                            : strip_row(y - RADIUS_Y + t, y0, rows, height, border);
+    const FLOATV v = yy < 0 ? (FLOATV)(0.0f) : VLOAD(0, src + (size_t)yy * pitch);
+#pragma unroll
+    for (int o = 0; o < VEC_ROWS; ++o) {
+      const int i = t - o;  // the tap this row is for output o
+      if (i >= 0 && i <= 2 * RADIUS_Y) acc[o] = fma((FLOATV)(weights[i]), v, acc[o]);
+    }
   }
-  store_lanes(dst + plane + (size_t)(y - y0) * pitch, x0, width, sum + offset);
+  for (int o = 0; o < VEC_ROWS && y + o < last; ++o)
+    store_lanes(dst + plane + (size_t)(y + o - y0) * pitch, x0, width, acc[o] + offset);
 }

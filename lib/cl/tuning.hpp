@@ -21,9 +21,11 @@ struct Tuning {
   // they would not fit in local memory).
   int hist_group = 256, hist_subhists = 4;
   int hist_in_flight = 1;  // 16-pixel blocks histogram_local loads before counting them
-  // separable.cl on CPUs: 0 for the tiled kernels, else the vector width of the _vec kernels
-  // (outputs per work-item) and their work-group of vec_w x vec_h work-items.
-  int vec = 0, vec_w = 8, vec_h = 4;
+  // CPUs: 0 for the tiled kernels, else the vector width of the _vec kernels (outputs along a
+  // row per work-item) and their work-group of vec_w x vec_h work-items; vec_cols and vec_conv
+  // rows down a column per work-item of separable.cl's columns pass and conv.cl's conv_vec
+  // (each row loaded once serves them all).
+  int vec = 0, vec_w = 8, vec_h = 4, vec_cols = 16, vec_conv = 1;
 };
 
 Tuning tuning_for(const DeviceInfo& device);

@@ -77,23 +77,34 @@ class ConvStage : public Stage {
     const DeviceImage src = gray_if(k_.gray, device, input, spec());
     DeviceImage result = device.image_like(src, src.channels, src.alpha);
     const Tuning t = tuning_for(device.info());
-    const int run = conv_run(t, device.info().local_memory);
-    auto kernel = device.kernel("conv.cl", "conv_tile",
-                                {{"KW", std::to_string(k_.width)},
-                                 {"KH", std::to_string(k_.height)},
-                                 {"GROUP_W", std::to_string(t.conv_w)},
-                                 {"GROUP_H", std::to_string(t.conv_h)},
-                                 {"CONV_RUN", std::to_string(run)},
-                                 {"MAGNITUDE", k_.weights2.empty() ? "0" : "1"}});
+    Defines defines = {{"KW", std::to_string(k_.width)},
+                       {"KH", std::to_string(k_.height)},
+                       {"MAGNITUDE", k_.weights2.empty() ? "0" : "1"}};
+    const std::size_t planes = src.color_channels();
+    const std::size_t bytes = 2 * std::size_t(src.pitch) * out.count() * sizeof(float) * planes;
+    cl::NDRange global, local;
+    std::string name = "conv_tile";
+    if (t.vec > 0) {  // CPUs: vector rows, see kernels/conv.cl
+      name = "conv_vec";
+      defines.push_back({"VEC", std::to_string(t.vec)});
+      defines.push_back({"VEC_ROWS", std::to_string(t.vec_conv)});
+      global = cl::NDRange(ceil_div(src.width, t.vec), ceil_div(out.count(), t.vec_conv), planes);
+      local = cl::NDRange(t.vec_w, t.vec_h, 1);
+    } else {
+      const int run = conv_run(t, device.info().local_memory);
+      for (const auto& [key, value] : {std::pair{"GROUP_W", t.conv_w},
+                                       {"GROUP_H", t.conv_h},
+                                       {"CONV_RUN", run}})
+        defines.push_back({key, std::to_string(value)});
+      global = cl::NDRange(src.width, ceil_div(out.count(), t.conv_h * run) * t.conv_h, planes);
+      local = cl::NDRange(t.conv_w, t.conv_h, 1);
+    }
+    auto kernel = device.kernel("conv.cl", name, defines);
     const auto weights = device.constants(k_.weights, "conv weights");
     const auto weights2 = device.constants(k_.weights2, "conv weights");
     set_args(kernel, src.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
              int(k_.border), weights, weights2, k_.offset);
-    const std::size_t groups_y = ceil_div(out.count(), t.conv_h * run);
-    device.launch(kernel, "conv_tile",
-                  cl::NDRange(src.width, groups_y * t.conv_h, src.color_channels()),
-                  cl::NDRange(t.conv_w, t.conv_h, 1),
-                  2 * std::size_t(src.pitch) * out.count() * sizeof(float) * src.color_channels());
+    device.launch(kernel, name, global, local, bytes);
     copy_alpha(device, src, result);
     return result;
   }

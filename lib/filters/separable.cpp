@@ -164,6 +164,7 @@ class SeparableStage : public Stage {
                       Span out) const {
     Defines defines = common_defines();
     defines.emplace_back("VEC", std::to_string(t.vec));
+    defines.emplace_back("VEC_ROWS", std::to_string(t.vec_cols));
     const int planes = src.color_channels();
     const std::size_t groups_x = ceil_div(src.width, t.vec);
     const cl::NDRange local(t.vec_w, t.vec_h, 1);
@@ -179,8 +180,9 @@ class SeparableStage : public Stage {
     const auto cols_weights = device.constants(k_.cols, k_.filter + " column weights");
     set_args(cols_kernel, tmp.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
              int(k_.border), cols_weights, k_.offset);
-    device.launch(cols_kernel, k_.filter + "_cols_vec", cl::NDRange(groups_x, out.count(), planes),
-                  local, pass_bytes(src, out, planes));
+    device.launch(cols_kernel, k_.filter + "_cols_vec",
+                  cl::NDRange(groups_x, ceil_div(out.count(), t.vec_cols), planes), local,
+                  pass_bytes(src, out, planes));
   }
 
   SeparableKernel k_;

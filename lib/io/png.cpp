@@ -257,16 +257,15 @@ void filter_adaptive(const std::uint8_t* row, const std::uint8_t* previous, std:
   }
 }
 
-// A block of rows to filter and compress: its raw rows (PNG byte order), the row before it,
-// and the 32 KiB of filtered data before it (the dictionary).
+// A block of rows to filter and compress: its raw rows (PNG byte order; `used` bytes of
+// `rows`), the row before it, the 32 KiB of filtered data before it (the dictionary), and
+// where its deflated bytes go. The writer recycles the buffers from block to block: fresh
+// memory for every block cost page faults.
 struct Block {
-  std::vector<std::uint8_t> rows, previous, dictionary;
+  std::vector<std::uint8_t> rows, previous, dictionary, deflated;
+  std::size_t used = 0, deflated_size = 0;
   bool last = false;
-};
-
-struct Compressed {
-  std::vector<std::uint8_t> deflated, filtered_tail;
-  uLong adler = 1, length = 0;
+  uLong adler = 1;  // of the filtered bytes
 };
 
 // Runs tasks on a fixed set of threads; results come back through futures.
@@ -284,8 +283,8 @@ class Workers {
     for (auto& t : threads_) t.join();
   }
   template <class F>
-  std::future<Compressed> submit(F task) {
-    auto packaged = std::make_shared<std::packaged_task<Compressed()>>(std::move(task));
+  std::future<void> submit(F task) {
+    auto packaged = std::make_shared<std::packaged_task<void()>>(std::move(task));
     auto future = packaged->get_future();
     {
       std::lock_guard lock(mutex_);
@@ -349,17 +348,18 @@ class PngWriter : public ImageWriter {
   void write_rows(int count, const std::byte* rows) override {
     const std::size_t sample = depth_ / 8;
     for (int r = 0; r < count; ++r) {
-      const std::size_t at = block_.rows.size();
-      block_.rows.resize(at + row_bytes_);
+      if (!block_) block_ = fresh_block();
+      std::uint8_t* at = block_->rows.data() + block_->used;
       const std::byte* row = rows + std::size_t(r) * row_bytes_;
       if (sample == 2)  // PNG samples are big-endian
         for (std::size_t i = 0; i < row_bytes_; i += 2) {
-          block_.rows[at + i] = std::uint8_t(row[i + 1]);
-          block_.rows[at + i + 1] = std::uint8_t(row[i]);
+          at[i] = std::uint8_t(row[i + 1]);
+          at[i + 1] = std::uint8_t(row[i]);
         }
       else
-        std::memcpy(block_.rows.data() + at, row, row_bytes_);
-      if (block_.rows.size() >= kBlockBytes) submit(false);
+        std::memcpy(at, row, row_bytes_);
+      block_->used += row_bytes_;
+      if (block_->used >= kBlockBytes) submit(false);
     }
   }
 
@@ -396,27 +396,40 @@ class PngWriter : public ImageWriter {
     chunk("IDAT", zlib_header, 2);
   }
 
+  // A block with room for kBlockBytes and one more row: a recycled one if there is one.
+  std::shared_ptr<Block> fresh_block() {
+    if (!spares_.empty()) {
+      auto block = std::move(spares_.back());
+      spares_.pop_back();
+      block->used = 0;
+      return block;
+    }
+    auto block = std::make_shared<Block>();
+    block->rows.resize(kBlockBytes + row_bytes_);
+    return block;
+  }
+
   // Hands the rows gathered so far to a worker, with what it needs from before them.
   void submit(bool last) {
-    block_.last = last;
-    block_.previous = previous_;
-    block_.dictionary = dictionary_;
-    if (!block_.rows.empty()) {
-      std::copy(block_.rows.end() - std::ptrdiff_t(row_bytes_), block_.rows.end(),
-                previous_.begin());
+    if (!block_) block_ = fresh_block();
+    Block& b = *block_;
+    b.last = last;
+    b.previous = previous_;
+    b.dictionary = dictionary_;
+    if (b.used) {
+      std::copy_n(b.rows.data() + b.used - row_bytes_, row_bytes_, previous_.begin());
       // The next block's dictionary: the last 32 KiB of this block's filtered data. Filtered
       // bytes depend on the rows only, so they are computed here from the raw tail.
-      dictionary_ = filtered_tail(block_);
+      dictionary_ = filtered_tail(b);
     }
-    auto block = std::make_shared<Block>(std::move(block_));
-    block_ = Block{};
-    pending_.push_back(workers_.submit([this, block] { return compress(*block); }));
+    pending_.push_back({block_, workers_.submit([this, block = block_] { compress(*block); })});
+    block_.reset();
     while (pending_.size() > std::size_t(2 * threads_)) write_next();
   }
 
   // The filtered form of the block's last rows, up to 32 KiB.
   std::vector<std::uint8_t> filtered_tail(const Block& b) const {
-    const std::size_t rows = b.rows.size() / row_bytes_;
+    const std::size_t rows = b.used / row_bytes_;
     const std::size_t need = std::min(rows, kWindow / (row_bytes_ + 1) + 1);
     std::vector<std::uint8_t> out(need * (row_bytes_ + 1));
     filter_rows(b, rows - need, rows, out.data());
@@ -438,37 +451,39 @@ class PngWriter : public ImageWriter {
     }
   }
 
-  Compressed compress(const Block& b) const {
-    const std::size_t rows = b.rows.size() / row_bytes_;
-    std::vector<std::uint8_t> filtered(rows * (row_bytes_ + 1));
+  // On a worker: filters the block's rows and deflates them into b.deflated.
+  void compress(Block& b) const {
+    thread_local std::vector<std::uint8_t> filtered;  // each worker's own, kept
+    const std::size_t rows = b.used / row_bytes_, n = rows * (row_bytes_ + 1);
+    if (filtered.size() < n) filtered.resize(n);
     filter_rows(b, 0, rows, filtered.data());
-    Compressed c;
-    c.adler = adler32(1, filtered.data(), uInt(filtered.size()));
-    c.length = uLong(filtered.size());
+    b.adler = adler32(1, filtered.data(), uInt(n));
     z_stream z{};
     if (deflateInit2(&z, level_, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
       throw Error(ErrorKind::Internal, "deflateInit2 failed");
     if (!b.dictionary.empty())
       deflateSetDictionary(&z, b.dictionary.data(), uInt(b.dictionary.size()));
-    c.deflated.resize(deflateBound(&z, uLong(filtered.size())) + 16);
+    const std::size_t bound = deflateBound(&z, uLong(n)) + 16;
+    if (b.deflated.size() < bound) b.deflated.resize(bound);
     z.next_in = filtered.data();
-    z.avail_in = uInt(filtered.size());
-    z.next_out = c.deflated.data();
-    z.avail_out = uInt(c.deflated.size());
+    z.avail_in = uInt(n);
+    z.next_out = b.deflated.data();
+    z.avail_out = uInt(b.deflated.size());
     const int status = deflate(&z, b.last ? Z_FINISH : Z_SYNC_FLUSH);
-    c.deflated.resize(c.deflated.size() - z.avail_out);
+    b.deflated_size = b.deflated.size() - z.avail_out;
     deflateEnd(&z);
-    if (status != (b.last ? Z_STREAM_END : Z_OK) || z.avail_in != 0)
+    if (status != (b.last ? Z_STREAM_END : Z_OK) || z.avail_in != 0 || z.avail_out == 0)
       throw Error(ErrorKind::Internal, "deflate failed");
-    return c;
   }
 
-  // Writes the oldest block once its worker is done.
+  // Writes the oldest block once its worker is done, and keeps its buffers for another.
   void write_next() {
-    Compressed c = pending_.front().get();
+    auto [block, done] = std::move(pending_.front());
     pending_.pop_front();
-    adler_ = adler32_combine(adler_, c.adler, z_off_t(c.length));
-    if (!c.deflated.empty()) chunk("IDAT", c.deflated.data(), c.deflated.size());
+    done.get();
+    adler_ = adler32_combine(adler_, block->adler, z_off_t(block->used / row_bytes_ * (row_bytes_ + 1)));
+    if (block->deflated_size) chunk("IDAT", block->deflated.data(), block->deflated_size);
+    spares_.push_back(std::move(block));
   }
 
   void chunk(const char* type, const std::uint8_t* data, std::size_t n) {
@@ -501,12 +516,13 @@ class PngWriter : public ImageWriter {
   const int depth_;
   const std::size_t bpp_, row_bytes_;
   std::FILE* file_ = nullptr;
-  Block block_;
+  std::shared_ptr<Block> block_;  // the rows gathered for the next block
+  std::vector<std::shared_ptr<Block>> spares_;
   std::vector<std::uint8_t> previous_, dictionary_;
   uLong adler_ = 1;
   Workers workers_;
   const int threads_;
-  std::deque<std::future<Compressed>> pending_;
+  std::deque<std::pair<std::shared_ptr<Block>, std::future<void>>> pending_;
 };
 
 }  // namespace
