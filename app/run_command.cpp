@@ -270,7 +270,9 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
     log_details(pipeline, probe, job.input.path);
   }
   std::optional<StreamResult> result;
-  DevicePool::Lease lease = run.devices.acquire();
+  // Without filters there is nothing for a device to do: samples are converted on the host.
+  DevicePool::Lease lease =
+      pipeline.stages().empty() ? DevicePool::Lease(nullptr, nullptr) : run.devices.acquire();
   if (Device* device = lease.device()) {
     try {
       spdlog::info("{}: device {} ({})", job.input.path, device->info().name,
@@ -288,9 +290,10 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   }
   lease.give_back();
   if (!result) {
-    if (o.verify) spdlog::warn("--verify: running the reference only, nothing to compare with");
+    if (o.verify && !pipeline.stages().empty())
+      spdlog::warn("--verify: running the reference only, nothing to compare with");
     result = stream_file(job, run, nullptr, type, outcome);
-    outcome.device = "reference";
+    outcome.device = pipeline.stages().empty() ? "host" : "reference";
   }
   if (!job.flags_output.empty()) write_flags(pipeline, result->runs, job.flags_output);
   outcome.read_s = result->phases.read_s;
@@ -421,8 +424,11 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
   const int workers = std::min<int>(o.jobs > 0 ? o.jobs : default_jobs(), int(jobs.size()));
   // Two queues per device let one file's transfers overlap another's kernels.
   const bool single = inputs.single && !sharded;
-  // Strips come and go through page-locked memory on GPUs: the pool reuses its blocks.
-  DevicePool devices(global, std::min(workers, 2), true);
+  // Strips come and go through page-locked memory on GPUs: the pool reuses its blocks. A run
+  // without filters opens no device at all (OpenCL's start costs time and, with PoCL, memory).
+  GlobalOptions device_options = global;
+  if (pipeline.stages().empty()) device_options.device = "ref";
+  DevicePool devices(device_options, std::min(workers, 2), true);
   const RunContext context{
       o, global, pipeline, devices,
       o.type.empty() ? std::nullopt : std::optional<SampleType>(parse_sample_type(o.type))};

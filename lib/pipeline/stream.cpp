@@ -468,7 +468,7 @@ int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelT
                             input.width, 2 * reach + 1, (2 * reach + 1.0) * host_row / 1048576.0,
                             limits.device_bytes ? " or use a device with more memory" : ""));
   const std::size_t wanted =
-      std::max<std::size_t>({limits.target_bytes / float_row, 8 * std::size_t(reach), 1});
+      std::max<std::size_t>({limits.target_bytes / float_row, 4 * std::size_t(reach), 1});
   return int(std::min({wanted, most, std::size_t(input.height)}));
 }
 
