@@ -50,6 +50,17 @@ inline Device& device() {
   return device;
 }
 
+// The same device typed as a GPU without a tuning row: it runs the tiled kernels GPUs run,
+// not the CPU vector ones, so they are checked on any machine.
+inline Device& tiled_device() {
+  static Device tiled = [] {
+    DeviceInfo info = device().info();
+    info.type = "gpu";
+    return Device(info, default_cache_dir());
+  }();
+  return tiled;
+}
+
 // A 1-channel image from rows of values, for hand-computed cases.
 inline Image from_rows(const std::vector<std::vector<float>>& rows) {
   Image image(int(rows[0].size()), int(rows.size()), 1);

@@ -2,6 +2,7 @@
 // the reference on awkward sizes, channel counts and every border mode.
 #include <doctest/doctest.h>
 
+#include "engine/separable_support.hpp"
 #include "filters/convert.hpp"
 #include "filters/registry.hpp"
 #include "support.hpp"
@@ -16,8 +17,7 @@ Image reference(const std::string& spec, const Image& in) {
   return make_stage(spec)->reference(in);
 }
 
-Image on_device(const std::string& spec, const Image& in) {
-  Device& device = test::device();
+Image on_device(const std::string& spec, const Image& in, Device& device = test::device()) {
   const PixelBuffer pixels = to_pixels(in, PixelType::f32);
   const DeviceImage result = make_stage(spec)->enqueue(device, upload(device, pixels));
   Image out = download_image(device, result);
@@ -25,8 +25,9 @@ Image on_device(const std::string& spec, const Image& in) {
   return out;
 }
 
-void check_device_matches(const std::string& spec, const Image& in) {
-  const Comparison c = compare(on_device(spec, in), reference(spec, in), 1e-5);
+void check_device_matches(const std::string& spec, const Image& in,
+                          Device& device = test::device()) {
+  const Comparison c = compare(on_device(spec, in, device), reference(spec, in), 1e-5);
   INFO(spec, " on ", in.width(), "x", in.height(), "x", in.channels(), ": ", c.summary());
   CHECK(c.ok());
 }
@@ -151,4 +152,16 @@ TEST_CASE("device matches reference: non-square and large kernels") {
 
 TEST_CASE("device handles HDR values beyond [0,1]") {
   check_device_matches("sharpen:k=2", test::random_image(65, 33, 3, false, 5, -100.0f, 4000.0f));
+}
+
+TEST_CASE("the tiled conv kernel GPUs run, against the reference: sizes, kernels, borders") {
+  Device& tiled = test::tiled_device();
+  for (const char* border : test::kBorders)
+    for (const auto& size : {std::pair{1, 1}, {7, 5}, {33, 17}, {1023, 517}}) {
+      const Image in = test::random_image(size.first, size.second, 3, false, 3);
+      const std::string b = std::string(":border=") + border;
+      check_device_matches("sharpen" + b, in, tiled);
+      check_device_matches("edge:mode=sobel" + b, in, tiled);
+      check_device_matches("conv:k=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15:w=5:h=3" + b, in, tiled);
+    }
 }

@@ -1,0 +1,271 @@
+// Streaming through the real binary: strips give the whole image's output in every format,
+// halo's PNG encoder writes what any decoder reads back, an image larger than the device's
+// largest buffer runs on the device in bounded memory, and the options that size strips and
+// encode outputs are checked.
+#include <doctest/doctest.h>
+#include <zlib.h>
+
+#include <OpenImageIO/imageio.h>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include <unistd.h>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "cli/sandbox.hpp"
+#include "io/image_io.hpp"
+
+using namespace halo;
+using namespace halo::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Runs the binary directly (no shell in between), for its own peak RSS in KiB.
+struct Measured {
+  int code = -1;
+  long peak_kib = 0;
+  std::string err;
+};
+
+Measured run_measured(const Sandbox& box, const std::vector<std::string>& args,
+                      const std::vector<std::string>& env = {}) {
+  const std::string err_path = box / "measured-stderr.txt";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<char*> argv = {const_cast<char*>(HALO_BINARY)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
+    std::FILE* err = std::freopen(err_path.c_str(), "w", stderr);
+    if (!err || !std::freopen("/dev/null", "w", stdout)) ::_exit(127);
+    ::execv(HALO_BINARY, argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  ::wait4(pid, &status, 0, &usage);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, usage.ru_maxrss, Sandbox::read(err_path)};
+}
+
+// Pixels of a file read by OpenImageIO (libpng for PNG), not by halo's decoder.
+std::vector<std::uint8_t> read_with_oiio(const std::string& path, int& channels) {
+  OIIO::ImageSpec config;
+  config.attribute("oiio:UnassociatedAlpha", 1);  // the stored values, as halo keeps them
+  auto in = OIIO::ImageInput::open(path, &config);
+  REQUIRE(in);
+  const OIIO::ImageSpec& spec = in->spec();
+  channels = spec.nchannels;
+  std::vector<std::uint8_t> bytes(spec.image_bytes());
+  REQUIRE(in->read_image(0, 0, 0, spec.nchannels, spec.format, bytes.data()));
+  return bytes;
+}
+
+// A PNG in the seven Adam7 passes, written by hand (filter 0 on every row), for the decoder's
+// interlaced path.
+void write_interlaced_png(const std::string& path, const PixelBuffer& rgb) {
+  static const int pass[7][4] = {{0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4},
+                                 {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2}};
+  std::vector<std::uint8_t> raw;
+  for (const auto& p : pass)
+    for (int y = p[1]; y < rgb.height; y += p[3]) {
+      if (p[0] >= rgb.width) break;
+      raw.push_back(0);
+      for (int x = p[0]; x < rgb.width; x += p[2])
+        for (int c = 0; c < 3; ++c)
+          raw.push_back(rgb.samples<std::uint8_t>()[(y * rgb.width + x) * 3 + c]);
+    }
+  uLongf size = compressBound(uLong(raw.size()));
+  std::vector<std::uint8_t> z(size);
+  REQUIRE(compress(z.data(), &size, raw.data(), uLong(raw.size())) == Z_OK);
+  z.resize(size);
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  REQUIRE(f);
+  const auto put32 = [&](std::uint32_t v) {
+    const std::uint8_t b[4] = {std::uint8_t(v >> 24), std::uint8_t(v >> 16), std::uint8_t(v >> 8),
+                               std::uint8_t(v)};
+    std::fwrite(b, 1, 4, f);
+  };
+  const auto chunk = [&](const char* type, const std::vector<std::uint8_t>& data) {
+    put32(std::uint32_t(data.size()));
+    std::fwrite(type, 1, 4, f);
+    std::fwrite(data.data(), 1, data.size(), f);
+    uLong crc = crc32(0, reinterpret_cast<const Bytef*>(type), 4);
+    put32(std::uint32_t(crc32(crc, data.data(), uInt(data.size()))));
+  };
+  std::fwrite("\x89PNG\r\n\x1a\n", 1, 8, f);
+  std::vector<std::uint8_t> ihdr(13, 0);
+  for (int i = 0; i < 4; ++i) ihdr[i] = std::uint8_t(rgb.width >> (24 - 8 * i));
+  for (int i = 0; i < 4; ++i) ihdr[4 + i] = std::uint8_t(rgb.height >> (24 - 8 * i));
+  ihdr[8] = 8, ihdr[9] = 2, ihdr[12] = 1;  // 8-bit RGB, Adam7
+  chunk("IHDR", ihdr);
+  chunk("IDAT", z);
+  chunk("IEND", {});
+  std::fclose(f);
+}
+
+}  // namespace
+
+TEST_CASE("strips give the whole image's output in every format, and verify strip by strip") {
+  Sandbox box;
+  struct Case {
+    const char* name;
+    PixelBuffer pixels;
+    SampleType type;
+  };
+  const Case cases[] = {{"rgb.png", photo(61, 47, 3), SampleType::u8},
+                        {"rgba.png", photo(61, 47, 4), SampleType::u8},
+                        {"deep.png", photo(61, 47, 3, PixelType::u16), SampleType::u16},
+                        {"grey.png", photo(61, 47, 1), SampleType::u8},
+                        {"float.pfm", photo(61, 47, 3, PixelType::f32), SampleType::f32},
+                        {"half.exr", photo(61, 47, 4, PixelType::f32), SampleType::half},
+                        {"deep.tif", photo(61, 47, 3, PixelType::u16), SampleType::u16},
+                        {"photo.jpg", photo(61, 47, 3), SampleType::u8}};
+  for (const auto& c : cases) {
+    INFO(c.name);
+    write_image(box / c.name, c.pixels, c.type);
+    const std::string out_ext = fs::path(c.name).extension().string();
+    const std::string chain = " -f gaussian:r=3 -f sharpen:border=reflect -f box:r=1 ";
+    const Result strips = box.halo("run " + box / c.name + chain + "-o " + box / ("s" + out_ext) +
+                                   " --strip-rows 5 --verify -v");
+    CHECK(strips.code == 0);
+    CHECK(has(strips.err, "strips of 5 rows (reach 5)"));
+    CHECK(has(strips.out, "verify decode"));
+    const Result whole = box.halo("run " + box / c.name + chain + "-o " + box / ("w" + out_ext) +
+                                  " --strip-rows 1000");
+    CHECK(whole.code == 0);
+    CHECK(read_image({box / ("s" + out_ext), {}}).pixels.bytes ==
+          read_image({box / ("w" + out_ext), {}}).pixels.bytes);
+  }
+}
+
+TEST_CASE("halo's PNG encoder: every level and filter reads back exactly, through libpng too") {
+  Sandbox box;
+  // Sizes from one pixel to many 512 KiB blocks; 16-bit and alpha.
+  std::vector<PixelBuffer> images = {photo(1, 1, 3), photo(7, 5, 2, PixelType::u16),
+                                     photo(333, 211, 3), photo(701, 900, 4)};
+  images[1].alpha = true;
+  for (const auto& pixels : images)
+    for (const char* filter : {"none", "sub", "up", "average", "paeth", "adaptive"})
+      for (const char* level : {"0", "1", "6", "9"}) {
+        INFO(pixels.width, "x", pixels.height, "x", pixels.channels, " filter ",
+             std::string(filter), " level ", std::string(level));
+        const SampleType type = pixels.type == PixelType::u16 ? SampleType::u16 : SampleType::u8;
+        const std::string path = box / "enc.png";
+        write_image(path, pixels, type, {.compression = level, .png_filter = filter, .threads = 3});
+        CHECK(read_image({path, {}}).pixels.bytes == pixels.bytes);
+        int channels = 0;
+        const auto via_libpng = read_with_oiio(path, channels);
+        CHECK(channels == pixels.channels);
+        if (type == SampleType::u8) {
+          CHECK(std::memcmp(via_libpng.data(), pixels.bytes.data(), pixels.bytes.size()) == 0);
+        } else {  // OpenImageIO hands 16-bit samples over in host order too
+          CHECK(via_libpng.size() == pixels.bytes.size());
+          CHECK(std::memcmp(via_libpng.data(), pixels.bytes.data(), pixels.bytes.size()) == 0);
+        }
+      }
+}
+
+TEST_CASE("interlaced PNG inputs are read whole, with the same pixels") {
+  Sandbox box;
+  const PixelBuffer rgb = photo(37, 29, 3);
+  write_interlaced_png(box / "adam7.png", rgb);
+  CHECK(read_image({box / "adam7.png", {}}).pixels.bytes == rgb.bytes);
+  const Result r = box.halo("run " + box / "adam7.png" + " -f box:r=2 -o " + box / "out.png" +
+                            " --strip-rows 4 --verify");
+  CHECK(r.code == 0);
+}
+
+TEST_CASE("an image larger than the device's largest buffer streams on it in bounded memory") {
+  Sandbox box;
+  // 16384 x 12000 RGB: 590 MB of samples, 2.36 GB as the float planes filters work on. PoCL
+  // told to have 1 GiB (largest buffer 256 MiB) as a small GPU would.
+  const int w = 16384, h = 12000;
+  PixelBuffer big(w, h, 3, PixelType::u8);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      for (int c = 0; c < 3; ++c)
+        big.samples<std::uint8_t>()[(std::size_t(y) * w + x) * 3 + c] =
+            std::uint8_t((x / 7 + y / 5 + c * 50 + (x * y) % 13) & 0xff);
+  write_image(box / "big.png", big, SampleType::u8, {.compression = "1"});
+  big = PixelBuffer();
+  const Measured m = run_measured(box,
+                                  {"-v", "run", box / "big.png", "-f", "sharpen", "-o",
+                                   box / "out.png", "--verify", "--strict"},
+                                  {"POCL_MEMORY_LIMIT=1"});
+  INFO(m.err);
+  CHECK(m.code == 0);
+  CHECK_FALSE(has(m.err, "reference instead"));
+  CHECK(has(m.err, "strips of"));
+  MESSAGE("peak RSS ", m.peak_kib / 1024, " MiB for a 2.36 GB float image");
+  CHECK(m.peak_kib < 400 * 1024);
+  int channels = 0;
+  const auto out = read_with_oiio(box / "out.png", channels);
+  CHECK(out.size() == std::size_t(w) * h * 3);
+}
+
+TEST_CASE("--memory sizes strips; too little for one strip is refused before any work") {
+  Sandbox box;
+  write_image(box / "in.png", photo(400, 300, 3), SampleType::u8);
+  Result r =
+      box.halo("run " + box / "in.png" + " -f gaussian:r=20 -o " + box / "o.png" + " --memory 64K");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "raise --memory"));
+  CHECK_FALSE(fs::exists(box / "o.png"));
+  r = box.halo("run " + box / "in.png" + " -f gaussian:r=20 -o " + box / "o.png" +
+               " --memory 3M -v");
+  CHECK(r.code == 0);
+  CHECK(has(r.err, "strips of"));
+  r = box.halo("run " + box / "in.png" + " -o " + box / "o.png" + " --memory lots");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "--memory 'lots'"));
+  r = box.halo("run " + box / "in.png" + " -f box:r=1:border=wrap -o " + box / "o.png" + " -v");
+  CHECK(r.code == 0);
+  CHECK(has(r.err, "the whole image at once: 'box:r=1:border=wrap': border=wrap reads rows"));
+}
+
+TEST_CASE("encoding options: checked against the output's format, and they take effect") {
+  Sandbox box;
+  write_image(box / "in.png", photo(200, 150, 3), SampleType::u8);
+  const std::string in = box / "in.png";
+  Result r = box.halo("run " + in + " -o " + box / "o.png" + " --compression zip:12");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "zip:0 .. zip:9"));
+  r = box.halo("run " + in + " -o " + box / "o.png" + " --quality 80");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "--quality applies to JPEG"));
+  r = box.halo("run " + in + " -o " + box / "o.exr" + " --png-filter sub");
+  CHECK(r.code == 64);
+  r = box.halo("run " + in + " -o " + box / "o.exr" + " --compression lzw");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "piz"));
+  for (const char* method : {"none", "zip", "piz", "dwaa:45"}) {
+    r = box.halo("run " + in + " -o " + box / "o.exr" + " --compression " + method);
+    CHECK(r.code == 0);
+  }
+  r = box.halo("run " + in + " -o " + box / "q95.jpg");
+  CHECK(r.code == 0);
+  r = box.halo("run " + in + " -o " + box / "q30.jpg" + " --quality 30");
+  CHECK(r.code == 0);
+  CHECK(fs::file_size(box / "q30.jpg") < fs::file_size(box / "q95.jpg"));
+  r = box.halo("run " + in + " -o " + box / "fast.png" + " --compression 1");
+  CHECK(r.code == 0);
+  r = box.halo("run " + in + " -o " + box / "small.png" + " --compression 9 --png-filter adaptive");
+  CHECK(r.code == 0);
+  CHECK(read_image({box / "small.png", {}}).pixels.bytes ==
+        read_image({box / "fast.png", {}}).pixels.bytes);
+}
+
+TEST_CASE("--timings shows decode, device and encode over the strips, and their overlap") {
+  Sandbox box;
+  write_image(box / "in.png", photo(300, 200, 3), SampleType::u8);
+  const Result r = box.halo("run " + box / "in.png" + " -f gaussian:r=2 -o " + box / "o.png" +
+                            " --timings --strip-rows 16");
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "over 13 strips"));
+  CHECK(has(r.out, "overlap)"));
+  CHECK(has(r.out, "gaussian_cols"));
+}
