@@ -108,6 +108,7 @@ std::unique_ptr<ImageReader> open_reader(const std::string& path) {
   if (is_pfm(path)) return open_pfm(path);
   check_readable(path);
   if (is_png(path)) return open_png(path);
+  if (is_jpeg(path)) return open_jpeg(path);
   return oiio_codecs().open(path);
 }
 
@@ -125,6 +126,7 @@ std::unique_ptr<ImageWriter> create_writer(const std::string& target, const std:
   }
   if (!options.png_filter.empty())
     throw Error(ErrorKind::Usage, "--png-filter applies to PNG, not " + extension(target));
+  if (is_jpeg(target)) return create_jpeg(file, header, options);
   return oiio_codecs().create(target, file, header, options);
 }
 

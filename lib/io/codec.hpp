@@ -1,7 +1,7 @@
 // Image files read and written row by row, so that no image has to fit in memory at once.
 // One reader and one writer per format family: PNG through libspng and halo's own encoder
-// (io/png.cpp), PFM (io/pfm.cpp), everything else through OpenImageIO's scanline calls
-// (io/oiio.cpp).
+// (io/png.cpp), JPEG through libjpeg-turbo (io/jpeg.cpp), PFM (io/pfm.cpp), everything else
+// through OpenImageIO's scanline calls (io/oiio.cpp).
 #pragma once
 
 #include <cstddef>
@@ -96,14 +96,19 @@ inline std::string extension(const std::string& path) {
   return lower(path.substr(dot));
 }
 
-// Per format: io/png.cpp, io/pfm.cpp, and io/oiio.cpp, a module (libhalo_oiio.so) loaded on
-// first use: OpenImageIO and the ~260 libraries it links cost 0.1 s and 120 MiB at start.
+// Per format: io/png.cpp, io/jpeg.cpp, io/pfm.cpp, and io/oiio.cpp, a module (libhalo_oiio.so)
+// loaded on first use: OpenImageIO and the ~260 libraries it links cost 0.1 s and 120 MiB at
+// start, which the common formats do without.
 bool is_png(const std::string& path);
+bool is_jpeg(const std::string& path);
 bool is_pfm(const std::string& path);
 std::unique_ptr<ImageReader> open_png(const std::string& path);
+std::unique_ptr<ImageReader> open_jpeg(const std::string& path);
 std::unique_ptr<ImageReader> open_pfm(const std::string& path);
 std::unique_ptr<ImageWriter> create_png(const std::string& file, const OutputHeader& header,
                                         const WriteOptions& options);
+std::unique_ptr<ImageWriter> create_jpeg(const std::string& file, const OutputHeader& header,
+                                         const WriteOptions& options);
 std::unique_ptr<ImageWriter> create_pfm(const std::string& file, const OutputHeader& header);
 
 // What the OpenImageIO module offers; halo_oiio_codecs() in the module returns it.

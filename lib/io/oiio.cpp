@@ -122,7 +122,8 @@ class OiioReader : public ImageReader {
   int y0_ = 0, next_ = 0;
 };
 
-// --compression and --quality as OpenImageIO attributes for the format of `ext`.
+// --compression as OpenImageIO's attribute for the format of `ext` (JPEG, PNG and PFM are
+// halo's own).
 void set_encoding(OIIO::ImageSpec& spec, const std::string& ext, const WriteOptions& o) {
   if (!o.compression.empty()) {
     static const std::vector<std::string> exr = {"none",  "rle", "zips", "zip",  "piz",
@@ -142,13 +143,7 @@ void set_encoding(OIIO::ImageSpec& spec, const std::string& ext, const WriteOpti
     }
     spec.attribute("compression", o.compression);
   }
-  if (o.quality > 0) {
-    if (ext != ".jpg" && ext != ".jpeg")
-      throw Error(ErrorKind::Usage, "--quality applies to JPEG, not " + ext);
-    spec.attribute("Compression", "jpeg:" + std::to_string(o.quality));
-  } else if (ext == ".jpg" || ext == ".jpeg") {
-    spec.attribute("Compression", "jpeg:95");
-  }
+  if (o.quality > 0) throw Error(ErrorKind::Usage, "--quality applies to JPEG, not " + ext);
 }
 
 class OiioWriter : public ImageWriter {

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -32,14 +33,21 @@ std::string spng_message(int code) {
   return spng_strerror(code);
 }
 
+struct CloseFile {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using File = std::unique_ptr<std::FILE, CloseFile>;
+struct FreeContext {
+  void operator()(spng_ctx* ctx) const { spng_ctx_free(ctx); }
+};
+
 class PngReader : public ImageReader {
  public:
-  explicit PngReader(const std::string& path) : path_(path) {
-    file_ = std::fopen(path.c_str(), "rb");
+  explicit PngReader(const std::string& path)
+      : path_(path), file_(std::fopen(path.c_str(), "rb")), context_(spng_ctx_new(0)) {
     if (!file_) throw Error(ErrorKind::NoInput, path + ": cannot open for reading");
-    ctx_ = spng_ctx_new(0);
     if (!ctx_) throw Error(ErrorKind::Internal, path + ": out of memory");
-    check(spng_set_png_file(ctx_, file_), "cannot read");
+    check(spng_set_png_file(ctx_, file_.get()), "cannot read");
     spng_ihdr ihdr{};
     check(spng_get_ihdr(ctx_, &ihdr), "cannot read");
     choose_format(ihdr);
@@ -58,11 +66,6 @@ class PngReader : public ImageReader {
             "cannot read pixels");
     }
     row_.resize(row_bytes());
-  }
-
-  ~PngReader() override {
-    if (ctx_) spng_ctx_free(ctx_);
-    if (file_) std::fclose(file_);
   }
 
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
@@ -172,8 +175,9 @@ class PngReader : public ImageReader {
   }
 
   std::string path_;
-  std::FILE* file_ = nullptr;
-  spng_ctx* ctx_ = nullptr;
+  File file_;
+  std::unique_ptr<spng_ctx, FreeContext> context_;
+  spng_ctx* ctx_ = context_.get();
   int format_ = SPNG_FMT_PNG, flags_ = 0, depth_ = 8;
   int next_ = 0;
   std::vector<std::byte> row_, whole_;
@@ -334,7 +338,7 @@ class PngWriter : public ImageWriter {
     if (h.channels < 1 || h.channels > 4)
       throw Error(ErrorKind::Usage,
                   file + ": PNG holds 1 to 4 channels, not " + std::to_string(h.channels));
-    file_ = std::fopen(file.c_str(), "wb");
+    file_.reset(std::fopen(file.c_str(), "wb"));
     if (!file_) throw Error(ErrorKind::CantCreate, file + ": cannot create");
     write_header();
     previous_.assign(row_bytes_, 0);
@@ -342,7 +346,6 @@ class PngWriter : public ImageWriter {
 
   ~PngWriter() override {
     pending_.clear();  // the workers finish what they hold before they stop
-    if (file_) std::fclose(file_);
   }
 
   void write_rows(int count, const std::byte* rows) override {
@@ -370,10 +373,9 @@ class PngWriter : public ImageWriter {
                                      std::uint8_t(adler_ >> 8), std::uint8_t(adler_)};
     chunk("IDAT", trailer, 4);
     chunk("IEND", nullptr, 0);
-    if (std::fflush(file_) != 0 || std::ferror(file_))
+    if (std::fflush(file_.get()) != 0 || std::ferror(file_.get()) ||
+        std::fclose(file_.release()) != 0)
       throw Error(ErrorKind::Io, file_name_ + ": write failed");
-    if (std::fclose(file_) != 0) throw Error(ErrorKind::Io, file_name_ + ": write failed");
-    file_ = nullptr;
   }
 
  private:
@@ -481,7 +483,8 @@ class PngWriter : public ImageWriter {
     auto [block, done] = std::move(pending_.front());
     pending_.pop_front();
     done.get();
-    adler_ = adler32_combine(adler_, block->adler, z_off_t(block->used / row_bytes_ * (row_bytes_ + 1)));
+    adler_ =
+        adler32_combine(adler_, block->adler, z_off_t(block->used / row_bytes_ * (row_bytes_ + 1)));
     if (block->deflated_size) chunk("IDAT", block->deflated.data(), block->deflated_size);
     spares_.push_back(std::move(block));
   }
@@ -500,7 +503,7 @@ class PngWriter : public ImageWriter {
   }
 
   void put(const std::uint8_t* data, std::size_t n) {
-    if (std::fwrite(data, 1, n, file_) != n)
+    if (std::fwrite(data, 1, n, file_.get()) != n)
       throw Error(ErrorKind::Io, file_name_ + ": write failed: " + std::strerror(errno));
   }
 
@@ -515,7 +518,7 @@ class PngWriter : public ImageWriter {
   const Filter filter_;
   const int depth_;
   const std::size_t bpp_, row_bytes_;
-  std::FILE* file_ = nullptr;
+  File file_;
   std::shared_ptr<Block> block_;  // the rows gathered for the next block
   std::vector<std::shared_ptr<Block>> spares_;
   std::vector<std::uint8_t> previous_, dictionary_;

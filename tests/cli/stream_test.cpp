@@ -207,6 +207,30 @@ TEST_CASE("an image larger than the device's largest buffer streams on it in bou
   CHECK(out.size() == std::size_t(w) * h * 3);
 }
 
+TEST_CASE("JPEG through libjpeg-turbo: a cut file is an error, not grey rows; no alpha") {
+  Sandbox box;
+  write_image(box / "whole.jpg", photo(300, 200, 3), SampleType::u8);
+  fs::copy_file(box / "whole.jpg", box / "cut.jpg");
+  fs::resize_file(box / "cut.jpg", fs::file_size(box / "whole.jpg") / 2);
+  Result r = box.halo("run " + box / "cut.jpg" + " -o " + box / "o.png");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "cut.jpg: cannot read pixels: Premature end of JPEG file"));
+  CHECK_FALSE(fs::exists(box / "o.png"));
+  std::ofstream(box / "text.jpg") << "not a jpeg at all";
+  r = box.halo("run " + box / "text.jpg" + " -o " + box / "o.png");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "text.jpg: cannot read: Not a JPEG file"));
+  write_image(box / "rgba.png", photo(30, 20, 4), SampleType::u8);
+  r = box.halo("run " + box / "rgba.png" + " -o " + box / "o.jpg");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "JPEG cannot store alpha"));
+  write_image(box / "grey.png", photo(30, 20, 1), SampleType::u8);
+  r = box.halo("run " + box / "grey.png" + " -o " + box / "grey.jpg --quality 100");
+  CHECK(r.code == 0);
+  const LoadedImage grey = read_image({box / "grey.jpg", {}});
+  CHECK(grey.pixels.channels == 1);
+}
+
 TEST_CASE("--memory sizes strips; too little for one strip is refused before any work") {
   Sandbox box;
   write_image(box / "in.png", photo(400, 300, 3), SampleType::u8);

@@ -1,0 +1,235 @@
+// JPEG through libjpeg-turbo, row by row: jpeg_read_scanlines and jpeg_write_scanlines. The
+// library reports errors through a callback that must not return: it longjmps back to the
+// call that failed, which turns the message into halo's one-line error.
+#include <cstddef>
+#include <cstdio>
+
+#include <jerror.h>
+#include <jpeglib.h>
+#include <spdlog/spdlog.h>
+
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "core/error.hpp"
+#include "io/codec.hpp"
+
+namespace halo {
+
+namespace {
+
+struct ErrorManager {
+  jpeg_error_mgr mgr;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX] = {};
+};
+
+void on_error(j_common_ptr info) {
+  auto* errors = reinterpret_cast<ErrorManager*>(info->err);
+  (*info->err->format_message)(info, errors->message);
+  std::longjmp(errors->jump, 1);
+}
+
+// A file that ends early is an error (libjpeg would fill the rest with grey and go on); other
+// warnings (damage it recovers from) are logged once, not printed raw.
+void on_message(j_common_ptr info, int level) {
+  if (level >= 0) return;  // trace messages
+  if (info->err->msg_code == JWRN_JPEG_EOF) on_error(info);
+  if (info->err->num_warnings++ == 0) {
+    char text[JMSG_LENGTH_MAX];
+    (*info->err->format_message)(info, text);
+    spdlog::warn("libjpeg: {}", text);
+  }
+}
+
+void install(jpeg_error_mgr& mgr) {
+  jpeg_std_error(&mgr);
+  mgr.error_exit = on_error;
+  mgr.emit_message = on_message;
+}
+
+struct CloseFile {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using File = std::unique_ptr<std::FILE, CloseFile>;
+
+// The libjpeg objects, destroyed with their owner even when its constructor throws.
+struct Decompress {
+  jpeg_decompress_struct info{};
+  bool created = false;
+  ~Decompress() {
+    if (created) jpeg_destroy_decompress(&info);
+  }
+};
+struct Compress {
+  jpeg_compress_struct info{};
+  bool created = false;
+  ~Compress() {
+    if (created) jpeg_destroy_compress(&info);
+  }
+};
+
+// Adobe's CMYK JPEGs store inverted values: RGB = (255 - C, M, Y inverted) * K.
+void cmyk_to_rgb(const std::uint8_t* cmyk, std::uint8_t* rgb, int width) {
+  for (int x = 0; x < width; ++x) {
+    const int k = cmyk[4 * x + 3];
+    for (int c = 0; c < 3; ++c) rgb[3 * x + c] = std::uint8_t((cmyk[4 * x + c] * k + 127) / 255);
+  }
+}
+
+class JpegReader : public ImageReader {
+ public:
+  explicit JpegReader(const std::string& path)
+      : path_(path), file_(std::fopen(path.c_str(), "rb")) {
+    if (!file_) throw Error(ErrorKind::NoInput, path + ": cannot open for reading");
+    install(errors_.mgr);
+    info_.err = &errors_.mgr;
+    jpeg_create_decompress(&info_);
+    jpeg_.created = true;
+    if (setjmp(errors_.jump)) fail("cannot read");
+    jpeg_stdio_src(&info_, file_.get());
+    jpeg_read_header(&info_, TRUE);
+    cmyk_ = info_.jpeg_color_space == JCS_CMYK || info_.jpeg_color_space == JCS_YCCK;
+    info_.out_color_space = cmyk_                                     ? JCS_CMYK
+                            : info_.jpeg_color_space == JCS_GRAYSCALE ? JCS_GRAYSCALE
+                                                                      : JCS_RGB;
+    jpeg_start_decompress(&info_);
+    header_.format = "jpeg";
+    header_.width = int(info_.output_width);
+    header_.height = int(info_.output_height);
+    header_.channels = info_.out_color_space == JCS_GRAYSCALE
+                           ? std::vector<std::string>{"Y"}
+                           : std::vector<std::string>{"R", "G", "B"};
+    header_.stored = SampleType::u8;
+    row_.resize(std::size_t(header_.width) * info_.output_components);
+    rgb_.resize(std::size_t(header_.width) * header_.channels.size());
+  }
+
+  void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
+    if (setjmp(errors_.jump)) fail("cannot read pixels");
+    const int channels = int(header_.channels.size());
+    for (int r = 0; r < count; ++r) {
+      JSAMPROW row = row_.data();
+      if (jpeg_read_scanlines(&info_, &row, 1) != 1) fail("cannot read pixels");
+      const std::uint8_t* samples = row_.data();
+      if (cmyk_) {
+        cmyk_to_rgb(row_.data(), rgb_.data(), header_.width);
+        samples = rgb_.data();
+      }
+      std::byte* dst = out + std::size_t(r) * header_.width * n * sample_size(type);
+      for (int x = 0; x < header_.width; ++x)
+        for (int c = 0; c < n; ++c) {
+          const std::uint8_t v = samples[std::size_t(x) * channels + first + c];
+          const std::size_t i = std::size_t(x) * n + c;
+          if (type == PixelType::u8)
+            reinterpret_cast<std::uint8_t*>(dst)[i] = v;
+          else if (type == PixelType::u16)
+            reinterpret_cast<std::uint16_t*>(dst)[i] = v;
+          else
+            reinterpret_cast<float*>(dst)[i] = float(v) * unit_scale(PixelType::u8);
+        }
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const char* what) {
+    throw Error(ErrorKind::BadData, path_ + ": " + what + ": " + errors_.message);
+  }
+
+  std::string path_;
+  File file_;
+  ErrorManager errors_;
+  Decompress jpeg_;
+  jpeg_decompress_struct& info_ = jpeg_.info;
+  bool cmyk_ = false;
+  std::vector<std::uint8_t> row_, rgb_;
+};
+
+int parse_quality(int quality) {
+  if (quality < 0 || quality > 100)
+    throw Error(ErrorKind::Usage, "--quality " + std::to_string(quality) + ": expected 1 to 100");
+  return quality ? quality : 95;
+}
+
+class JpegWriter : public ImageWriter {
+ public:
+  JpegWriter(const std::string& file, const OutputHeader& h, const WriteOptions& options)
+      : file_name_(file) {
+    if (h.alpha) throw Error(ErrorKind::Usage, file + ": JPEG cannot store alpha");
+    if (h.channels != 1 && h.channels != 3)
+      throw Error(ErrorKind::Usage, file + ": JPEG holds 1 or 3 channels, the image has " +
+                                        std::to_string(h.channels));
+    if (!options.compression.empty())
+      throw Error(ErrorKind::Usage, "--compression does not apply to JPEG (use --quality)");
+    file_.reset(std::fopen(file.c_str(), "wb"));
+    if (!file_) throw Error(ErrorKind::CantCreate, file + ": cannot create");
+    install(errors_.mgr);
+    info_.err = &errors_.mgr;
+    jpeg_create_compress(&info_);
+    jpeg_.created = true;
+    if (setjmp(errors_.jump)) fail();
+    jpeg_stdio_dest(&info_, file_.get());
+    info_.image_width = JDIMENSION(h.width);
+    info_.image_height = JDIMENSION(h.height);
+    info_.input_components = h.channels;
+    info_.in_color_space = h.channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_set_defaults(&info_);
+    const int quality = parse_quality(options.quality);
+    jpeg_set_quality(&info_, quality, TRUE);
+    // As vips: no chroma subsampling from quality 90 up (4:4:4), 4:2:0 below.
+    if (quality >= 90)
+      for (int c = 0; c < info_.num_components; ++c)
+        info_.comp_info[c].h_samp_factor = info_.comp_info[c].v_samp_factor = 1;
+    jpeg_start_compress(&info_, TRUE);
+    row_bytes_ = std::size_t(h.width) * h.channels;
+  }
+
+  void write_rows(int count, const std::byte* rows) override {
+    if (setjmp(errors_.jump)) fail();
+    for (int r = 0; r < count; ++r) {
+      JSAMPROW row = reinterpret_cast<JSAMPROW>(const_cast<std::byte*>(rows)) + r * row_bytes_;
+      jpeg_write_scanlines(&info_, &row, 1);
+    }
+  }
+
+  void finish() override {
+    if (setjmp(errors_.jump)) fail();
+    jpeg_finish_compress(&info_);
+    if (std::fflush(file_.get()) != 0 || std::ferror(file_.get()) ||
+        std::fclose(file_.release()) != 0)
+      throw Error(ErrorKind::Io, file_name_ + ": write failed");
+  }
+
+ private:
+  [[noreturn]] void fail() {
+    throw Error(ErrorKind::Io, file_name_ + ": write failed: " + errors_.message);
+  }
+
+  std::string file_name_;
+  File file_;
+  ErrorManager errors_;
+  Compress jpeg_;
+  jpeg_compress_struct& info_ = jpeg_.info;
+  std::size_t row_bytes_ = 0;
+};
+
+}  // namespace
+
+bool is_jpeg(const std::string& path) {
+  const auto ext = extension(path);
+  return ext == ".jpg" || ext == ".jpeg";
+}
+
+std::unique_ptr<ImageReader> open_jpeg(const std::string& path) {
+  return std::make_unique<JpegReader>(path);
+}
+
+std::unique_ptr<ImageWriter> create_jpeg(const std::string& file, const OutputHeader& header,
+                                         const WriteOptions& options) {
+  if (header.type != SampleType::u8) throw Error(ErrorKind::Internal, "JPEG holds 8-bit samples");
+  return std::make_unique<JpegWriter>(file, header, options);
+}
+
+}  // namespace halo
