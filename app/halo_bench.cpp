@@ -24,6 +24,7 @@
 #include "filters/histogram.hpp"
 #include "filters/registry.hpp"
 #include "pipeline/pipeline.hpp"
+#include "pipeline/stream.hpp"
 #include "verify/compare.hpp"
 
 namespace halo {
@@ -217,13 +218,16 @@ void bench_guided(Device& device, const Options& o, double copy, nlohmann::json&
 }
 
 // Host <-> device bandwidth from pageable (std::vector) and pinned memory, by event times.
-void bench_transfers(Device& device, const Options& o, nlohmann::json& results) {
+// Returns the pinned {upload, download} GB/s.
+std::pair<double, double> bench_transfers(Device& device, const Options& o,
+                                          nlohmann::json& results) {
   const std::size_t bytes = std::size_t(256) << 20;
   cl::Buffer target = device.buffer(bytes, "transfer target");
   std::vector<std::uint8_t> pageable(bytes, 1);
   const auto pinned = device.pinned(bytes);
   std::memset(pinned->data(), 1, bytes);
   fmt::print("\n{:<30} {:>10} {:>9}\n", "transfers (256 MiB)", "ms", "GB/s");
+  std::pair<double, double> pinned_gbps;
   for (const bool use_pinned : {false, true})
     for (const bool upload : {true, false}) {
       void* host = use_pinned ? pinned->data() : pageable.data();
@@ -237,50 +241,71 @@ void bench_transfers(Device& device, const Options& o, nlohmann::json& results) 
           std::string(upload ? "upload" : "download") + (use_pinned ? " pinned" : " pageable");
       fmt::print("{:<30} {:>10.3f} {:>9.1f}\n", name, m, bytes / (m * 1e6));
       results.push_back({{"transfer", name}, {"median_ms", m}, {"gbps", bytes / (m * 1e6)}});
+      if (use_pinned) (upload ? pinned_gbps.first : pinned_gbps.second) = bytes / (m * 1e6);
     }
+  return pinned_gbps;
 }
 
-// What a batch's device slots and page-locked memory buy: o.stream 8-bit RGB images of
-// 3840x2160 through upload, gaussian r=8 and download, by wall clock, on one queue and on two
-// queues of one context fed by two threads (as `halo run -j 2` does), with the images in
-// pageable and in pinned host memory (as a batch on a GPU keeps them).
-void bench_stream(Device& device, const Options& o, nlohmann::json& results) {
+// Frames through the streaming executor, host memory to host memory, as `halo run` streams a
+// file: 8-bit RGB frames of 7680x4320 (8K) and 15360x8640 (16K) in page-locked memory,
+// gaussian r=8, strips as halo run sizes them on this device, on one queue and on two (one
+// strip's transfers overlapping another's kernels). Frames per second by wall clock, against
+// the transfer floor: each frame up and back at the pinned bandwidths, the two directions
+// overlapped (the larger of the two times).
+void bench_stream(Device& device, const Options& o, std::pair<double, double> pinned_gbps,
+                  nlohmann::json& results) {
   PinnedPool pool(device);
-  const PixelBuffer pageable = random_bytes(3840, 2160, 3, false);
-  PixelBuffer pinned(3840, 2160, 3, PixelType::u8, false, &pool);
-  std::copy(pageable.bytes.begin(), pageable.bytes.end(), pinned.bytes.begin());
-  const std::unique_ptr<Device> second = device.another_queue();
-  Device* queues[2] = {&device, second.get()};
-  fmt::print("\n{:<40} {:>10} {:>9}\n", "stream (3840x2160 RGB8, gaussian:r=8)", "images/s",
-             "ms/image");
-  for (const bool use_pinned : {false, true})
-    for (int slots : {1, 2}) {
+  const Pipeline pipeline(std::vector<StageSpec>{{"gaussian:r=8", ""}});
+  fmt::print("\n{:<36} {:>6} {:>9} {:>9} {:>9} {:>8}\n", "streamed frames (RGB8, gaussian r=8)",
+             "strip", "frames/s", "ms/frame", "floor ms", "x floor");
+  for (const auto& [name, w, h] :
+       {std::tuple{"8K 7680x4320", 7680, 4320}, std::tuple{"16K 15360x8640", 15360, 8640}}) {
+    const PixelBuffer pageable = random_bytes(w, h, 3, false);
+    PixelBuffer frame(w, h, 3, PixelType::u8, false, &pool);
+    std::copy(pageable.bytes.begin(), pageable.bytes.end(), frame.bytes.begin());
+    StreamInput shape;
+    shape.width = w, shape.height = h, shape.channels = 3, shape.type = PixelType::u8;
+    StripLimits limits;
+    limits.device_bytes = device.info().global_memory;
+    limits.max_allocation = device.info().max_allocation;
+    limits.device_is_host = !device.info().gpu;
+    limits.target_bytes = device.info().gpu ? std::size_t(64) << 20 : std::size_t(2) << 20;
+    const int strip = choose_strip_rows(pipeline, shape, PixelType::u8, limits);
+    const double bytes = double(frame.bytes.size());
+    const double floor_ms = std::max(bytes / pinned_gbps.first, bytes / pinned_gbps.second) * 1e-6;
+    const PixelBuffer expected =
+        run_reference(pipeline, random_bytes(w, 64, 3, false), PixelType::u8);
+    for (int lanes : {1, 2}) {
+      const RunOptions options{.host_memory = &pool, .strip_rows = strip, .lanes = lanes};
+      // The first rows against the reference, before any time counts.
+      const RunResult check =
+          run_device(device, pipeline, random_bytes(w, 64, 3, false), PixelType::u8, options);
+      const bool exact = check.pixels.bytes == expected.bytes;
+      device.take_timings();
       std::vector<double> rates;
       for (int rep = 0; rep < 3; ++rep) {
-        std::atomic<int> next{0};
         const auto start = std::chrono::steady_clock::now();
-        {
-          std::vector<std::jthread> threads;
-          for (int t = 0; t < slots; ++t)
-            threads.emplace_back([&, t] {
-              const Pipeline pipeline(std::vector<StageSpec>{{"gaussian:r=8", ""}});
-              while (next++ < o.stream) {
-                run_device(*queues[t], pipeline, use_pinned ? pinned : pageable, PixelType::u8,
-                           {.host_memory = use_pinned ? &pool : nullptr});
-                queues[t]->take_timings();
-              }
-            });
-        }
+        for (int i = 0; i < o.stream; ++i)
+          run_device(device, pipeline, frame, PixelType::u8, options);
         const double s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        device.take_timings();
         rates.push_back(o.stream / s);
       }
-      const double rate = *std::max_element(rates.begin(), rates.end());
-      const std::string name = std::string(slots == 1 ? "one queue" : "two queues, two threads") +
-                               (use_pinned ? ", pinned" : ", pageable");
-      fmt::print("{:<40} {:>10.1f} {:>9.3f}\n", name, rate, 1000 / rate);
-      results.push_back({{"stream", name}, {"images", o.stream}, {"images_per_s", rate}});
+      const double rate = median(rates);
+      const std::string label = std::string(name) + (lanes == 1 ? ", one queue" : ", two queues");
+      fmt::print("{:<36} {:>6} {:>9.1f} {:>9.2f} {:>9.2f} {:>8.2f}{}\n", label, strip, rate,
+                 1000 / rate, floor_ms, 1000 / rate / floor_ms, exact ? "" : "  MISMATCH");
+      results.push_back({{"stream", label},
+                         {"strip_rows", strip},
+                         {"frames", o.stream},
+                         {"frames_per_s", rate},
+                         {"frames_per_s_runs", rates},
+                         {"floor_ms", floor_ms},
+                         {"x_floor", 1000 / rate / floor_ms},
+                         {"exact", exact}});
     }
+  }
 }
 
 int run(const Options& o) {
@@ -316,10 +341,7 @@ int run(const Options& o) {
   }
   if (o.guided) bench_guided(device, o, copy, results);
   if (o.histograms) bench_histograms(device, o, copy, results);
-  if (o.stream > 0) {
-    bench_transfers(device, o, results);
-    bench_stream(device, o, results);
-  }
+  if (o.stream > 0) bench_stream(device, o, bench_transfers(device, o, results), results);
   if (!o.json.empty()) {
     const nlohmann::json doc = {{"device", device.info().name},
                                 {"driver", device.info().driver_version},
@@ -354,8 +376,9 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-guided", o.guided, "skip bilateral and atrous");
   app.add_flag("!--no-filters", o.filters_on, "skip the filters (histograms only)");
   app.add_option("--stream", o.stream,
-                 "also time N 4K RGB8 images through upload, gaussian r=8, download on one and "
-                 "on two queues, and pageable vs pinned transfers");
+                 "also stream N 8K and N 16K RGB8 frames from host memory to host memory "
+                 "(gaussian r=8, strips as halo run sizes them) on one and two queues, against "
+                 "the pinned transfer floor; and pageable vs pinned transfers");
   CLI11_PARSE(app, argc, argv);
   if (std::sscanf(size.c_str(), "%dx%d", &o.width, &o.height) != 2) {
     fmt::print(stderr, "halo_bench: --size wants WxH, got {}\n", size);

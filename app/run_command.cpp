@@ -177,7 +177,17 @@ struct RunContext {
   const Pipeline& pipeline;  // parsed once: stages are plans, shared by every file and thread
   DevicePool& devices;
   std::optional<SampleType> wanted;  // --type
+  int workers = 1;                   // files at once
 };
+
+// Strips of one file at once: two queues on a GPU (one strip's transfers overlap another's
+// kernels); one on a CPU device (PoCL spreads each kernel over every core already); on the
+// reference, the cores the other files at once leave.
+int lanes_for(const Device* device, int workers) {
+  if (device) return device->info().gpu ? 2 : 1;
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / workers);
+}
 
 // Filters one file with the device (falling back to the reference where allowed) and writes
 // the result. Throws halo::Error; the caller decides whether that ends the run.
@@ -233,7 +243,8 @@ StreamResult stream_file(const FileJob& job, const RunContext& run, Device* devi
                         .verify = o.verify && device,
                         .tolerance = o.tolerance,
                         .keep_flags = !job.flags_output.empty(),
-                        .host_memory = device ? run.devices.host_memory() : nullptr};
+                        .host_memory = device ? run.devices.host_memory() : nullptr,
+                        .lanes = lanes_for(device, run.workers)};
   if (options.strip_rows == 0)
     options.strip_rows =
         choose_strip_rows(run.pipeline, input, pixel_type(type), strip_limits(o, device));
@@ -430,8 +441,12 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
   if (pipeline.stages().empty()) device_options.device = "ref";
   DevicePool devices(device_options, std::min(workers, 2), true);
   const RunContext context{
-      o, global, pipeline, devices,
-      o.type.empty() ? std::nullopt : std::optional<SampleType>(parse_sample_type(o.type))};
+      o,
+      global,
+      pipeline,
+      devices,
+      o.type.empty() ? std::nullopt : std::optional<SampleType>(parse_sample_type(o.type)),
+      workers};
 
   if (single) {  // one file: its own error and exit code, output as is
     FileOutcome outcome = process_file(jobs.front(), context);

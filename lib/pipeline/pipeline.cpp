@@ -120,6 +120,7 @@ StreamOptions stream_options(const RunOptions& o) {
   s.verify = o.verify;
   s.tolerance = o.tolerance;
   s.keep_flags = o.keep_flags;
+  s.lanes = o.lanes;
   return s;
 }
 

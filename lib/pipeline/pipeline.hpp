@@ -80,6 +80,7 @@ struct RunOptions {
   int strip_rows = 0;                                // see StripPlan; 0: the whole image at once
   std::vector<Guides> guides;  // whole-image guides, one per Pipeline::guide_sets() entry
   bool keep_flags = false;     // guided stages keep their discontinuity flags
+  int lanes = 1;               // strips at once (StreamOptions::lanes)
 };
 
 struct RunResult {

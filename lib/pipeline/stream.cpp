@@ -18,6 +18,7 @@
 #include "core/block_pool.hpp"
 #include "core/error.hpp"
 #include "filters/convert.hpp"
+#include "filters/histogram.hpp"
 
 namespace halo {
 
@@ -67,6 +68,55 @@ class Channel {
   std::condition_variable changed_;
   std::deque<T> items_;
   bool closed_ = false;
+};
+
+// Strips that lanes finish in any order, handed out in order. A lane more than `capacity`
+// strips ahead of the next one out waits, so memory stays bounded.
+template <class T>
+class Reorder {
+ public:
+  explicit Reorder(int capacity) : capacity_(std::max(capacity, 1)) {}
+
+  bool push(int k, T item) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return closed_ || k < next_ + capacity_; });
+    if (closed_) return false;
+    items_.emplace(k, std::move(item));
+    changed_.notify_all();
+    return true;
+  }
+
+  // The next strip in order; nothing once closed (or finished) with that strip not there.
+  std::optional<T> pop() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return closed_ || finished_ || items_.count(next_); });
+    const auto it = items_.find(next_);
+    if (it == items_.end()) return std::nullopt;
+    T item = std::move(it->second);
+    items_.erase(it);
+    ++next_;
+    changed_.notify_all();
+    return item;
+  }
+
+  void finish() {  // no more pushes: pop() drains what is there
+    std::lock_guard lock(mutex_);
+    finished_ = true;
+    changed_.notify_all();
+  }
+  void close() {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  const int capacity_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<int, T> items_;
+  int next_ = 0;
+  bool closed_ = false, finished_ = false;
 };
 
 // The first failure of any thread, rethrown by the caller once all have stopped.
@@ -194,6 +244,18 @@ class Checks {
   }
   std::vector<StageCheck> take() { return std::move(checks_); }
 
+  // Another lane's checks of the same stages, on other strips.
+  static void merge(std::vector<StageCheck>& into, std::vector<StageCheck> other) {
+    if (into.empty()) {
+      into = std::move(other);
+      return;
+    }
+    for (std::size_t i = 0; i < other.size(); ++i) {
+      add(into[i].result, other[i].result);
+      if (into[i].problem.empty()) into[i].problem = std::move(other[i].problem);
+    }
+  }
+
  private:
   std::vector<StageCheck> checks_;
 };
@@ -271,6 +333,7 @@ class DeviceLane {
     result.runs = std::move(runs_);
     if (options_.verify) result.checks = checks_.take();
   }
+  void finish_early() { device_.finish(); }  // another thread failed: nothing left queued
 
  private:
   DeviceImage upload_strip(const HostStrip& strip) {
@@ -340,6 +403,7 @@ class ReferenceLane {
   }
 
   void finish(StreamResult& result) { result.runs = std::move(runs_); }
+  void finish_early() {}
 
  private:
   const Pipeline& pipeline_;
@@ -348,15 +412,43 @@ class ReferenceLane {
   std::vector<StageRun> runs_;
 };
 
-// Reader and writer threads around `lane`, which runs in the calling thread.
+// One lane's side results and checks into another's: the lanes ran on different strips.
+void merge(StreamResult& into, StreamResult part) {
+  add_timings(into.timings, part.timings);
+  Checks::merge(into.checks, std::move(part.checks));
+  if (into.runs.empty()) {
+    into.runs = std::move(part.runs);
+    return;
+  }
+  for (std::size_t i = 0; i < part.runs.size(); ++i) {
+    StageRun& a = into.runs[i];
+    StageRun& b = part.runs[i];
+    if (a.histogram && b.histogram) {
+      add_counts(*a.histogram, *b.histogram);
+      a.histogram->count_to_reduce_ms += b.histogram->count_to_reduce_ms;
+    } else if (b.histogram) {
+      a.histogram = std::move(b.histogram);
+    }
+    // Each lane wrote the flags of its own strips' rows, zero elsewhere.
+    if (a.flags.empty())
+      a.flags = std::move(b.flags);
+    else
+      for (std::size_t p = 0; p < b.flags.bits.size(); ++p) a.flags.bits[p] |= b.flags.bits[p];
+  }
+}
+
+// A reader thread, a thread per lane, and a writer thread; strips go to whichever lane is
+// free and come out in order.
 template <class Lane>
-StreamResult stream(Lane& lane, const StripPlan& plan, const StreamInput& input,
-                    const StreamOutput& output, const StreamOptions& options) {
+StreamResult stream(std::vector<std::unique_ptr<Lane>>& lanes, const StripPlan& plan,
+                    const StreamInput& input, const StreamOutput& output,
+                    const StreamOptions& options) {
   const auto start = Clock::now();
   Channel<std::pair<int, HostStrip>> inputs(options.in_flight);
-  Channel<OutputStrip> outputs(options.in_flight);
+  Reorder<OutputStrip> outputs(options.in_flight + int(lanes.size()));
   FirstFailure failure;
   StreamPhases phases;
+  std::mutex device_time;
   const auto guarded = [&](auto&& body) {
     try {
       body();
@@ -387,21 +479,34 @@ StreamResult stream(Lane& lane, const StripPlan& plan, const StreamInput& input,
       }
     });
   });
-  StreamResult result;
-  guarded([&] {
-    while (auto next = inputs.pop()) {
-      const auto t = Clock::now();
-      OutputStrip out = lane.run(next->first, next->second);
-      phases.device_s += seconds_since(t);
-      if (!outputs.push(std::move(out))) break;
-    }
-    lane.finish(result);
-  });
-  outputs.close();
+  std::vector<StreamResult> parts(lanes.size());
+  std::vector<std::thread> workers;
+  for (std::size_t l = 0; l < lanes.size(); ++l)
+    workers.emplace_back([&, l] {
+      guarded([&] {
+        double busy = 0;
+        while (auto next = inputs.pop()) {
+          const auto t = Clock::now();
+          OutputStrip out = lanes[l]->run(next->first, next->second);
+          busy += seconds_since(t);
+          if (!outputs.push(next->first, std::move(out))) {
+            lanes[l]->finish_early();
+            return;
+          }
+        }
+        lanes[l]->finish(parts[l]);
+        std::lock_guard lock(device_time);
+        phases.device_s += busy;
+      });
+    });
+  for (auto& w : workers) w.join();
+  outputs.finish();
   inputs.close();
   reader.join();
   writer.join();
   failure.rethrow();
+  StreamResult result;
+  for (auto& part : parts) merge(result, std::move(part));
   phases.wall_s = seconds_since(start);
   result.phases = phases;
   result.strips = plan.strips();
@@ -484,8 +589,16 @@ StreamResult stream_device(Device& device, const Pipeline& pipeline, const Strea
   StreamOptions options = given;
   if (!options.host_memory) options.host_memory = &heap;
   const StripPlan plan(pipeline, input.height, strip_rows_for(pipeline, input, options));
-  DeviceLane lane(device, pipeline, plan, type, options);
-  return stream(lane, plan, input, output, options);
+  // More lanes than strips would idle; each lane is a queue on the device's context.
+  const int count = std::clamp(options.lanes, 1, plan.strips());
+  std::vector<std::unique_ptr<Device>> queues;
+  std::vector<std::unique_ptr<DeviceLane>> lanes;
+  for (int l = 0; l < count; ++l) {
+    Device* queue = &device;
+    if (l > 0) queue = queues.emplace_back(device.another_queue()).get();
+    lanes.push_back(std::make_unique<DeviceLane>(*queue, pipeline, plan, type, options));
+  }
+  return stream(lanes, plan, input, output, options);
 }
 
 StreamResult stream_reference(const Pipeline& pipeline, const StreamInput& input, PixelType type,
@@ -494,8 +607,11 @@ StreamResult stream_reference(const Pipeline& pipeline, const StreamInput& input
   StreamOptions options = given;
   if (!options.host_memory) options.host_memory = &heap;
   const StripPlan plan(pipeline, input.height, strip_rows_for(pipeline, input, options));
-  ReferenceLane lane(pipeline, plan, type, options);
-  return stream(lane, plan, input, output, options);
+  const int count = std::clamp(options.lanes, 1, plan.strips());
+  std::vector<std::unique_ptr<ReferenceLane>> lanes;
+  for (int l = 0; l < count; ++l)
+    lanes.push_back(std::make_unique<ReferenceLane>(pipeline, plan, type, options));
+  return stream(lanes, plan, input, output, options);
 }
 
 }  // namespace halo

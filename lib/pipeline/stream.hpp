@@ -1,8 +1,9 @@
 // The streaming executor: an image arrives row by row, goes through the pipeline strip by strip
 // (each strip's input widened by the chain's reach, so results equal the whole image's bit for
 // bit), and leaves row by row. Reading strip k+1, the device (or reference) work on strip k and
-// writing strip k-1 run at the same time on three threads, with a bounded number of strips in
-// flight, so host memory does not grow with the image.
+// writing strip k-1 run at the same time on their own threads, with a bounded number of
+// strips in flight, so host memory does not grow with the image; with several lanes, several
+// strips are on the device (or the reference) at once.
 #pragma once
 
 #include <functional>
@@ -50,6 +51,9 @@ struct StreamOptions {
   bool keep_flags = false;
   std::pmr::memory_resource* host_memory = nullptr;  // for host strips (page-locked on GPUs)
   int in_flight = 2;  // strips queued between reader and device, and device and writer
+  // Strips worked on at once: queues on the device (two let one strip's transfers overlap
+  // another's kernels on a GPU), threads on the reference.
+  int lanes = 1;
 };
 
 // Wall-clock seconds per phase (summed over strips) and of the whole run: with overlap the

@@ -144,6 +144,35 @@ TEST_CASE("strips equal the whole image on float data, NaN and Inf included") {
   check_strips_equal_whole({"box:r=3", "histogram:mode=rgb"}, input);
 }
 
+TEST_CASE("lanes: strips on two queues and on three reference threads give the same results") {
+  const Pipeline pipeline(std::vector<StageSpec>{
+      {"gaussian:r=3", ""}, {"histogram:mode=rgb", ""}, {"bilateral:r=2", ""}, {"emboss", ""}});
+  const PixelBuffer input = test::random_pixels(57, 301, 3, PixelType::u8, 21);
+  RunOptions options;
+  options.strip_rows = 7;
+  options.guides = guides_for(pipeline, input.width, input.height);
+  options.keep_flags = true;
+  options.verify = true;
+  const RunResult one = run_device(test::device(), pipeline, input, PixelType::f32, options);
+  options.lanes = 2;
+  const RunResult two = run_device(test::device(), pipeline, input, PixelType::f32, options);
+  test::device().take_timings();
+  CHECK(two.ok());
+  CHECK(two.pixels.bytes == one.pixels.bytes);
+  REQUIRE(two.runs.size() == 4);
+  REQUIRE(two.runs[1].histogram);
+  CHECK(two.runs[1].histogram->same_counts(*one.runs[1].histogram));
+  CHECK(two.runs[2].flags.bits == one.runs[2].flags.bits);
+  REQUIRE(two.checks.size() == one.checks.size());
+  for (std::size_t i = 0; i < two.checks.size(); ++i)
+    CHECK(two.checks[i].result.samples == one.checks[i].result.samples);
+  options.verify = false;
+  options.lanes = 1;
+  const PixelBuffer reference = run_reference(pipeline, input, PixelType::f32, options);
+  options.lanes = 3;
+  CHECK(run_reference(pipeline, input, PixelType::f32, options).bytes == reference.bytes);
+}
+
 TEST_CASE("strip plans: every row delivered once; inputs widened by the chain's reach") {
   const Pipeline pipeline(
       std::vector<StageSpec>{{"gaussian:r=4", ""}, {"histogram", ""}, {"bilateral:r=2", ""}});
