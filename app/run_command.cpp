@@ -181,10 +181,11 @@ struct RunContext {
 };
 
 // Strips of one file at once: two queues on a GPU (one strip's transfers overlap another's
-// kernels); one on a CPU device (PoCL spreads each kernel over every core already); on the
-// reference, the cores the other files at once leave.
+// kernels) when it is the only file (in a batch, other files' strips do that); one on a CPU
+// device (PoCL spreads each kernel over every core already); on the reference, the cores the
+// other files at once leave.
 int lanes_for(const Device* device, int workers) {
-  if (device) return device->info().gpu ? 2 : 1;
+  if (device) return device->info().gpu && workers == 1 ? 2 : 1;
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
   return std::max(1, cores / workers);
 }
@@ -228,7 +229,7 @@ StripLimits strip_limits(const RunOptionsCli& o, const Device* device) {
     limits.device_bytes = device->info().global_memory;
     limits.max_allocation = device->info().max_allocation;
     limits.device_is_host = !device->info().gpu;
-    if (device->info().gpu) limits.target_bytes = std::size_t(64) << 20;
+    if (device->info().gpu) limits.target_bytes = std::size_t(16) << 20;
   }
   return limits;
 }
@@ -433,13 +434,14 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
   }
 
   const int workers = std::min<int>(o.jobs > 0 ? o.jobs : default_jobs(), int(jobs.size()));
-  // Two queues per device let one file's transfers overlap another's kernels.
   const bool single = inputs.single && !sharded;
-  // Strips come and go through page-locked memory on GPUs: the pool reuses its blocks. A run
-  // without filters opens no device at all (OpenCL's start costs time and, with PoCL, memory).
+  // A worker holds its device slot for the whole file (it streams: decode, device, encode at
+  // once), so every worker has its own queue. Strips of a batch live in page-locked memory on
+  // GPUs: the pool's blocks serve file after file (for one file, pinning costs about what it
+  // saves). A run without filters opens no device (OpenCL's start costs time and memory).
   GlobalOptions device_options = global;
   if (pipeline.stages().empty()) device_options.device = "ref";
-  DevicePool devices(device_options, std::min(workers, 2), true);
+  DevicePool devices(device_options, workers, !single);
   const RunContext context{
       o,
       global,

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from a packed folder (see ../shared/docs/gpu.md):
-#   ../shared/scripts/device-pack .gpu build/tests/halo_engine_tests build/app/halo_bench
-#   cp scripts/bench-gpu.sh scripts/bench-peers.py .gpu/
+#   ../shared/scripts/device-pack-cli --build build .gpu build/app/libhalo_oiio.so \
+#       build/tests/halo_engine_tests
+#   cp scripts/bench-gpu.sh scripts/bench-peers.py scripts/bench-cli.py .gpu/
+#   cp /usr/share/wallpapers/Altai/contents/images/5120x2880.png .gpu/altai.png   # for cli
 #   device run: source .gpu/env.sh && bash .gpu/bench-gpu.sh [tests] [bench] [hist] [sweep]
-#               [peers] [hist-peers] [stream]
+#               [peers] [hist-peers] [stream] [cli]
+# cli: the real CLI end to end (scripts/bench-cli.py); HALO_DEVICES="0 all" for the batch on
+# one and on every GPU.
 # Writes full results under $OUT (or ./bench-out) and prints the tables.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,7 +28,8 @@ for step in $steps; do
         HALO_TUNING=$t "$here/bin/halo_bench" --size 7680x4320 --channels 1 --runs 10 \
           -f sharpen -f gaussian:r=2 -f gaussian:r=8 -f gaussian:r=16 -f box:r=4 -f box:r=32 | tail -6
       done 2>&1 | tee "$out/sweep.txt" ;;
-    stream) "$here/bin/halo_bench" --no-filters --no-guided --no-histograms --stream ${HALO_STREAM:-32} --runs 10 --json "$out/stream.json" | tee "$out/stream.txt" ;;
+    stream) "$here/bin/halo_bench" --no-filters --no-guided --no-histograms --stream ${HALO_STREAM:-16} --runs 10 --json "$out/stream.json" | tee "$out/stream.txt" ;;
+    cli) python3 "$here/bench-cli.py" --halo "$here/bin/halo" --photo "$here/altai.png" --devices "${HALO_DEVICES:-0}" --json "$out/cli.json" | tee "$out/cli.txt" ;;
     peers) timeout 300 python3 "$here/bench-peers.py" --size 7680x4320 --json "$out/peers.json" | tee "$out/peers.txt" ;;
     hist-peers) timeout 300 python3 "$here/bench-peers.py" --size 7680x4320 --histograms-only --json "$out/hist-peers.json" | tee "$out/hist-peers.txt" ;;
   esac

@@ -164,9 +164,13 @@ void Device::create_queues() {
 
 cl::Kernel Device::kernel(const std::string& file, const std::string& name,
                           const Defines& defines) {
-  cl_int status = CL_SUCCESS;
-  cl::Kernel kernel(programs_->get(file, defines), name.c_str(), &status);
-  check(status, "clCreateKernel", name + " in " + file);
+  const cl::Program program = programs_->get(file, defines);
+  cl::Kernel& kernel = kernels_[{program(), name}];
+  if (!kernel()) {
+    cl_int status = CL_SUCCESS;
+    kernel = cl::Kernel(program, name.c_str(), &status);
+    check(status, "clCreateKernel", name + " in " + file);
+  }
   return kernel;
 }
 
@@ -183,10 +187,13 @@ cl::Buffer Device::buffer(std::size_t bytes, const std::string& what) {
 
 cl::Buffer Device::constants(const std::vector<float>& values, const std::string& what) {
   std::vector<float> copy = values.empty() ? std::vector<float>{0.0f} : values;
+  if (const auto it = constants_.find(copy); it != constants_.end()) return it->second;
   cl_int status = CL_SUCCESS;
   cl::Buffer buffer(context_, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, copy.size() * sizeof(float),
                     copy.data(), &status);
   check(status, "clCreateBuffer", what + ", " + std::to_string(copy.size()) + " floats");
+  if (constants_.size() >= 256) constants_.clear();  // a bound; filters use a handful
+  constants_.emplace(std::move(copy), buffer);
   return buffer;
 }
 

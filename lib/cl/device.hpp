@@ -76,6 +76,9 @@ class Device {
   const DeviceInfo& info() const { return info_; }
   ProgramCache& programs() { return *programs_; }
 
+  // Kernels and constant buffers are made once per queue and handed out again: a strip asks
+  // for the same ones as the strip before it, and creating them cost more than running them
+  // on small strips (NVIDIA). A kernel's arguments are set anew by each user before its launch.
   cl::Kernel kernel(const std::string& file, const std::string& name, const Defines& defines);
   cl::Buffer buffer(std::size_t bytes, const std::string& what);
   // A read-only buffer holding a copy of host data (weights for __constant arguments).
@@ -184,6 +187,8 @@ class Device {
     std::size_t bytes;
   };
   std::vector<Pending> pending_;
+  std::map<std::pair<cl_program, std::string>, cl::Kernel> kernels_;
+  std::map<std::vector<float>, cl::Buffer> constants_;
   std::string stage_;
   bool recycling_ = false;
   std::vector<std::pair<std::size_t, cl::Buffer>> images_;  // with their sizes, while recycling

@@ -61,6 +61,18 @@ PixelBuffer::PixelBuffer(int width, int height, int channels, PixelType type, bo
       bytes(memory ? HostAllocator<std::byte>(memory) : HostAllocator<std::byte>()) {
   check_shape(width, height, channels);
   bytes.resize(sample_count() * sample_size(type));
+  std::fill(bytes.begin(), bytes.end(), std::byte{0});
+}
+
+PixelBuffer PixelBuffer::uninitialized(int width, int height, int channels, PixelType type,
+                                       bool alpha, std::pmr::memory_resource* memory) {
+  PixelBuffer pixels;
+  pixels.width = width, pixels.height = height, pixels.channels = channels;
+  pixels.type = type, pixels.alpha = alpha;
+  pixels.bytes = HostBytes(memory ? HostAllocator<std::byte>(memory) : HostAllocator<std::byte>());
+  check_shape(width, height, channels);
+  pixels.bytes.resize(pixels.sample_count() * sample_size(type));
+  return pixels;
 }
 
 std::size_t PixelBuffer::sample_count() const {

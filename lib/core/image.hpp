@@ -7,6 +7,7 @@
 #include <memory_resource>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace halo {
@@ -31,6 +32,16 @@ struct HostAllocator {
 
   T* allocate(std::size_t n) { return static_cast<T*>(resource->allocate(n * sizeof(T), 64)); }
   void deallocate(T* p, std::size_t n) { resource->deallocate(p, n * sizeof(T), 64); }
+  // resize() leaves new samples as they are: PixelBuffer zeroes them unless asked not to, so
+  // strips that are about to be overwritten cost no pass over their memory.
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(args)...);
+  }
   HostAllocator select_on_container_copy_construction() const { return {}; }
   template <class U>
   bool operator==(const HostAllocator<U>& other) const {
@@ -62,6 +73,9 @@ struct PixelBuffer {
   // memory: where the samples live (nullptr: the heap); a batch passes page-locked memory.
   PixelBuffer(int width, int height, int channels, PixelType type, bool alpha = false,
               std::pmr::memory_resource* memory = nullptr);
+  // The same, with samples left unset, for buffers that are filled right away (strips).
+  static PixelBuffer uninitialized(int width, int height, int channels, PixelType type,
+                                   bool alpha = false, std::pmr::memory_resource* memory = nullptr);
   std::size_t sample_count() const;
   template <typename T>
   T* samples() {

@@ -151,8 +151,8 @@ PixelBuffer run_reference(const Pipeline& pipeline, const PixelBuffer& input, Pi
       [&](Span rows, const PixelBuffer& pixels) {
         // Filters may change the channel count (gray=1): the first rows tell.
         if (!shaped) {
-          out = PixelBuffer(input.width, input.height, pixels.channels, type, pixels.alpha,
-                            options.host_memory);
+          out = PixelBuffer::uninitialized(input.width, input.height, pixels.channels, type,
+                                           pixels.alpha, options.host_memory);
           shaped = true;
         }
         memory_output(out)(rows, pixels);
@@ -170,7 +170,7 @@ RunResult run_device(Device& device, const Pipeline& pipeline, const PixelBuffer
       device, pipeline, memory_input(input, guides), type,
       [&](Span rows, const PixelBuffer& pixels) {
         if (!shaped) {
-          result.pixels = PixelBuffer(input.width, input.height, pixels.channels, type,
+          result.pixels = PixelBuffer::uninitialized(input.width, input.height, pixels.channels, type,
                                       pixels.alpha, options.host_memory);
           shaped = true;
         }

@@ -144,7 +144,8 @@ struct OutputStrip {
 HostStrip make_strip(const StreamInput& in, Span rows, std::pmr::memory_resource* memory) {
   HostStrip strip;
   strip.rows = rows;
-  strip.pixels = PixelBuffer(in.width, rows.count(), in.channels, in.type, in.alpha, memory);
+  strip.pixels =
+      PixelBuffer::uninitialized(in.width, rows.count(), in.channels, in.type, in.alpha, memory);
   for (const auto& shape : in.guide_shapes) {
     Guides g;
     g.described = shape.described;
@@ -355,8 +356,8 @@ class DeviceLane {
 
   PixelBuffer download_strip(const DeviceImage& image, Span rows) {
     device_.set_stage("download");
-    PixelBuffer pixels(image.width, rows.count(), image.channels, type_, image.alpha,
-                       options_.host_memory);
+    PixelBuffer pixels = PixelBuffer::uninitialized(image.width, rows.count(), image.channels,
+                                                    type_, image.alpha, options_.host_memory);
     const std::size_t bytes = pixels.bytes.size();
     if (bytes > staging_out_bytes_) {
       staging_out_ = device_.buffer(bytes, "download");
