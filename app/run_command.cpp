@@ -254,7 +254,10 @@ StreamResult stream_file(const FileJob& job, const RunContext& run, Device* devi
   else
     spdlog::info("{}: strips of {} rows (reach {})", job.input.path, options.strip_rows,
                  run.pipeline.reach());
-  OutputImage out(job.output, input.width, input.height, type, o.encoding);
+  WriteOptions encoding = o.encoding;  // encoder threads: this file's share of the cores
+  if (encoding.threads == 0)
+    encoding.threads = std::max(1, int(std::thread::hardware_concurrency()) / run.workers);
+  OutputImage out(job.output, input.width, input.height, type, encoding);
   const StreamOutput write = [&](Span rows, const PixelBuffer& pixels) { out.write(rows, pixels); };
   StreamResult result =
       device ? stream_device(*device, run.pipeline, input, pixel_type(type), write, options)

@@ -103,8 +103,16 @@ def main():
     ap.add_argument('--devices', default='0')
     ap.add_argument('--jobs', type=int, default=os.cpu_count())
     ap.add_argument('--json', default='')
+    ap.add_argument('--make-inputs', action='store_true', help=argparse.SUPPRESS)
     o = ap.parse_args()
-    big, photos = make_inputs(o.photo, o.work)
+    if o.make_inputs:
+        make_inputs(o.photo, o.work)
+        return
+    # In a process of its own: a child's peak RSS (wait4) starts at its parent's, and making
+    # the 16K frame takes ~1 GB.
+    subprocess.run([sys.executable, __file__, '--halo', o.halo, '--photo', o.photo, '--work',
+                    o.work, '--make-inputs'], check=True)
+    big, photos = os.path.join(o.work, 'big.png'), os.path.join(o.work, 'photos')
     results = []
     print('| case | wall s (min..max) | decode s | device s | kernels ms | encode s | strips | '
           'overlap | RSS MiB |')
