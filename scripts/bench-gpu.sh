@@ -29,7 +29,7 @@ for step in $steps; do
           -f sharpen -f gaussian:r=2 -f gaussian:r=8 -f gaussian:r=16 -f box:r=4 -f box:r=32 | tail -6
       done 2>&1 | tee "$out/sweep.txt" ;;
     stream) "$here/bin/halo_bench" --no-filters --no-guided --no-histograms --stream ${HALO_STREAM:-16} --runs 10 --json "$out/stream.json" | tee "$out/stream.txt" ;;
-    cli) python3 "$here/bench-cli.py" --halo "$here/bin/halo" --photo "$here/altai.png" --devices "${HALO_DEVICES:-0}" --json "$out/cli.json" | tee "$out/cli.txt" ;;
+    cli) python3 "$here/bench-cli.py" --halo "$here/bin/halo" --photo "$here/altai.png" --devices "${HALO_DEVICES:-0}" --jobs ${HALO_JOBS:-16} --json "$out/cli.json" | tee "$out/cli.txt" ;;
     peers) timeout 300 python3 "$here/bench-peers.py" --size 7680x4320 --json "$out/peers.json" | tee "$out/peers.txt" ;;
     hist-peers) timeout 300 python3 "$here/bench-peers.py" --size 7680x4320 --histograms-only --json "$out/hist-peers.json" | tee "$out/hist-peers.txt" ;;
   esac
