@@ -19,7 +19,6 @@
 #include "cl/program_cache.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
-#include "io/guides.hpp"
 #include "io/image_io.hpp"
 #include "io/input_stream.hpp"
 #include "pipeline/pipeline.hpp"
@@ -235,8 +234,8 @@ StripLimits strip_limits(const RunOptionsCli& o, const Device* device) {
 }
 
 // Streams one file through the pipeline on `device` (nullptr: the reference) into its output.
-StreamResult stream_file(const FileJob& job, const RunContext& run, Device* device, SampleType type,
-                         FileOutcome& outcome) {
+StreamResult stream_file(const FileJob& job, const RunContext& run, Device* device,
+                         SampleType type) {
   const RunOptionsCli& o = run.options;
   InputStream in(parse_input_ref(job.input.path + job.input.channels), run.pipeline.guide_sets());
   const StreamInput& input = in.input();
@@ -292,7 +291,7 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
     try {
       spdlog::info("{}: device {} ({})", job.input.path, device->info().name,
                    device->info().platform_name);
-      result = stream_file(job, run, device, type, outcome);
+      result = stream_file(job, run, device, type);
       outcome.device = device->info().name;
       spdlog::debug("kernel cache: {} compiled, {} loaded from disk", device->programs().compiled(),
                     device->programs().loaded_from_disk());
@@ -307,7 +306,7 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   if (!result) {
     if (o.verify && !pipeline.stages().empty())
       spdlog::warn("--verify: running the reference only, nothing to compare with");
-    result = stream_file(job, run, nullptr, type, outcome);
+    result = stream_file(job, run, nullptr, type);
     outcome.device = pipeline.stages().empty() ? "host" : "reference";
   }
   if (!job.flags_output.empty()) write_flags(pipeline, result->runs, job.flags_output);

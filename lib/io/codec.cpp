@@ -16,11 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::error_code& ec_ignore() {
-  thread_local std::error_code ec;
-  return ec;
-}
-
 // Decoders report "file not found" and "not a format I know" alike; tell them apart first so
 // the exit code is right.
 void check_readable(const std::string& path) {
@@ -50,7 +45,8 @@ std::vector<std::string> module_candidates() {
 const OiioCodecs* load_oiio() {
   std::string tried;
   for (const auto& path : module_candidates()) {
-    if (!fs::exists(path, ec_ignore())) continue;
+    std::error_code ec;
+    if (!fs::exists(path, ec)) continue;
     void* module = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!module) {
       tried += std::string("; ") + ::dlerror();

@@ -1,11 +1,10 @@
-// Finding and reading the guides of a render for bilateral and atrous: files named in a spec
-// (normal=n.exr[N.X,N.Y,N.Z]), else the input's own EXR layers.
+// Finding the guides of a render for bilateral and atrous in the input's own EXR layers, by
+// the names renderers give them (io/input_stream.cpp reads them, or the files a spec names).
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "filters/guides.hpp"
 #include "io/image_io.hpp"
 
 namespace halo {
@@ -17,11 +16,5 @@ struct GuideChannels {
   std::vector<std::string> normal, depth, albedo;
 };
 GuideChannels find_guide_channels(const std::vector<std::string>& names);
-
-// Reads what `sources` asks for: "auto" takes the input's channels when it has them, "off"
-// nothing, anything else is a file with an optional channel list. Errors (missing file or
-// channel, wrong size or channel count) name the guide and the file, before any GPU work.
-Guides load_guides(const GuideSources& sources, const std::string& input_path,
-                   const LoadedImage& input);
 
 }  // namespace halo

@@ -15,8 +15,8 @@ namespace halo {
 
 class InputStream {
  public:
-  // Guides as load_guides finds them: "auto" takes the input's own layers (Blender
-  // ViewLayer.Normal.X, ...; see io/guides.hpp), "off" nothing, else a file[channels].
+  // Guides of each set: "auto" takes the input's own layers (Blender ViewLayer.Normal.X, ...;
+  // io/guides.hpp finds them), "off" nothing, anything else is a file[channels].
   InputStream(const InputRef& input, const std::vector<GuideSources>& guide_sets);
   InputStream(const InputStream&) = delete;
   InputStream& operator=(const InputStream&) = delete;

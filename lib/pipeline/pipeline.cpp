@@ -105,9 +105,13 @@ StreamInput memory_input(const PixelBuffer& pixels, const std::vector<Guides>& g
   return in;
 }
 
-// Output rows into one buffer of the whole image.
-StreamOutput memory_output(PixelBuffer& out) {
-  return [&out](Span rows, const PixelBuffer& pixels) {
+// Output rows into one buffer of the whole image, made at the first rows: filters may change
+// the channel count (gray=1), and the first rows tell.
+StreamOutput memory_output(PixelBuffer& out, int width, int height, PixelType type,
+                           std::pmr::memory_resource* memory) {
+  return [&out, width, height, type, memory](Span rows, const PixelBuffer& pixels) {
+    if (out.bytes.empty())
+      out = PixelBuffer::uninitialized(width, height, pixels.channels, type, pixels.alpha, memory);
     const std::size_t row_bytes = out.bytes.size() / out.height;
     std::memcpy(out.bytes.data() + rows.first * row_bytes, pixels.bytes.data(),
                 rows.count() * row_bytes);
@@ -143,21 +147,10 @@ std::vector<Guides> guides_for(const Pipeline& pipeline, const RunOptions& optio
 PixelBuffer run_reference(const Pipeline& pipeline, const PixelBuffer& input, PixelType type,
                           const RunOptions& options) {
   const std::vector<Guides> guides = guides_for(pipeline, options);
-  PixelBuffer out(input.width, input.height, input.channels, type, input.alpha,
-                  options.host_memory);
-  bool shaped = false;
-  stream_reference(
-      pipeline, memory_input(input, guides), type,
-      [&](Span rows, const PixelBuffer& pixels) {
-        // Filters may change the channel count (gray=1): the first rows tell.
-        if (!shaped) {
-          out = PixelBuffer::uninitialized(input.width, input.height, pixels.channels, type,
-                                           pixels.alpha, options.host_memory);
-          shaped = true;
-        }
-        memory_output(out)(rows, pixels);
-      },
-      stream_options(options));
+  PixelBuffer out;
+  stream_reference(pipeline, memory_input(input, guides), type,
+                   memory_output(out, input.width, input.height, type, options.host_memory),
+                   stream_options(options));
   return out;
 }
 
@@ -165,17 +158,9 @@ RunResult run_device(Device& device, const Pipeline& pipeline, const PixelBuffer
                      PixelType type, const RunOptions& options) {
   const std::vector<Guides> guides = guides_for(pipeline, options);
   RunResult result;
-  bool shaped = false;
   StreamResult streamed = stream_device(
       device, pipeline, memory_input(input, guides), type,
-      [&](Span rows, const PixelBuffer& pixels) {
-        if (!shaped) {
-          result.pixels = PixelBuffer::uninitialized(input.width, input.height, pixels.channels, type,
-                                      pixels.alpha, options.host_memory);
-          shaped = true;
-        }
-        memory_output(result.pixels)(rows, pixels);
-      },
+      memory_output(result.pixels, input.width, input.height, type, options.host_memory),
       stream_options(options));
   result.checks = std::move(streamed.checks);
   result.timings = std::move(streamed.timings);
