@@ -1,5 +1,5 @@
 // Image files read and written row by row, so that no image has to fit in memory at once.
-// One reader and one writer per format family: PNG through libspng and halo's own encoder
+// One reader and one writer per format family: PNG through libpng and halo's own encoder
 // (io/png.cpp), JPEG through libjpeg-turbo (io/jpeg.cpp), PFM (io/pfm.cpp), everything else
 // through OpenImageIO's scanline calls (io/oiio.cpp).
 #pragma once

@@ -1,9 +1,10 @@
-// PNG: decoding row by row through libspng, and halo's own encoder, which filters and
+// PNG: decoding row by row through libpng, and halo's own encoder, which filters and
 // compresses blocks of rows on all cores (pigz's method). Each block is a raw deflate stream
 // that starts from the previous 32 KiB of filtered data as its dictionary and ends with a
 // sync flush, so the blocks concatenate into one zlib stream, byte for byte as valid as a
 // single-threaded one; the Adler-32 checksum is combined from the blocks'.
-#include <spng.h>
+#include <png.h>
+#include <spdlog/spdlog.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -29,46 +30,88 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Reading
 
-std::string spng_message(int code) {
-  return spng_strerror(code);
-}
-
 struct CloseFile {
   void operator()(std::FILE* f) const { std::fclose(f); }
 };
 using File = std::unique_ptr<std::FILE, CloseFile>;
-struct FreeContext {
-  void operator()(spng_ctx* ctx) const { spng_ctx_free(ctx); }
+
+// libpng reports errors through a callback that must not return: it longjmps back to the call
+// that failed with the message kept here. Warnings (a known-bad sRGB profile, ...) go to the
+// debug log, never raw to stderr.
+struct PngErrors {
+  std::string message;
 };
 
+void on_png_error(png_structp png, png_const_charp text) {
+  static_cast<PngErrors*>(png_get_error_ptr(png))->message = text;
+  png_longjmp(png, 1);
+}
+
+void on_png_warning(png_structp, png_const_charp text) {
+  spdlog::debug("libpng: {}", text);
+}
+
+// libpng's own reader says "Read Error" for a file that ends early.
+void read_png_bytes(png_structp png, png_bytep data, png_size_t length) {
+  auto* file = static_cast<std::FILE*>(png_get_io_ptr(png));
+  if (std::fread(data, 1, length, file) != length)
+    png_error(png, std::ferror(file) ? "read error" : "the file ends early (truncated)");
+}
+
+// The libpng objects, destroyed with their owner even when its constructor throws.
+struct PngRead {
+  png_structp png = nullptr;
+  png_infop info = nullptr;
+  ~PngRead() { png_destroy_read_struct(&png, info ? &info : nullptr, nullptr); }
+};
+
+// Rows as libpng decodes them, one at a time (png_read_row): palettes become RGB, grey below
+// 8 bits 8-bit, tRNS an alpha channel, 16-bit samples host order. Interlaced files, whose rows
+// come in seven passes, are decoded whole first.
 class PngReader : public ImageReader {
  public:
-  explicit PngReader(const std::string& path)
-      : path_(path), file_(std::fopen(path.c_str(), "rb")), context_(spng_ctx_new(0)) {
+  explicit PngReader(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "rb")) {
     if (!file_) throw Error(ErrorKind::NoInput, path + ": cannot open for reading");
-    if (!ctx_) throw Error(ErrorKind::Internal, path + ": out of memory");
-    check(spng_set_png_file(ctx_, file_.get()), "cannot read");
-    spng_ihdr ihdr{};
-    check(spng_get_ihdr(ctx_, &ihdr), "cannot read");
-    choose_format(ihdr);
+    read_.png =
+        png_create_read_struct(PNG_LIBPNG_VER_STRING, &errors_, on_png_error, on_png_warning);
+    if (!read_.png || !(read_.info = png_create_info_struct(read_.png)))
+      throw Error(ErrorKind::Internal, path + ": out of memory");
+    png_structp png = read_.png;
+    png_infop info = read_.info;
+    if (setjmp(png_jmpbuf(png))) fail("cannot read");
+    png_set_read_fn(png, file_.get(), read_png_bytes);
+    png_read_info(png, info);
+    const int colour = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
+    if (colour == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+    if (colour == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+    if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png);
+    if (depth == 16 && std::endian::native == std::endian::little) png_set_swap(png);
+    const int passes = png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+    const int channels = png_get_channels(png, info);
+    depth_ = png_get_bit_depth(png, info) == 16 ? 16 : 8;
     header_.format = "png";
-    header_.width = int(ihdr.width);
-    header_.height = int(ihdr.height);
-    if (ihdr.interlace_method != SPNG_INTERLACE_NONE) {
-      // Interlaced rows arrive in seven passes: the whole image is decoded at once.
-      std::size_t size = 0;
-      check(spng_decoded_image_size(ctx_, format_, &size), "cannot read pixels");
-      whole_.resize(size);
-      check(spng_decode_image(ctx_, whole_.data(), size, format_, flags_), "cannot read pixels");
-      header_.whole_image = true;
-    } else {
-      check(spng_decode_image(ctx_, nullptr, 0, format_, flags_ | SPNG_DECODE_PROGRESSIVE),
-            "cannot read pixels");
-    }
+    header_.width = int(png_get_image_width(png, info));
+    header_.height = int(png_get_image_height(png, info));
+    header_.channels = channels == 1   ? std::vector<std::string>{"Y"}
+                       : channels == 2 ? std::vector<std::string>{"Y", "A"}
+                       : channels == 3 ? std::vector<std::string>{"R", "G", "B"}
+                                       : std::vector<std::string>{"R", "G", "B", "A"};
+    header_.alpha = channels == 2 || channels == 4;
+    header_.stored = depth_ == 16 ? SampleType::u16 : SampleType::u8;
     row_.resize(row_bytes());
+    if (passes > 1) {
+      whole_.resize(row_bytes() * header_.height);
+      std::vector<png_bytep> rows(header_.height);
+      for (int y = 0; y < header_.height; ++y)
+        rows[y] = reinterpret_cast<png_bytep>(whole_.data()) + row_bytes() * y;
+      png_read_image(png, rows.data());
+      header_.whole_image = true;
+    }
   }
 
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
+    if (setjmp(png_jmpbuf(read_.png))) fail("cannot read pixels");
     const int channels = int(header_.channels.size());
     // Rows as decoded, straight into `out`, when that is what is asked for.
     const bool direct = whole_.empty() && first == 0 && n == channels &&
@@ -77,11 +120,14 @@ class PngReader : public ImageReader {
       if (next_ >= header_.height) throw Error(ErrorKind::Internal, path_ + ": read past the end");
       std::byte* dst = out + std::size_t(r) * header_.width * n * sample_size(type);
       if (direct) {
-        decode_row(dst);
+        png_read_row(read_.png, reinterpret_cast<png_bytep>(dst), nullptr);
         continue;
       }
-      const std::byte* row =
-          whole_.empty() ? decode_row(row_.data()) : whole_.data() + next_ * row_bytes();
+      const std::byte* row = row_.data();
+      if (whole_.empty())
+        png_read_row(read_.png, reinterpret_cast<png_bytep>(row_.data()), nullptr);
+      else
+        row = whole_.data() + next_ * row_bytes();
       if (depth_ == 8)
         pick(reinterpret_cast<const std::uint8_t*>(row), channels, first, n, type, dst, 255.0f);
       else
@@ -90,66 +136,12 @@ class PngReader : public ImageReader {
   }
 
  private:
-  void check(int code, const char* what) {
-    if (code) throw Error(ErrorKind::BadData, path_ + ": " + what + ": " + spng_message(code));
-  }
-
-  // The decoded format: as stored where libspng can give it, else widened to 8-bit.
-  void choose_format(const spng_ihdr& ihdr) {
-    spng_trns trns{};
-    const bool transparent = spng_get_trns(ctx_, &trns) == 0;
-    depth_ = ihdr.bit_depth == 16 ? 16 : 8;
-    std::vector<std::string> names;
-    switch (ihdr.color_type) {
-      case SPNG_COLOR_TYPE_GRAYSCALE:
-        names = {"Y"};
-        format_ = ihdr.bit_depth < 8 ? SPNG_FMT_G8 : SPNG_FMT_PNG;
-        if (transparent) {
-          names = {"Y", "A"};
-          format_ = depth_ == 16 ? SPNG_FMT_GA16 : SPNG_FMT_GA8;
-          flags_ = SPNG_DECODE_TRNS;
-        }
-        break;
-      case SPNG_COLOR_TYPE_GRAYSCALE_ALPHA:
-        names = {"Y", "A"};
-        format_ = SPNG_FMT_PNG;
-        break;
-      case SPNG_COLOR_TYPE_TRUECOLOR:
-        names = {"R", "G", "B"};
-        format_ = SPNG_FMT_PNG;
-        if (transparent) {
-          names = {"R", "G", "B", "A"};
-          format_ = depth_ == 16 ? SPNG_FMT_RGBA16 : SPNG_FMT_RGBA8;
-          flags_ = SPNG_DECODE_TRNS;
-        }
-        break;
-      case SPNG_COLOR_TYPE_INDEXED:
-        depth_ = 8;
-        names = {"R", "G", "B"};
-        format_ = SPNG_FMT_RGB8;
-        if (transparent) {
-          names = {"R", "G", "B", "A"};
-          format_ = SPNG_FMT_RGBA8;
-          flags_ = SPNG_DECODE_TRNS;
-        }
-        break;
-      default:  // truecolour with alpha
-        names = {"R", "G", "B", "A"};
-        format_ = SPNG_FMT_PNG;
-    }
-    header_.channels = names;
-    header_.alpha = names.back() == "A";
-    header_.stored = depth_ == 16 ? SampleType::u16 : SampleType::u8;
+  [[noreturn]] void fail(const char* what) {
+    throw Error(ErrorKind::BadData, path_ + ": " + what + ": " + errors_.message);
   }
 
   std::size_t row_bytes() const {
     return std::size_t(header_.width) * header_.channels.size() * (depth_ / 8);
-  }
-
-  const std::byte* decode_row(std::byte* into) {
-    const int code = spng_decode_row(ctx_, into, row_.size());
-    if (code != 0 && code != SPNG_EOI) check(code, "cannot read pixels");
-    return into;
   }
 
   // Channels [first, first + n) of a row as samples of `type`.
@@ -176,10 +168,9 @@ class PngReader : public ImageReader {
 
   std::string path_;
   File file_;
-  std::unique_ptr<spng_ctx, FreeContext> context_;
-  spng_ctx* ctx_ = context_.get();
-  int format_ = SPNG_FMT_PNG, flags_ = 0, depth_ = 8;
-  int next_ = 0;
+  PngErrors errors_;
+  PngRead read_;
+  int depth_ = 8, next_ = 0;
   std::vector<std::byte> row_, whole_;
 };
 
