@@ -438,12 +438,13 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
   const int workers = std::min<int>(o.jobs > 0 ? o.jobs : default_jobs(), int(jobs.size()));
   const bool single = inputs.single && !sharded;
   // A worker holds its device slot for the whole file (it streams: decode, device, encode at
-  // once), so every worker has its own queue. Strips of a batch live in page-locked memory on
-  // GPUs: the pool's blocks serve file after file (for one file, pinning costs about what it
-  // saves). A run without filters opens no device (OpenCL's start costs time and memory).
+  // once), so every worker has its own queue. Strips stay in ordinary memory: a strip of a
+  // few MiB crosses the bus in under a millisecond either way, while page-locked blocks cost
+  // milliseconds each to make. A run without filters opens no device (OpenCL's start costs
+  // time and memory).
   GlobalOptions device_options = global;
   if (pipeline.stages().empty()) device_options.device = "ref";
-  DevicePool devices(device_options, workers, !single);
+  DevicePool devices(device_options, workers, false);
   const RunContext context{
       o,
       global,
