@@ -33,7 +33,7 @@ std::vector<DeviceInfo> select_devices(const std::string& choice) {
   return chosen;
 }
 
-DevicePool::DevicePool(const GlobalOptions& options, int slots, bool pinned) {
+DevicePool::DevicePool(const GlobalOptions& options, int slots) {
   if (options.device == "ref") return;
   try {
     const std::vector<DeviceInfo> devices = select_devices(options.device);
@@ -46,9 +46,6 @@ DevicePool::DevicePool(const GlobalOptions& options, int slots, bool pinned) {
       for (const auto& device : first) slots_.push_back(device->another_queue());
     for (auto& device : first) slots_.push_back(std::move(device));
     device_count_ = devices.size();
-    // Blocks come from the first device's context; DMA from them is fastest there.
-    if (pinned && devices.front().gpu)
-      pinned_ = std::make_unique<PinnedPool>(*slots_[slots_.size() - devices.size()]);
   } catch (const Error& e) {
     if (options.strict || options.device != "auto") throw;
     spdlog::warn("{}; running the CPU reference (--strict makes this an error)", e.what());

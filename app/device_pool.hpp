@@ -1,6 +1,6 @@
-// The OpenCL devices a batch runs on, each opened with a few queues on one context ("slots") so
-// that one image's upload or download overlaps another's kernels, and workers borrow a free slot
-// for the device part of each file. No device at all means the CPU reference.
+// The OpenCL devices a batch runs on, each opened with a queue per worker on one context
+// ("slots": they share its compiled kernels), so one file's transfers overlap another's
+// kernels; a worker holds a slot while it streams a file. No device means the CPU reference.
 #pragma once
 
 #include <condition_variable>
@@ -10,7 +10,6 @@
 
 #include "app/commands.hpp"
 #include "cl/device.hpp"
-#include "cl/pinned_pool.hpp"
 
 namespace halo {
 
@@ -21,14 +20,10 @@ std::vector<DeviceInfo> select_devices(const std::string& choice);
 class DevicePool {
  public:
   // Opens `slots` queues on each chosen device. With --device auto (and no --strict) a missing
-  // device gives an empty pool (the reference) and a warning, as a single run does. pinned:
-  // keep images in page-locked host memory when the first device is a GPU (worth it for many
-  // images; pinning costs about what it saves on one).
-  DevicePool(const GlobalOptions& options, int slots, bool pinned);
+  // device gives an empty pool (the reference) and a warning, as a single run does.
+  DevicePool(const GlobalOptions& options, int slots);
 
   bool empty() const { return slots_.empty(); }
-  // Where images should live on the host: page-locked memory, or nullptr for the heap.
-  std::pmr::memory_resource* host_memory() const { return pinned_.get(); }
   std::size_t device_count() const { return device_count_; }
 
   class Lease {
@@ -53,7 +48,6 @@ class DevicePool {
   void release(Device* device);
 
   std::vector<std::unique_ptr<Device>> slots_;
-  std::unique_ptr<PinnedPool> pinned_;  // after slots_: destroyed first
   std::vector<Device*> free_;
   std::size_t device_count_ = 0;
   std::mutex mutex_;

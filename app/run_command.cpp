@@ -243,7 +243,6 @@ StreamResult stream_file(const FileJob& job, const RunContext& run, Device* devi
                         .verify = o.verify && device,
                         .tolerance = o.tolerance,
                         .keep_flags = !job.flags_output.empty(),
-                        .host_memory = device ? run.devices.host_memory() : nullptr,
                         .lanes = lanes_for(device, run.workers)};
   if (options.strip_rows == 0)
     options.strip_rows =
@@ -444,7 +443,7 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
   // time and memory).
   GlobalOptions device_options = global;
   if (pipeline.stages().empty()) device_options.device = "ref";
-  DevicePool devices(device_options, workers, false);
+  DevicePool devices(device_options, workers);
   const RunContext context{
       o,
       global,
