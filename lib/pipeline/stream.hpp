@@ -49,7 +49,7 @@ struct StreamOptions {
   bool verify = false;
   double tolerance = 1e-4;
   bool keep_flags = false;
-  std::pmr::memory_resource* host_memory = nullptr;  // for host strips (page-locked on GPUs)
+  std::pmr::memory_resource* host_memory = nullptr;  // for host strips (nullptr: recycled heap)
   int in_flight = 2;  // strips queued between reader and device, and device and writer
   // Strips worked on at once: queues on the device (two let one strip's transfers overlap
   // another's kernels on a GPU), threads on the reference.
