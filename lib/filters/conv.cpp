@@ -92,9 +92,8 @@ class ConvStage : public Stage {
       local = cl::NDRange(t.vec_w, t.vec_h, 1);
     } else {
       const int run = conv_run(t, device.info().local_memory);
-      for (const auto& [key, value] : {std::pair{"GROUP_W", t.conv_w},
-                                       {"GROUP_H", t.conv_h},
-                                       {"CONV_RUN", run}})
+      for (const auto& [key, value] :
+           {std::pair{"GROUP_W", t.conv_w}, {"GROUP_H", t.conv_h}, {"CONV_RUN", run}})
         defines.push_back({key, std::to_string(value)});
       global = cl::NDRange(src.width, ceil_div(out.count(), t.conv_h * run) * t.conv_h, planes);
       local = cl::NDRange(t.conv_w, t.conv_h, 1);
