@@ -127,7 +127,7 @@ std::string phases_report(const StreamResult& result, const std::string& device)
 
 // Device time per stage and kernel (summed over strips), with the bandwidth each kernel
 // reached counting its minimum traffic (read once + write once); verification read-backs are
-// listed apart.
+// listed apart. On CPU devices the conversions are host code, labelled "(host)".
 std::string timings_report(const StreamResult& result) {
   std::string text;
   double total = 0, verify = 0;
@@ -135,11 +135,11 @@ std::string timings_report(const StreamResult& result) {
     (t.stage == "verify" ? verify : total) += t.ms;
     if (t.stage == "verify") continue;
     const std::string rate = t.bytes ? fmt::format("{:8.1f} GB/s", t.bytes / t.ms * 1e-6) : "";
-    text += fmt::format("time {:<24} {:<20} {:9.3f} ms {}\n", t.stage, t.label, t.ms, rate);
+    text += fmt::format("time {:<24} {:<26} {:9.3f} ms {}\n", t.stage, t.label, t.ms, rate);
   }
-  text += fmt::format("time {:<45} {:9.3f} ms\n", "device total", total);
+  text += fmt::format("time {:<51} {:9.3f} ms\n", "device total", total);
   if (verify > 0)
-    text += fmt::format("time {:<45} {:9.3f} ms\n", "verification read-backs", verify);
+    text += fmt::format("time {:<51} {:9.3f} ms\n", "verification read-backs", verify);
   return text;
 }
 

@@ -1,5 +1,7 @@
 // Sample conversion on the device: file samples (interleaved 8/16-bit or float) to planar
 // float32 and back, and luminance. CPU references: lib/core/image.cpp, lib/filters/convert.cpp.
+// CPU devices convert with host code instead (lib/filters/convert_host.cpp), in place in
+// their buffers: faster than PoCL runs these kernels, and no copy in or out.
 // Defines: SAMPLE (uchar|ushort|float), CHANNELS, QUANTIZE (1 for integer samples) and MAX_CODE
 // (255.0f, 65535.0f). Planar buffers hold `rows` rows (a strip's, or the whole image's), their
 // planes pitch * rows floats apart; conversions work row for row, so borders never matter.
@@ -62,68 +64,4 @@ __kernel void to_gray(__global const float* src, __global float* dst, const int 
   v = v + wg * src[plane + i];
   v = v + wb * src[2 * plane + i];
   dst[i] = v;
-}
-
-// CPUs (lib/cl/tuning.cpp vec > 0): VEC neighbouring pixels per work-item, so that the
-// conversion and the stores become vector code (PoCL does not vectorise across work-items
-// here). Same arithmetic per sample as the kernels above.
-
-__kernel void convert_to_planar_vec(__global const SAMPLE* src, __global float* dst,
-                                    const int width, const int rows, const int pitch,
-                                    const float scale) {
-  const int x0 = (int)get_global_id(0) * VEC, y = get_global_id(1);
-  if (x0 >= width || y >= rows) return;
-  const int n = min(VEC, width - x0);
-  __global const SAMPLE* in = src + ((size_t)y * width + x0) * CHANNELS;
-  // The VEC pixels' samples in vector loads, then picked apart per channel in registers.
-  SAMPLE samples[VEC * CHANNELS];
-  if (n == VEC) {
-#pragma unroll
-    for (int i = 0; i < CHANNELS; ++i) VSTORE(VLOAD(i, in), i, samples);
-  } else {
-    for (int i = 0; i < n * CHANNELS; ++i) samples[i] = in[i];
-  }
-#pragma unroll
-  for (int c = 0; c < CHANNELS; ++c) {
-    __global float* out = dst + ((size_t)c * rows + y) * pitch + x0;
-    float lanes[VEC];
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) lanes[k] = (float)samples[k * CHANNELS + c];
-    const FLOATV v = VLOAD(0, lanes) * scale;
-    if (n == VEC) {
-      VSTORE(v, 0, out);
-    } else {
-      VSTORE(v, 0, lanes);
-      for (int k = 0; k < n; ++k) out[k] = lanes[k];
-    }
-  }
-}
-
-// The VEC pixels' samples are interleaved in registers and leave in CHANNELS vector stores.
-__kernel void convert_from_planar_vec(__global const float* src, __global SAMPLE* dst,
-                                      const int width, const int pitch, const int rows,
-                                      const int row0, const int count) {
-  const int x0 = (int)get_global_id(0) * VEC, y = get_global_id(1);
-  if (x0 >= width || y >= count) return;
-  const int n = min(VEC, width - x0);
-  __global SAMPLE* out = dst + ((size_t)y * width + x0) * CHANNELS;
-  SAMPLE samples[VEC * CHANNELS];
-#pragma unroll
-  for (int c = 0; c < CHANNELS; ++c) {
-    // Rows are padded to a multiple of 32 floats: a full vector load stays inside the row.
-    FLOATV v = VLOAD(0, src + ((size_t)c * rows + row0 + y) * pitch + x0);
-#if QUANTIZE
-    v = select(fmin(fmax(floor(v * MAX_CODE + 0.5f), 0.0f), MAX_CODE), (FLOATV)(0.0f), isnan(v));
-#endif
-    float lanes[VEC];
-    VSTORE(v, 0, lanes);
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) samples[k * CHANNELS + c] = (SAMPLE)lanes[k];
-  }
-  if (n == VEC) {
-#pragma unroll
-    for (int i = 0; i < CHANNELS; ++i) VSTORE(VLOAD(i, samples), i, out);
-  } else {
-    for (int i = 0; i < n * CHANNELS; ++i) out[i] = samples[i];
-  }
 }

@@ -50,7 +50,7 @@ def make_inputs(work):
         shutil.copy(src, os.path.join(work, 'altai.png'))
     steps = [('big.png', 'vips resize {w}/altai.png {w}/big.v 3.2 --vscale 5.688889 && '
                          'vips copy {w}/big.v {w}/big.png && rm {w}/big.v'),
-             ('altai16.png', 'vips cast {w}/altai.png {w}/altai16.png ushort --shift'),
+             ('altai16.png', 'vips colourspace {w}/altai.png {w}/altai16.png rgb16'),
              ('altai.jpg', 'vips copy {w}/altai.png {w}/altai.jpg[Q=95]')]
     for name, command in steps:
         if not have(name):

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <chrono>
 
 #include "cl/cl_error.hpp"
 #include "core/error.hpp"
@@ -293,6 +294,24 @@ cl::Event Device::fill_zero(cl::Buffer& buffer, std::size_t bytes, const std::st
   return event;
 }
 
+void Device::on_host(const cl::Buffer& buffer, std::size_t bytes, cl_map_flags flags,
+                     const std::string& label, std::size_t moved,
+                     const std::function<void(void*)>& fn) {
+  cl_int status = CL_SUCCESS;
+  void* data = queue_.enqueueMapBuffer(buffer, CL_TRUE, flags, 0, bytes, nullptr, nullptr, &status);
+  check(status, "clEnqueueMapBuffer", label + ", " + std::to_string(bytes) + " bytes");
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    fn(data);
+  } catch (...) {
+    queue_.enqueueUnmapMemObject(buffer, data);
+    throw;
+  }
+  const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+  check(queue_.enqueueUnmapMemObject(buffer, data), "clEnqueueUnmapMemObject", label);
+  pending_.push_back({cl::Event(), stage_, label, moved, took.count()});
+}
+
 std::unique_ptr<Device::Pinned> Device::pinned(std::size_t bytes) {
   cl_int status = CL_SUCCESS;
   cl::Buffer buffer(context_, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes, nullptr, &status);
@@ -326,6 +345,10 @@ std::vector<Device::Timing> Device::take_timings() {
   finish();
   std::vector<Timing> timings;
   for (auto& p : pending_) {
+    if (!p.event()) {
+      timings.push_back({p.stage, p.label, p.host_ms, p.bytes});
+      continue;
+    }
     cl_ulong start = 0, end = 0;
     check(p.event.getProfilingInfo(CL_PROFILING_COMMAND_START, &start), "clGetEventProfilingInfo",
           p.label);

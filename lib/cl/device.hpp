@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -105,6 +106,16 @@ class Device {
   cl::Event fill_zero(cl::Buffer& buffer, std::size_t bytes, const std::string& label,
                       const std::vector<cl::Event>& after = {});
 
+  // CPU devices keep their buffers in host memory: host code can fill and read them in place
+  // (mapped) instead of copying them in and out. Only on the in-order queue, whose order a
+  // blocking map keeps.
+  bool shares_host_memory() const { return info_.type == "cpu" && !use_async_; }
+  // Maps `bytes` of `buffer` (blocking: after everything enqueued before), calls fn with the
+  // host pointer, unmaps. fn's wall time is recorded as a timing under `label`, with `moved`
+  // bytes, so --timings shows host conversions next to the kernels they replace.
+  void on_host(const cl::Buffer& buffer, std::size_t bytes, cl_map_flags flags,
+               const std::string& label, std::size_t moved, const std::function<void(void*)>& fn);
+
   // Page-locked host memory (CL_MEM_ALLOC_HOST_PTR, mapped for writing and reading): DMA reads
   // and writes it without the driver's staging copy that pageable memory needs.
   class Pinned {
@@ -181,10 +192,11 @@ class Device {
   bool use_async_ = false;
   std::shared_ptr<ProgramCache> programs_;
   struct Pending {
-    cl::Event event;
+    cl::Event event;  // null for host work, which gives its time in host_ms
     std::string stage;
     std::string label;
     std::size_t bytes;
+    double host_ms = 0;
   };
   std::vector<Pending> pending_;
   std::map<std::pair<cl_program, std::string>, cl::Kernel> kernels_;

@@ -1,7 +1,6 @@
 // Host side of kernels/convert.cl and the CPU reference of luminance.
 #include "filters/convert.hpp"
 
-#include "cl/tuning.hpp"
 #include "core/error.hpp"
 #include "filters/filter.hpp"
 
@@ -24,26 +23,6 @@ Defines sample_defines(PixelType type, int channels) {
 
 const cl::NDRange kGroup2D(16, 16);
 
-// The per-pixel conversion kernel, or on CPUs (tuning vec > 0) its VEC-pixels-per-work-item
-// form.
-struct Launch {
-  std::string name;
-  cl::NDRange global, local;
-  int vec = 0;
-  Defines defines(PixelType type, int channels) const {
-    Defines d = sample_defines(type, channels);
-    if (vec) d.emplace_back("VEC", std::to_string(vec));
-    return d;
-  }
-};
-
-Launch launch_for(const Device& device, int width, int height, const std::string& kernel) {
-  const Tuning t = tuning_for(device.info());
-  if (t.vec == 0) return {kernel, cl::NDRange(width, height), kGroup2D, 0};
-  return {kernel + "_vec", cl::NDRange(std::size_t((width + t.vec - 1) / t.vec), height),
-          cl::NDRange(t.vec_w, t.vec_h), t.vec};
-}
-
 void check_gray_input(int color_channels, const std::string& filter) {
   if (color_channels != 1 && color_channels != 3)
     throw Error(ErrorKind::Usage, "filter '" + filter +
@@ -64,36 +43,63 @@ DeviceImage upload(Device& device, const PixelBuffer& pixels) {
 }
 
 DeviceImage upload(Device& device, const PixelBuffer& pixels, Span span, int full_height) {
-  const std::size_t bytes = pixels.bytes.size();
-  cl::Buffer staging = device.buffer(bytes, "upload");
-  device.write(staging, pixels.bytes.data(), bytes, "upload");
   DeviceImage image = device.image(pixels.width, pixels.height, pixels.channels, pixels.alpha);
   image.y0 = span.first;
   image.full_height = full_height;
   image.source = pixels.type;
-  enqueue_to_planar(device, staging, pixels.type, image);
+  Staging staging;
+  fill_planar(device, pixels, image, staging);
   return image;
 }
 
-void enqueue_to_planar(Device& device, const cl::Buffer& staging, PixelType type,
-                       const DeviceImage& image) {
-  const Launch l = launch_for(device, image.width, image.height, "convert_to_planar");
-  auto kernel = device.kernel("convert.cl", l.name, l.defines(type, image.channels));
-  set_args(kernel, staging, image.buffer, image.width, image.height, image.pitch, unit_scale(type));
-  const std::size_t samples = std::size_t(image.width) * image.height * image.channels;
-  device.launch(kernel, "convert_to_planar", l.global, l.local,
-                samples * (sample_size(type) + sizeof(float)));
+cl::Buffer& Staging::at_least(Device& device, std::size_t size, const std::string& what) {
+  if (size > bytes) buffer = device.buffer(size, what), bytes = size;
+  return buffer;
 }
 
-void enqueue_from_planar(Device& device, const DeviceImage& image, Span rows, PixelType type,
-                         cl::Buffer& staging) {
-  const Launch l = launch_for(device, image.width, rows.count(), "convert_from_planar");
-  auto kernel = device.kernel("convert.cl", l.name, l.defines(type, image.channels));
-  set_args(kernel, image.buffer, staging, image.width, image.pitch, image.height,
-           rows.first - image.y0, rows.count());
-  const std::size_t samples = std::size_t(image.width) * rows.count() * image.channels;
-  device.launch(kernel, "convert_from_planar", l.global, l.local,
-                samples * (sample_size(type) + sizeof(float)));
+void fill_planar(Device& device, const PixelBuffer& pixels, const DeviceImage& image,
+                 Staging& staging) {
+  const std::size_t samples = pixels.sample_count();
+  const std::size_t moved = samples * (sample_size(pixels.type) + sizeof(float));
+  if (device.shares_host_memory()) {
+    device.on_host(image.buffer, image.bytes(), CL_MAP_WRITE_INVALIDATE_REGION,
+                   "convert_to_planar (host)", moved, [&](void* planes) {
+                     convert_to_planar(pixels, static_cast<float*>(planes), image.pitch);
+                   });
+    return;
+  }
+  const std::size_t bytes = pixels.bytes.size();
+  cl::Buffer& buffer = staging.at_least(device, bytes, "upload");
+  device.write(buffer, pixels.bytes.data(), bytes, "upload");
+  auto kernel =
+      device.kernel("convert.cl", "convert_to_planar", sample_defines(pixels.type, image.channels));
+  set_args(kernel, buffer, image.buffer, image.width, image.height, image.pitch,
+           unit_scale(pixels.type));
+  device.launch(kernel, "convert_to_planar", cl::NDRange(image.width, image.height), kGroup2D,
+                moved);
+}
+
+void read_planar(Device& device, const DeviceImage& image, Span rows, PixelBuffer& out,
+                 Staging& staging) {
+  const std::size_t moved = out.sample_count() * (sample_size(out.type) + sizeof(float));
+  const int row0 = rows.first - image.y0;
+  if (device.shares_host_memory()) {
+    device.on_host(image.buffer, image.bytes(), CL_MAP_READ, "convert_from_planar (host)", moved,
+                   [&](void* planes) {
+                     convert_from_planar(static_cast<const float*>(planes), image.pitch,
+                                         image.height, row0, out);
+                   });
+    return;
+  }
+  const std::size_t bytes = out.bytes.size();
+  cl::Buffer& buffer = staging.at_least(device, bytes, "download");
+  auto kernel =
+      device.kernel("convert.cl", "convert_from_planar", sample_defines(out.type, image.channels));
+  set_args(kernel, image.buffer, buffer, image.width, image.pitch, image.height, row0,
+           rows.count());
+  device.launch(kernel, "convert_from_planar", cl::NDRange(image.width, rows.count()), kGroup2D,
+                moved);
+  device.read(buffer, out.bytes.data(), bytes, "download");
 }
 
 PixelBuffer download(Device& device, const DeviceImage& image, PixelType type,
@@ -104,9 +110,8 @@ PixelBuffer download(Device& device, const DeviceImage& image, PixelType type,
 PixelBuffer download(Device& device, const DeviceImage& image, PixelType type, Span rows,
                      std::pmr::memory_resource* memory) {
   PixelBuffer pixels(image.width, rows.count(), image.channels, type, image.alpha, memory);
-  cl::Buffer staging = device.buffer(pixels.bytes.size(), "download");
-  enqueue_from_planar(device, image, rows, type, staging);
-  device.read(staging, pixels.bytes.data(), pixels.bytes.size(), "download");
+  Staging staging;
+  read_planar(device, image, rows, pixels, staging);
   return pixels;
 }
 

@@ -20,12 +20,27 @@ PixelBuffer download(Device& device, const DeviceImage& image, PixelType type, S
 // Reads back the planar float32 channels as they are (for verification), strip rows included.
 Image download_image(Device& device, const DeviceImage& image);
 
-// The two conversions on buffers the caller owns (a streaming executor reuses them): samples
-// as stored in `staging`, `image`'s rows; and `image`'s rows `rows` into `staging`.
-void enqueue_to_planar(Device& device, const cl::Buffer& staging, PixelType type,
-                       const DeviceImage& image);
-void enqueue_from_planar(Device& device, const DeviceImage& image, Span rows, PixelType type,
-                         cl::Buffer& staging);
+// A buffer for samples as stored, on their way to or from the device; kept by a caller that
+// moves many strips (a streaming executor) and grown when a strip needs more.
+struct Staging {
+  cl::Buffer buffer;
+  std::size_t bytes = 0;
+  cl::Buffer& at_least(Device& device, std::size_t size, const std::string& what);
+};
+
+// The two conversions into and out of a planar image the caller owns: the samples of `pixels`
+// into `image`'s rows, and `image`'s rows `rows` into `out` (sized for them). On GPUs the
+// samples cross the bus as stored, through `staging`, and kernels convert them; CPU devices
+// share the host's memory, so host code converts in the mapped buffer (convert_host.cpp).
+void fill_planar(Device& device, const PixelBuffer& pixels, const DeviceImage& image,
+                 Staging& staging);
+void read_planar(Device& device, const DeviceImage& image, Span rows, PixelBuffer& out,
+                 Staging& staging);
+
+// The host code of kernels/convert.cl, same bits: samples into planes of `pixels.height` rows
+// `pitch` floats apart; and rows row0.. of planes of `rows` rows into `out`'s rows.
+void convert_to_planar(const PixelBuffer& pixels, float* planes, int pitch);
+void convert_from_planar(const float* planes, int pitch, int rows, int row0, PixelBuffer& out);
 
 // Luminance weights: Rec.601 for integer data, Rec.709 for float (scene-linear) data.
 struct LumaWeights {

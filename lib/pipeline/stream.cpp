@@ -339,18 +339,12 @@ class DeviceLane {
  private:
   DeviceImage upload_strip(const HostStrip& strip) {
     device_.set_stage("upload");
-    const std::size_t bytes = strip.pixels.bytes.size();
-    if (bytes > staging_in_bytes_) {
-      staging_in_ = device_.buffer(bytes, "upload");
-      staging_in_bytes_ = bytes;
-    }
-    device_.write(staging_in_, strip.pixels.bytes.data(), bytes, "upload");
     DeviceImage image = device_.image(strip.pixels.width, strip.pixels.height,
                                       strip.pixels.channels, strip.pixels.alpha);
     image.y0 = strip.rows.first;
     image.full_height = plan_.height();
     image.source = strip.pixels.type;
-    enqueue_to_planar(device_, staging_in_, strip.pixels.type, image);
+    fill_planar(device_, strip.pixels, image, staging_in_);
     return image;
   }
 
@@ -358,13 +352,7 @@ class DeviceLane {
     device_.set_stage("download");
     PixelBuffer pixels = PixelBuffer::uninitialized(image.width, rows.count(), image.channels,
                                                     type_, image.alpha, options_.host_memory);
-    const std::size_t bytes = pixels.bytes.size();
-    if (bytes > staging_out_bytes_) {
-      staging_out_ = device_.buffer(bytes, "download");
-      staging_out_bytes_ = bytes;
-    }
-    enqueue_from_planar(device_, image, rows, type_, staging_out_);
-    device_.read(staging_out_, pixels.bytes.data(), bytes, "download");
+    read_planar(device_, image, rows, pixels, staging_out_);
     return pixels;
   }
 
@@ -377,8 +365,7 @@ class DeviceLane {
   std::vector<StageRun> runs_, reference_runs_;
   Checks checks_;
   std::vector<Device::Timing> timings_;
-  cl::Buffer staging_in_, staging_out_;
-  std::size_t staging_in_bytes_ = 0, staging_out_bytes_ = 0;
+  Staging staging_in_, staging_out_;
 };
 
 // One strip on the reference.

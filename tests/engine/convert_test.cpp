@@ -15,8 +15,8 @@ using namespace halo;
 namespace {
 
 // The test device, and the same device typed as a GPU without a tuning row: on a CPU the
-// first runs the VEC-pixels-per-work-item kernels, the second the per-pixel ones GPUs run.
-std::vector<Device*> both_kernel_forms() {
+// first converts with host code in its mapped buffers, the second with the kernels GPUs run.
+std::vector<Device*> both_paths() {
   static Device per_pixel = [] {
     DeviceInfo info = test::device().info();
     info.type = "gpu";
@@ -28,7 +28,7 @@ std::vector<Device*> both_kernel_forms() {
 }  // namespace
 
 TEST_CASE("upload widens 8/16-bit and float samples exactly as to_image") {
-  for (Device* device : both_kernel_forms())
+  for (Device* device : both_paths())
     for (const auto [w, h] : {std::pair{37, 19}, {1, 1}, {16, 3}, {33, 2}})
       for (PixelType type : {PixelType::u8, PixelType::u16, PixelType::f32})
         for (int channels : {1, 2, 3, 4}) {
@@ -43,7 +43,7 @@ TEST_CASE("upload widens 8/16-bit and float samples exactly as to_image") {
 }
 
 TEST_CASE("download quantises exactly as to_pixels, including NaN and out-of-range") {
-  for (Device* device : both_kernel_forms()) {
+  for (Device* device : both_paths()) {
     Image image = test::random_image(41, 7, 3, false, 3, -0.5f, 1.5f);
     image.at(0, 0, 0) = std::numeric_limits<float>::quiet_NaN();
     image.at(1, 0, 0) = std::numeric_limits<float>::infinity();
@@ -68,6 +68,54 @@ TEST_CASE("download quantises exactly as to_pixels, including NaN and out-of-ran
     CHECK(download(*device, on_device, PixelType::u8).samples<std::uint8_t>()[6] == 1);
     device->take_timings();
   }
+}
+
+TEST_CASE("host conversions equal to_image and to_pixels on odd widths, strips and 1-5 channels") {
+  // convert_host.cpp's loops are specialised for 1-4 channels and vectorised in blocks: widths
+  // around the vector sizes and a generic channel count cover their tails and fallback.
+  for (const int w : {1, 7, 15, 16, 17, 33, 1023})
+    for (PixelType type : {PixelType::u8, PixelType::u16, PixelType::f32})
+      for (int channels : {1, 2, 3, 4, 5}) {
+        INFO(w, " wide, ", to_string(type), " x", channels);
+        const int h = 5, pitch = (w + 31) / 32 * 32;
+        const PixelBuffer pixels = test::random_pixels(w, h, channels, type);
+        std::vector<float> planes(std::size_t(pitch) * h * channels, -7.0f);
+        convert_to_planar(pixels, planes.data(), pitch);
+        const Image expected = to_image(pixels);
+        bool same = true;
+        for (int c = 0; c < channels; ++c)
+          for (int y = 0; y < h; ++y)
+            same = same && std::memcmp(&planes[(std::size_t(c) * h + y) * pitch],
+                                       expected.row(c, y), sizeof(float) * w) == 0;
+        CHECK(same);
+
+        // Rows 1..3 of the planes back to samples, with every special value among them.
+        Image image = test::random_image(w, h, channels, false, 3, -0.5f, 1.5f);
+        const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                                  std::numeric_limits<float>::infinity(),
+                                  -std::numeric_limits<float>::infinity(),
+                                  0.5f / 255.0f,
+                                  std::nextafter(0.5f / 255.0f, 0.0f),
+                                  -0.0f,
+                                  -0.9f / 255.0f,
+                                  std::numeric_limits<float>::denorm_min(),
+                                  1.0f - 0.4f / 65535.0f,
+                                  3e38f};
+        int k = 0;
+        for (int c = 0; c < channels; ++c)
+          for (int x = 0; x < w; x += 2) image.at(x, 2, c) = specials[k++ % std::size(specials)];
+        for (int c = 0; c < channels; ++c)
+          for (int y = 0; y < h; ++y)
+            std::memcpy(&planes[(std::size_t(c) * h + y) * pitch], image.row(c, y),
+                        sizeof(float) * w);
+        PixelBuffer got = PixelBuffer::uninitialized(w, 3, channels, type);
+        convert_from_planar(planes.data(), pitch, h, 1, got);
+        const PixelBuffer want = to_pixels(image, type, {1, 4});
+        if (type == PixelType::f32)
+          CHECK(compare(to_image(got), to_image(want), 0.0).max_error == 0.0);
+        else
+          CHECK(std::memcmp(got.bytes.data(), want.bytes.data(), got.bytes.size()) == 0);
+      }
 }
 
 TEST_CASE("luminance on the device equals the reference") {
