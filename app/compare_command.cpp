@@ -20,6 +20,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Where the text report goes: stdout, or stderr when --json writes to standard output (-).
+std::FILE* text_out = stdout;
+
 struct CompareOptions {
   std::string a, b;
   Thresholds thresholds;
@@ -81,23 +84,24 @@ std::string percent(std::size_t part, std::size_t whole) {
 }
 
 void print_pair(const Pair& pair, const PairResult& r, const Thresholds& t) {
-  fmt::print("{} vs {}: {}\n", pair.a, pair.b, r.verdict);
+  fmt::print(text_out, "{} vs {}: {}\n", pair.a, pair.b, r.verdict);
   if (!r.error.empty()) {
-    fmt::print("  {}\n", r.error);
+    fmt::print(text_out, "  {}\n", r.error);
     spdlog::error("{}", r.error);
     return;
   }
   const Comparison& m = r.diff.metrics;
-  fmt::print("  mean error {:.6g}, RMS error {:.6g}, PSNR {:.2f} dB\n", m.mean_error, m.rms_error,
-             m.psnr);
-  fmt::print("  max error {:.6g} at ({}, {}) channel {}: {} vs {}\n", m.max_error, m.worst_x,
-             m.worst_y, channel_name(r.channel_names, m.worst_c), m.worst_actual, m.worst_expected);
-  fmt::print("  {} pixels ({}) over fail {:g}; {} pixels ({}) over warn {:g}\n",
+  fmt::print(text_out, "  mean error {:.6g}, RMS error {:.6g}, PSNR {:.2f} dB\n", m.mean_error,
+             m.rms_error, m.psnr);
+  fmt::print(text_out, "  max error {:.6g} at ({}, {}) channel {}: {} vs {}\n", m.max_error,
+             m.worst_x, m.worst_y, channel_name(r.channel_names, m.worst_c), m.worst_actual,
+             m.worst_expected);
+  fmt::print(text_out, "  {} pixels ({}) over fail {:g}; {} pixels ({}) over warn {:g}\n",
              r.diff.failed_pixels, percent(r.diff.failed_pixels, r.diff.pixels), t.fail,
              r.diff.warned_pixels, percent(r.diff.warned_pixels, r.diff.pixels), t.warn);
   if (r.diff.metrics.max_error > t.hard_fail)
-    fmt::print("  max error above --hardfail {:g}\n", t.hard_fail);
-  if (r.diff_written) fmt::print("  difference image: {}\n", pair.diff_out);
+    fmt::print(text_out, "  max error above --hardfail {:g}\n", t.hard_fail);
+  if (r.diff_written) fmt::print(text_out, "  difference image: {}\n", pair.diff_out);
 }
 
 nlohmann::json number_or_null(double value) {
@@ -177,6 +181,7 @@ std::vector<Pair> pairs_of(const CompareOptions& o) {
 }
 
 int compare_command(const CompareOptions& o) {
+  if (is_standard_output(o.json)) text_out = stderr;
   const std::vector<Pair> pairs = pairs_of(o);
   std::vector<PairResult> results;
   for (const auto& pair : pairs) {
@@ -195,8 +200,9 @@ int compare_command(const CompareOptions& o) {
   else
     exit_code = incomparable ? int(ErrorKind::NotComparable) : failed ? 1 : 0;
   if (pairs.size() > 1)
-    fmt::print("{} pairs: {} passed, {} warned, {} failed, {} not comparable\n", pairs.size(),
-               pairs.size() - failed - warned - incomparable, warned, failed, incomparable);
+    fmt::print(text_out, "{} pairs: {} passed, {} warned, {} failed, {} not comparable\n",
+               pairs.size(), pairs.size() - failed - warned - incomparable, warned, failed,
+               incomparable);
   if (!o.json.empty()) write_report(o.json, pairs, results, o.thresholds, exit_code);
   return exit_code;
 }

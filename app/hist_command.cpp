@@ -5,6 +5,7 @@
 #include "app/commands.hpp"
 #include "app/histogram_report.hpp"
 #include "cl/cl_error.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "filters/registry.hpp"
 #include "io/image_io.hpp"
@@ -56,7 +57,9 @@ int hist(const HistOptions& o, const GlobalOptions& global) {
     }
   }
   if (!device) result = histogram_reference(loaded.pixels, spec);
-  fmt::print("{}", histogram_summary(result));
+  // With a report on standard output (-), the text goes to stderr so stdout stays parseable.
+  std::FILE* text = is_standard_output(o.json) || is_standard_output(o.csv) ? stderr : stdout;
+  fmt::print(text, "{}", histogram_summary(result));
   if (!o.json.empty()) write_histogram_json(o.json, result, o.input);
   if (!o.csv.empty()) write_histogram_csv(o.csv, result);
   if (!o.plot.empty()) write_histogram_plot(o.plot, result, o.log_scale);
@@ -65,7 +68,7 @@ int hist(const HistOptions& o, const GlobalOptions& global) {
     if (!result.same_counts(reference))
       throw Error(ErrorKind::Mismatch, "verify: histogram differs from the reference at " +
                                            first_difference(result, reference));
-    fmt::print("verify histogram: identical to the reference ({} bins, {} binned)\n",
+    fmt::print(text, "verify histogram: identical to the reference ({} bins, {} binned)\n",
                result.counts.size(), result.binned());
   }
   return 0;

@@ -11,6 +11,8 @@
 #include "cl/cl_error.hpp"
 #include "cl/program_cache.hpp"
 #include "core/error.hpp"
+#include "core/limits.hpp"
+#include "core/text.hpp"
 
 namespace {
 
@@ -71,6 +73,17 @@ int main(int argc, char** argv) {
   app.add_flag("--no-cache", global.no_cache, "compile kernels without the on-disk cache");
   app.add_flag("-v,--verbose", verbosity, "more detail on stderr (-vv: debug, kernel cache)");
   app.add_flag("-q,--quiet", quiet, "errors only");
+  std::string max_pixels, max_memory;
+  const std::string limits = "Limits (checked on each file's header, before its pixels)";
+  app.add_option("--max-pixels", max_pixels,
+                 "largest image read, width x height, e.g. 250M or 2G (default 1G, or "
+                 "HALO_MAX_PIXELS); a file declaring more is refused (65)")
+      ->group(limits);
+  app.add_option("--max-memory", max_memory,
+                 "host memory for pixels, e.g. 512M or 8G (default half of this machine's, or "
+                 "HALO_MAX_MEMORY): sizes the strips in flight; an image that must be held "
+                 "whole and needs more is refused (65)")
+      ->group(limits);
 
   // In the order the subcommands are registered: main() finds the parsed one by position.
   const halo::Command commands[] = {
@@ -95,6 +108,10 @@ int main(int argc, char** argv) {
   if (global.no_cache) setenv("HALO_NO_CACHE", "1", 1);
 
   try {
+    halo::ResourceLimits policy = halo::environment_limits();
+    if (!max_pixels.empty()) policy.max_pixels = halo::parse_pixels(max_pixels, "--max-pixels");
+    if (!max_memory.empty()) policy.max_memory = halo::parse_bytes(max_memory, "--max-memory");
+    halo::set_resource_limits(policy);
     for (std::size_t i = 0; i < app.get_subcommands({}).size(); ++i)
       if (app.get_subcommands({})[i]->parsed()) return commands[i]();
     return static_cast<int>(halo::ErrorKind::Usage);

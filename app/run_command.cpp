@@ -17,7 +17,9 @@
 #include "batch/output_template.hpp"
 #include "cl/cl_error.hpp"
 #include "cl/program_cache.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "core/text.hpp"
 #include "io/image_io.hpp"
 #include "io/input_stream.hpp"
@@ -40,7 +42,6 @@ struct RunOptionsCli {
   bool timings = false;
   bool overwrite_input = false;
   std::string write_flags;
-  std::string memory;  // host budget, e.g. 512M (empty: the default)
   int strip_rows = 0;  // 0: chosen from the budget
   WriteOptions encoding;
   // Batch
@@ -213,17 +214,9 @@ void log_details(const Pipeline& pipeline, const InputStream& in, const std::str
   }
 }
 
-// The budget that sizes strips: --memory, else a quarter of the machine's memory, at most
-// 1 GiB.
-std::size_t host_budget(const std::string& memory) {
-  if (!memory.empty()) return parse_bytes(memory, "--memory");
-  const std::size_t physical = std::size_t(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
-  return std::min<std::size_t>(std::size_t(1) << 30, physical / 4);
-}
-
-StripLimits strip_limits(const RunOptionsCli& o, const Device* device) {
+StripLimits strip_limits(const Device* device) {
   StripLimits limits;
-  limits.host_bytes = host_budget(o.memory);
+  limits.host_bytes = resource_limits().max_memory;
   if (device) {
     limits.device_bytes = device->info().global_memory;
     limits.max_allocation = device->info().max_allocation;
@@ -244,9 +237,12 @@ StreamResult stream_file(const FileJob& job, const RunContext& run, Device* devi
                         .tolerance = o.tolerance,
                         .keep_flags = !job.flags_output.empty(),
                         .lanes = lanes_for(device, run.workers)};
-  if (options.strip_rows == 0)
-    options.strip_rows =
-        choose_strip_rows(run.pipeline, input, pixel_type(type), strip_limits(o, device));
+  if (options.strip_rows == 0) try {
+      options.strip_rows =
+          choose_strip_rows(run.pipeline, input, pixel_type(type), strip_limits(device));
+    } catch (const Error& e) {
+      throw Error(e.kind(), job.input.path + ": " + e.what());
+    }
   if (const std::string why = run.pipeline.whole_image_reason(input.type); !why.empty())
     spdlog::info("{}: the whole image at once: {}", job.input.path, why);
   else
@@ -452,17 +448,22 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
       o.type.empty() ? std::nullopt : std::optional<SampleType>(parse_sample_type(o.type)),
       workers};
 
-  if (single) {  // one file: its own error and exit code, output as is
-    FileOutcome outcome = process_file(jobs.front(), context);
-    fmt::print("{}", outcome.report);
-    if (outcome.exception) std::rethrow_exception(outcome.exception);
-    return 0;
-  }
   BatchSettings settings;
   settings.jobs = workers;
   settings.fail_fast = o.fail_fast;
   settings.summary = o.summary;
   for (const auto& spec : specs) settings.specs.push_back(spec.text);
+  if (single) {  // one file: its own error and exit code, output as is
+    const auto start = std::chrono::steady_clock::now();
+    FileOutcome outcome = process_file(jobs.front(), context);
+    fmt::print(is_standard_output(o.summary) ? stderr : stdout, "{}", outcome.report);
+    if (!o.summary.empty()) {
+      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+      write_batch_summary(o.summary, jobs, {outcome}, settings, took.count(), outcome.exit_code);
+    }
+    if (outcome.exception) std::rethrow_exception(outcome.exception);
+    return 0;
+  }
   settings.progress = o.progress ? (::isatty(2) ? Progress::Mode::live : Progress::Mode::lines)
                       : ::isatty(2) && spdlog::get_level() == spdlog::level::warn
                           ? Progress::Mode::live
@@ -560,13 +561,8 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->group(output);
   const std::string memory = "Memory";
   run_app
-      ->add_option("--memory", options->memory,
-                   "host memory for the strips in flight, e.g. 256M or 2G (default: a quarter of "
-                   "this machine's memory, at most 1G); images of any size stream through it")
-      ->group(memory);
-  run_app
       ->add_option("--strip-rows", options->strip_rows,
-                   "output rows per strip instead of the size --memory and the device choose "
+                   "output rows per strip instead of the size --max-memory and the device choose "
                    "(for tests and tuning)")
       ->check(CLI::PositiveNumber)
       ->group(memory);

@@ -76,9 +76,12 @@ struct Tally {
   }
 };
 
-void write_summary(const std::string& path, const std::vector<FileJob>& jobs,
-                   const std::vector<FileOutcome>& outcomes, const Tally& tally,
-                   const BatchSettings& settings, double seconds, int exit_code) {
+}  // namespace
+
+void write_batch_summary(const std::string& path, const std::vector<FileJob>& jobs,
+                         const std::vector<FileOutcome>& outcomes, const BatchSettings& settings,
+                         double seconds, int exit_code) {
+  const Tally tally(outcomes);
   nlohmann::json files = nlohmann::json::array();
   for (std::size_t i = 0; i < jobs.size(); ++i) files.push_back(to_json(jobs[i], outcomes[i]));
   const double processed = double(tally.ok + tally.mismatch);
@@ -98,6 +101,8 @@ void write_summary(const std::string& path, const std::vector<FileJob>& jobs,
                             {"exit_code", exit_code}};
   write_atomically(path, [&](std::ostream& out) { out << summary.dump(2) << '\n'; });
 }
+
+namespace {
 
 // "renders/a.exr: cannot open" stays as it is; a reason without the file gets it in front.
 std::string failure_line(const FileJob& job, const std::string& reason) {
@@ -143,7 +148,8 @@ int run_batch(const std::vector<FileJob>& jobs, const BatchSettings& settings,
         if (bad && settings.fail_fast) stop = true;
         progress.log([&] {
           if (!outcome.report.empty())
-            fmt::print("{} -> {}\n{}", jobs[i].input.path, jobs[i].output, outcome.report);
+            fmt::print(is_standard_output(settings.summary) ? stderr : stdout, "{} -> {}\n{}",
+                       jobs[i].input.path, jobs[i].output, outcome.report);
           if (bad) spdlog::error("{}", failure_line(jobs[i], outcome.error));
           if (outcome.status == FileStatus::skipped) spdlog::info("{}", outcome.error);
         });
@@ -165,7 +171,7 @@ int run_batch(const std::vector<FileJob>& jobs, const BatchSettings& settings,
                         : tally.mismatch      ? int(ErrorKind::Mismatch)
                                               : 0;
   if (!settings.summary.empty())
-    write_summary(settings.summary, jobs, outcomes, tally, settings, seconds, exit_code);
+    write_batch_summary(settings.summary, jobs, outcomes, settings, seconds, exit_code);
   spdlog::log(
       tally.failed || tally.mismatch || tally.not_run ? spdlog::level::warn : spdlog::level::info,
       "{} files: {} ok, {} skipped, {} failed, {} mismatched, {} not run ({:.2f} s)", jobs.size(),

@@ -46,4 +46,10 @@ struct BatchSettings {
 int run_batch(const std::vector<FileJob>& jobs, const BatchSettings& settings,
               const std::function<FileOutcome(const FileJob&, int worker)>& process);
 
+// The --summary report (schema halo-batch-summary/1) of finished files; also written for a
+// single file when asked for.
+void write_batch_summary(const std::string& path, const std::vector<FileJob>& jobs,
+                         const std::vector<FileOutcome>& outcomes, const BatchSettings& settings,
+                         double seconds, int exit_code);
+
 }  // namespace halo

@@ -1,15 +1,25 @@
 // Outputs are written under a temporary name in the target folder and renamed over the target
 // only when complete, so a failed or killed run never leaves a half-written file under the
-// final name.
+// final name. Special files (character devices, FIFOs, sockets, anything under /dev or /proc,
+// such as /dev/stdout) are written in place: renaming over them would replace the device node
+// or the symlink with a regular file.
 #pragma once
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <string>
 
 #include "core/error.hpp"
 
 namespace halo {
+
+// "-" and the names of this process's standard output (/dev/stdout, /dev/fd/1,
+// /proc/self/fd/1): a report there goes through std::cout, after what the process printed.
+bool is_standard_output(const std::string& path);
+
+// True when `target` is written in place rather than through a temporary file.
+bool writes_in_place(const std::filesystem::path& target);
 
 class AtomicOutput {
  public:
@@ -27,12 +37,18 @@ class AtomicOutput {
   std::filesystem::path target_;
   std::filesystem::path temp_;
   bool committed_ = false;
+  bool in_place_ = false;
 };
 
 // A text file (JSON, CSV reports) written by write(std::ostream&) under a temporary name and
-// renamed into place; CantCreate or Io errors name the file.
+// renamed into place; "-" is standard output. CantCreate or Io errors name the file.
 template <typename Write>
 void write_atomically(const std::string& path, Write write) {
+  if (is_standard_output(path)) {
+    write(std::cout);
+    if (!std::cout.flush()) throw Error(ErrorKind::Io, "standard output: write failed");
+    return;
+  }
   AtomicOutput output(path);
   {
     std::ofstream out(output.temp_path());

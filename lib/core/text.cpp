@@ -1,6 +1,8 @@
 // Text helpers that need more than a line.
 #include "core/text.hpp"
 
+#include <cstdio>
+
 #include <cmath>
 #include <cstdlib>
 
@@ -24,6 +26,21 @@ std::size_t parse_bytes(const std::string& text, const std::string& option) {
   if (bytes < 1 || bytes > 1e18)
     throw Error(ErrorKind::Usage, option + " '" + text + "': out of range");
   return std::size_t(bytes);
+}
+
+std::string size_text(std::size_t bytes) {
+  char text[32];
+  if (bytes >= (std::size_t(10) << 30))
+    std::snprintf(text, sizeof text, "%.0f GiB", bytes / 1073741824.0);
+  else if (bytes >= (std::size_t(1) << 30))
+    std::snprintf(text, sizeof text, "%.1f GiB", bytes / 1073741824.0);
+  else if (bytes >= (std::size_t(10) << 20))
+    std::snprintf(text, sizeof text, "%.0f MiB", bytes / 1048576.0);
+  else if (bytes >= (std::size_t(1) << 20))
+    std::snprintf(text, sizeof text, "%.1f MiB", bytes / 1048576.0);
+  else
+    std::snprintf(text, sizeof text, "%.0f KiB", bytes / 1024.0);
+  return text;
 }
 
 }  // namespace halo

@@ -17,5 +17,7 @@ inline std::string lower(std::string s) {
 // A size as people write it: 1073741824, 512K, 512M, 1.5G, 2GiB (powers of 1024). Usage error
 // naming `option` otherwise.
 std::size_t parse_bytes(const std::string& text, const std::string& option);
+// A size for messages: 640 KiB, 858 MiB, 3.8 GiB.
+std::string size_text(std::size_t bytes);
 
 }  // namespace halo

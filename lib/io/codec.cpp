@@ -3,11 +3,17 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
+#include <spdlog/spdlog.h>
+
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "core/text.hpp"
 
 namespace halo {
@@ -62,6 +68,76 @@ const OiioCodecs* load_oiio() {
                   tried);
 }
 
+// The formats halo recognises by their first bytes, and the extensions that name them.
+struct KnownFormat {
+  const char* name;  // as messages say it
+  const char* oiio;  // OpenImageIO's reader ("" for halo's own)
+  std::vector<std::string> extensions;
+  bool (*matches)(const unsigned char* b, std::size_t n);
+};
+
+const std::vector<KnownFormat>& known_formats() {
+  static const std::vector<KnownFormat> formats = {
+      {"PNG",
+       "",
+       {".png"},
+       [](const unsigned char* b, std::size_t n) {
+         return n >= 8 && std::memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0;
+       }},
+      {"JPEG",
+       "",
+       {".jpg", ".jpeg"},
+       [](const unsigned char* b, std::size_t n) {
+         return n >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff;
+       }},
+      {"PFM",
+       "",
+       {".pfm"},
+       [](const unsigned char* b, std::size_t n) {
+         return n >= 3 && b[0] == 'P' && (b[1] == 'F' || b[1] == 'f') && std::isspace(b[2]);
+       }},
+      {"OpenEXR",
+       "openexr",
+       {".exr"},
+       [](const unsigned char* b, std::size_t n) {
+         return n >= 4 && b[0] == 0x76 && b[1] == 0x2f && b[2] == 0x31 && b[3] == 0x01;
+       }},
+      {"TIFF",
+       "tiff",
+       {".tif", ".tiff"},
+       [](const unsigned char* b, std::size_t n) {
+         return n >= 4 && ((b[0] == 'I' && b[1] == 'I' && (b[2] == 42 || b[2] == 43) && !b[3]) ||
+                           (b[0] == 'M' && b[1] == 'M' && !b[2] && (b[3] == 42 || b[3] == 43)));
+       }},
+  };
+  return formats;
+}
+
+const KnownFormat* format_of_content(const std::string& path) {
+  unsigned char head[8] = {};
+  std::ifstream in(path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(head), sizeof head);
+  const auto n = std::size_t(in.gcount());
+  for (const auto& f : known_formats())
+    if (f.matches(head, n)) return &f;
+  return nullptr;
+}
+
+const KnownFormat* format_of_extension(const std::string& path) {
+  const std::string ext = extension(path);
+  for (const auto& f : known_formats())
+    if (std::find(f.extensions.begin(), f.extensions.end(), ext) != f.extensions.end()) return &f;
+  return nullptr;
+}
+
+std::unique_ptr<ImageReader> open_known(const KnownFormat& format, const std::string& path) {
+  const std::string name = format.name;
+  if (name == "PNG") return open_png(path);
+  if (name == "JPEG") return open_jpeg(path);
+  if (name == "PFM") return open_pfm(path);
+  return oiio_codecs().open(path, format.oiio);
+}
+
 }  // namespace
 
 const OiioCodecs& oiio_codecs() {
@@ -100,12 +176,32 @@ SampleType storable_type(const std::string& path, SampleType wanted) {
   return wanted;
 }
 
+// The format comes from the file's first bytes: a PNG named .jpg is read as PNG (with a
+// warning), and a file whose extension names a known format but whose content is none of them
+// is refused, instead of being handed to every reader OpenImageIO has. Other extensions (.hdr,
+// .bmp, .dpx, ...) go to OpenImageIO's reader for that extension only.
 std::unique_ptr<ImageReader> open_reader(const std::string& path) {
-  if (is_pfm(path)) return open_pfm(path);
   check_readable(path);
-  if (is_png(path)) return open_png(path);
-  if (is_jpeg(path)) return open_jpeg(path);
-  return oiio_codecs().open(path);
+  const KnownFormat* content = format_of_content(path);
+  const KnownFormat* named = format_of_extension(path);
+  std::unique_ptr<ImageReader> reader;
+  if (content) {
+    if (named && named != content)
+      spdlog::warn("{}: the content is {}, not {}; reading it as {}", path, content->name,
+                   named->name, content->name);
+    reader = open_known(*content, path);
+  } else if (named) {
+    throw Error(ErrorKind::BadData, path + ": not " + named->name +
+                                        " data (the file's first bytes "
+                                        "are not " +
+                                        named->name + "'s, nor another format's halo reads)");
+  } else {
+    reader = oiio_codecs().open(path, "");
+  }
+  // halo's own readers check as soon as they have the header; OpenImageIO's have read only
+  // the header when open returns.
+  check_image_size(path, reader->header().width, reader->header().height);
+  return reader;
 }
 
 std::unique_ptr<ImageWriter> create_writer(const std::string& target, const std::string& file,

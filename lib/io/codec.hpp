@@ -113,7 +113,9 @@ std::unique_ptr<ImageWriter> create_pfm(const std::string& file, const OutputHea
 
 // What the OpenImageIO module offers; halo_oiio_codecs() in the module returns it.
 struct OiioCodecs {
-  std::unique_ptr<ImageReader> (*open)(const std::string& path);
+  // format: OpenImageIO's reader to use ("openexr", "tiff"), or "" for the one the
+  // extension names; never any other (OpenImageIO's try-all-readers fallback is off).
+  std::unique_ptr<ImageReader> (*open)(const std::string& path, const std::string& format);
   std::unique_ptr<ImageWriter> (*create)(const std::string& target, const std::string& file,
                                          const OutputHeader& header, const WriteOptions& options);
 };

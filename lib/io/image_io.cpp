@@ -7,6 +7,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/limits.hpp"
 
 namespace halo {
 
@@ -119,6 +120,11 @@ LoadedImage read_image(const InputRef& input, std::pmr::memory_resource* memory)
   loaded.stored = h.stored;
   loaded.channel_names = choice.names;
   loaded.file_channels = h.channels;
+  // As stored, and as floats: what the commands that hold whole images (hist, compare) make.
+  check_memory(input.path,
+               std::size_t(h.width) * h.height * choice.picked.size() *
+                   (sample_size(pixel_type(h.stored)) + sizeof(float)),
+               "the whole image");
   loaded.pixels = PixelBuffer(h.width, h.height, int(choice.picked.size()), pixel_type(h.stored),
                               choice.alpha, memory);
   read_picked(*reader, choice.picked, h.height, loaded.pixels.type, loaded.pixels.bytes.data());

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "io/codec.hpp"
 
 namespace halo {
@@ -91,6 +92,13 @@ class JpegReader : public ImageReader {
     if (setjmp(errors_.jump)) fail("cannot read");
     jpeg_stdio_src(&info_, file_.get());
     jpeg_read_header(&info_, TRUE);
+    // Before jpeg_start_decompress: it allocates rows, and a progressive file's coefficients
+    // for the whole image.
+    check_image_size(path, info_.image_width, info_.image_height);
+    if (info_.progressive_mode)
+      check_memory(path,
+                   std::size_t(info_.image_width) * info_.image_height * info_.num_components * 2,
+                   "a progressive JPEG's coefficients");
     cmyk_ = info_.jpeg_color_space == JCS_CMYK || info_.jpeg_color_space == JCS_YCCK;
     info_.out_color_space = cmyk_                                     ? JCS_CMYK
                             : info_.jpeg_color_space == JCS_GRAYSCALE ? JCS_GRAYSCALE

@@ -83,11 +83,22 @@ std::vector<std::string> standard_names(int channels, bool alpha) {
 
 class OiioReader : public ImageReader {
  public:
-  explicit OiioReader(const std::string& path) : path_(path) {
+  OiioReader(const std::string& path, const std::string& format) : path_(path) {
     // Keep stored values: no premultiplication of PNG alpha on the way in.
     OIIO::ImageSpec config;
     config.attribute("oiio:UnassociatedAlpha", 1);
-    in_ = OIIO::ImageInput::open(path, &config);
+    // Only the reader asked for: never OpenImageIO's fallback through every reader it has.
+    static const bool no_fallback = OIIO::attribute("try_all_readers", 0);
+    (void)no_fallback;
+    in_ = OIIO::ImageInput::create(format.empty() ? path : format, false, &config);
+    if (in_) {
+      OIIO::ImageSpec spec;
+      if (!in_->open(path, spec, config)) {
+        const auto why = one_line(in_->geterror());
+        throw Error(ErrorKind::BadData,
+                    path + ": cannot read: " + (why.empty() ? "corrupt or unsupported" : why));
+      }
+    }
     if (!in_) {
       const auto why = one_line(OIIO::geterror());
       throw Error(ErrorKind::BadData,
@@ -184,8 +195,8 @@ class OiioWriter : public ImageWriter {
   int next_ = 0;
 };
 
-std::unique_ptr<ImageReader> open_oiio(const std::string& path) {
-  return std::make_unique<OiioReader>(path);
+std::unique_ptr<ImageReader> open_oiio(const std::string& path, const std::string& format) {
+  return std::make_unique<OiioReader>(path, format);
 }
 
 std::unique_ptr<ImageWriter> create_oiio(const std::string& target, const std::string& file,

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "io/codec.hpp"
 
 namespace halo {
@@ -91,6 +92,7 @@ class PfmReader : public ImageReader {
   explicit PfmReader(const std::string& path) : path_(path), pfm_(read_header(path)) {
     in_.open(path, std::ios::binary);
     if (!in_) throw Error(ErrorKind::NoInput, path + ": cannot open for reading");
+    check_image_size(path, pfm_.width, pfm_.height);
     header_.width = pfm_.width;
     header_.height = pfm_.height;
     header_.channels = pfm_.channels == 3 ? std::vector<std::string>{"R", "G", "B"}

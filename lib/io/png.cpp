@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "io/codec.hpp"
 
 namespace halo {
@@ -99,8 +100,10 @@ class PngReader : public ImageReader {
                                        : std::vector<std::string>{"R", "G", "B", "A"};
     header_.alpha = channels == 2 || channels == 4;
     header_.stored = depth_ == 16 ? SampleType::u16 : SampleType::u8;
+    check_image_size(path, header_.width, header_.height);
     row_.resize(row_bytes());
     if (passes > 1) {
+      check_memory(path, row_bytes() * header_.height, "an interlaced PNG, decoded whole,");
       whole_.resize(row_bytes() * header_.height);
       std::vector<png_bytep> rows(header_.height);
       for (int y = 0; y < header_.height; ++y)

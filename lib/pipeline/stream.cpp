@@ -17,6 +17,7 @@
 
 #include "core/block_pool.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "filters/convert.hpp"
 #include "filters/histogram.hpp"
 
@@ -549,20 +550,40 @@ int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelT
       4 * float_row + pitch * (sizeof(float) * guide_planes + 1) + raw_in + raw_out;
   // On the host: the strips queued on each side and being read, carried and written.
   const std::size_t queued = std::size_t(limits.in_flight) + 3;
+  const std::size_t strip_row =
+      raw_in + raw_out + std::size_t(input.width) * sizeof(float) * guide_planes;
+  const bool whole = !pipeline.whole_image_reason(input.type).empty();  // one strip, none queued
   const std::size_t host_row =
-      queued * (raw_in + raw_out + std::size_t(input.width) * sizeof(float) * guide_planes) +
-      (limits.device_is_host ? device_row : 0);
-  std::size_t window = limits.host_bytes / host_row;
+      (whole ? 1 : queued) * strip_row + (limits.device_is_host ? device_row : 0);
+  const std::size_t host_window = limits.host_bytes / host_row;
+  std::size_t window = host_window;
   if (limits.device_bytes) window = std::min(window, limits.device_bytes / 2 / device_row);
   if (limits.max_allocation) window = std::min(window, limits.max_allocation / float_row);
   const int reach = pipeline.reach();
+  const auto need = [&](std::size_t rows, const std::string& what) {
+    if (rows <= host_window)  // the device is what is short
+      return fmt::format(
+          "{} of this {}x{} image does not fit the device's memory ({}, "
+          "largest buffer {})",
+          what, input.width, input.height, size_text(limits.device_bytes),
+          size_text(limits.max_allocation));
+    return fmt::format(
+        "{} of this {}x{} image needs {} of host memory, over the limit of {}; "
+        "--max-memory or HALO_MAX_MEMORY raise it",
+        what, input.width, input.height, size_text(rows * host_row), size_text(limits.host_bytes));
+  };
+  if (whole) {
+    if (window < std::size_t(input.height))
+      throw Error(
+          ErrorKind::BadData,
+          need(input.height, "the whole image (" + pipeline.whole_image_reason(input.type) + ")"));
+    return input.height;
+  }
   const std::size_t most = window > std::size_t(2 * reach) ? window - 2 * reach : 0;
   if (most == 0)
-    throw Error(ErrorKind::Usage,
-                fmt::format("a strip of one row of this {}-pixel-wide image reads {} rows and "
-                            "needs {:.0f} MiB of host memory{}; raise --memory",
-                            input.width, 2 * reach + 1, (2 * reach + 1.0) * host_row / 1048576.0,
-                            limits.device_bytes ? " or use a device with more memory" : ""));
+    throw Error(
+        ErrorKind::BadData,
+        need(2 * reach + 1, fmt::format("a strip of one row ({} rows read)", 2 * reach + 1)));
   const std::size_t wanted =
       std::max<std::size_t>({limits.target_bytes / float_row, 4 * std::size_t(reach), 1});
   return int(std::min({wanted, most, std::size_t(input.height)}));

@@ -110,7 +110,12 @@ TEST_CASE("input problems: missing 66, corrupt or truncated 65") {
   std::ofstream(box / "junk.png") << "not a png";
   r = box.halo("run " + box / "junk.png" + " -f emboss -o " + box / "o.png");
   CHECK(r.code == 65);
-  CHECK(has(r.err, "junk.png: cannot read"));
+  CHECK(has(r.err, "junk.png: not PNG data"));
+  std::ofstream(box / "junk2.png", std::ios::binary)
+      << std::string("\x89PNG\r\n\x1a\n", 8) << "junk";
+  r = box.halo("run " + box / "junk2.png" + " -f emboss -o " + box / "o.png");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "junk2.png: cannot read"));
   write_image(box / "whole.png", photo(64, 64, 3), SampleType::u8);
   fs::copy_file(box / "whole.png", box / "cut.png");
   fs::resize_file(box / "cut.png", fs::file_size(box / "whole.png") / 2);

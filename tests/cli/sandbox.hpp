@@ -1,6 +1,7 @@
 // The halo binary in a private folder, for end-to-end tests.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "core/image.hpp"
 
@@ -48,6 +50,33 @@ struct Sandbox {
     return std::string((std::istreambuf_iterator<char>(in)), {});
   }
 };
+
+// Runs the binary directly (no shell in between), for its own peak RSS in KiB.
+struct Measured {
+  int code = -1;
+  long peak_kib = 0;
+  std::string err;
+};
+
+inline Measured run_measured(const Sandbox& box, const std::vector<std::string>& args,
+                             const std::vector<std::string>& env = {}) {
+  const std::string err_path = box / "measured-stderr.txt";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<char*> argv = {const_cast<char*>(HALO_BINARY)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
+    std::FILE* err = std::freopen(err_path.c_str(), "w", stderr);
+    if (!err || !std::freopen("/dev/null", "w", stdout)) ::_exit(127);
+    ::execv(HALO_BINARY, argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  ::wait4(pid, &status, 0, &usage);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, usage.ru_maxrss, Sandbox::read(err_path)};
+}
 
 inline PixelBuffer photo(int width, int height, int channels, PixelType type = PixelType::u8) {
   PixelBuffer pixels(width, height, channels, type, channels == 4);

@@ -24,33 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Runs the binary directly (no shell in between), for its own peak RSS in KiB.
-struct Measured {
-  int code = -1;
-  long peak_kib = 0;
-  std::string err;
-};
-
-Measured run_measured(const Sandbox& box, const std::vector<std::string>& args,
-                      const std::vector<std::string>& env = {}) {
-  const std::string err_path = box / "measured-stderr.txt";
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    std::vector<char*> argv = {const_cast<char*>(HALO_BINARY)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
-    std::FILE* err = std::freopen(err_path.c_str(), "w", stderr);
-    if (!err || !std::freopen("/dev/null", "w", stdout)) ::_exit(127);
-    ::execv(HALO_BINARY, argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  rusage usage{};
-  ::wait4(pid, &status, 0, &usage);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, usage.ru_maxrss, Sandbox::read(err_path)};
-}
-
 // Pixels of a file read by OpenImageIO (libpng for PNG), not by halo's decoder.
 std::vector<std::uint8_t> read_with_oiio(const std::string& path, int& channels) {
   OIIO::ImageSpec config;
@@ -219,7 +192,12 @@ TEST_CASE("JPEG through libjpeg-turbo: a cut file is an error, not grey rows; no
   std::ofstream(box / "text.jpg") << "not a jpeg at all";
   r = box.halo("run " + box / "text.jpg" + " -o " + box / "o.png");
   CHECK(r.code == 65);
-  CHECK(has(r.err, "text.jpg: cannot read: Not a JPEG file"));
+  CHECK(has(r.err, "text.jpg: not JPEG data"));
+  std::ofstream(box / "bad.jpg", std::ios::binary)
+      << "\xff\xd8\xff\xe0 and then nothing a JPEG holds";
+  r = box.halo("run " + box / "bad.jpg" + " -o " + box / "o.png");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "bad.jpg: cannot read"));
   write_image(box / "rgba.png", photo(30, 20, 4), SampleType::u8);
   r = box.halo("run " + box / "rgba.png" + " -o " + box / "o.jpg");
   CHECK(r.code == 64);
@@ -231,21 +209,22 @@ TEST_CASE("JPEG through libjpeg-turbo: a cut file is an error, not grey rows; no
   CHECK(grey.pixels.channels == 1);
 }
 
-TEST_CASE("--memory sizes strips; too little for one strip is refused before any work") {
+TEST_CASE("--max-memory sizes strips; too little for one strip is refused before any work") {
   Sandbox box;
   write_image(box / "in.png", photo(400, 300, 3), SampleType::u8);
-  Result r =
-      box.halo("run " + box / "in.png" + " -f gaussian:r=20 -o " + box / "o.png" + " --memory 64K");
-  CHECK(r.code == 64);
-  CHECK(has(r.err, "raise --memory"));
+  Result r = box.halo("run " + box / "in.png" + " -f gaussian:r=20 -o " + box / "o.png" +
+                      " --max-memory 64K");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "in.png: a strip of one row (41 rows read) of this 400x300 image needs"));
+  CHECK(has(r.err, "over the limit of 64 KiB; --max-memory or HALO_MAX_MEMORY raise it"));
   CHECK_FALSE(fs::exists(box / "o.png"));
   r = box.halo("run " + box / "in.png" + " -f gaussian:r=20 -o " + box / "o.png" +
-               " --memory 3M -v");
+               " --max-memory 3M -v");
   CHECK(r.code == 0);
   CHECK(has(r.err, "strips of"));
-  r = box.halo("run " + box / "in.png" + " -o " + box / "o.png" + " --memory lots");
+  r = box.halo("run " + box / "in.png" + " -o " + box / "o.png" + " --max-memory lots");
   CHECK(r.code == 64);
-  CHECK(has(r.err, "--memory 'lots'"));
+  CHECK(has(r.err, "--max-memory 'lots'"));
   r = box.halo("run " + box / "in.png" + " -f box:r=1:border=wrap -o " + box / "o.png" + " -v");
   CHECK(r.code == 0);
   CHECK(has(r.err, "the whole image at once: 'box:r=1:border=wrap': border=wrap reads rows"));

@@ -1,0 +1,92 @@
+// The resource policy (see limits.hpp).
+#include "core/limits.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <mutex>
+
+#include "core/error.hpp"
+#include "core/text.hpp"
+
+namespace halo {
+
+namespace {
+
+std::mutex policy_mutex;
+bool policy_set = false;
+ResourceLimits policy;
+
+std::string pixels_text(std::uint64_t pixels) {
+  if (pixels >= 1000000000) return fmt::format("{:.2f} gigapixels", pixels / 1e9);
+  return fmt::format("{:.1f} megapixels", pixels / 1e6);
+}
+
+}  // namespace
+
+ResourceLimits default_limits() {
+  const std::size_t physical = std::size_t(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
+  return {.max_pixels = 1000000000, .max_memory = physical / 2};
+}
+
+ResourceLimits environment_limits() {
+  ResourceLimits limits = default_limits();
+  if (const char* text = std::getenv("HALO_MAX_PIXELS"); text && *text)
+    limits.max_pixels = parse_pixels(text, "HALO_MAX_PIXELS");
+  if (const char* text = std::getenv("HALO_MAX_MEMORY"); text && *text)
+    limits.max_memory = parse_bytes(text, "HALO_MAX_MEMORY");
+  return limits;
+}
+
+const ResourceLimits& resource_limits() {
+  std::lock_guard lock(policy_mutex);
+  if (!policy_set) policy = environment_limits(), policy_set = true;
+  return policy;
+}
+
+void set_resource_limits(const ResourceLimits& limits) {
+  std::lock_guard lock(policy_mutex);
+  policy = limits;
+  policy_set = true;
+}
+
+std::uint64_t parse_pixels(const std::string& text, const std::string& option) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  const std::string unit = lower(end);
+  const double scale = unit.empty()  ? 1
+                       : unit == "k" ? 1e3
+                       : unit == "m" ? 1e6
+                       : unit == "g" ? 1e9
+                                     : 0;
+  const double pixels = value * scale;
+  if (end == text.c_str() || scale == 0 || !std::isfinite(pixels) || pixels < 1 || pixels > 1e18)
+    throw Error(ErrorKind::Usage,
+                option + " '" + text + "': expected a pixel count such as 250M, 2G or 1000000");
+  return std::uint64_t(pixels);
+}
+
+void check_image_size(const std::string& path, long long width, long long height) {
+  if (width <= 0 || height <= 0)
+    throw Error(ErrorKind::BadData, fmt::format("{}: declares {}x{} pixels", path, width, height));
+  const std::uint64_t pixels = std::uint64_t(width) * std::uint64_t(height);
+  const std::uint64_t limit = resource_limits().max_pixels;
+  if (pixels > limit)
+    throw Error(ErrorKind::BadData,
+                fmt::format("{}: declares {}x{} = {}, over the limit of {} (--max-pixels or "
+                            "HALO_MAX_PIXELS raise it)",
+                            path, width, height, pixels_text(pixels), pixels_text(limit)));
+}
+
+void check_memory(const std::string& path, std::size_t bytes, const std::string& what) {
+  const std::size_t limit = resource_limits().max_memory;
+  if (bytes > limit)
+    throw Error(ErrorKind::BadData,
+                fmt::format("{}: {} needs {} of memory, over the limit of {} (--max-memory or "
+                            "HALO_MAX_MEMORY raise it)",
+                            path, what, size_text(bytes), size_text(limit)));
+}
+
+}  // namespace halo

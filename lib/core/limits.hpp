@@ -1,0 +1,38 @@
+// The resource policy: how large an image halo agrees to read and how much host memory its
+// pixels may take. Checked on a file's header, before any pixel is allocated, so that a small
+// file declaring a huge image (a decompression bomb) is refused instead of taking the machine's
+// memory. One policy per process: `--max-pixels` / `--max-memory`, else HALO_MAX_PIXELS /
+// HALO_MAX_MEMORY, else the defaults below.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace halo {
+
+struct ResourceLimits {
+  std::uint64_t max_pixels = 0;  // width x height of any image read
+  std::size_t max_memory = 0;    // host bytes for pixels: the strips in flight, whole images
+};
+
+// 1 gigapixel, and half of this machine's memory.
+ResourceLimits default_limits();
+// The defaults with HALO_MAX_PIXELS / HALO_MAX_MEMORY applied (Usage error for a bad value).
+ResourceLimits environment_limits();
+
+// The process-wide policy (environment_limits() until set).
+const ResourceLimits& resource_limits();
+void set_resource_limits(const ResourceLimits& limits);
+
+// A pixel count as people write it: 1000000, 250M, 1.5G (powers of 1000: megapixels). Usage
+// error naming `option` otherwise.
+std::uint64_t parse_pixels(const std::string& text, const std::string& option);
+
+// BadData naming the file, its declared size and the limit when width x height is over
+// max_pixels or either side is not positive.
+void check_image_size(const std::string& path, long long width, long long height);
+// BadData when holding `bytes` for `what` (e.g. "the whole image") is over max_memory.
+void check_memory(const std::string& path, std::size_t bytes, const std::string& what);
+
+}  // namespace halo

@@ -1,0 +1,174 @@
+// Hostile input and special outputs through the real binary: files declaring more than the
+// limits are refused on their header (exit 65, the size and the limit named) before their
+// pixels take memory; a file is read as what its content is; reports go to standard output
+// for "-" and are written in place on devices, never renamed over them.
+#include <doctest/doctest.h>
+#include <zlib.h>
+
+#include <cstring>
+
+#include "cli/sandbox.hpp"
+#include "io/image_io.hpp"
+
+using namespace halo;
+using namespace halo::test;
+
+namespace {
+
+void put32(std::string& s, std::uint32_t v) {
+  for (int shift : {24, 16, 8, 0}) s += char((v >> shift) & 0xff);
+}
+
+std::string chunk(const std::string& type, const std::string& data) {
+  std::string c;
+  put32(c, std::uint32_t(data.size()));
+  const std::string body = type + data;
+  c += body;
+  put32(c, std::uint32_t(crc32(0, reinterpret_cast<const Bytef*>(body.data()), body.size())));
+  return c;
+}
+
+// A 1-bit grey PNG declaring width x height, all zero: a few hundred KB that decode to
+// width x height samples (450 MB of 8-bit grey at 60000x60000).
+void write_bomb(const std::string& path, std::uint32_t width, std::uint32_t height) {
+  std::string ihdr;
+  put32(ihdr, width);
+  put32(ihdr, height);
+  ihdr += std::string("\x01\x00\x00\x00\x00", 5);
+  const std::string row(1 + (width + 7) / 8, '\0');
+  z_stream z{};
+  deflateInit(&z, 9);
+  std::string idat;
+  std::vector<unsigned char> out(1 << 16);
+  for (std::uint32_t y = 0; y <= height; ++y) {
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(row.data()));
+    z.avail_in = y < height ? uInt(row.size()) : 0;
+    do {
+      z.next_out = out.data();
+      z.avail_out = uInt(out.size());
+      deflate(&z, y < height ? Z_NO_FLUSH : Z_FINISH);
+      idat.append(reinterpret_cast<char*>(out.data()), out.size() - z.avail_out);
+    } while (z.avail_out == 0);
+  }
+  deflateEnd(&z);
+  std::ofstream(path, std::ios::binary)
+      << std::string("\x89PNG\r\n\x1a\n", 8) << chunk("IHDR", ihdr) << chunk("IDAT", idat)
+      << chunk("IEND", "");
+}
+
+}  // namespace
+
+TEST_CASE("a small PNG declaring 60000x60000 is refused on its header, in little memory") {
+  Sandbox box;
+  write_bomb(box / "bomb.png", 60000, 60000);
+  CHECK(fs::file_size(box / "bomb.png") < 1000000);
+  const Measured m =
+      run_measured(box, {"run", box / "bomb.png", "-f", "box:r=1", "-o", box / "o.png"});
+  CHECK(m.code == 65);
+  CHECK(has(m.err,
+            "bomb.png: declares 60000x60000 = 3.60 gigapixels, over the limit of 1.00 "
+            "gigapixels (--max-pixels or HALO_MAX_PIXELS raise it)"));
+  CHECK(m.peak_kib < 200 * 1024);  // PoCL alone is about 80 MiB; the image would be 13 GiB
+  CHECK_FALSE(fs::exists(box / "o.png"));
+  // hist and compare read the same way.
+  Result r = box.halo("hist " + box / "bomb.png");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "60000x60000"));
+}
+
+TEST_CASE("--max-pixels and HALO_MAX_PIXELS: the flag wins, bad values are usage errors") {
+  Sandbox box;
+  write_image(box / "in.png", photo(400, 300, 3), SampleType::u8);
+  const std::string run = "run " + box / "in.png" + " -o " + box / "o.png";
+  Result r = box.halo(run + " --max-pixels 100K");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "in.png: declares 400x300 = 0.1 megapixels, over the limit of 0.1 megapixels"));
+  r = box.halo(run, "HALO_MAX_PIXELS=119999");
+  CHECK(r.code == 65);
+  CHECK(box.halo(run, "HALO_MAX_PIXELS=120000").code == 0);
+  CHECK(box.halo(run + " --max-pixels 1M", "HALO_MAX_PIXELS=1000").code == 0);
+  r = box.halo(run + " --max-pixels 0");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "--max-pixels '0': expected a pixel count"));
+  r = box.halo(run, "HALO_MAX_MEMORY=lots");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "HALO_MAX_MEMORY 'lots'"));
+}
+
+TEST_CASE("images held whole are checked against --max-memory before they are read") {
+  Sandbox box;
+  write_image(box / "in.png", photo(400, 300, 3), SampleType::u8);
+  Result r = box.halo("run " + box / "in.png" + " -f box:r=1:border=wrap -o " + box / "o.png" +
+                      " --max-memory 1M");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "in.png: the whole image ('box:r=1:border=wrap': border=wrap"));
+  CHECK(has(r.err, "over the limit of 1.0 MiB; --max-memory or HALO_MAX_MEMORY raise it"));
+  CHECK_FALSE(fs::exists(box / "o.png"));
+  r = box.halo("hist " + box / "in.png" + " --max-memory 100K");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "in.png: the whole image needs 1.7 MiB of memory, over the limit of 100 KiB"));
+  CHECK(box.halo("hist " + box / "in.png").code == 0);
+}
+
+TEST_CASE("the format comes from the content; a known extension with other content is refused") {
+  Sandbox box;
+  write_image(box / "real.png", photo(31, 17, 3), SampleType::u8);
+  write_image(box / "real.pfm", photo(31, 17, 3, PixelType::f32), SampleType::f32);
+  fs::copy_file(box / "real.png", box / "png-named.exr");
+  fs::copy_file(box / "real.pfm", box / "pfm-named.png");
+  Result r = box.halo("run " + box / "png-named.exr" + " -o " + box / "a.png");
+  CHECK(r.code == 0);
+  CHECK(has(r.err, "png-named.exr: the content is PNG, not OpenEXR; reading it as PNG"));
+  CHECK(box.halo("compare " + box / "a.png " + box / "real.png").code == 0);
+  r = box.halo("run " + box / "pfm-named.png" + " -o " + box / "b.pfm");
+  CHECK(r.code == 0);
+  CHECK(has(r.err, "the content is PFM, not PNG"));
+  CHECK(box.halo("compare " + box / "b.pfm " + box / "real.pfm --fail 0").code == 0);
+
+  std::ofstream(box / "text.png") << "this is not an image at all\n";
+  std::ofstream(box / "text.exr") << "this is not an image at all\n";
+  r = box.halo("run " + box / "text.png" + " -o " + box / "c.png");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "text.png: not PNG data (the file's first bytes are not PNG's"));
+  r = box.halo("run " + box / "text.exr" + " -o " + box / "c.png");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "text.exr: not OpenEXR data"));
+  // A 34-byte PFM named .png declaring a 357913942-pixel row: refused on its header.
+  std::ofstream(box / "wide.png", std::ios::binary) << "PF\n357913942 1\n-1.0\n"
+                                                    << std::string(12, '\0');
+  const Measured m = run_measured(box, {"run", box / "wide.png", "-o", box / "d.png"});
+  CHECK(m.code == 65);
+  CHECK(has(m.err, "wide.png: bad PFM width '357913942'"));
+  CHECK(m.peak_kib < 200 * 1024);
+}
+
+TEST_CASE("reports: - is standard output; /dev/stdout, /dev/null and symlinks stay what they are") {
+  Sandbox box;
+  write_image(box / "in.png", photo(20, 10, 3), SampleType::u8);
+  const std::string here = "cd " + box.dir.string() + " &&";
+  Result r = box.halo("hist in.png --json -", here);
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "\"schema\": \"halo.histogram/1\""));
+  CHECK(r.out.front() == '{');  // the text report went to stderr
+  CHECK(has(r.err, "histogram luma"));
+  CHECK_FALSE(fs::exists(box / "-"));
+  r = box.halo("hist in.png --csv /dev/stdout", here);
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "bin,lower,upper,count"));
+  CHECK(fs::is_symlink("/dev/stdout"));  // as root, a rename would have replaced it
+  CHECK(box.halo("hist in.png --json /dev/null", here).code == 0);
+  CHECK(fs::is_character_file("/dev/null"));
+  r = box.halo("compare in.png in.png --json -", here);
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "\"schema\": \"halo-compare/1\""));
+  CHECK(has(r.err, "in.png vs in.png"));
+  r = box.halo("run in.png -f box:r=1 -o out.png --summary -", here);
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "\"schema\": \"halo-batch-summary/1\""));
+  // Through a symlink the file it names is replaced and the link stays.
+  std::ofstream(box / "real.json") << "old";
+  fs::create_symlink(box / "real.json", box / "link.json");
+  CHECK(box.halo("hist in.png --json link.json", here).code == 0);
+  CHECK(fs::is_symlink(box / "link.json"));
+  CHECK(has(Sandbox::read(box / "real.json"), "halo.histogram/1"));
+}
