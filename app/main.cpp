@@ -2,8 +2,10 @@
 // main() owns the process: it parses the command line, runs one subcommand and maps every
 // error to its documented exit code. Nothing else calls exit().
 #include <malloc.h>
+
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <csignal>
 
 #include <CLI/CLI.hpp>
 
@@ -53,6 +55,9 @@ int main(int argc, char** argv) {
   // when freed. By default glibc raises this threshold to the size of each block it frees and
   // then keeps such blocks in its arenas, so a streamed run's memory grew with its strips.
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  // Past a file size limit (ulimit -f) a write fails with EFBIG, which halo reports (exit 74,
+  // temporary removed, old output kept), instead of the signal killing it mid-file.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"halo: GPU image filters through OpenCL, verified against CPU references", "halo"};
   app.footer(kFooter);
   app.require_subcommand(1);

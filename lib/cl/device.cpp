@@ -124,7 +124,7 @@ DeviceInfo select_device(const std::string& choice) {
 std::string to_string(const cl::NDRange& range) {
   std::string text;
   for (cl_uint i = 0; i < range.dimensions(); ++i)
-    text += (i ? "x" : "") + std::to_string(range.get()[i]);
+    text += i ? "x" : "", text += std::to_string(range.get()[i]);
   return text;
 }
 

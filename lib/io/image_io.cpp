@@ -54,6 +54,21 @@ bool is_alpha_name(const std::string& name) {
   return name == "A" || name.ends_with(".A") || name == "alpha";
 }
 
+// Writers name the file they write, the temporary; the user knows the output by its own name.
+template <typename Work>
+void naming_target(const AtomicOutput& output, const std::string& target, Work work) {
+  try {
+    work();
+  } catch (const Error& e) {
+    std::string message = e.what();
+    const std::string temp = output.temp_path().string();
+    if (temp != target)
+      for (auto at = message.find(temp); at != std::string::npos; at = message.find(temp, at))
+        message.replace(at, temp.size(), target), at += target.size();
+    throw Error(e.kind(), message);
+  }
+}
+
 }  // namespace
 
 InputRef parse_input_ref(const std::string& text) {
@@ -136,12 +151,13 @@ void write_image(const std::string& path, const PixelBuffer& pixels, SampleType 
   if (pixel_type(type) != pixels.type)  // quantised or widened as halo run's output would be
     return write_image(path, to_pixels(to_image(pixels), pixel_type(type)), type, options);
   AtomicOutput output(path);
-  auto writer =
-      create_writer(path, output.temp_path().string(),
-                    {pixels.width, pixels.height, pixels.channels, pixels.alpha, type}, options);
-  writer->write_rows(pixels.height, pixels.bytes.data());
-  writer->finish();
-  writer.reset();
+  naming_target(output, path, [&] {
+    auto writer =
+        create_writer(path, output.temp_path().string(),
+                      {pixels.width, pixels.height, pixels.channels, pixels.alpha, type}, options);
+    writer->write_rows(pixels.height, pixels.bytes.data());
+    writer->finish();
+  });
   output.commit();
 }
 
@@ -157,16 +173,20 @@ OutputImage::OutputImage(std::string path, int width, int height, SampleType typ
 OutputImage::~OutputImage() = default;
 
 void OutputImage::write(Span rows, const PixelBuffer& pixels) {
-  if (!writer_)
-    writer_ = create_writer(path_, file_->temp_path().string(),
-                            {width_, height_, pixels.channels, pixels.alpha, type_}, options_);
-  writer_->write_rows(rows.count(), pixels.bytes.data());
+  naming_target(*file_, path_, [&] {
+    if (!writer_)
+      writer_ = create_writer(path_, file_->temp_path().string(),
+                              {width_, height_, pixels.channels, pixels.alpha, type_}, options_);
+    writer_->write_rows(rows.count(), pixels.bytes.data());
+  });
 }
 
 void OutputImage::commit() {
   if (!writer_) throw Error(ErrorKind::Internal, path_ + ": no rows were written");
-  writer_->finish();
-  writer_.reset();
+  naming_target(*file_, path_, [&] {
+    writer_->finish();
+    writer_.reset();
+  });
   file_->commit();
 }
 

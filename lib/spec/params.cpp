@@ -42,9 +42,12 @@ std::string Param::describe() const {
     case ParamType::Number:
     case ParamType::Integer:
       range = type == ParamType::Integer ? "integer" : "number";
-      if (bounded)
-        range += " " + (std::isfinite(min) ? format_number(min) : "-inf") + ".." +
-                 (std::isfinite(max) ? format_number(max) : "inf");
+      if (bounded) {  // appended piece by piece: "a" + std::string trips GCC 12's -Wrestrict
+        range += ' ';
+        range += std::isfinite(min) ? format_number(min) : "-inf";
+        range += "..";
+        range += std::isfinite(max) ? format_number(max) : "inf";
+      }
       if (allow_auto) range += " or auto";
       break;
     case ParamType::Numbers:

@@ -66,7 +66,8 @@ TEST_CASE("shards: K/N parsed strictly; N shards are disjoint and cover every fi
   for (const char* bad : {"0/3", "4/3", "3", "1/0", "a/b", "1/2/3", "-1/2", " 1/2"})
     CHECK_MESSAGE(error_code([&] { parse_shard(bad); }) == 64, bad);
   std::vector<InputFile> files;
-  for (int i = 0; i < 23; ++i) files.push_back({"f" + std::to_string(i), "", "", ""});
+  for (int i = 0; i < 23; ++i)
+    files.push_back({std::string("f").append(std::to_string(i)), "", "", ""});
   for (int n : {1, 2, 5, 23, 30}) {
     std::multiset<std::string> seen;
     for (int k = 1; k <= n; ++k) {

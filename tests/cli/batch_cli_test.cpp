@@ -300,7 +300,9 @@ TEST_CASE("batch devices and progress: --device all and lists, --progress when p
   CHECK(r.code == 0);
   CHECK(has(r.err, "halo: 3/3 "));  // the final progress line, even though stderr is a file
   CHECK(has(r.err, "images/s"));
-  for (const auto& file : read_json(box / "s.json")["files"]) CHECK(file["device"] != "reference");
+  // The document is named: a range-for over a member of a temporary would outlive it.
+  const nlohmann::json summary = read_json(box / "s.json");
+  for (const auto& file : summary["files"]) CHECK(file["device"] != "reference");
   r = box.halo(run);  // piped, no --progress: no progress lines
   CHECK(r.code == 0);
   CHECK_FALSE(has(r.err, "images/s"));
@@ -309,8 +311,8 @@ TEST_CASE("batch devices and progress: --device all and lists, --progress when p
   CHECK(has(r.err, "device 0 twice"));
   r = box.halo("--device ref " + run + " -j 2 --summary " + box / "ref.json");
   CHECK(r.code == 0);
-  for (const auto& file : read_json(box / "ref.json")["files"])
-    CHECK(file["device"] == "reference");
+  const nlohmann::json ref_summary = read_json(box / "ref.json");
+  for (const auto& file : ref_summary["files"]) CHECK(file["device"] == "reference");
 }
 
 TEST_CASE("Ctrl-C: files in flight finish, no partial output, exit 130; --skip-existing resumes") {

@@ -138,9 +138,9 @@ TEST_CASE("device matches reference: odd sizes, 1/3/4 channels, every border") {
 
 TEST_CASE("device matches reference: non-square and large kernels") {
   std::string k31 = "conv:k=";
-  for (int i = 0; i < 31 * 31; ++i) k31 += (i ? "," : "") + std::to_string((i * 7919) % 13 - 6);
+  for (int i = 0; i < 31 * 31; ++i) k31 += i ? "," : "", k31 += std::to_string((i * 7919) % 13 - 6);
   std::string k3x7 = "conv:w=3:h=7:k=";
-  for (int i = 0; i < 21; ++i) k3x7 += (i ? "," : "") + std::to_string(i % 5 - 2);
+  for (int i = 0; i < 21; ++i) k3x7 += i ? "," : "", k3x7 += std::to_string(i % 5 - 2);
   for (const char* border : {"zero", "clamp", "reflect", "wrap"}) {
     // Images smaller than the kernel exercise borders that wrap or reflect several times.
     check_device_matches(k31 + ":border=" + border + ":scale=100", test::random_image(7, 5, 1));

@@ -29,7 +29,7 @@ std::vector<Device*> both_paths() {
 
 TEST_CASE("upload widens 8/16-bit and float samples exactly as to_image") {
   for (Device* device : both_paths())
-    for (const auto [w, h] : {std::pair{37, 19}, {1, 1}, {16, 3}, {33, 2}})
+    for (const auto& [w, h] : {std::pair{37, 19}, {1, 1}, {16, 3}, {33, 2}})
       for (PixelType type : {PixelType::u8, PixelType::u16, PixelType::f32})
         for (int channels : {1, 2, 3, 4}) {
           const PixelBuffer pixels = test::random_pixels(w, h, channels, type);
