@@ -33,21 +33,25 @@ std::vector<DeviceInfo> select_devices(const std::string& choice) {
   return chosen;
 }
 
-DevicePool::DevicePool(const GlobalOptions& options, int slots) {
-  if (options.device == "ref") return;
+DevicePool::DevicePool(const GlobalOptions& options, int slots)
+    : options_(options), slot_count_(slots) {}
+
+void DevicePool::open() {
+  opened_ = true;
+  if (options_.device == "ref") return;
   try {
-    const std::vector<DeviceInfo> devices = select_devices(options.device);
+    const std::vector<DeviceInfo> devices = select_devices(options_.device);
     // Slots alternate between devices, so the first free slots spread work across them. The
     // slots of one device share its context and compiled programs.
     std::vector<std::unique_ptr<Device>> first;
     for (const auto& info : devices)
       first.push_back(std::make_unique<Device>(info, default_cache_dir()));
-    for (int slot = 1; slot < slots; ++slot)
+    for (int slot = 1; slot < slot_count_; ++slot)
       for (const auto& device : first) slots_.push_back(device->another_queue());
     for (auto& device : first) slots_.push_back(std::move(device));
     device_count_ = devices.size();
   } catch (const Error& e) {
-    if (options.strict || options.device != "auto") throw;
+    if (options_.strict || options_.device != "auto") throw;
     spdlog::warn("{}; running the CPU reference (--strict makes this an error)", e.what());
     slots_.clear();
     return;
@@ -56,12 +60,25 @@ DevicePool::DevicePool(const GlobalOptions& options, int slots) {
 }
 
 DevicePool::Lease DevicePool::acquire() {
-  if (slots_.empty()) return Lease(nullptr, nullptr);
   std::unique_lock lock(mutex_);
+  if (!opened_) open();
+  if (slots_.empty() || given_up_) return Lease(nullptr, nullptr);
   freed_.wait(lock, [&] { return !free_.empty(); });
   Device* device = free_.back();
   free_.pop_back();
   return Lease(this, device);
+}
+
+void DevicePool::record(bool device_failed, const std::string& why) {
+  std::lock_guard lock(mutex_);
+  failures_in_a_row_ = device_failed ? failures_in_a_row_ + 1 : 0;
+  if (failures_in_a_row_ >= kFailuresInARow && !given_up_) {
+    given_up_ = true;
+    spdlog::warn(
+        "OpenCL failed on {} files in a row (last: {}); the remaining files run on the "
+        "CPU reference",
+        failures_in_a_row_, why);
+  }
 }
 
 void DevicePool::release(Device* device) {

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "app/commands.hpp"
@@ -19,12 +20,16 @@ std::vector<DeviceInfo> select_devices(const std::string& choice);
 
 class DevicePool {
  public:
-  // Opens `slots` queues on each chosen device. With --device auto (and no --strict) a missing
-  // device gives an empty pool (the reference) and a warning, as a single run does.
+  // `slots` queues on each chosen device, opened when the first file asks for one (after its
+  // header passed: a refused file costs no OpenCL start). With --device auto (and no --strict)
+  // a missing device gives an empty pool (the reference) and a warning, as a single run does.
   DevicePool(const GlobalOptions& options, int slots);
 
-  bool empty() const { return slots_.empty(); }
-  std::size_t device_count() const { return device_count_; }
+  // After a file: whether its device work failed with an OpenCL error. Three failures in a
+  // row and the pool stops handing out devices (the rest runs on the reference), with a
+  // warning: a device that fails every file would only slow the batch down.
+  void record(bool device_failed, const std::string& why);
+  static constexpr int kFailuresInARow = 3;
 
   class Lease {
    public:
@@ -41,12 +46,18 @@ class DevicePool {
     DevicePool* pool_;
     Device* device_;
   };
-  // Blocks until a slot is free; a null device when the pool is empty.
+  // Blocks until a slot is free; a null device when the pool is empty or given up.
   Lease acquire();
 
  private:
+  void open();  // under mutex_
   void release(Device* device);
 
+  GlobalOptions options_;
+  int slot_count_;
+  bool opened_ = false;
+  int failures_in_a_row_ = 0;
+  bool given_up_ = false;
   std::vector<std::unique_ptr<Device>> slots_;
   std::vector<Device*> free_;
   std::size_t device_count_ = 0;

@@ -290,7 +290,9 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
       outcome.device = device->info().name;
       spdlog::debug("kernel cache: {} compiled, {} loaded from disk", device->programs().compiled(),
                     device->programs().loaded_from_disk());
+      run.devices.record(false, "");
     } catch (const ClError& e) {
+      run.devices.record(true, e.what());
       if (run.global.strict || run.global.device != "auto") throw;
       spdlog::warn("{}: {}; running the CPU reference instead (--strict makes this an error)",
                    job.input.path, e.what());
@@ -468,9 +470,7 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
                       : ::isatty(2) && spdlog::get_level() == spdlog::level::warn
                           ? Progress::Mode::live
                           : Progress::Mode::off;
-  spdlog::info("{} files on {} workers, {} device{}", jobs.size(), workers,
-               devices.empty() ? 0 : devices.device_count(),
-               devices.device_count() == 1 ? "" : "s");
+  spdlog::info("{} files on {} workers", jobs.size(), workers);
   return run_batch(jobs, settings,
                    [&](const FileJob& job, int) { return process_file(job, context); });
 }
