@@ -72,7 +72,7 @@ struct StreamResult {
   bool ok() const;
 };
 
-// What bounds a strip's size: the host budget (--memory), and the device's memory and largest
+// What bounds a strip's size: the host budget (--max-memory), and the device's memory and largest
 // buffer (0 on the reference). A CPU device's buffers are host memory and count in both.
 struct StripLimits {
   std::size_t host_bytes = std::size_t(1) << 30;
