@@ -59,6 +59,11 @@ void DevicePool::open() {
   for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) free_.push_back(it->get());
 }
 
+void DevicePool::open_now() {
+  std::lock_guard lock(mutex_);
+  if (!opened_) open();
+}
+
 DevicePool::Lease DevicePool::acquire() {
   std::unique_lock lock(mutex_);
   if (!opened_) open();

@@ -48,6 +48,9 @@ class DevicePool {
   };
   // Blocks until a slot is free; a null device when the pool is empty or given up.
   Lease acquire();
+  // Opens the devices now: a batch does, so that a bad --device is one usage error (64)
+  // before any file rather than a failure of every file.
+  void open_now();
 
  private:
   void open();  // under mutex_

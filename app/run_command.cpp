@@ -450,6 +450,7 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
       o.type.empty() ? std::nullopt : std::optional<SampleType>(parse_sample_type(o.type)),
       workers};
 
+  if (!single && !pipeline.stages().empty()) devices.open_now();
   BatchSettings settings;
   settings.jobs = workers;
   settings.fail_fast = o.fail_fast;

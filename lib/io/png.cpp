@@ -105,10 +105,12 @@ class PngReader : public ImageReader {
     if (passes > 1) {
       check_memory(path, row_bytes() * header_.height, "an interlaced PNG, decoded whole,");
       whole_.resize(row_bytes() * header_.height);
-      std::vector<png_bytep> rows(header_.height);
+      // A member, not a local: libpng's errors longjmp back to the setjmp above, past the
+      // destructors of locals (fuzz_image found the leak).
+      pass_rows_.resize(header_.height);
       for (int y = 0; y < header_.height; ++y)
-        rows[y] = reinterpret_cast<png_bytep>(whole_.data()) + row_bytes() * y;
-      png_read_image(png, rows.data());
+        pass_rows_[y] = reinterpret_cast<png_bytep>(whole_.data()) + row_bytes() * y;
+      png_read_image(png, pass_rows_.data());
       header_.whole_image = true;
     }
   }
@@ -175,6 +177,7 @@ class PngReader : public ImageReader {
   PngRead read_;
   int depth_ = 8, next_ = 0;
   std::vector<std::byte> row_, whole_;
+  std::vector<png_bytep> pass_rows_;  // rows of whole_, for png_read_image
 };
 
 // ---------------------------------------------------------------------------------------------

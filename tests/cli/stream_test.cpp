@@ -65,7 +65,7 @@ void write_interlaced_png(const std::string& path, const PixelBuffer& rgb) {
   const auto chunk = [&](const char* type, const std::vector<std::uint8_t>& data) {
     put32(std::uint32_t(data.size()));
     std::fwrite(type, 1, 4, f);
-    std::fwrite(data.data(), 1, data.size(), f);
+    if (!data.empty()) std::fwrite(data.data(), 1, data.size(), f);  // IEND: no data pointer
     uLong crc = crc32(0, reinterpret_cast<const Bytef*>(type), 4);
     put32(std::uint32_t(crc32(crc, data.data(), uInt(data.size()))));
   };
