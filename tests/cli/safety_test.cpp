@@ -56,7 +56,66 @@ void write_bomb(const std::string& path, std::uint32_t width, std::uint32_t heig
       << chunk("IEND", "");
 }
 
+// A scanline OpenEXR of one float channel declaring width x height: a valid header and offset
+// table, every offset at the one chunk the file holds (720 KB at 60000x60000; 43 GB as
+// pixels).
+void write_exr_bomb(const std::string& path, int width, int height) {
+  std::string h = std::string("\x76\x2f\x31\x01\x02\x00\x00\x00", 8);
+  const auto le32 = [](std::string& s, std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) s += char((v >> (8 * i)) & 0xff);
+  };
+  const auto attr = [&](const std::string& name, const std::string& type, const std::string& v) {
+    h += name + '\0' + type + '\0';
+    le32(h, std::uint32_t(v.size()));
+    h += v;
+  };
+  std::string channels = std::string("R\0", 2);
+  le32(channels, 2);                     // FLOAT
+  channels += std::string(4, '\0');      // pLinear, reserved
+  le32(channels, 1), le32(channels, 1);  // sampling
+  channels += '\0';
+  std::string window;
+  for (std::uint32_t v : {0u, 0u, std::uint32_t(width - 1), std::uint32_t(height - 1)})
+    le32(window, v);
+  std::string one, centre(8, '\0');
+  le32(one, 0x3f800000);  // 1.0f
+  attr("channels", "chlist", channels);
+  attr("compression", "compression", std::string(1, '\0'));
+  attr("dataWindow", "box2i", window);
+  attr("displayWindow", "box2i", window);
+  attr("lineOrder", "lineOrder", std::string(1, '\0'));
+  attr("pixelAspectRatio", "float", one);
+  attr("screenWindowCenter", "v2f", centre);
+  attr("screenWindowWidth", "float", one);
+  h += '\0';
+  const std::uint64_t chunk_at = h.size() + 8 * std::uint64_t(height);
+  std::string table;
+  for (int y = 0; y < height; ++y)
+    for (int i = 0; i < 8; ++i) table += char((chunk_at >> (8 * i)) & 0xff);
+  std::string chunk;
+  le32(chunk, 0), le32(chunk, std::uint32_t(4 * width));
+  chunk += std::string(4 * std::size_t(width), '\0');
+  std::ofstream(path, std::ios::binary) << h << table << chunk;
+}
+
 }  // namespace
+
+TEST_CASE("an OpenEXR whose data window declares 60000x60000 is refused on its header") {
+  Sandbox box;
+  write_exr_bomb(box / "bomb.exr", 60000, 60000);
+  CHECK(fs::file_size(box / "bomb.exr") < 1000000);
+  const Measured m = run_measured(box, {"run", box / "bomb.exr", "-o", box / "o.exr"});
+  CHECK(m.code == 65);
+  CHECK(has(m.err, "bomb.exr: declares 60000x60000 = 3.60 gigapixels, over the limit"));
+  CHECK(m.peak_kib < 300 * 1024);  // OpenImageIO's libraries alone are about 135 MiB
+  CHECK_FALSE(fs::exists(box / "o.exr"));
+  // Under the limit the same layout passes the check and fails on its pixels (every offset
+  // points at row 0's chunk): the check judged the header alone.
+  write_exr_bomb(box / "small.exr", 40, 30);
+  const Result r = box.halo("run " + box / "small.exr" + " -o " + box / "small.pfm");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "small.exr: cannot read pixels"));
+}
 
 TEST_CASE("a small PNG declaring 60000x60000 is refused on its header, in little memory") {
   Sandbox box;
