@@ -200,10 +200,11 @@ std::vector<long> parse_frames(const std::string& text) {
       if (first > last || step == 0)
         throw Error(ErrorKind::Usage, "--frames '" + text + "': range " + item +
                                           " is empty (first > last, or step 0)");
-      for (long f = first; f <= last; f += step) {
+      for (long f = first;; f += step) {
         frames.push_back(f);
         if (frames.size() > kMaxFrames)
           throw Error(ErrorKind::Usage, "--frames '" + text + "': more than 10 million frames");
+        if (last - f < step) break;  // the next would pass last (and f + step could overflow)
       }
     }
     start = comma + 1;

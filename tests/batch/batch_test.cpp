@@ -55,6 +55,9 @@ TEST_CASE("frame ranges: single frames, ranges, steps, lists; malformed ones are
   CHECK(parse_frames("7") == std::vector<long>{7});
   CHECK(parse_frames("1-4") == std::vector<long>{1, 2, 3, 4});
   CHECK(parse_frames("1-10x4") == std::vector<long>{1, 5, 9});
+  // Near the largest long the step must not overflow past the end (UBSan would say so).
+  CHECK(parse_frames("9223372036854775800-9223372036854775807x5") ==
+        std::vector<long>{9223372036854775800, 9223372036854775805});
   CHECK(parse_frames("3,1-2,10") == std::vector<long>{3, 1, 2, 10});
   for (const char* bad : {"", "a", "5-1", "1-5x0", "1,,2", "-3", "1-", "2x3", "1-100000000"})
     CHECK_MESSAGE(error_code([&] { parse_frames(bad); }) == 64, bad);
