@@ -62,13 +62,15 @@ static Preset read_preset(const fs::path& path) {
 Preset load_preset(const std::string& name_or_path) {
   const fs::path direct(name_or_path);
   if (name_or_path.find('/') != std::string::npos || direct.extension() == ".halo") {
-    if (!fs::exists(direct))
+    std::error_code ec;  // a name too long for the file system is "does not exist", not a throw
+    if (!fs::exists(direct, ec))
       throw Error(ErrorKind::NoInput, name_or_path + ": preset file does not exist");
     return read_preset(direct);
   }
   for (const auto& dir : preset_dirs()) {
     const auto path = dir / (name_or_path + ".halo");
-    if (fs::exists(path)) return read_preset(path);
+    std::error_code ec;
+    if (fs::exists(path, ec)) return read_preset(path);
   }
   std::string known;
   for (const auto& p : list_presets()) known += (known.empty() ? "" : ", ") + p.name;

@@ -264,3 +264,15 @@ TEST_CASE("temporaries of killed runs are removed by the next run in their folde
   CHECK(box.halo("run " + box / "in.png" + " -o " + box / "out2.png").err.find("removed") ==
         std::string::npos);
 }
+
+TEST_CASE("names longer than the file system allows are plain errors, not internal ones") {
+  Sandbox box;
+  write_image(box / "in.png", photo(8, 6, 3), SampleType::u8);
+  const std::string long_name(300, 'a');  // over NAME_MAX: the file system says ENAMETOOLONG
+  Result r = box.halo("run " + box / (long_name + ".png[R]") + " -o " + box / "o.png");
+  CHECK(r.code == 66);  // fuzz_names: std::filesystem::exists threw here (exit 70)
+  r = box.halo("run " + box / "in.png" + " -o " + box / (long_name + ".png"));
+  CHECK(r.code == 73);
+  r = box.halo("run " + box / "in.png" + " --preset " + long_name + " -o " + box / "o.png");
+  CHECK(r.code == 64);
+}
