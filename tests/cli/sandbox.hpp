@@ -78,6 +78,16 @@ inline Measured run_measured(const Sandbox& box, const std::vector<std::string>&
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, usage.ru_maxrss, Sandbox::read(err_path)};
 }
 
+// A peak-RSS bound for the binary: AddressSanitizer's shadow memory and allocator cost a
+// couple of hundred MiB of their own, so under scripts/sanitize the bounds are loosened.
+inline long rss_bound_kib(long kib) {
+#if defined(__SANITIZE_ADDRESS__)
+  return kib * 4;
+#else
+  return kib;
+#endif
+}
+
 inline PixelBuffer photo(int width, int height, int channels, PixelType type = PixelType::u8) {
   PixelBuffer pixels(width, height, channels, type, channels == 4);
   std::mt19937 rng(9);
