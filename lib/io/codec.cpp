@@ -71,7 +71,9 @@ const OiioCodecs* load_oiio() {
 // The formats halo recognises by their first bytes, and the extensions that name them.
 struct KnownFormat {
   const char* name;  // as messages say it
-  const char* oiio;  // OpenImageIO's reader ("" for halo's own)
+  // halo's own reader, or null for OpenImageIO's reader of that name
+  std::unique_ptr<ImageReader> (*open)(const std::string& path);
+  const char* oiio;
   std::vector<std::string> extensions;
   bool (*matches)(const unsigned char* b, std::size_t n);
 };
@@ -79,30 +81,35 @@ struct KnownFormat {
 const std::vector<KnownFormat>& known_formats() {
   static const std::vector<KnownFormat> formats = {
       {"PNG",
+       open_png,
        "",
        {".png"},
        [](const unsigned char* b, std::size_t n) {
          return n >= 8 && std::memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0;
        }},
       {"JPEG",
+       open_jpeg,
        "",
        {".jpg", ".jpeg"},
        [](const unsigned char* b, std::size_t n) {
          return n >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff;
        }},
       {"PFM",
+       open_pfm,
        "",
        {".pfm"},
        [](const unsigned char* b, std::size_t n) {
          return n >= 3 && b[0] == 'P' && (b[1] == 'F' || b[1] == 'f') && std::isspace(b[2]);
        }},
       {"OpenEXR",
+       nullptr,
        "openexr",
        {".exr"},
        [](const unsigned char* b, std::size_t n) {
          return n >= 4 && b[0] == 0x76 && b[1] == 0x2f && b[2] == 0x31 && b[3] == 0x01;
        }},
       {"TIFF",
+       nullptr,
        "tiff",
        {".tif", ".tiff"},
        [](const unsigned char* b, std::size_t n) {
@@ -128,14 +135,6 @@ const KnownFormat* format_of_extension(const std::string& path) {
   for (const auto& f : known_formats())
     if (std::find(f.extensions.begin(), f.extensions.end(), ext) != f.extensions.end()) return &f;
   return nullptr;
-}
-
-std::unique_ptr<ImageReader> open_known(const KnownFormat& format, const std::string& path) {
-  const std::string name = format.name;
-  if (name == "PNG") return open_png(path);
-  if (name == "JPEG") return open_jpeg(path);
-  if (name == "PFM") return open_pfm(path);
-  return oiio_codecs().open(path, format.oiio);
 }
 
 }  // namespace
@@ -189,7 +188,8 @@ std::unique_ptr<ImageReader> open_reader(const std::string& path) {
     if (named && named != content)
       spdlog::warn("{}: the content is {}, not {}; reading it as {}", path, content->name,
                    named->name, content->name);
-    reader = open_known(*content, path);
+    if (content->open) return content->open(path);  // checks the size on its header itself
+    reader = oiio_codecs().open(path, content->oiio);
   } else if (named) {
     throw Error(ErrorKind::BadData, path + ": not " + named->name +
                                         " data (the file's first bytes "
@@ -198,8 +198,7 @@ std::unique_ptr<ImageReader> open_reader(const std::string& path) {
   } else {
     reader = oiio_codecs().open(path, "");
   }
-  // halo's own readers check as soon as they have the header; OpenImageIO's have read only
-  // the header when open returns.
+  // OpenImageIO's readers have read only the header when open returns.
   check_image_size(path, reader->header().width, reader->header().height);
   return reader;
 }
