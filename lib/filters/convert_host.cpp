@@ -22,13 +22,31 @@ namespace halo {
 
 namespace {
 
-// One row of C interleaved samples into C plane rows `plane` floats apart. C is a template
-// argument so that the loop body holds every channel and the compiler sees the stride.
+// Calls f.template operator()<C>() with the channel count as a constant for 1-4 channels (the
+// row loops then hold every channel and the compiler sees the stride), 0 for other counts.
+template <typename F>
+void with_channels(int channels, F&& f) {
+  switch (channels) {
+    case 1:
+      return f.template operator()<1>();
+    case 2:
+      return f.template operator()<2>();
+    case 3:
+      return f.template operator()<3>();
+    case 4:
+      return f.template operator()<4>();
+    default:
+      return f.template operator()<0>();
+  }
+}
+
+// One row of interleaved samples into plane rows `plane` floats apart.
 template <typename T, int C>
 HALO_VECTOR_CLONES void widen_row(const T* __restrict in, float* __restrict out, int width,
-                                  std::size_t plane, float scale) {
+                                  std::size_t plane, float scale, int channels) {
+  const int n = C ? C : channels;
   for (int x = 0; x < width; ++x)
-    for (int c = 0; c < C; ++c) out[c * plane + x] = float(in[x * C + c]) * scale;
+    for (int c = 0; c < n; ++c) out[c * plane + x] = float(in[x * n + c]) * scale;
 }
 
 // halo::quantize without a floor or a NaN test: clamping first maps NaN and everything below 0
@@ -47,9 +65,10 @@ HALO_VECTOR_CLONES void quantize_row(const float* __restrict in, T* __restrict o
 
 template <typename T, int C>
 HALO_VECTOR_CLONES void interleave_row(const T* __restrict in, std::size_t plane, T* __restrict out,
-                                       int width) {
+                                       int width, int channels) {
+  const int n = C ? C : channels;
   for (int x = 0; x < width; ++x)
-    for (int c = 0; c < C; ++c) out[x * C + c] = in[c * plane + x];
+    for (int c = 0; c < n; ++c) out[x * n + c] = in[c * plane + x];
 }
 
 template <typename T>
@@ -58,28 +77,11 @@ void widen(const PixelBuffer& pixels, float* planes, int pitch) {
   const std::size_t plane = std::size_t(pitch) * pixels.height;
   const float scale = unit_scale(pixels.type);
   const std::size_t line = std::size_t(pixels.width) * pixels.channels;
-  for (int y = 0; y < pixels.height; ++y) {
-    const T* row = in + y * line;
-    float* out = planes + std::size_t(y) * pitch;
-    switch (pixels.channels) {
-      case 1:
-        widen_row<T, 1>(row, out, pixels.width, plane, scale);
-        break;
-      case 2:
-        widen_row<T, 2>(row, out, pixels.width, plane, scale);
-        break;
-      case 3:
-        widen_row<T, 3>(row, out, pixels.width, plane, scale);
-        break;
-      case 4:
-        widen_row<T, 4>(row, out, pixels.width, plane, scale);
-        break;
-      default:
-        for (int c = 0; c < pixels.channels; ++c)
-          for (int x = 0; x < pixels.width; ++x)
-            out[c * plane + x] = float(row[x * pixels.channels + c]) * scale;
-    }
-  }
+  with_channels(pixels.channels, [&]<int C>() {
+    for (int y = 0; y < pixels.height; ++y)
+      widen_row<T, C>(in + y * line, planes + std::size_t(y) * pitch, pixels.width, plane, scale,
+                      pixels.channels);
+  });
 }
 
 // Quantised samples of one row go through `codes` (one plane row per channel, contiguous,
@@ -92,35 +94,21 @@ void narrow(const float* planes, int pitch, int rows, int row0, PixelBuffer& out
                          : out.type == PixelType::u16 ? 65535.0f
                                                       : 0.0f;
   std::vector<T> codes(max_code > 0 ? std::size_t(width) * channels : 0);
-  for (int y = 0; y < out.height; ++y) {
-    const float* row = planes + std::size_t(row0 + y) * pitch;
-    const T* from = reinterpret_cast<const T*>(row);
-    std::size_t from_plane = plane;
-    if (max_code > 0) {
-      for (int c = 0; c < channels; ++c)
-        quantize_row(row + c * plane, codes.data() + std::size_t(c) * width, width, max_code);
-      from = codes.data();
-      from_plane = width;
-    }
-    T* dst = out.samples<T>() + std::size_t(y) * width * channels;
-    switch (channels) {
-      case 1:
-        interleave_row<T, 1>(from, from_plane, dst, width);
-        break;
-      case 2:
-        interleave_row<T, 2>(from, from_plane, dst, width);
-        break;
-      case 3:
-        interleave_row<T, 3>(from, from_plane, dst, width);
-        break;
-      case 4:
-        interleave_row<T, 4>(from, from_plane, dst, width);
-        break;
-      default:
+  with_channels(channels, [&]<int C>() {
+    for (int y = 0; y < out.height; ++y) {
+      const float* row = planes + std::size_t(row0 + y) * pitch;
+      const T* from = reinterpret_cast<const T*>(row);
+      std::size_t from_plane = plane;
+      if (max_code > 0) {
         for (int c = 0; c < channels; ++c)
-          for (int x = 0; x < width; ++x) dst[x * channels + c] = from[c * from_plane + x];
+          quantize_row(row + c * plane, codes.data() + std::size_t(c) * width, width, max_code);
+        from = codes.data();
+        from_plane = width;
+      }
+      interleave_row<T, C>(from, from_plane, out.samples<T>() + std::size_t(y) * width * channels,
+                           width, channels);
     }
-  }
+  });
 }
 
 }  // namespace
