@@ -12,6 +12,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "io/image_io.hpp"
+#include "io/standard_streams.hpp"
 #include "verify/compare.hpp"
 
 namespace halo {
@@ -33,7 +34,8 @@ struct CompareOptions {
 };
 
 struct Pair {
-  std::string a, b;
+  std::string a, b;          // as reports name them
+  std::string read_a, read_b;  // the files read, when not a and b (standard input's spool)
   std::string diff_out;  // where its difference image goes if it fails; empty: nowhere
 };
 
@@ -53,8 +55,8 @@ std::string channel_name(const std::vector<std::string>& names, int c) {
 PairResult compare_pair(const Pair& pair, const CompareOptions& o) {
   PairResult r;
   try {
-    const LoadedImage a = read_image(parse_input_ref(pair.a));
-    const LoadedImage b = read_image(parse_input_ref(pair.b));
+    const LoadedImage a = read_image(parse_input_ref(pair.read_a.empty() ? pair.a : pair.read_a));
+    const LoadedImage b = read_image(parse_input_ref(pair.read_b.empty() ? pair.b : pair.read_b));
     const Image ia = to_image(a.pixels), ib = to_image(b.pixels);
     if (ia.width() != ib.width() || ia.height() != ib.height() || ia.channels() != ib.channels())
       throw Error(
@@ -169,12 +171,12 @@ std::vector<Pair> pairs_of(const CompareOptions& o) {
     throw Error(ErrorKind::Usage, "compare: give two files or two folders (" + o.a + " is " +
                                       (folder_a ? "a folder" : "not a folder") + ", " + o.b +
                                       " is " + (folder_b ? "a folder" : "not a folder") + ")");
-  if (!folder_a) return {{o.a, o.b, o.diff_out}};
+  if (!folder_a) return {{o.a, o.b, "", "", o.diff_out}};
   auto in_a = images_under(o.a, o.recursive), in_b = images_under(o.b, o.recursive);
   for (const auto& [rel, path] : in_b) in_a.emplace(rel, (fs::path(o.a) / rel).string());
   std::vector<Pair> pairs;
   for (const auto& [rel, path] : in_a)
-    pairs.push_back({path, (fs::path(o.b) / rel).string(),
+    pairs.push_back({path, (fs::path(o.b) / rel).string(), "", "",
                      o.diff_out.empty() ? "" : (fs::path(o.diff_out) / rel).string()});
   if (!o.diff_out.empty()) fs::create_directories(o.diff_out, ec);
   return pairs;
@@ -182,10 +184,16 @@ std::vector<Pair> pairs_of(const CompareOptions& o) {
 
 int compare_command(const CompareOptions& o) {
   if (is_standard_output(o.json)) text_out = stderr;
-  const std::vector<Pair> pairs = pairs_of(o);
+  if (is_standard_input(o.a) && is_standard_input(o.b))
+    throw Error(ErrorKind::Usage, "compare: only one of the two images can be standard input");
+  std::vector<Pair> pairs = pairs_of(o);
+  std::optional<StandardInput> piped;  // "-" is never a folder: one pair
+  if (is_standard_input(o.a)) pairs.front().read_a = piped.emplace().path();
+  if (is_standard_input(o.b)) pairs.front().read_b = piped.emplace().path();
   std::vector<PairResult> results;
   for (const auto& pair : pairs) {
     results.push_back(compare_pair(pair, o));
+    if (piped) results.back().error = piped->named(results.back().error);
     print_pair(pair, results.back(), o.thresholds);
   }
   int exit_code = 0;
@@ -215,7 +223,7 @@ Command add_compare_command(CLI::App& app) {
       "compare",
       "compare two images (or two folders of same-named images) with idiff's thresholds; "
       "exit 0 pass or warning, 1 failure, 3 not comparable");
-  cmd->add_option("a", o->a, "first image or folder (FILE[ch,...] picks channels)")->required();
+  cmd->add_option("a", o->a, "first image or folder (FILE[ch,...] picks channels; - for standard input)")->required();
   cmd->add_option("b", o->b, "second image or folder")->required();
   Thresholds& t = o->thresholds;
   cmd->add_option("--fail", t.fail, "a sample fails above this absolute error")

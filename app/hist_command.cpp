@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "filters/registry.hpp"
 #include "io/image_io.hpp"
+#include "io/standard_streams.hpp"
 
 namespace halo {
 
@@ -44,7 +45,9 @@ std::string first_difference(const Histogram& a, const Histogram& b) {
 
 int hist(const HistOptions& o, const GlobalOptions& global) {
   const HistogramSpec spec = spec_of(o);
-  const LoadedImage loaded = read_image(parse_input_ref(o.input));
+  std::optional<StandardInput> piped;
+  const LoadedImage loaded = read_image(
+      parse_input_ref(is_standard_input(o.input) ? piped.emplace().path() : o.input));
   Histogram result;
   std::unique_ptr<Device> device = open_device(global);
   if (device) {
@@ -81,7 +84,7 @@ Command add_hist_command(CLI::App& app, const GlobalOptions& global) {
   auto* cmd = app.add_subcommand("hist",
                                  "exact histogram of an image (64-bit counts), on the "
                                  "device, identical to the CPU reference");
-  cmd->add_option("input", o->input, "input image; FILE[ch,...] picks channels")->required();
+  cmd->add_option("input", o->input, "input image, or - for standard input; FILE[ch,...] picks channels")->required();
   cmd->add_option("--mode", o->mode,
                   "luma (Rec.601, integer on 8/16-bit: grey v lands in bin v), luma709, rgb, "
                   "gray (one-channel images), channel")

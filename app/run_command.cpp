@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -23,6 +24,7 @@
 #include "core/text.hpp"
 #include "io/image_io.hpp"
 #include "io/input_stream.hpp"
+#include "io/standard_streams.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/stream.hpp"
 #include "spec/preset.hpp"
@@ -36,6 +38,7 @@ namespace {
 struct RunOptionsCli {
   std::vector<std::string> inputs;
   std::string output;
+  std::string format;  // of standard output (-o -)
   std::string type;
   bool verify = false;
   double tolerance = 1e-4;
@@ -416,9 +419,31 @@ int default_jobs() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global) {
+// Standard input and output stand for one file each: `-` is the only input, and an output on
+// standard output takes a single input.
+void check_standard_streams(const RunOptionsCli& o, bool to_stdout) {
+  const auto from_stdin = std::count_if(o.inputs.begin(), o.inputs.end(), is_standard_input);
+  if (from_stdin > 0 && o.inputs.size() > 1)
+    throw Error(ErrorKind::Usage, "'-' (standard input) must be the only input");
+  if (to_stdout && from_stdin == 0 && o.inputs.size() > 1)
+    throw Error(ErrorKind::Usage, "-o " + o.output + " (standard output) takes one input, not " +
+                                      std::to_string(o.inputs.size()));
+  if (!o.write_flags.empty() && (is_standard_output(o.write_flags) || o.write_flags.ends_with(":-")))
+    throw Error(ErrorKind::Usage, "--write-flags cannot go to standard output; name a file");
+}
+
+int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& global) {
   const std::vector<StageSpec> specs = stage_specs(cli);
   const Pipeline pipeline(specs);  // every spec checked before any file is read
+  const std::optional<std::string> stdout_format =
+      standard_output_format(given.output, given.format);
+  check_standard_streams(given, stdout_format.has_value());
+  RunOptionsCli o = given;  // with standard input and output replaced by their files
+  std::optional<StandardOutput> stdout_file;
+  if (stdout_format) o.output = stdout_file.emplace(*stdout_format).path();
+  std::optional<StandardInput> stdin_file;
+  if (o.inputs.size() == 1 && is_standard_input(o.inputs.front()))
+    o.inputs.front() = stdin_file.emplace().path();
   const InputList inputs = expand_inputs(o.inputs, {o.recursive, o.frames});
   const bool sharded = !o.shard.empty();
   const std::vector<InputFile> files =
@@ -459,11 +484,20 @@ int run(const RunOptionsCli& o, const CLI::App& cli, const GlobalOptions& global
   if (single) {  // one file: its own error and exit code, output as is
     const auto start = std::chrono::steady_clock::now();
     FileOutcome outcome = process_file(jobs.front(), context);
-    fmt::print(is_standard_output(o.summary) ? stderr : stdout, "{}", outcome.report);
+    // A committed output goes out even when --verify found a mismatch, as a file would stay.
+    std::error_code ec;
+    if (stdout_file && fs::exists(stdout_file->path(), ec)) stdout_file->send();
+    fmt::print(is_standard_output(o.summary) || stdout_file ? stderr : stdout, "{}",
+               outcome.report);
     if (!o.summary.empty()) {
       const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
       write_batch_summary(o.summary, jobs, {outcome}, settings, took.count(), outcome.exit_code);
     }
+    if (outcome.exception && stdin_file) try {
+        std::rethrow_exception(outcome.exception);
+      } catch (const Error& e) {
+        throw Error(e.kind(), stdin_file->named(e.what()));
+      }
     if (outcome.exception) std::rethrow_exception(outcome.exception);
     return 0;
   }
@@ -498,7 +532,8 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
       "file or a batch (folders, globs, frame sequences) with outputs named by a template");
   run_app
       ->add_option("inputs", options->inputs,
-                   "input images (PNG, EXR, TIFF, JPEG, PFM, ...): files; folders (their images, "
+                   "input images (PNG, EXR, TIFF, JPEG, PFM, ...): files; - for standard input (the format "
+                   "from its content); folders (their images, "
                    "sorted; --recursive for subfolders); globs ('shots/*.png', quoted so halo "
                    "expands them); frame sequences shot.####.exr or shot.%04d.exr (the frames "
                    "that exist, or --frames). FILE[ch,...] picks channels by name, e.g. "
@@ -509,8 +544,11 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
                    "output image, or for many inputs a template: {stem} {ext} {name} {frame} "
                    "{dir} {reldir} (folder below a folder input), e.g. out/{stem}.exr or "
                    "out/{reldir}/{stem}{ext}; the format comes from the extension; written "
-                   "atomically")
+                   "atomically. FMT:- (png:-, exr:-, ...) or - with --format writes standard "
+                   "output, once the image is complete")
       ->required();
+  run_app->add_option("--format", options->format,
+                      "format of standard output for -o -: png, jpg, pfm, exr, tif, ...");
   run_app
       ->add_option("-f,--filter",
                    "filter spec name[:key=value]... (repeatable, run in order; "
@@ -623,7 +661,8 @@ Examples:
   halo run shots/ -f gaussian:r=8 -o out/{stem}.png --mkdir
   halo run 'plates/shot.####.exr' --frames 1001-1100 -f sharpen -o out/shot.{frame}.exr
   halo run renders/ -r -f box:r=2 -o out/{reldir}/{stem}.exr --mkdir --skip-existing
-  halo run frames/ -f edge -o edges/{stem}.png --shard 3/8 --summary shard3.json)");
+  halo run frames/ -f edge -o edges/{stem}.png --shard 3/8 --summary shard3.json
+  curl -s https://example.com/a.jpg | halo run - -f sharpen -o png:- | display)");
   return [options, run_app, &global] { return run(*options, *run_app, global); };
 }
 

@@ -166,6 +166,26 @@ std::string to_string(SampleType type) {
   return "?";
 }
 
+namespace {
+// halo's own writers, then OpenImageIO's that Debian's build has.
+const std::vector<std::string>& writable_extensions() {
+  static const std::vector<std::string> formats = {".png", ".jpg", ".jpeg", ".pfm", ".exr", ".tif",
+                                                   ".tiff", ".hdr", ".bmp", ".tga", ".webp", ".dpx"};
+  return formats;
+}
+}  // namespace
+
+bool is_writable_format(const std::string& extension) {
+  const auto& formats = writable_extensions();
+  return std::find(formats.begin(), formats.end(), extension) != formats.end();
+}
+
+std::string writable_formats_text() {
+  std::string text;
+  for (const auto& ext : writable_extensions()) text += (text.empty() ? "" : ", ") + ext.substr(1);
+  return text;
+}
+
 SampleType storable_type(const std::string& path, SampleType wanted) {
   const auto ext = extension(path);
   if (ext == ".png") return wanted == SampleType::u8 ? SampleType::u8 : SampleType::u16;
@@ -195,6 +215,10 @@ std::unique_ptr<ImageReader> open_reader(const std::string& path) {
                                         " data (the file's first bytes "
                                         "are not " +
                                         named->name + "'s, nor another format's halo reads)");
+  } else if (extension(path).empty()) {
+    throw Error(ErrorKind::BadData, path + ": not an image halo recognises by its content (PNG, "
+                                           "JPEG, PFM, OpenEXR, TIFF), and no extension names "
+                                           "another format");
   } else {
     reader = oiio_codecs().open(path, "");
   }

@@ -83,6 +83,11 @@ class ImageWriter {
 std::unique_ptr<ImageWriter> create_writer(const std::string& target, const std::string& file,
                                            const OutputHeader& header, const WriteOptions& options);
 
+// The formats an output may be written in, by lower-case extension with the dot (".png"), and
+// their list for messages ("png, jpg, ...").
+bool is_writable_format(const std::string& extension);
+std::string writable_formats_text();
+
 // The nearest type the format can hold: PNG u8/u16, JPEG u8, PFM float, EXR half/float.
 SampleType storable_type(const std::string& path, SampleType wanted);
 

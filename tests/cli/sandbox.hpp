@@ -45,6 +45,9 @@ struct Sandbox {
     return r;
   }
 
+  // The command line of `halo args`, to feed another run through a pipe.
+  static std::string halo_command(const std::string& args) { return HALO_BINARY " " + args; }
+
   static std::string read(const std::string& path) {
     std::ifstream in(path);
     return std::string((std::istreambuf_iterator<char>(in)), {});
