@@ -22,9 +22,9 @@ constexpr const char* kFooter = R"(Examples:
   halo run photo.png -f emboss -o emboss.png --verify
   halo run photo.png -f sharpen:k=0.5 -f edge:mode=sobel:gray=1 -o edges.png
   halo run a.pfm -f conv:k=2,0,0,0,-1,0,0,0,-1:offset=0.5:gray=1 -o emboss.pfm
-  halo run render.exr[ViewLayer.Combined.R,ViewLayer.Combined.G,ViewLayer.Combined.B] -f sharpen -o out.exr
+  halo run 'render.exr[ViewLayer.Combined.R,ViewLayer.Combined.G,ViewLayer.Combined.B]' -f sharpen -o out.exr
   halo run shots/ -f gaussian:r=8 -o out/{stem}.png --mkdir -j 4
-  halo run 'plates/shot.####.exr' --frames 1001-1100 -f sharpen -o out/shot.{frame}.exr
+  halo run 'plates/shot.####.exr' --frames 1001-1100 -f sharpen -o out/shot.{frame}.exr --mkdir
   halo hist photo.jpg --mode luma --bins 256 --json hist.json --plot hist.png
   halo compare expected.exr actual.exr --fail 1e-4 --diff-out diff.exr
   halo filters           every filter with its parameters

@@ -537,7 +537,7 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
                    "sorted; --recursive for subfolders); globs ('shots/*.png', quoted so halo "
                    "expands them); frame sequences shot.####.exr or shot.%04d.exr (the frames "
                    "that exist, or --frames). FILE[ch,...] picks channels by name, e.g. "
-                   "render.exr[ViewLayer.Combined.R,...]")
+                   "'render.exr[ViewLayer.Combined.R,...]' (quoted: brackets are a shell glob)")
       ->required();
   run_app
       ->add_option("-o,--output", options->output,
@@ -659,9 +659,9 @@ mismatched --verify, 2 when any failed, 130 when interrupted (Ctrl-C lets files 
 finish; run again with --skip-existing). A single file keeps its own exit code.
 Examples:
   halo run shots/ -f gaussian:r=8 -o out/{stem}.png --mkdir
-  halo run 'plates/shot.####.exr' --frames 1001-1100 -f sharpen -o out/shot.{frame}.exr
+  halo run 'plates/shot.####.exr' --frames 1001-1100 -f sharpen -o out/shot.{frame}.exr --mkdir
   halo run renders/ -r -f box:r=2 -o out/{reldir}/{stem}.exr --mkdir --skip-existing
-  halo run frames/ -f edge -o edges/{stem}.png --shard 3/8 --summary shard3.json
+  halo run frames/ -f edge -o edges/{stem}.png --mkdir --shard 3/8 --summary shard3.json
   curl -s https://example.com/a.jpg | halo run - -f sharpen -o png:- | display)");
   return [options, run_app, &global] { return run(*options, *run_app, global); };
 }

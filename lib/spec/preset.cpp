@@ -17,6 +17,9 @@ static std::string trim(const std::string& s) {
   return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
 }
 
+// $HALO_PRESET_PATH, then the folder an installed halo has beside it (PREFIX/bin/halo ->
+// PREFIX/share/halo/presets), wherever the tree was installed, unpacked or moved to; a halo
+// that has none (one run from its build folder) uses the source tree's.
 std::vector<fs::path> preset_dirs() {
   std::vector<fs::path> dirs;
   if (const char* env = std::getenv("HALO_PRESET_PATH")) {
@@ -28,9 +31,13 @@ std::vector<fs::path> preset_dirs() {
         start = i + 1;
       }
   }
-#ifdef HALO_PRESET_INSTALL_DIR
-  dirs.emplace_back(HALO_PRESET_INSTALL_DIR);
-#endif
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path installed = exe.parent_path().parent_path() / "share/halo/presets";
+  if (!ec && fs::is_directory(installed, ec)) {
+    dirs.push_back(installed);
+    return dirs;
+  }
 #ifdef HALO_PRESET_SOURCE_DIR
   dirs.emplace_back(HALO_PRESET_SOURCE_DIR);
 #endif

@@ -20,8 +20,9 @@ struct Preset {
   std::vector<PresetLine> lines;
 };
 
-// Folders searched for presets by name: $HALO_PRESET_PATH (colon-separated), then the presets/
-// folder installed with halo, then the source tree's.
+// Folders searched for presets by name: $HALO_PRESET_PATH (colon-separated), then
+// ../share/halo/presets beside the executable (an install, wherever it was put), else the
+// source tree's presets/.
 std::vector<std::filesystem::path> preset_dirs();
 
 // A name (searched in preset_dirs()) or a path to a .halo file. Usage error when missing.
