@@ -53,11 +53,15 @@ inline float demodulating_albedo(const float albedo, const float albedo_min) {
 // the albedo (same layout) when demodulating. The host defines CHANNELS (1..4), so the loops
 // over channels unroll and the per-pixel arrays stay in registers; with a count only known at
 // run time they would live in (slow, off-chip) private memory.
+// Without CHANNELS (the flags-only build) there is nothing to unroll, and asking would make
+// the compiler warn on every build.
 #define MAX_CHANNELS 4
 #ifdef CHANNELS
 #define CHANNEL_COUNT(runtime) CHANNELS
+#define UNROLL_CHANNELS _Pragma("unroll")
 #else
 #define CHANNEL_COUNT(runtime) (runtime)
+#define UNROLL_CHANNELS
 #endif
 
 inline float colour_at(__global const float* src, __global const float* albedo, const ulong plane,
@@ -71,7 +75,7 @@ inline float read_tap(__global const float* src, __global const float* albedo, c
                       const ulong at, const int channels, const int demod, const float albedo_min,
                       const float* centre, float* v) {
   float d2 = 0.0f;
-#pragma unroll
+  UNROLL_CHANNELS
   for (int c = 0; c < CHANNEL_COUNT(channels); ++c) {
     v[c] = colour_at(src, albedo, plane, at, c, demod, albedo_min);
     const float d = v[c] - centre[c];
@@ -82,7 +86,7 @@ inline float read_tap(__global const float* src, __global const float* albedo, c
 
 inline void accumulate(const float w, const float* v, const int channels, float* sum, float* wsum) {
   *wsum += w;
-#pragma unroll
+  UNROLL_CHANNELS
   for (int c = 0; c < CHANNEL_COUNT(channels); ++c) sum[c] = fma(w, v[c], sum[c]);
 }
 
@@ -90,7 +94,7 @@ inline void accumulate(const float w, const float* v, const int channels, float*
 inline void store_normalised(__global float* dst, __global const float* albedo, const ulong plane,
                              const ulong at, const int channels, const float* sum, const float wsum,
                              const int remod, const float albedo_min) {
-#pragma unroll
+  UNROLL_CHANNELS
   for (int c = 0; c < CHANNEL_COUNT(channels); ++c) {
     const float v = sum[c] / wsum;
     dst[c * plane + at] = remod ? v * demodulating_albedo(albedo[c * plane + at], albedo_min) : v;

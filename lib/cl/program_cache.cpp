@@ -110,6 +110,10 @@ cl::Program ProgramCache::get(const std::string& file, const Defines& defines) {
     throw BuildError(status, label, log);
   }
   ++compiled_;
+  // Compiler warnings are for halo's developers, not its users: shown under -vv only.
+  if (std::string log; program.getBuildInfo(device_, CL_PROGRAM_BUILD_LOG, &log) == CL_SUCCESS &&
+                       log.find_first_not_of(" \t\r\n") != std::string::npos)
+    spdlog::debug("kernel cache: build log of {}:\n{}", label, log);
   spdlog::debug(
       "kernel cache: compiled {} in {:.0f} ms", label,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
