@@ -29,5 +29,6 @@ Command add_compare_command(CLI::App& app);
 Command add_devices_command(CLI::App& app);
 Command add_filters_command(CLI::App& app);
 Command add_presets_command(CLI::App& app);
+Command add_summary_command(CLI::App& app);
 
 }  // namespace halo

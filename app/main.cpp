@@ -94,7 +94,8 @@ int main(int argc, char** argv) {
   const halo::Command commands[] = {
       halo::add_run_command(app, global), halo::add_hist_command(app, global),
       halo::add_compare_command(app),     halo::add_devices_command(app),
-      halo::add_filters_command(app),     halo::add_presets_command(app)};
+      halo::add_filters_command(app),     halo::add_presets_command(app),
+      halo::add_summary_command(app)};
 
   try {
     app.parse(argc, argv);

@@ -11,7 +11,7 @@ _halo() {
   local halo=${COMP_WORDS[0]}
   for word in "${before[@]:1}"; do
     case $word in
-      run | hist | compare | devices | filters | presets) sub=$word; break ;;
+      run | hist | compare | devices | filters | presets | summary) sub=$word; break ;;
     esac
   done
   case $prev in
@@ -54,7 +54,7 @@ _halo() {
     if [[ $cur == -* ]]; then
       COMPREPLY=($(compgen -W "$("$halo" --help 2>/dev/null | grep -oE -- '--?[a-zA-Z][-a-zA-Z]*' | sort -u)" -- "$cur"))
     else
-      COMPREPLY=($(compgen -W "run hist compare devices filters presets" -- "$cur"))
+      COMPREPLY=($(compgen -W "run hist compare devices filters presets summary" -- "$cur"))
     fi
     return
   fi

@@ -30,6 +30,10 @@ nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(in);
 }
 
+nlohmann::json read_json_text(const std::string& text) {
+  return nlohmann::json::parse(text);
+}
+
 std::set<std::string> files_in(const std::string& folder) {
   std::set<std::string> names;
   for (const auto& entry : fs::directory_iterator(folder))
@@ -210,6 +214,54 @@ TEST_CASE("--shard K/N: shards are disjoint and together cover every input") {
   CHECK(std::set<std::string>(all.begin(), all.end()).size() == 7);
   CHECK(box.halo("run " + box / "in -f edge -o " + q(box / "{stem}.png") + " --shard 3/2").code ==
         64);
+}
+
+TEST_CASE("halo summary merges shard reports: totals, failed files, inputs processed twice") {
+  Sandbox box;
+  make_mixed_folder(box);
+  const bool root = locked_is_readable(box);
+  for (int k = 1; k <= 3; ++k) {
+    const std::string shard = std::to_string(k);
+    box.halo("run " + box / "in -f box:r=1 -o " + q(box / "out/{stem}.png") + " --mkdir --shard " +
+             shard + "/3 --summary " + box / ("shard-" + shard + ".json"));
+  }
+  const std::string reports = q(box / "shard-*.json");  // halo expands the pattern
+  const Result r = box.halo("summary " + reports + " --json " + box / "all.json");
+  INFO(r.err);
+  CHECK(r.code == 2);  // the corrupt, empty and dangling files failed
+  const auto all = read_json(box / "all.json");
+  const std::size_t failed = root ? 3 : 4;
+  CHECK(all["totals"]["files"] == 7);
+  CHECK(all["totals"]["ok"] == 7 - failed);
+  CHECK(all["totals"]["failed"] == failed);
+  CHECK(all["shards"].size() == 3);
+  CHECK(all["duplicates"].empty());
+  std::set<std::string> inputs;
+  for (const auto& f : all["files"]) inputs.insert(fs::path(f["input"].get<std::string>()).filename());
+  CHECK(inputs.size() == 7);
+  CHECK(has(r.out, "3 shards, 7 files: " + std::to_string(7 - failed) + " ok"));
+  CHECK(has(r.out, "failed: " + box / "in/corrupt.png"));
+  CHECK(has(r.out, "failed: " + box / "in/empty.png"));
+
+  // A shard counted twice is found; all good shards merge to exit 0; the JSON can go to stdout.
+  const Result twice = box.halo("summary " + box / "shard-1.json " + box / "shard-1.json");
+  CHECK(twice.code == 2);
+  CHECK(has(twice.out, "processed by more than one shard: "));
+  box.halo("run " + box / "in/a.png -f edge -o " + box / "one.png --summary " + box / "one.json");
+  const Result good = box.halo("summary " + box / "one.json --json -");
+  CHECK(good.code == 0);
+  CHECK(read_json_text(good.out)["totals"]["ok"] == 1);
+  CHECK(has(good.err, "1 shards, 1 files: 1 ok"));
+
+  // Not a report, cut short, missing.
+  std::ofstream(box / "cut.json") << "{\"schema\": \"halo-batch-summary/1\", \"files\": [";
+  CHECK(box.halo("summary " + box / "cut.json").code == 65);
+  std::ofstream(box / "other.json") << "{\"schema\": \"halo-compare/1\"}";
+  const Result other = box.halo("summary " + box / "other.json");
+  CHECK(other.code == 65);
+  CHECK(has(other.err, "not a halo run --summary report"));
+  CHECK(box.halo("summary " + box / "nothing.json").code == 66);
+  CHECK(box.halo("summary " + q(box / "nothing-*.json")).code == 66);
 }
 
 TEST_CASE("--verify over a batch reports every file and stage") {
