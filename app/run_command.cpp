@@ -47,6 +47,8 @@ struct RunOptionsCli {
   std::string write_flags;
   int strip_rows = 0;  // 0: chosen from the budget
   WriteOptions encoding;
+  bool strip_metadata = false;
+  std::vector<std::string> attribs;  // --attrib NAME=VALUE
   // Batch
   bool recursive = false;
   std::string frames;
@@ -176,12 +178,26 @@ class Phases {
 // What every file of a run shares.
 struct RunContext {
   const RunOptionsCli& options;
+  std::vector<std::string> specs;  // as given, for the outputs' ImageHistory
   const GlobalOptions& global;
   const Pipeline& pipeline;  // parsed once: stages are plans, shared by every file and thread
   DevicePool& devices;
   std::optional<SampleType> wanted;  // --type
   int workers = 1;                   // files at once
 };
+
+// The output's metadata: the input's (unless --strip-metadata), what halo did (Software and a
+// line of ImageHistory, as oiiotool records it), then --attrib.
+Metadata output_metadata(const Metadata& input, const RunContext& run) {
+  Metadata m = run.options.strip_metadata ? Metadata{} : input;
+  m.set_text("Software", "halo " HALO_VERSION);
+  std::string line = "halo run";
+  for (const auto& spec : run.specs) line += " -f " + spec;
+  const std::string* history = m.text("ImageHistory");
+  m.set_text("ImageHistory", history && !history->empty() ? *history + "\n" + line : line);
+  for (const auto& text : run.options.attribs) m.set(parse_attrib(text));
+  return m;
+}
 
 // Strips of one file at once: two queues on a GPU (one strip's transfers overlap another's
 // kernels) when it is the only file (in a batch, other files' strips do that); one on a CPU
@@ -254,7 +270,9 @@ StreamResult stream_file(const FileJob& job, const RunContext& run, Device* devi
   WriteOptions encoding = o.encoding;  // encoder threads: this file's share of the cores
   if (encoding.threads == 0)
     encoding.threads = std::max(1, int(std::thread::hardware_concurrency()) / run.workers);
-  OutputImage out(job.output, input.width, input.height, type, encoding);
+  const Metadata metadata = output_metadata(in.header().metadata, run);
+  spdlog::info("{}: metadata {}", job.output, metadata.summary());
+  OutputImage out(job.output, input.width, input.height, type, encoding, metadata);
   const StreamOutput write = [&](Span rows, const PixelBuffer& pixels) { out.write(rows, pixels); };
   StreamResult result =
       device ? stream_device(*device, run.pipeline, input, pixel_type(type), write, options)
@@ -467,8 +485,12 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
   GlobalOptions device_options = global;
   if (pipeline.stages().empty()) device_options.device = "ref";
   DevicePool devices(device_options, workers);
+  std::vector<std::string> spec_texts;
+  for (const auto& spec : specs) spec_texts.push_back(spec.text);
+  for (const auto& text : o.attribs) parse_attrib(text);  // checked before any file is read
   const RunContext context{
       o,
+      spec_texts,
       global,
       pipeline,
       devices,
@@ -598,6 +620,19 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
   run_app->add_option("--quality", options->encoding.quality, "JPEG quality 1..100 (default 95)")
       ->check(CLI::Range(1, 100))
       ->group(output);
+  const std::string metadata = "Metadata";
+  run_app
+      ->add_flag("--strip-metadata", options->strip_metadata,
+                 "write no metadata of the input (by default its text, EXIF, XMP, IPTC, ICC "
+                 "profile and EXR/TIFF header attributes are carried to the output, as far as "
+                 "the output format holds them)")
+      ->group(metadata);
+  run_app
+      ->add_option("--attrib", options->attribs,
+                   "set a text attribute of the output, NAME=VALUE (repeatable), e.g. "
+                   "--attrib Artist='A. Name' --attrib Copyright='(c) 2026'; halo also records "
+                   "Software and ImageHistory")
+      ->group(metadata);
   const std::string memory = "Memory";
   run_app
       ->add_option("--strip-rows", options->strip_rows,

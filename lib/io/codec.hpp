@@ -11,6 +11,7 @@
 
 #include "core/image.hpp"
 #include "core/text.hpp"
+#include "io/metadata.hpp"
 
 namespace halo {
 
@@ -34,6 +35,7 @@ struct ImageHeader {
   bool alpha = false;        // the file marks its last channel as alpha
   std::string format;        // "png", "openexr", ...
   bool whole_image = false;  // the decoder holds the whole image (interlaced PNG)
+  Metadata metadata;         // what the header says besides the pixels
 };
 
 class ImageReader {
@@ -66,6 +68,7 @@ struct OutputHeader {
   int width = 0, height = 0, channels = 0;
   bool alpha = false;
   SampleType type = SampleType::u8;
+  Metadata metadata;  // stored as far as the format can hold it
 };
 
 class ImageWriter {

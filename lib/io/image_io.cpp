@@ -1,6 +1,8 @@
 // Whole-image reading and writing on top of the row readers and writers, and channel choice.
 #include "io/image_io.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -163,21 +165,29 @@ void write_image(const std::string& path, const PixelBuffer& pixels, SampleType 
 }
 
 OutputImage::OutputImage(std::string path, int width, int height, SampleType type,
-                         WriteOptions options)
+                         WriteOptions options, Metadata metadata)
     : path_(std::move(path)),
       width_(width),
       height_(height),
       type_(type),
       options_(std::move(options)),
+      metadata_(std::move(metadata)),
       file_(std::make_unique<AtomicOutput>(path_)) {}
 
 OutputImage::~OutputImage() = default;
 
 void OutputImage::write(Span rows, const PixelBuffer& pixels) {
   naming_target(*file_, path_, [&] {
-    if (!writer_)
+    if (!writer_) {
+      if (!metadata_.icc.empty() && !icc_fits(metadata_.icc, pixels.channels)) {
+        spdlog::info("{}: the input's ICC profile does not describe {} channel{}; left out",
+                     path_, pixels.channels, pixels.channels == 1 ? "" : "s");
+        metadata_.icc.clear();
+      }
       writer_ = create_writer(path_, file_->temp_path().string(),
-                              {width_, height_, pixels.channels, pixels.alpha, type_}, options_);
+                              {width_, height_, pixels.channels, pixels.alpha, type_, metadata_},
+                              options_);
+    }
     writer_->write_rows(rows.count(), pixels.bytes.data());
   });
 }

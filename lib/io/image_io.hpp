@@ -54,7 +54,10 @@ void write_image(const std::string& path, const PixelBuffer& pixels, SampleType 
 // without commit(), it leaves nothing behind.
 class OutputImage {
  public:
-  OutputImage(std::string path, int width, int height, SampleType type, WriteOptions options);
+  // metadata: stored as far as the format holds it (an ICC profile only when it fits the
+  // channels the filters produce).
+  OutputImage(std::string path, int width, int height, SampleType type, WriteOptions options,
+              Metadata metadata = {});
   ~OutputImage();
   // The image rows `rows`, in order, as samples of pixel_type(type).
   void write(Span rows, const PixelBuffer& pixels);
@@ -65,6 +68,7 @@ class OutputImage {
   int width_, height_;
   SampleType type_;
   WriteOptions options_;
+  Metadata metadata_;
   std::unique_ptr<class AtomicOutput> file_;
   std::unique_ptr<ImageWriter> writer_;
 };

@@ -11,10 +11,13 @@
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <memory>
+#include <string_view>
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
+#include "core/text.hpp"
 #include "io/codec.hpp"
 
 namespace halo {
@@ -80,6 +83,10 @@ void cmyk_to_rgb(const std::uint8_t* cmyk, std::uint8_t* rgb, int width) {
   }
 }
 
+// APP1 identifiers.
+constexpr std::string_view kExif{"Exif\0\0", 6};
+constexpr std::string_view kXmp{"http://ns.adobe.com/xap/1.0/\0", 29};
+
 class JpegReader : public ImageReader {
  public:
   explicit JpegReader(const std::string& path)
@@ -91,7 +98,10 @@ class JpegReader : public ImageReader {
     jpeg_.created = true;
     if (setjmp(errors_.jump)) fail("cannot read");
     jpeg_stdio_src(&info_, file_.get());
+    for (const int marker : {JPEG_COM, JPEG_APP0 + 1, JPEG_APP0 + 2, JPEG_APP0 + 13})
+      jpeg_save_markers(&info_, marker, 0xffff);
     jpeg_read_header(&info_, TRUE);
+    header_.metadata = read_metadata();
     // Before jpeg_start_decompress: it allocates rows, and a progressive file's coefficients
     // for the whole image.
     check_image_size(path, info_.image_width, info_.image_height);
@@ -113,6 +123,30 @@ class JpegReader : public ImageReader {
     header_.stored = SampleType::u8;
     row_.resize(std::size_t(header_.width) * info_.output_components);
     rgb_.resize(std::size_t(header_.width) * header_.channels.size());
+  }
+
+  // EXIF and XMP (APP1), the ICC profile (APP2, possibly in pieces), IPTC (APP13, kept as
+  // stored) and the comment (COM, as "Comment").
+  Metadata read_metadata() {
+    Metadata m;
+    for (jpeg_saved_marker_ptr marker = info_.marker_list; marker; marker = marker->next) {
+      const std::string data(reinterpret_cast<const char*>(marker->data), marker->data_length);
+      if (marker->marker == JPEG_APP0 + 1 && data.starts_with(kExif))
+        m.exif = data.substr(kExif.size());
+      else if (marker->marker == JPEG_APP0 + 1 && data.starts_with(kXmp))
+        m.xmp = data.substr(kXmp.size());
+      else if (marker->marker == JPEG_APP0 + 13 && data.starts_with("Photoshop 3.0"))
+        m.iptc = data;
+      else if (marker->marker == JPEG_COM)
+        m.set_text("Comment", data.substr(0, data.find_last_not_of('\0') + 1));
+    }
+    JOCTET* icc = nullptr;
+    unsigned int icc_size = 0;
+    if (jpeg_read_icc_profile(&info_, &icc, &icc_size) && icc) {
+      m.icc.assign(reinterpret_cast<const char*>(icc), icc_size);
+      std::free(icc);
+    }
+    return m;
   }
 
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
@@ -191,7 +225,33 @@ class JpegWriter : public ImageWriter {
       for (int c = 0; c < info_.num_components; ++c)
         info_.comp_info[c].h_samp_factor = info_.comp_info[c].v_samp_factor = 1;
     jpeg_start_compress(&info_, TRUE);
+    write_metadata(h.metadata);
     row_bytes_ = std::size_t(h.width) * h.channels;
+  }
+
+  // EXIF as it came, or one made from the text attributes EXIF has (description, artist,
+  // copyright, software, ...); XMP; the ICC profile; IPTC as stored; the comment. A block
+  // over a marker's 64 KiB (the ICC profile excepted, which is split) is left out.
+  void write_metadata(const Metadata& m) {
+    const std::string exif = m.exif.empty() ? exif_from_text(m) : m.exif;
+    marker(JPEG_APP0 + 1, exif.empty() ? "" : std::string(kExif) + exif, "EXIF");
+    marker(JPEG_APP0 + 1, m.xmp.empty() ? "" : std::string(kXmp) + m.xmp, "XMP");
+    if (!m.icc.empty())
+      jpeg_write_icc_profile(&info_, reinterpret_cast<const JOCTET*>(m.icc.data()),
+                             unsigned(m.icc.size()));
+    marker(JPEG_APP0 + 13, m.iptc, "IPTC");
+    if (const std::string* comment = m.text("Comment")) marker(JPEG_COM, *comment, "comment");
+  }
+
+  void marker(int code, const std::string& data, const char* what) {
+    if (data.empty()) return;
+    if (data.size() > 65533) {
+      spdlog::warn("{}: {} of {} does not fit in a JPEG marker; left out", file_name_, what,
+                   size_text(data.size()));
+      return;
+    }
+    jpeg_write_marker(&info_, code, reinterpret_cast<const JOCTET*>(data.data()),
+                      unsigned(data.size()));
   }
 
   void write_rows(int count, const std::byte* rows) override {

@@ -4,6 +4,7 @@
 // loaded when a file needs it (io/codec.cpp); it uses nothing of halo's but headers, so it
 // needs nothing from the program that loads it.
 #include <OpenImageIO/imageio.h>
+#include <OpenImageIO/tiffutils.h>
 
 #include <fstream>
 
@@ -81,6 +82,69 @@ std::vector<std::string> standard_names(int channels, bool alpha) {
   }
 }
 
+// Attributes that describe how a file is stored rather than what it shows: the output decides
+// those itself (--compression, its own layout).
+bool is_structural(const std::string& name) {
+  static const std::vector<std::string> prefixes = {"oiio:", "tiff:", "openexr:", "jpeg:",
+                                                    "png:"};
+  static const std::vector<std::string> names = {"compression", "planarconfig", "ICCProfile",
+                                                 "XResolution", "YResolution", "ResolutionUnit"};
+  for (const auto& p : prefixes)
+    if (name.starts_with(p)) return true;
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// The header attributes of a file read by OpenImageIO: each typed attribute as it is, the ICC
+// profile apart, and the EXIF-amenable ones also as an EXIF block for outputs that keep EXIF
+// whole (PNG, JPEG).
+Metadata metadata_of(const OIIO::ImageSpec& spec) {
+  Metadata m;
+  bool exif = false;
+  for (const OIIO::ParamValue& p : spec.extra_attribs) {
+    const std::string name = p.name().string();
+    const OIIO::TypeDesc type = p.type();
+    if (name == "ICCProfile" && type.basetype == OIIO::TypeDesc::UINT8) {
+      m.icc.assign(static_cast<const char*>(p.data()), type.size());
+      continue;
+    }
+    if (is_structural(name)) continue;
+    if (type == OIIO::TypeString) {
+      m.attributes.push_back({name, "string", p.get_string()});
+    } else if (type.basetype != OIIO::TypeDesc::STRING && type.basetype != OIIO::TypeDesc::PTR) {
+      m.attributes.push_back({name, type.c_str(),
+                              std::string(static_cast<const char*>(p.data()), type.size())});
+    }
+    exif |= name.starts_with("Exif:") || name.starts_with("GPS:");
+  }
+  if (exif) {
+    std::vector<char> blob;
+    OIIO::encode_exif(spec, blob, OIIO::endian::little);
+    m.exif.assign(blob.begin(), blob.end());
+  }
+  return m;
+}
+
+// The metadata as OpenImageIO attributes on `spec`: the EXIF, XMP and IPTC blocks of a PNG or
+// JPEG input decoded into attributes first, then the typed attributes over them.
+void set_metadata(OIIO::ImageSpec& spec, const Metadata& m) {
+  bool typed_exif = false;
+  for (const auto& a : m.attributes) typed_exif |= a.name.starts_with("Exif:");
+  if (!m.exif.empty() && !typed_exif) OIIO::decode_exif(OIIO::string_view(m.exif), spec);
+  if (!m.xmp.empty()) OIIO::decode_xmp(OIIO::string_view(m.xmp), spec);
+  for (const auto& a : m.attributes) {
+    if (a.is_text()) {
+      spec.attribute(a.name, a.value);
+      continue;
+    }
+    const OIIO::TypeDesc type(a.type);
+    if (type.basetype == OIIO::TypeDesc::UNKNOWN || type.size() != a.value.size()) continue;
+    spec.attribute(a.name, type, a.value.data());
+  }
+  if (!m.icc.empty())
+    spec.attribute("ICCProfile", OIIO::TypeDesc(OIIO::TypeDesc::UINT8, int(m.icc.size())),
+                   m.icc.data());
+}
+
 class OiioReader : public ImageReader {
  public:
   OiioReader(const std::string& path, const std::string& format) : path_(path) {
@@ -114,6 +178,7 @@ class OiioReader : public ImageReader {
     header_.stored = stored_type(spec.format);
     header_.alpha = spec.alpha_channel == spec.nchannels - 1;
     header_.format = in_->format_name();
+    header_.metadata = metadata_of(spec);
     y0_ = spec.y;
   }
 
@@ -170,6 +235,7 @@ class OiioWriter : public ImageWriter {
     spec.channelnames = standard_names(h.channels, h.alpha);
     spec.alpha_channel = h.alpha ? h.channels - 1 : -1;
     spec.attribute("oiio:UnassociatedAlpha", 1);
+    set_metadata(spec, h.metadata);
     set_encoding(spec, extension(target), options);
     if (!out_->supports("alpha") && h.alpha)
       throw Error(ErrorKind::Usage, target + ": this format cannot store alpha");

@@ -100,6 +100,7 @@ class PngReader : public ImageReader {
                                        : std::vector<std::string>{"R", "G", "B", "A"};
     header_.alpha = channels == 2 || channels == 4;
     header_.stored = depth_ == 16 ? SampleType::u16 : SampleType::u8;
+    header_.metadata = read_metadata(png, info);
     check_image_size(path, header_.width, header_.height);
     row_.resize(row_bytes());
     if (passes > 1) {
@@ -113,6 +114,36 @@ class PngReader : public ImageReader {
       png_read_image(png, pass_rows_.data());
       header_.whole_image = true;
     }
+  }
+
+  // Text, EXIF, XMP and the ICC profile of the chunks before the image data (text after it
+  // is not seen by a reader that streams rows).
+  static Metadata read_metadata(png_structp png, png_infop info) {
+    Metadata m;
+    png_textp text = nullptr;
+    const int count = png_get_text(png, info, &text, nullptr);
+    for (int i = 0; i < count; ++i) {
+      const std::size_t length = text[i].compression == PNG_ITXT_COMPRESSION_NONE ||
+                                         text[i].compression == PNG_ITXT_COMPRESSION_zTXt
+                                     ? text[i].itxt_length
+                                     : text[i].text_length;
+      std::string value(text[i].text ? text[i].text : "", text[i].text ? length : 0);
+      if (std::string(text[i].key) == "XML:com.adobe.xmp")
+        m.xmp = std::move(value);
+      else
+        m.set_text(name_from_png_keyword(text[i].key), value);
+    }
+    png_uint_32 exif_size = 0;
+    png_bytep exif = nullptr;
+    if (png_get_eXIf_1(png, info, &exif_size, &exif) && exif)
+      m.exif.assign(reinterpret_cast<const char*>(exif), exif_size);
+    png_charp name = nullptr;
+    int compression = 0;
+    png_bytep profile = nullptr;
+    png_uint_32 profile_size = 0;
+    if (png_get_iCCP(png, info, &name, &compression, &profile, &profile_size) && profile)
+      m.icc.assign(reinterpret_cast<const char*>(profile), profile_size);
+    return m;
   }
 
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
@@ -389,10 +420,55 @@ class PngWriter : public ImageWriter {
     ihdr[8] = std::uint8_t(depth_);
     ihdr[9] = std::uint8_t(colour);
     chunk("IHDR", ihdr, 13);
+    write_metadata(header_.metadata);
     // The zlib header: deflate, 32 KiB window, the level's hint; a multiple of 31.
     const std::uint8_t flag = level_ < 2 ? 0x01 : level_ < 6 ? 0x5e : level_ == 6 ? 0x9c : 0xda;
     const std::uint8_t zlib_header[2] = {0x78, flag};
     chunk("IDAT", zlib_header, 2);
+  }
+
+  // Before the image data: the ICC profile (iCCP), EXIF (eXIf), XMP and text: tEXt when the
+  // keyword and value are Latin-1 (ASCII here), else iTXt in UTF-8. Typed attributes have no
+  // place in PNG.
+  void write_metadata(const Metadata& m) {
+    if (!m.icc.empty()) {
+      std::string data = std::string("ICC profile") + '\0' + '\0';  // name, deflate
+      data += deflated(m.icc);
+      chunk("iCCP", data);
+    }
+    if (!m.exif.empty()) chunk("eXIf", m.exif);
+    if (!m.xmp.empty()) chunk("iTXt", itxt("XML:com.adobe.xmp", m.xmp));
+    for (const auto& a : m.attributes) {
+      if (!a.is_text()) continue;
+      const std::string keyword = png_keyword_from_name(a.name).substr(0, 79);
+      if (keyword.empty()) continue;
+      const bool ascii = std::all_of(a.value.begin(), a.value.end(), [](char c) {
+        return (c >= 32 && c < 127) || c == '\n';
+      });
+      if (ascii)
+        chunk("tEXt", keyword + '\0' + a.value);
+      else
+        chunk("iTXt", itxt(keyword, a.value));
+    }
+  }
+
+  // An uncompressed iTXt: keyword, no compression, no language or translated keyword.
+  static std::string itxt(const std::string& keyword, const std::string& value) {
+    return keyword + std::string("\0\0\0\0\0", 5) + value;
+  }
+
+  static std::string deflated(const std::string& data) {
+    uLongf size = compressBound(uLong(data.size()));
+    std::string out(size, '\0');
+    if (compress2(reinterpret_cast<Bytef*>(out.data()), &size,
+                  reinterpret_cast<const Bytef*>(data.data()), uLong(data.size()), 9) != Z_OK)
+      throw Error(ErrorKind::Internal, "zlib failed on an ICC profile");
+    out.resize(size);
+    return out;
+  }
+
+  void chunk(const char* type, const std::string& data) {
+    chunk(type, reinterpret_cast<const std::uint8_t*>(data.data()), data.size());
   }
 
   // A block with room for kBlockBytes and one more row: a recycled one if there is one.

@@ -1,0 +1,140 @@
+// Metadata carried from input to output: lookups, PNG's keywords, a minimal EXIF writer.
+#include "io/metadata.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
+#include "core/error.hpp"
+#include "core/text.hpp"
+
+namespace halo {
+
+namespace {
+
+// PNG keyword <-> OpenImageIO name, for the keywords whose names differ.
+const std::vector<std::pair<std::string, std::string>>& png_names() {
+  static const std::vector<std::pair<std::string, std::string>> names = {
+      {"Description", "ImageDescription"},
+      {"Author", "Artist"},
+      {"Creation Time", "DateTime"},
+      {"Title", "DocumentName"},
+  };
+  return names;
+}
+
+void put16(std::string& out, std::uint16_t v) {
+  out.push_back(char(v & 0xff));
+  out.push_back(char(v >> 8));
+}
+
+void put32(std::string& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(char((v >> (8 * i)) & 0xff));
+}
+
+}  // namespace
+
+const std::string* Metadata::text(const std::string& name) const {
+  for (const auto& a : attributes)
+    if (a.name == name && a.is_text()) return &a.value;
+  return nullptr;
+}
+
+void Metadata::set(Attribute attribute) {
+  for (auto& a : attributes)
+    if (a.name == attribute.name) {
+      a = std::move(attribute);
+      return;
+    }
+  attributes.push_back(std::move(attribute));
+}
+
+void Metadata::set_text(const std::string& name, const std::string& value) {
+  set({name, "string", value});
+}
+
+void Metadata::erase(const std::string& name) {
+  std::erase_if(attributes, [&](const Attribute& a) { return a.name == name; });
+}
+
+std::string Metadata::summary() const {
+  std::size_t texts = 0;
+  for (const auto& a : attributes) texts += a.is_text();
+  std::string text;
+  const auto add = [&](const std::string& part) { text += (text.empty() ? "" : ", ") + part; };
+  if (texts) add(std::to_string(texts) + " text attribute" + (texts == 1 ? "" : "s"));
+  if (attributes.size() > texts)
+    add(std::to_string(attributes.size() - texts) + " typed attribute" +
+        (attributes.size() - texts == 1 ? "" : "s"));
+  if (!exif.empty()) add("EXIF " + size_text(exif.size()));
+  if (!xmp.empty()) add("XMP " + size_text(xmp.size()));
+  if (!iptc.empty()) add("IPTC " + size_text(iptc.size()));
+  if (!icc.empty()) add("ICC profile " + size_text(icc.size()));
+  return text.empty() ? "none" : text;
+}
+
+std::string name_from_png_keyword(const std::string& keyword) {
+  for (const auto& [png, name] : png_names())
+    if (png == keyword) return name;
+  return keyword;
+}
+
+std::string png_keyword_from_name(const std::string& name) {
+  for (const auto& [png, oiio] : png_names())
+    if (oiio == name) return png;
+  return name;
+}
+
+std::string exif_from_text(const Metadata& metadata) {
+  static const std::vector<std::pair<std::uint16_t, std::string>> tags = {
+      {0x010e, "ImageDescription"}, {0x010f, "Make"},   {0x0110, "Model"},
+      {0x0131, "Software"},         {0x0132, "DateTime"}, {0x013b, "Artist"},
+      {0x8298, "Copyright"}};
+  std::vector<std::pair<std::uint16_t, std::string>> present;
+  for (const auto& [tag, name] : tags)
+    if (const std::string* value = metadata.text(name)) present.emplace_back(tag, *value);
+  if (present.empty()) return {};
+  // Header (8) + entry count (2) + 12 per entry + next-IFD offset (4), then the strings.
+  std::string out = "II*";
+  out.push_back('\0');
+  put32(out, 8);
+  put16(out, std::uint16_t(present.size()));
+  std::uint32_t data = 8 + 2 + 12 * std::uint32_t(present.size()) + 4;
+  std::string strings;
+  for (const auto& [tag, value] : present) {  // tags ascend, as TIFF requires
+    const auto count = std::uint32_t(value.size() + 1);
+    put16(out, tag);
+    put16(out, 2);  // ASCII
+    put32(out, count);
+    if (count <= 4) {
+      std::string inline_value = value;
+      inline_value.resize(4, '\0');
+      out += inline_value;
+    } else {
+      put32(out, data + std::uint32_t(strings.size()));
+      strings += value;
+      strings.push_back('\0');
+      if (strings.size() % 2) strings.push_back('\0');  // word-aligned offsets
+    }
+  }
+  put32(out, 0);
+  return out + strings;
+}
+
+bool icc_fits(const std::string& icc, int channels) {
+  if (icc.size() < 20) return false;
+  const std::string space = icc.substr(16, 4);
+  if (space == "RGB ") return channels == 3 || channels == 4;
+  if (space == "GRAY") return channels == 1 || channels == 2;
+  return true;
+}
+
+Attribute parse_attrib(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw Error(ErrorKind::Usage,
+                "--attrib '" + text + "': expected NAME=VALUE, e.g. --attrib Artist='A. Name'");
+  return {text.substr(0, eq), "string", text.substr(eq + 1)};
+}
+
+}  // namespace halo

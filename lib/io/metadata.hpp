@@ -1,0 +1,63 @@
+// What an image file says about its pixels besides the pixels: text (description, artist,
+// copyright, custom keys), EXIF, XMP, IPTC, the ICC profile, and typed header attributes (an
+// EXR's camera matrices, render settings, ...). Readers fill it, `halo run` carries it from
+// input to output (translated where the formats differ), and writers store what their format
+// can hold.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace halo {
+
+// One header attribute. Names follow OpenImageIO's ("ImageDescription", "Artist",
+// "Copyright", "Software", "DateTime", "Exif:FNumber", "worldToCamera", ...). `type` is
+// OpenImageIO's TypeDesc spelling ("string", "int", "float", "matrix", "float[2]", ...);
+// `value` holds the text of a "string" attribute, else the raw bytes of its values.
+struct Attribute {
+  std::string name;
+  std::string type;
+  std::string value;
+
+  bool is_text() const { return type == "string"; }
+  bool operator==(const Attribute&) const = default;
+};
+
+struct Metadata {
+  std::vector<Attribute> attributes;
+  std::string exif;  // EXIF as a TIFF structure ("II*\0..." or "MM\0*..."), without "Exif\0\0"
+  std::string icc;   // ICC colour profile
+  std::string xmp;   // XMP packet (XML)
+  std::string iptc;  // IPTC-IIM records (JPEG's APP13 Photoshop block, as stored)
+
+  bool empty() const {
+    return attributes.empty() && exif.empty() && icc.empty() && xmp.empty() && iptc.empty();
+  }
+  // The text of attribute `name`, or nullptr.
+  const std::string* text(const std::string& name) const;
+  // Sets a text attribute, replacing one of the same name.
+  void set_text(const std::string& name, const std::string& value);
+  void set(Attribute attribute);
+  void erase(const std::string& name);
+  // One line for -v: "3 text attributes, EXIF 1.2 KiB, ICC profile 3.1 KiB".
+  std::string summary() const;
+};
+
+// PNG's text keywords and OpenImageIO's names for the same things (Description <->
+// ImageDescription, Author <-> Artist, Creation Time <-> DateTime); others stay as they are.
+std::string name_from_png_keyword(const std::string& keyword);
+std::string png_keyword_from_name(const std::string& name);
+
+// A minimal EXIF block (little-endian TIFF, IFD0 only) holding the ASCII tags of `metadata`
+// that EXIF has: ImageDescription, Make, Model, Software, DateTime, Artist, Copyright. Empty
+// when there are none. For outputs that keep text in EXIF (JPEG) when the input had no EXIF.
+std::string exif_from_text(const Metadata& metadata);
+
+// Whether an ICC profile describes images of `channels` colour-and-alpha channels: its colour
+// space (header bytes 16..19) is 'RGB ' for 3 or 4, 'GRAY' for 1 or 2; unknown spaces fit.
+bool icc_fits(const std::string& icc, int channels);
+
+// --attrib NAME=VALUE: a text attribute; Usage error without '=' or with an empty name.
+Attribute parse_attrib(const std::string& text);
+
+}  // namespace halo

@@ -1,0 +1,228 @@
+// Metadata through the real binary: text, EXIF, XMP, IPTC, the ICC profile and EXR header
+// attributes carried from input to output in and across every format halo writes, checked
+// with OpenImageIO (a reader that is not halo's); --strip-metadata and --attrib.
+#include <doctest/doctest.h>
+
+#include <OpenImageIO/imageio.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <fstream>
+
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cli/sandbox.hpp"
+#include "io/image_io.hpp"
+
+using namespace halo;
+using namespace halo::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A small but well-formed ICC profile of colour space `space` ('RGB ' or 'GRAY'): header, one
+// tag (the D50 white point) and 400 bytes that do not compress (libpng 1.6.39 refuses iCCP
+// chunks of under ~80 bytes, which no real profile is).
+std::string fake_icc(const std::string& space) {
+  const std::string d50 = {0, 0, char(0xf6), char(0xd6), 0, 1, 0, 0, 0, 0, char(0xd3), 0x2d};
+  const std::string tag = "XYZ " + std::string(4, '\0') + d50;
+  const auto be32 = [](std::uint32_t v) {
+    return std::string{char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
+  };
+  std::string padding(400, '\0');
+  std::mt19937 rng(5);
+  for (char& c : padding) c = char(rng());
+  const std::uint32_t size = 132 + 12 + std::uint32_t(tag.size() + padding.size());
+  std::string icc(128, '\0');
+  icc.replace(0, 4, be32(size));
+  icc[8] = 2, icc[9] = 0x10;
+  icc.replace(12, 4, "mntr");
+  icc.replace(16, 4, space);
+  icc.replace(20, 4, "XYZ ");
+  icc.replace(36, 4, "acsp");
+  icc.replace(68, 12, d50);
+  return icc + be32(1) + "wtpt" + be32(144) + be32(std::uint32_t(tag.size())) + tag + padding;
+}
+
+// Writes a small RGB image with OpenImageIO and the attributes `set` puts on its spec.
+template <typename Set>
+void write_with_oiio(const std::string& path, Set set, int channels = 3) {
+  OIIO::ImageSpec spec(24, 16, channels, OIIO::TypeDesc::UINT8);
+  set(spec);
+  auto out = OIIO::ImageOutput::create(path);
+  REQUIRE(out);
+  REQUIRE(out->open(path, spec));
+  std::vector<std::uint8_t> pixels(24 * 16 * channels);
+  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = std::uint8_t(i * 7);
+  REQUIRE(out->write_image(OIIO::TypeDesc::UINT8, pixels.data()));
+  REQUIRE(out->close());
+}
+
+OIIO::ImageSpec spec_of(const std::string& path) {
+  auto in = OIIO::ImageInput::open(path);
+  REQUIRE_MESSAGE(in, OIIO::geterror());
+  OIIO::ImageSpec spec = in->spec();
+  in->close();
+  return spec;
+}
+
+std::string text_of(const OIIO::ImageSpec& spec, const std::string& name) {
+  return spec.get_string_attribute(name);
+}
+
+}  // namespace
+
+TEST_CASE("text attributes survive every format and every conversion between them") {
+  Sandbox box;
+  write_image(box / "base.png", photo(24, 16, 3), SampleType::u8);
+  const std::vector<std::string> formats = {"png", "jpg", "exr", "tif"};
+  for (const auto& from : formats) {
+    const std::string in = box / ("in." + from);
+    REQUIRE(box.halo("run " + box / "base.png" +
+                     " --attrib Artist='Ann Example' --attrib ImageDescription='a test image' "
+                     "--attrib Copyright='(c) 2026 halo' -o " + in)
+                .code == 0);
+    for (const auto& to : formats) {
+      CAPTURE(from);
+      CAPTURE(to);
+      const std::string out = box / ("out-" + from + "." + to);
+      const Result r = box.halo("run " + in + " -f box:r=1 -o " + out);
+      REQUIRE_MESSAGE(r.code == 0, r.err);
+      const OIIO::ImageSpec spec = spec_of(out);
+      CHECK(text_of(spec, "Artist") == "Ann Example");
+      CHECK(text_of(spec, "ImageDescription") == "a test image");
+      CHECK(text_of(spec, "Copyright") == "(c) 2026 halo");
+      CHECK(text_of(spec, "Software") == "halo " HALO_VERSION_TEXT);
+    }
+  }
+}
+
+TEST_CASE("EXR header attributes are kept with their types; PNG keeps their text") {
+  Sandbox box;
+  const float world_to_camera[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 2, 3, 4, 1};
+  write_with_oiio(box / "render.exr", [&](OIIO::ImageSpec& spec) {
+    spec.set_format(OIIO::TypeDesc::HALF);
+    spec.attribute("worldToCamera", OIIO::TypeMatrix44, world_to_camera);
+    spec.attribute("cycles:samples", 4096);
+    spec.attribute("renderTime", 12.5f);
+    spec.attribute("camera", "shot010_cam");
+    spec.attribute("Exif:ISOSpeedRatings", 200);
+  });
+  REQUIRE(box.halo("run " + box / "render.exr -f gaussian:r=2 -o " + box / "clean.exr").code == 0);
+  const OIIO::ImageSpec spec = spec_of(box / "clean.exr");
+  const OIIO::ParamValue* matrix = spec.find_attribute("worldToCamera", OIIO::TypeMatrix44);
+  REQUIRE(matrix);
+  CHECK(std::memcmp(matrix->data(), world_to_camera, sizeof world_to_camera) == 0);
+  CHECK(spec.get_int_attribute("cycles:samples") == 4096);
+  CHECK(spec.get_float_attribute("renderTime") == 12.5f);
+  CHECK(text_of(spec, "camera") == "shot010_cam");
+  CHECK(spec.get_int_attribute("Exif:ISOSpeedRatings") == 200);  // EXR keeps names as they are
+  CHECK(text_of(spec, "ImageHistory") == "halo run -f gaussian:r=2");
+  // A second run appends its line to the history, as oiiotool does.
+  REQUIRE(box.halo("run " + box / "clean.exr -f sharpen -o " + box / "again.exr").code == 0);
+  CHECK(text_of(spec_of(box / "again.exr"), "ImageHistory") ==
+        "halo run -f gaussian:r=2\nhalo run -f sharpen");
+  // PNG: text attributes as text chunks; the EXIF-amenable ones in eXIf.
+  REQUIRE(box.halo("run " + box / "render.exr -o " + box / "render.png").code == 0);
+  const OIIO::ImageSpec png = spec_of(box / "render.png");
+  CHECK(text_of(png, "camera") == "shot010_cam");
+  CHECK(png.get_int_attribute("Exif:PhotographicSensitivity") == 200);
+}
+
+TEST_CASE("EXIF, XMP, IPTC and the ICC profile of a JPEG reach JPEG, PNG and TIFF outputs") {
+  Sandbox box;
+  const std::string icc = fake_icc("RGB ");
+  write_with_oiio(box / "photo.jpg", [&](OIIO::ImageSpec& spec) {
+    spec.attribute("Exif:ISOSpeedRatings", 400);  // read back as PhotographicSensitivity
+    spec.attribute("Make", "HaloCam");
+    spec.attribute("IPTC:City", "Lyon");
+    spec.attribute("ICCProfile", OIIO::TypeDesc(OIIO::TypeDesc::UINT8, int(icc.size())),
+                   icc.data());
+  });
+  const std::string raw = Sandbox::read(box / "photo.jpg");
+  REQUIRE(raw.find("Photoshop 3.0") != std::string::npos);  // OpenImageIO wrote IPTC
+  for (const std::string to : {"jpg", "png", "tif"}) {
+    CAPTURE(to);
+    const std::string out = box / ("out." + to);
+    REQUIRE(box.halo("run " + box / "photo.jpg -f sharpen -o " + out).code == 0);
+    const OIIO::ImageSpec spec = spec_of(out);
+    // OpenImageIO 2.4 writes no EXIF directory into TIFF: camera fields stay in JPEG and PNG.
+    if (to != "tif") CHECK(spec.get_int_attribute("Exif:PhotographicSensitivity") == 400);
+    CHECK(text_of(spec, "Make") == "HaloCam");
+    const OIIO::ParamValue* profile = spec.find_attribute("ICCProfile");
+    REQUIRE(profile);
+    CHECK(std::string(static_cast<const char*>(profile->data()), profile->type().size()) == icc);
+    if (to == "jpg") CHECK(text_of(spec, "IPTC:City") == "Lyon");  // IPTC block as it came
+  }
+  // A grey output cannot use an RGB profile: it is left out, the rest stays.
+  REQUIRE(box.halo("run " + box / "photo.jpg -f emboss -o " + box / "grey.png").code == 0);
+  const OIIO::ImageSpec grey = spec_of(box / "grey.png");
+  CHECK(grey.nchannels == 1);
+  CHECK_FALSE(grey.find_attribute("ICCProfile"));
+  CHECK(text_of(grey, "Make") == "HaloCam");
+}
+
+TEST_CASE("XMP and PNG text round trips; --strip-metadata and --attrib") {
+  Sandbox box;
+  const std::string xmp =
+      "<x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF "
+      "xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'><rdf:Description "
+      "xmlns:dc='http://purl.org/dc/elements/1.1/' dc:format='image/png'/></rdf:RDF>"
+      "</x:xmpmeta>";
+  write_image(box / "base.png", photo(24, 16, 3), SampleType::u8);
+  // halo's own writer puts custom text and non-ASCII text in tEXt and iTXt chunks.
+  REQUIRE(box.halo("run " + box / "base.png" +
+                   " --attrib 'Project=Océan 2026' --attrib Comment='first pass' -o " +
+                   box / "in.png")
+              .code == 0);
+  const OIIO::ImageSpec in = spec_of(box / "in.png");
+  CHECK(text_of(in, "Project") == "Océan 2026");
+  CHECK(text_of(in, "Comment") == "first pass");
+  for (const std::string to : {"png", "jpg"}) {
+    REQUIRE(box.halo("run " + box / "in.png -f box:r=1 -o " + box / ("out." + to)).code == 0);
+    if (to == "png") CHECK(text_of(spec_of(box / "out.png"), "Project") == "Océan 2026");
+  }
+  // The JPEG comment marker holds Comment.
+  CHECK(Sandbox::read(box / "out.jpg").find("first pass") != std::string::npos);
+
+  // An XMP packet in an iTXt chunk (put in by hand), carried byte for byte to PNG and JPEG.
+  std::string png = Sandbox::read(box / "base.png");
+  const std::string data = std::string("XML:com.adobe.xmp") + std::string(5, '\0') + xmp;
+  std::string chunk;
+  for (int i = 3; i >= 0; --i) chunk.push_back(char((data.size() >> (8 * i)) & 0xff));
+  chunk += "iTXt" + data;
+  const uLong crc = crc32(0, reinterpret_cast<const Bytef*>(chunk.data() + 4), uInt(chunk.size() - 4));
+  for (int i = 3; i >= 0; --i) chunk.push_back(char((crc >> (8 * i)) & 0xff));
+  png.insert(33, chunk);  // after the signature and IHDR
+  std::ofstream(box / "xmp.png", std::ios::binary) << png;
+  for (const std::string to : {"png", "jpg"}) {
+    CAPTURE(to);
+    REQUIRE(box.halo("run " + box / "xmp.png -f box:r=1 -o " + box / ("xmp-out." + to)).code == 0);
+    const std::string bytes = Sandbox::read(box / ("xmp-out." + to));
+    const std::string header = to == "png" ? std::string("XML:com.adobe.xmp") + std::string(5, '\0')
+                                           : std::string("http://ns.adobe.com/xap/1.0/") + '\0';
+    CHECK(bytes.find(header + xmp) != std::string::npos);
+  }
+
+  // --attrib replaces what the input says.
+  REQUIRE(box.halo("run " + box / "in.png --attrib Comment=second -o " + box / "c.png").code == 0);
+  CHECK(text_of(spec_of(box / "c.png"), "Comment") == "second");
+
+  const Result stripped =
+      box.halo("run " + box / "in.png --strip-metadata -f edge -o " + box / "bare.png");
+  REQUIRE(stripped.code == 0);
+  const OIIO::ImageSpec bare = spec_of(box / "bare.png");
+  CHECK(text_of(bare, "Project").empty());
+  CHECK(text_of(bare, "Comment").empty());
+  CHECK(text_of(bare, "Software") == "halo " HALO_VERSION_TEXT);  // what halo did, still
+
+  for (const std::string bad : {"--attrib novalue", "--attrib =x"}) {
+    const Result r = box.halo("run " + box / "in.png " + bad + " -o " + box / "x.png");
+    CHECK(r.code == 64);
+    CHECK(has(r.err, "expected NAME=VALUE"));
+    CHECK_FALSE(fs::exists(box / "x.png"));
+  }
+}
