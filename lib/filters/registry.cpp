@@ -15,11 +15,13 @@ FilterDef sep_filter();
 FilterDef histogram_filter();
 FilterDef bilateral_filter();
 FilterDef atrous_filter();
+FilterDef unsharp_filter();
 
 const std::vector<FilterDef>& filter_registry() {
   static const std::vector<FilterDef> filters = {
-      conv_filter(),     emboss_filter(), sharpen_filter(),   edge_filter(),   box_filter(),
-      gaussian_filter(), sep_filter(),    bilateral_filter(), atrous_filter(), histogram_filter(),
+      conv_filter(),     emboss_filter(), sharpen_filter(),   unsharp_filter(),
+      edge_filter(),     box_filter(),    gaussian_filter(),  sep_filter(),
+      bilateral_filter(), atrous_filter(), histogram_filter(),
   };
   return filters;
 }
