@@ -23,11 +23,13 @@
 #include "core/limits.hpp"
 #include "core/text.hpp"
 #include "io/image_io.hpp"
+#include "filters/registry.hpp"
 #include "io/input_stream.hpp"
 #include "io/standard_streams.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/stream.hpp"
 #include "spec/preset.hpp"
+#include "spec/spec.hpp"
 
 namespace halo {
 
@@ -48,6 +50,8 @@ struct RunOptionsCli {
   int strip_rows = 0;  // 0: chosen from the budget
   WriteOptions encoding;
   bool strip_metadata = false;
+  bool linear = false;         // --linear
+  bool straight_alpha = false;  // --straight-alpha
   std::vector<std::string> attribs;  // --attrib NAME=VALUE
   // Batch
   bool recursive = false;
@@ -90,6 +94,52 @@ std::vector<StageSpec> stage_specs(const CLI::App& run) {
       for (const auto& line : load_preset(presets[next_preset++]).lines)
         specs.push_back({line.spec, line.origin});
     }
+  }
+  return specs;
+}
+
+bool mixes_neighbours(const StageSpec& spec) {
+  const FilterDef* def = find_filter(parse_spec(spec.text).name);
+  return def && def->mixes_neighbours;
+}
+
+// Whether a stage turns colour into luminance (gray=1, emboss's default): such a chain keeps
+// alpha apart, as before, since one grey plane cannot be divided back into colour.
+bool makes_gray(const StageSpec& spec) {
+  const Spec parsed = parse_spec(spec.text);
+  const FilterDef* def = find_filter(parsed.name);
+  if (!def) return false;
+  for (const auto& param : def->params)
+    if (param.name == "gray") {
+      std::string value = param.fallback;
+      for (const auto& [key, given] : parsed.options)
+        if (key == "gray") value = given;
+      return value == "1" || value == "true" || value == "yes";
+    }
+  return false;
+}
+
+// The stages halo adds around the user's: for images with alpha (`alpha`), premultiply before
+// the first stage that mixes neighbours and unpremultiply after the last, so alpha is filtered
+// with the colour (unless --straight-alpha, a stage makes grey, or the chain places them
+// itself); with --linear, linear first and srgb last (float data passes them unchanged).
+std::vector<StageSpec> with_colour_stages(std::vector<StageSpec> specs, const RunOptionsCli& o,
+                                          bool alpha) {
+  const auto mixing = [](const StageSpec& s) { return mixes_neighbours(s); };
+  const auto placed = std::any_of(specs.begin(), specs.end(), [](const StageSpec& s) {
+    const std::string name = parse_spec(s.text).name;
+    return name == "premultiply" || name == "unpremultiply" || makes_gray(s);
+  });
+  const auto first = std::find_if(specs.begin(), specs.end(), mixing);
+  if (alpha && !o.straight_alpha && !placed && first != specs.end()) {
+    const auto last = std::find_if(specs.rbegin(), specs.rend(), mixing).base();
+    specs.insert(last, {"unpremultiply", "associated alpha"});
+    specs.insert(std::find_if(specs.begin(), specs.end(), mixing),
+                 {"premultiply", "associated alpha"});
+  }
+  if (o.linear) {
+    specs.insert(specs.begin(), {"linear", "--linear"});
+    specs.push_back({"srgb", "--linear"});
   }
   return specs;
 }
@@ -181,6 +231,7 @@ struct RunContext {
   std::vector<std::string> specs;  // as given, for the outputs' ImageHistory
   const GlobalOptions& global;
   const Pipeline& pipeline;  // parsed once: stages are plans, shared by every file and thread
+  const Pipeline& alpha_pipeline;  // the same for images with alpha (associated alpha added)
   DevicePool& devices;
   std::optional<SampleType> wanted;  // --type
   int workers = 1;                   // files at once
@@ -246,10 +297,10 @@ StripLimits strip_limits(const Device* device) {
 }
 
 // Streams one file through the pipeline on `device` (nullptr: the reference) into its output.
-StreamResult stream_file(const FileJob& job, const RunContext& run, Device* device,
-                         SampleType type) {
+StreamResult stream_file(const FileJob& job, const RunContext& run, const Pipeline& pipeline,
+                         Device* device, SampleType type) {
   const RunOptionsCli& o = run.options;
-  InputStream in(parse_input_ref(job.input.path + job.input.channels), run.pipeline.guide_sets());
+  InputStream in(parse_input_ref(job.input.path + job.input.channels), pipeline.guide_sets());
   const StreamInput& input = in.input();
   StreamOptions options{.strip_rows = o.strip_rows,
                         .verify = o.verify && device,
@@ -258,15 +309,15 @@ StreamResult stream_file(const FileJob& job, const RunContext& run, Device* devi
                         .lanes = lanes_for(device, run.workers)};
   if (options.strip_rows == 0) try {
       options.strip_rows =
-          choose_strip_rows(run.pipeline, input, pixel_type(type), strip_limits(device));
+          choose_strip_rows(pipeline, input, pixel_type(type), strip_limits(device));
     } catch (const Error& e) {
       throw Error(e.kind(), job.input.path + ": " + e.what());
     }
-  if (const std::string why = run.pipeline.whole_image_reason(input.type); !why.empty())
+  if (const std::string why = pipeline.whole_image_reason(input.type); !why.empty())
     spdlog::info("{}: the whole image at once: {}", job.input.path, why);
   else
     spdlog::info("{}: strips of {} rows (reach {})", job.input.path, options.strip_rows,
-                 run.pipeline.reach());
+                 pipeline.reach());
   WriteOptions encoding = o.encoding;  // encoder threads: this file's share of the cores
   if (encoding.threads == 0)
     encoding.threads = std::max(1, int(std::thread::hardware_concurrency()) / run.workers);
@@ -275,8 +326,8 @@ StreamResult stream_file(const FileJob& job, const RunContext& run, Device* devi
   OutputImage out(job.output, input.width, input.height, type, encoding, metadata);
   const StreamOutput write = [&](Span rows, const PixelBuffer& pixels) { out.write(rows, pixels); };
   StreamResult result =
-      device ? stream_device(*device, run.pipeline, input, pixel_type(type), write, options)
-             : stream_reference(run.pipeline, input, pixel_type(type), write, options);
+      device ? stream_device(*device, pipeline, input, pixel_type(type), write, options)
+             : stream_reference(pipeline, input, pixel_type(type), write, options);
   out.commit();
   spdlog::info("{}: wrote {} ({}x{}, {})", job.input.path, job.output, input.width, input.height,
                to_string(type));
@@ -286,12 +337,14 @@ StreamResult stream_file(const FileJob& job, const RunContext& run, Device* devi
 void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome) {
   const RunOptionsCli& o = run.options;
   Phases phases;
-  const Pipeline& pipeline = run.pipeline;
   // Headers, channels and guides are checked before any device work.
   SampleType type;
+  const Pipeline* chosen = &run.pipeline;
   {
     const InputStream probe(parse_input_ref(job.input.path + job.input.channels),
-                            pipeline.guide_sets());
+                            run.pipeline.guide_sets());
+    if (probe.input().alpha) chosen = &run.alpha_pipeline;
+    const Pipeline& pipeline = *chosen;
     const SampleType requested = run.wanted.value_or(probe.stored());
     type = storable_type(job.output, requested);
     if (type != requested)
@@ -299,6 +352,7 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
                    to_string(type), to_string(requested));
     log_details(pipeline, probe, job.input.path);
   }
+  const Pipeline& pipeline = *chosen;
   std::optional<StreamResult> result;
   // Without filters there is nothing for a device to do: samples are converted on the host.
   DevicePool::Lease lease =
@@ -307,7 +361,7 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
     try {
       spdlog::info("{}: device {} ({})", job.input.path, device->info().name,
                    device->info().platform_name);
-      result = stream_file(job, run, device, type);
+      result = stream_file(job, run, pipeline, device, type);
       outcome.device = device->info().name;
       spdlog::debug("kernel cache: {} compiled, {} loaded from disk", device->programs().compiled(),
                     device->programs().loaded_from_disk());
@@ -324,7 +378,7 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   if (!result) {
     if (o.verify && !pipeline.stages().empty())
       spdlog::warn("--verify: running the reference only, nothing to compare with");
-    result = stream_file(job, run, nullptr, type);
+    result = stream_file(job, run, pipeline, nullptr, type);
     outcome.device = pipeline.stages().empty() ? "host" : "reference";
   }
   if (!job.flags_output.empty()) write_flags(pipeline, result->runs, job.flags_output);
@@ -451,8 +505,10 @@ void check_standard_streams(const RunOptionsCli& o, bool to_stdout) {
 }
 
 int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& global) {
-  const std::vector<StageSpec> specs = stage_specs(cli);
+  for (const auto& spec : stage_specs(cli)) Pipeline({spec});  // the user's specs checked first
+  const std::vector<StageSpec> specs = with_colour_stages(stage_specs(cli), given, false);
   const Pipeline pipeline(specs);  // every spec checked before any file is read
+  const Pipeline alpha_pipeline(with_colour_stages(stage_specs(cli), given, true));
   const std::optional<std::string> stdout_format =
       standard_output_format(given.output, given.format);
   check_standard_streams(given, stdout_format.has_value());
@@ -493,6 +549,7 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
       spec_texts,
       global,
       pipeline,
+      alpha_pipeline,
       devices,
       o.type.empty() ? std::nullopt : std::optional<SampleType>(parse_sample_type(o.type)),
       workers};
@@ -620,6 +677,19 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
   run_app->add_option("--quality", options->encoding.quality, "JPEG quality 1..100 (default 95)")
       ->check(CLI::Range(1, 100))
       ->group(output);
+  const std::string colour = "Colour and alpha";
+  run_app
+      ->add_flag("--linear", options->linear,
+                 "filter in linear light: decode the sRGB curve of 8/16-bit inputs before the "
+                 "filters and encode it after (float inputs are linear already); a blur of "
+                 "sRGB data otherwise darkens edges")
+      ->group(colour);
+  run_app
+      ->add_flag("--straight-alpha", options->straight_alpha,
+                 "filter the stored colour of images with alpha; by default colour is "
+                 "premultiplied by alpha around the filters that mix neighbours, so "
+                 "transparent pixels lend no colour (no dark or coloured fringes)")
+      ->group(colour);
   const std::string metadata = "Metadata";
   run_app
       ->add_flag("--strip-metadata", options->strip_metadata,

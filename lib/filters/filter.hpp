@@ -110,6 +110,9 @@ struct FilterDef {
   std::vector<std::string> notes;  // kernels used, cost, for `halo filters`
   std::string example;             // a typical spec, shown in `halo filters`
   std::function<std::unique_ptr<Stage>(const Args&)> make;
+  // Whether an output pixel depends on other pixels: halo run premultiplies alpha around the
+  // stages that do (histogram and the pointwise stages do not).
+  bool mixes_neighbours = true;
 };
 
 // border_index for coordinates -r .. n-1+r, indexed from 0: what a reference's taps look up.

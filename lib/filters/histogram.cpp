@@ -625,7 +625,8 @@ FilterDef histogram_filter() {
       .example = "histogram:mode=luma:bins=256",
       .make = [](const Args& args) -> std::unique_ptr<Stage> {
         return std::make_unique<HistogramStage>(args.spec_text(), HistogramSpec::from(args));
-      }};
+      },
+      .mixes_neighbours = false};
 }
 
 }  // namespace halo

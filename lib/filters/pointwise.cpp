@@ -1,0 +1,179 @@
+// Sample-by-sample stages: `linear` and `srgb` (the sRGB transfer curve, decoded and encoded,
+// for --linear) and `premultiply` and `unpremultiply` (associated alpha around the filters
+// that mix neighbours: alpha is filtered with the colour, so transparent pixels lend no
+// colour and a blurred edge fades instead of darkening). Device side:
+// kernels/pointwise.cl, with the same formulas; pow() may differ from the host's by an ulp.
+#include <cmath>
+
+#include "filters/filter.hpp"
+
+namespace halo {
+
+namespace {
+
+float to_linear(float v, float) {
+  return v <= 0.04045f ? v / 12.92f : std::pow((v + 0.055f) / 1.055f, 2.4f);
+}
+float to_srgb(float v, float) {
+  return v <= 0.0031308f ? v * 12.92f : 1.055f * std::pow(v, 1.0f / 2.4f) - 0.055f;
+}
+float premultiplied(float v, float a) {
+  return v * a;
+}
+float unpremultiplied(float v, float a) {
+  return a > 0.0f ? v / a : 0.0f;
+}
+
+// What a stage does with alpha, and which images it leaves as they are.
+enum class Kind {
+  transfer,       // colour planes only; float data (EXR, PFM) is linear already and passes
+  premultiply,    // images with alpha: colour times alpha, and alpha becomes one more plane
+                  // that the following filters filter with the colour (associated alpha)
+  unpremultiply,  // images of 2 or 4 planes without an alpha mark: the last plane is alpha
+                  // again, and colour is divided by it
+};
+
+class PointwiseStage : public Stage {
+ public:
+  PointwiseStage(std::string spec, std::string kernel, float (*fn)(float, float), Kind kind,
+                 bool also_float)
+      : Stage(std::move(spec)), kernel_(std::move(kernel)), fn_(fn), kind_(kind),
+        also_float_(also_float) {}
+
+  int reach() const override { return 0; }
+
+  std::vector<std::string> details(const StageRun&) const override {
+    switch (kind_) {
+      case Kind::premultiply:
+        return {"images with alpha: colour times alpha; the filters up to unpremultiply filter "
+                "alpha with the colour"};
+      case Kind::unpremultiply:
+        return {"the last of 2 or 4 channels is alpha again; colour divided by it"};
+      default:
+        return {also_float_ ? "on every image"
+                            : "on 8/16-bit images; float images (linear already) pass"};
+    }
+  }
+
+  Image reference_rows(const Image& in, Span out, StageRun&) const override {
+    if (skips(in.source(), in.alpha(), in.channels())) return in;
+    const int alpha = alpha_plane(in.alpha(), in.channels());
+    Image result = in.like(in.channels(), alpha_after(in.alpha()));
+    for (int c = 0; c < in.channels(); ++c)
+      for (int y = out.first; y < out.last; ++y) {
+        const float* v = in.row(c, y - in.y0());
+        const float* a = alpha < 0 ? nullptr : in.row(alpha, y - in.y0());
+        float* o = result.row(c, y - in.y0());
+        for (int x = 0; x < in.width(); ++x)
+          o[x] = c == alpha ? v[x] : fn_(v[x], a ? a[x] : 1.0f);
+      }
+    return result;
+  }
+
+  DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
+                           StageRun&) const override {
+    if (skips(in.source, in.alpha, in.channels)) return in;
+    const int alpha = alpha_plane(in.alpha, in.channels);
+    DeviceImage result = device.image_like(in, in.channels, alpha_after(in.alpha));
+    auto kernel = device.kernel("pointwise.cl", kernel_, {});
+    const int planes = alpha < 0 ? in.channels : in.channels - 1;
+    set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), alpha);
+    const std::size_t bytes = 2 * std::size_t(in.width) * out.count() * in.channels * 4;
+    device.launch(kernel, kernel_, cl::NDRange(in.width, out.count(), planes),
+                  cl::NDRange(64, 1, 1), bytes);
+    if (alpha >= 0) {
+      const std::size_t plane = in.plane_size() * sizeof(float);
+      device.copy(in.buffer, result.buffer, plane * alpha, plane * alpha, plane, "alpha");
+    }
+    return result;
+  }
+
+ private:
+  bool skips(PixelType source, bool alpha, int channels) const {
+    switch (kind_) {
+      case Kind::premultiply:
+        return !alpha;
+      case Kind::unpremultiply:
+        return alpha || (channels != 2 && channels != 4);
+      default:
+        return source == PixelType::f32 && !also_float_;
+    }
+  }
+  // The plane that holds alpha (-1: none the stage uses).
+  int alpha_plane(bool alpha, int channels) const {
+    if (kind_ == Kind::transfer) return alpha ? channels - 1 : -1;
+    return channels - 1;
+  }
+  bool alpha_after(bool alpha) const {
+    return kind_ == Kind::premultiply ? false : kind_ == Kind::unpremultiply ? true : alpha;
+  }
+
+  std::string kernel_;
+  float (*fn_)(float, float);
+  Kind kind_;
+  bool also_float_;
+};
+
+Param float_param() {
+  return {.name = "float",
+          .type = ParamType::Flag,
+          .fallback = "0",
+          .doc = "also on float images (EXR, PFM), which are taken as linear already"};
+}
+
+FilterDef transfer_filter(const char* name, const char* summary, float (*fn)(float, float)) {
+  return {.name = name,
+          .summary = summary,
+          .params = {float_param(), border_param()},
+          .notes = {"pointwise; alpha unchanged; --linear puts `linear` first and `srgb` last"},
+          .example = name,
+          .make =
+              [name, fn](const Args& args) {
+                return std::make_unique<PointwiseStage>(args.spec_text(), name, fn,
+                                                        Kind::transfer, args.flag("float"));
+              },
+          .mixes_neighbours = false};
+}
+
+FilterDef alpha_filter(const char* name, const char* summary, float (*fn)(float, float),
+                       Kind kind) {
+  return {.name = name,
+          .summary = summary,
+          .params = {border_param()},  // accepted like every filter's; pointwise, unused
+          .notes = {"pointwise; halo run puts the pair around the filters that mix neighbours "
+                    "for images with alpha, unless --straight-alpha"},
+          .example = name,
+          .make =
+              [name, fn, kind](const Args& args) {
+                return std::make_unique<PointwiseStage>(args.spec_text(), name, fn, kind, false);
+              },
+          .mixes_neighbours = false};
+}
+
+}  // namespace
+
+FilterDef linear_filter() {
+  return transfer_filter("linear",
+                         "decode the sRGB transfer curve: stored 8/16-bit values to linear light",
+                         to_linear);
+}
+
+FilterDef srgb_filter() {
+  return transfer_filter("srgb", "encode linear light with the sRGB transfer curve", to_srgb);
+}
+
+FilterDef premultiply_filter() {
+  return alpha_filter("premultiply",
+                      "colour times alpha; the filters after it filter alpha with the colour "
+                      "(associated alpha) until unpremultiply",
+                      premultiplied, Kind::premultiply);
+}
+
+FilterDef unpremultiply_filter() {
+  return alpha_filter("unpremultiply",
+                      "after premultiply: the last channel is alpha again, colour divided by "
+                      "it; fully transparent pixels become 0",
+                      unpremultiplied, Kind::unpremultiply);
+}
+
+}  // namespace halo

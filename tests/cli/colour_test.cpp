@@ -1,0 +1,123 @@
+// Colour and alpha through the real binary: associated alpha around the filters that mix
+// neighbours (no fringe from transparent pixels), --straight-alpha, and --linear (the sRGB
+// curve decoded before the filters and encoded after, float inputs left alone).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "cli/sandbox.hpp"
+#include "io/image_io.hpp"
+
+using namespace halo;
+using namespace halo::test;
+
+namespace {
+
+// Left half opaque red; right half fully transparent, its colour green (what a renderer or a
+// paint program leaves there).
+PixelBuffer transparent_edge(int width, int height) {
+  PixelBuffer p(width, height, 4, PixelType::u8, true);
+  auto* s = p.samples<std::uint8_t>();
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      std::uint8_t* px = s + (std::size_t(y) * width + x) * 4;
+      const bool opaque = x < width / 2;
+      px[0] = opaque ? 255 : 0, px[1] = opaque ? 0 : 255, px[2] = 0, px[3] = opaque ? 255 : 0;
+    }
+  return p;
+}
+
+double srgb_to_linear(double v) {
+  return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4);
+}
+double linear_to_srgb(double v) {
+  return v <= 0.0031308 ? v * 12.92 : 1.055 * std::pow(v, 1 / 2.4) - 0.055;
+}
+
+}  // namespace
+
+TEST_CASE("alpha: a blur next to transparent pixels takes none of their colour, alpha fades") {
+  Sandbox box;
+  write_image(box / "edge.png", transparent_edge(24, 6), SampleType::u8);
+  const Result r = box.halo("run " + box / "edge.png -f gaussian:r=4 -o " + box / "blur.png" +
+                            " --verify -v");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(has(r.out, "verify premultiply"));
+  CHECK(has(r.out, "verify unpremultiply"));
+  const PixelBuffer out = read_image({box / "blur.png", {}}).pixels;
+  int visible = 0;
+  for (std::size_t i = 0; i < out.sample_count(); i += 4) {
+    const auto* px = out.samples<std::uint8_t>() + i;
+    if (px[3] == 0) continue;
+    ++visible;
+    CHECK(px[0] == 255);  // pure red wherever anything shows: no green, no darkening
+    CHECK(px[1] == 0);
+  }
+  CHECK(visible > 24 * 6 / 2);  // alpha was blurred with the colour: the edge fades out
+
+  // The stored colour filtered as it is: green bleeds into the visible pixels.
+  REQUIRE(box.halo("run " + box / "edge.png -f gaussian:r=4 --straight-alpha -o " +
+                   box / "straight.png")
+              .code == 0);
+  const PixelBuffer straight = read_image({box / "straight.png", {}}).pixels;
+  int fringed = 0;
+  for (std::size_t i = 0; i < straight.sample_count(); i += 4) {
+    const auto* px = straight.samples<std::uint8_t>() + i;
+    fringed += px[3] > 0 && px[1] > 0;
+  }
+  CHECK(fringed > 0);
+
+  // A pointwise chain (histogram) and images without alpha get no extra stages.
+  const Result hist = box.halo("run " + box / "edge.png -f histogram:mode=channel -o " +
+                               box / "h.png --verify");
+  CHECK_FALSE(has(hist.out, "premultiply"));
+}
+
+TEST_CASE("--linear: the sRGB curves are inverse on every 8-bit level, and a blur mixes light") {
+  Sandbox box;
+  PixelBuffer ramp(256, 2, 1, PixelType::u8);
+  for (int i = 0; i < 512; ++i) ramp.samples<std::uint8_t>()[i] = std::uint8_t(i % 256);
+  write_image(box / "ramp.png", ramp, SampleType::u8);
+  const Result r = box.halo("run " + box / "ramp.png --linear --verify -o " + box / "same.png");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(read_image({box / "same.png", {}}).pixels.bytes == ramp.bytes);
+
+  // A black/white step blurred: in linear light the edge pixels are brighter than in sRGB
+  // values (half the light is not half the code value).
+  PixelBuffer step(16, 3, 1, PixelType::u8);
+  for (int y = 0; y < 3; ++y)
+    for (int x = 0; x < 16; ++x) step.samples<std::uint8_t>()[y * 16 + x] = x < 8 ? 0 : 255;
+  write_image(box / "step.png", step, SampleType::u8);
+  REQUIRE(box.halo("run " + box / "step.png -f gaussian:r=3:sigma=1 --linear -o " +
+                   box / "lin.png")
+              .code == 0);
+  REQUIRE(box.halo("run " + box / "step.png -f gaussian:r=3:sigma=1 -o " + box / "gamma.png")
+              .code == 0);
+  const PixelBuffer lin = read_image({box / "lin.png", {}}).pixels;
+  const PixelBuffer gamma = read_image({box / "gamma.png", {}}).pixels;
+  // Expected by hand: the normalised Gaussian weights over the step, in linear light.
+  double w[7], sum = 0;
+  for (int i = -3; i <= 3; ++i) sum += w[i + 3] = std::exp(-i * i / 2.0);
+  for (int x = 5; x <= 10; ++x) {
+    double light = 0, code = 0;
+    for (int i = -3; i <= 3; ++i) {
+      const int at = std::clamp(x + i, 0, 15);
+      light += w[i + 3] / sum * srgb_to_linear(at < 8 ? 0 : 1);
+      code += w[i + 3] / sum * (at < 8 ? 0 : 1);
+    }
+    CAPTURE(x);
+    CHECK(std::abs(int(lin.samples<std::uint8_t>()[16 + x]) -
+                   int(std::lround(255 * linear_to_srgb(light)))) <= 1);
+    CHECK(std::abs(int(gamma.samples<std::uint8_t>()[16 + x]) - int(std::lround(255 * code))) <=
+          1);
+  }
+  CHECK(lin.samples<std::uint8_t>()[16 + 7] > gamma.samples<std::uint8_t>()[16 + 7] + 40);
+
+  // Float inputs are linear already: --linear leaves their result as it is.
+  write_image(box / "step.exr", to_pixels(to_image(step), PixelType::f32), SampleType::f32);
+  REQUIRE(box.halo("run " + box / "step.exr -f box:r=1 --linear -o " + box / "a.exr").code == 0);
+  REQUIRE(box.halo("run " + box / "step.exr -f box:r=1 -o " + box / "b.exr").code == 0);
+  CHECK(read_image({box / "a.exr", {}}).pixels.bytes ==
+        read_image({box / "b.exr", {}}).pixels.bytes);
+}
