@@ -2,7 +2,9 @@
 // same-named files, with a JSON report and a difference image written only on failure.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <tuple>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -31,6 +33,8 @@ struct CompareOptions {
   float diff_scale = 1.0f;
   std::string json;
   bool recursive = false;
+  std::string ch;            // --ch: channel names to compare; empty: every channel
+  bool idiff_exit = false;   // --idiff-exit-codes
 };
 
 struct Pair {
@@ -52,11 +56,58 @@ std::string channel_name(const std::vector<std::string>& names, int c) {
   return c < int(names.size()) ? names[c] : std::to_string(c);
 }
 
+std::vector<std::string> split_names(const std::string& list) {
+  std::vector<std::string> names;
+  for (std::size_t start = 0; start <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    if (comma > start) names.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return names;
+}
+
+// The channels compared, by name: FILE[...] or --ch, else every channel of the file, so
+// that every layer of a multilayer EXR (depth, normals, AOVs) is checked, as idiff does.
+InputRef channels_to_compare(const std::string& path, const CompareOptions& o) {
+  InputRef ref = parse_input_ref(path);
+  if (!ref.channels.empty()) return ref;
+  ref.channels = o.ch.empty() ? open_reader(ref.path)->header().channels : split_names(o.ch);
+  return ref;
+}
+
+// Both files hold the same channel names (as sets), or Error(NotComparable) naming the first
+// difference.
+void check_same_channels(const Pair& pair, const InputRef& a, const InputRef& b) {
+  for (const auto& [one, other, name] :
+       {std::tuple{&a, &b, pair.b}, std::tuple{&b, &a, pair.a}})
+    for (const auto& channel : one->channels)
+      if (std::find(other->channels.begin(), other->channels.end(), channel) ==
+          other->channels.end())
+        throw Error(ErrorKind::NotComparable,
+                    fmt::format("not comparable: {} has no channel {}", name, channel));
+}
+
 PairResult compare_pair(const Pair& pair, const CompareOptions& o) {
   PairResult r;
   try {
-    const LoadedImage a = read_image(parse_input_ref(pair.read_a.empty() ? pair.a : pair.read_a));
-    const LoadedImage b = read_image(parse_input_ref(pair.read_b.empty() ? pair.b : pair.read_b));
+    const std::string path_a = pair.read_a.empty() ? pair.a : pair.read_a;
+    const std::string path_b = pair.read_b.empty() ? pair.b : pair.read_b;
+    const InputRef ref_a = channels_to_compare(path_a, o);
+    InputRef ref_b = parse_input_ref(path_b);
+    if (ref_b.channels.empty()) {
+      // Every channel of a, unless a list chose some: then b must have the same set.
+      if (o.ch.empty() && parse_input_ref(path_a).channels.empty())
+        check_same_channels(pair, ref_a, channels_to_compare(path_b, o));
+      ref_b.channels = ref_a.channels;  // b's channels in a's order
+    }
+    const LoadedImage a = read_image(ref_a);
+    LoadedImage b;
+    try {
+      b = read_image(ref_b);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::Usage) throw;  // a channel b lacks: not comparable
+      throw Error(ErrorKind::NotComparable, std::string("not comparable: ") + e.what());
+    }
     const Image ia = to_image(a.pixels), ib = to_image(b.pixels);
     if (ia.width() != ib.width() || ia.height() != ib.height() || ia.channels() != ib.channels())
       throw Error(
@@ -67,6 +118,9 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o) {
     r.channel_names = a.channel_names;
     r.verdict = to_string(r.diff.verdict);
     r.exit_code = r.diff.verdict == Verdict::fail ? int(ErrorKind::Mismatch) : 0;
+    if (o.idiff_exit) r.exit_code = r.diff.verdict == Verdict::fail ? 2
+                                    : r.diff.verdict == Verdict::warn ? 1
+                                                                      : 0;
     if (r.diff.verdict == Verdict::fail && !pair.diff_out.empty()) {
       const Image diff = difference_image(ia, ib, o.diff_scale);
       const SampleType type = storable_type(pair.diff_out, SampleType::f32);
@@ -77,6 +131,8 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o) {
     r.verdict = "NOT_COMPARABLE";
     r.error = e.what();
     r.exit_code = e.exit_code();
+    // idiff: 3 for images that differ in size or channels, 4 for a file it cannot read.
+    if (o.idiff_exit) r.exit_code = e.kind() == ErrorKind::NotComparable ? 3 : 4;
   }
   return r;
 }
@@ -127,6 +183,7 @@ nlohmann::json to_json(const Pair& pair, const PairResult& r) {
                 {"channel", channel_name(r.channel_names, m.worst_c)},
                 {"a", number_or_null(m.worst_actual)},
                 {"b", number_or_null(m.worst_expected)}};
+  j["channels"] = r.channel_names;
   j["pixels"] = r.diff.pixels;
   j["failed_pixels"] = r.diff.failed_pixels;
   j["warned_pixels"] = r.diff.warned_pixels;
@@ -205,6 +262,8 @@ int compare_command(const CompareOptions& o) {
   }
   if (pairs.size() == 1)
     exit_code = results.front().exit_code;
+  else if (o.idiff_exit)
+    exit_code = incomparable ? 3 : failed ? 2 : warned ? 1 : 0;
   else
     exit_code = incomparable ? int(ErrorKind::NotComparable) : failed ? 1 : 0;
   if (pairs.size() > 1)
@@ -252,9 +311,19 @@ Command add_compare_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--json", o->json, "write the report as JSON (schema halo-compare/1)");
   cmd->add_flag("-r,--recursive", o->recursive, "for folders: include subfolders");
+  cmd->add_option("--ch", o->ch,
+                  "compare only these channels, by name: --ch R,G,B or "
+                  "--ch ViewLayer.Depth.Z (default: every channel of both files, which must "
+                  "have the same names)");
+  cmd->add_flag("--idiff-exit-codes", o->idiff_exit,
+                "exit as idiff does: 0 pass, 1 warning, 2 failure, 3 not comparable, 4 "
+                "unreadable (default: halo's codes, 0 pass or warning, 1 failure, 3 not "
+                "comparable, 65/66 unreadable or missing)");
   cmd->footer(R"(A pixel fails when any channel's |a-b| exceeds --fail (and --failrelative, if set);
 the pair fails when more pixels fail than --allowfailures and --failpercent allow, or when
 any error exceeds --hardfail. Values are compared as read: 8/16-bit samples scaled to [0,1].
+Every channel is compared (all layers of a multilayer EXR), matched by name. PSNR is idiff's:
+20 log10(peak / RMS) with peak the largest value in either image, at least 1.
 Folders: exit 3 if any name is missing on one side or unreadable, else 1 if any pair failed.
 Examples:
   halo compare expected.exr actual.exr --fail 1e-4 --diff-out diff.exr

@@ -25,6 +25,7 @@
 #include "io/image_io.hpp"
 #include "filters/registry.hpp"
 #include "io/input_stream.hpp"
+#include "io/layers.hpp"
 #include "io/standard_streams.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/stream.hpp"
@@ -50,6 +51,7 @@ struct RunOptionsCli {
   int strip_rows = 0;  // 0: chosen from the budget
   WriteOptions encoding;
   bool strip_metadata = false;
+  bool drop_layers = false;  // --drop-layers
   bool linear = false;         // --linear
   bool straight_alpha = false;  // --straight-alpha
   std::vector<std::string> attribs;  // --attrib NAME=VALUE
@@ -128,7 +130,9 @@ std::vector<StageSpec> with_colour_stages(std::vector<StageSpec> specs, const Ru
   const auto mixing = [](const StageSpec& s) { return mixes_neighbours(s); };
   const auto placed = std::any_of(specs.begin(), specs.end(), [](const StageSpec& s) {
     const std::string name = parse_spec(s.text).name;
-    return name == "premultiply" || name == "unpremultiply" || makes_gray(s);
+    // Guided filters weigh colour against guides on exactly the colour channels.
+    return name == "premultiply" || name == "unpremultiply" || makes_gray(s) ||
+           make_stage(s.text)->guide_sources() != nullptr;
   });
   const auto first = std::find_if(specs.begin(), specs.end(), mixing);
   if (alpha && !o.straight_alpha && !placed && first != specs.end()) {
@@ -324,7 +328,28 @@ StreamResult stream_file(const FileJob& job, const RunContext& run, const Pipeli
   const Metadata metadata = output_metadata(in.header().metadata, run);
   spdlog::info("{}: metadata {}", job.output, metadata.summary());
   OutputImage out(job.output, input.width, input.height, type, encoding, metadata);
-  const StreamOutput write = [&](Span rows, const PixelBuffer& pixels) { out.write(rows, pixels); };
+  // An EXR output keeps the input's other channels (layers) around the filtered ones.
+  std::optional<CarriedLayers> layers;
+  if (!o.drop_layers && extension(job.output) == ".exr" && pixel_type(type) == PixelType::f32 &&
+      in.header().channels.size() > in.channels().picked.size())
+    layers.emplace(job.input.path, in.channels());
+  bool first = true;
+  const StreamOutput write = [&](Span rows, const PixelBuffer& pixels) {
+    if (first && layers && !layers->fits(pixels.channels)) {
+      spdlog::info("{}: the filters made {} channels of {}; the other layers are not kept",
+                   job.output, pixels.channels, in.channels().picked.size());
+      layers.reset();
+    }
+    if (first && layers) {
+      out.name_channels(layers->names());
+      spdlog::info("{}: keeping all {} channels of {}", job.output, layers->names().size(),
+                   job.input.path);
+    } else if (first && std::size_t(pixels.channels) == in.channels().names.size()) {
+      out.name_channels(in.channels().names);  // ViewLayer.Combined.R stays so in an EXR
+    }
+    first = false;
+    out.write(rows, layers ? layers->merge(rows, pixels) : pixels);
+  };
   StreamResult result =
       device ? stream_device(*device, pipeline, input, pixel_type(type), write, options)
              : stream_reference(pipeline, input, pixel_type(type), write, options);
@@ -343,7 +368,11 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   {
     const InputStream probe(parse_input_ref(job.input.path + job.input.channels),
                             run.pipeline.guide_sets());
-    if (probe.input().alpha) chosen = &run.alpha_pipeline;
+    // Straight alpha is what 8/16-bit files (PNG, TIFF) store; float files (EXR) hold colour
+    // premultiplied already, which the filters take as it is.
+    if (probe.input().alpha && probe.stored() != SampleType::half &&
+        probe.stored() != SampleType::f32)
+      chosen = &run.alpha_pipeline;
     const Pipeline& pipeline = *chosen;
     const SampleType requested = run.wanted.value_or(probe.stored());
     type = storable_type(job.output, requested);
@@ -677,6 +706,12 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
   run_app->add_option("--quality", options->encoding.quality, "JPEG quality 1..100 (default 95)")
       ->check(CLI::Range(1, 100))
       ->group(output);
+  run_app
+      ->add_flag("--drop-layers", options->drop_layers,
+                 "write only the filtered channels; by default an EXR output keeps every other "
+                 "channel of the input (depth, normals, AOVs of a multilayer EXR) under its "
+                 "own name, with the filtered ones in their places")
+      ->group("Output encoding");
   const std::string colour = "Colour and alpha";
   run_app
       ->add_flag("--linear", options->linear,

@@ -69,6 +69,7 @@ struct OutputHeader {
   bool alpha = false;
   SampleType type = SampleType::u8;
   Metadata metadata;  // stored as far as the format can hold it
+  std::vector<std::string> channel_names;  // empty: R, G, B, A / Y by the count
 };
 
 class ImageWriter {

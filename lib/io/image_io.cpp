@@ -185,7 +185,8 @@ void OutputImage::write(Span rows, const PixelBuffer& pixels) {
         metadata_.icc.clear();
       }
       writer_ = create_writer(path_, file_->temp_path().string(),
-                              {width_, height_, pixels.channels, pixels.alpha, type_, metadata_},
+                              {width_, height_, pixels.channels, pixels.alpha, type_, metadata_,
+                               channel_names_},
                               options_);
     }
     writer_->write_rows(rows.count(), pixels.bytes.data());

@@ -59,6 +59,8 @@ class OutputImage {
   OutputImage(std::string path, int width, int height, SampleType type, WriteOptions options,
               Metadata metadata = {});
   ~OutputImage();
+  // Names for the channels (before the first rows), for formats that keep names (EXR).
+  void name_channels(std::vector<std::string> names) { channel_names_ = std::move(names); }
   // The image rows `rows`, in order, as samples of pixel_type(type).
   void write(Span rows, const PixelBuffer& pixels);
   void commit();
@@ -69,6 +71,7 @@ class OutputImage {
   SampleType type_;
   WriteOptions options_;
   Metadata metadata_;
+  std::vector<std::string> channel_names_;
   std::unique_ptr<class AtomicOutput> file_;
   std::unique_ptr<ImageWriter> writer_;
 };

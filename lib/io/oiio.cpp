@@ -232,7 +232,9 @@ class OiioWriter : public ImageWriter {
       throw Error(ErrorKind::Usage,
                   target + ": cannot write this format: " + one_line(OIIO::geterror()));
     OIIO::ImageSpec spec(h.width, h.height, h.channels, oiio_type(h.type));
-    spec.channelnames = standard_names(h.channels, h.alpha);
+    spec.channelnames = int(h.channel_names.size()) == h.channels
+                            ? h.channel_names
+                            : standard_names(h.channels, h.alpha);
     spec.alpha_channel = h.alpha ? h.channels - 1 : -1;
     spec.attribute("oiio:UnassociatedAlpha", 1);
     set_metadata(spec, h.metadata);

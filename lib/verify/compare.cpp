@@ -135,6 +135,15 @@ ImageDiff diff_images(const Image& a, const Image& b, const Thresholds& t) {
       diff.failed_pixels += failed;
       diff.warned_pixels += warned;
     }
+  // PSNR as idiff reports it: the peak is the largest finite value in either image, at
+  // least 1, so HDR images are not measured against a white of 1.
+  double peak = 1.0;
+  for (const Image* image : {&a, &b})
+    for (int c = 0; c < image->channels(); ++c)
+      for (int y = 0; y < image->height(); ++y)
+        for (int x = 0; x < image->width(); ++x)
+          if (const float v = image->row(c, y)[x]; std::isfinite(v)) peak = std::max(peak, double(v));
+  if (diff.metrics.rms_error > 0) diff.metrics.psnr = 20.0 * std::log10(peak / diff.metrics.rms_error);
   const double worst = diff.metrics.max_error;
   if (too_many(diff.failed_pixels, diff.pixels, t.allow_failures, t.fail_percent) ||
       worst > t.hard_fail)

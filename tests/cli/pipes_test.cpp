@@ -76,7 +76,9 @@ TEST_CASE("images go through pipes in every format, byte for byte as through fil
 
 TEST_CASE("a pipeline of halo runs equals the chain of stages in one run") {
   Sandbox box;
-  write_image(box / "in.png", photo(40, 17, 4, PixelType::u16), SampleType::u16);
+  // RGB: with alpha, the PNG's straight colour is premultiplied around the whole chain of one
+  // run, while the second run of a pipe gets an EXR (float), filtered as stored.
+  write_image(box / "in.png", photo(40, 17, 3, PixelType::u16), SampleType::u16);
   REQUIRE(box.halo("run " + box / "in.png" + " -f gaussian:r=2 -f sharpen -o " + box / "one.exr" +
                    " --type float")
               .code == 0);
