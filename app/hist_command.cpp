@@ -99,7 +99,7 @@ Command add_hist_command(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str();
   cmd->add_option("--json", o->json, "write counts as JSON (schema halo.histogram/1)");
   cmd->add_option("--csv", o->csv, "write counts as CSV: bin,lower,upper,count...");
-  cmd->add_option("--plot", o->plot, "draw the histogram into an image (PNG, ...)");
+  cmd->add_option("--plot", o->plot, "draw the histogram: .svg for a chart with axes, ticks and labels; .png (or another image format) for bars with axes and numeric ticks");
   cmd->add_flag("--log", o->log_scale, "log count axis for --plot");
   cmd->add_flag("--verify", o->verify, "also count on the CPU; exit 1 unless identical");
   return [o, &global] { return hist(*o, global); };

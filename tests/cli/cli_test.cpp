@@ -238,7 +238,22 @@ TEST_CASE("hist: summary, JSON and CSV parsed back, plot, verify, errors") {
   const std::string csv = Sandbox::read(box / "h.csv");
   CHECK(csv.starts_with("bin,lower,upper,count\n0,0,1,2\n1,1,2,2\n"));
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 257);
-  CHECK(read_image({box / "h.png", {}}).pixels.width == 256);
+  // Bars in a frame: a left margin for the count ticks, the axes drawn black.
+  const PixelBuffer plot = read_image({box / "h.png", {}}).pixels;
+  CHECK(plot.width > 256);
+  const auto pixel = [&](int x, int y) {
+    return plot.samples<std::uint8_t>()[(std::size_t(y) * plot.width + x) * 3];
+  };
+  CHECK(pixel(33, plot.height / 2) == 0);       // the count axis
+  CHECK(pixel(plot.width / 2, plot.height - 18) == 0);  // the value axis
+  // SVG: axes, ticks and words.
+  REQUIRE(box.halo("hist " + box / "grey.png --bins 16 --plot " + box / "h.svg").code == 0);
+  const std::string svg = Sandbox::read(box / "h.svg");
+  CHECK(svg.starts_with("<svg"));
+  CHECK(has(svg, "luma code (0..255)"));
+  CHECK(has(svg, ">pixels<"));
+  CHECK(has(svg, "16 bins"));
+  CHECK(has(svg, ">100<"));  // a value tick
 
   const Result rgb =
       box.halo("hist " + box / "grey.png" + " --mode rgb --bins 4 --json " + box / "rgb.json");
