@@ -2,6 +2,9 @@
 // summary, JSON, CSV and plot outputs.
 #include <spdlog/spdlog.h>
 
+#include <cmath>
+#include <limits>
+
 #include "app/commands.hpp"
 #include "app/histogram_report.hpp"
 #include "cl/cl_error.hpp"
@@ -21,6 +24,7 @@ struct HistOptions {
   std::string ppi = "auto";
   std::string json, csv, plot;
   bool log_scale = false, verify = false;
+  bool stops = false;  // --stops
 };
 
 // The options as a histogram spec, so they are checked by the same parameter table as -f.
@@ -43,11 +47,47 @@ std::string first_difference(const Histogram& a, const Histogram& b) {
       a.under, a.over, a.nan, a.inf, a.lo, a.hi, b.under, b.over, b.nan, b.inf, b.lo, b.hi);
 }
 
-int hist(const HistOptions& o, const GlobalOptions& global) {
-  const HistogramSpec spec = spec_of(o);
+// --stops: the samples the histogram counts (Rec.709 luma for the luma modes, each channel for
+// rgb, the one channel for gray and channel) as log2, computed here once so that the device
+// and the reference count the same floats. The bins are then stops (EV): an HDR image whose
+// highlights are 10^4 times its shadows spreads over 14 stops instead of landing in bin 0.
+// Zero and negative samples become -inf and are counted apart (Inf).
+PixelBuffer in_stops(const PixelBuffer& pixels, const HistOptions& o) {
+  const Image image = to_image(pixels);
+  const bool rgb = o.mode == "rgb", luma = o.mode == "luma" || o.mode == "luma709";
+  if ((rgb || luma) && image.color_channels() < 3)
+    throw Error(ErrorKind::Usage, "--stops with --mode " + o.mode + " needs 3 colour channels");
+  const int channels = rgb ? 3 : 1;
+  PixelBuffer out(image.width(), image.height(), channels, PixelType::f32);
+  float* s = out.samples<float>();
+  const auto stops = [](double v) {
+    return v > 0 ? float(std::log2(v)) : -std::numeric_limits<float>::infinity();
+  };
+  for (int y = 0; y < image.height(); ++y)
+    for (int x = 0; x < image.width(); ++x, s += channels) {
+      if (luma)
+        s[0] = stops(0.2126 * image.at(x, y, 0) + 0.7152 * image.at(x, y, 1) +
+                     0.0722 * image.at(x, y, 2));
+      else if (rgb)
+        for (int c = 0; c < 3; ++c) s[c] = stops(image.at(x, y, c));
+      else
+        s[0] = stops(image.at(x, y, o.mode == "channel" ? o.channel : 0));
+    }
+  return out;
+}
+
+int hist(const HistOptions& given, const GlobalOptions& global) {
   std::optional<StandardInput> piped;
-  const LoadedImage loaded = read_image(
-      parse_input_ref(is_standard_input(o.input) ? piped.emplace().path() : o.input));
+  LoadedImage loaded = read_image(
+      parse_input_ref(is_standard_input(given.input) ? piped.emplace().path() : given.input));
+  HistOptions o = given;
+  std::string quantity;
+  if (o.stops) {
+    loaded.pixels = in_stops(loaded.pixels, o);
+    quantity = "log2 " + std::string(o.mode == "rgb" ? "R, G, B" : o.mode) + " (stops)";
+    if (o.mode != "rgb") o.mode = "gray", o.channel = 0;
+  }
+  const HistogramSpec spec = spec_of(o);
   Histogram result;
   std::unique_ptr<Device> device = open_device(global);
   if (device) {
@@ -63,9 +103,10 @@ int hist(const HistOptions& o, const GlobalOptions& global) {
   // With a report on standard output (-), the text goes to stderr so stdout stays parseable.
   std::FILE* text = is_standard_output(o.json) || is_standard_output(o.csv) ? stderr : stdout;
   fmt::print(text, "{}", histogram_summary(result));
-  if (!o.json.empty()) write_histogram_json(o.json, result, o.input);
+  if (!quantity.empty()) fmt::print(text, "binned: {}\n", quantity);
+  if (!o.json.empty()) write_histogram_json(o.json, result, o.input, quantity);
   if (!o.csv.empty()) write_histogram_csv(o.csv, result);
-  if (!o.plot.empty()) write_histogram_plot(o.plot, result, o.log_scale);
+  if (!o.plot.empty()) write_histogram_plot(o.plot, result, o.log_scale, quantity);
   if (o.verify && device) {
     const Histogram reference = histogram_reference(loaded.pixels, spec);
     if (!result.same_counts(reference))
@@ -101,6 +142,9 @@ Command add_hist_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--csv", o->csv, "write counts as CSV: bin,lower,upper,count...");
   cmd->add_option("--plot", o->plot, "draw the histogram: .svg for a chart with axes, ticks and labels; .png (or another image format) for bars with axes and numeric ticks");
   cmd->add_flag("--log", o->log_scale, "log count axis for --plot");
+  cmd->add_flag("--stops", o->stops,
+                "bin log2 of the values (exposure stops), for HDR images whose range puts "
+                "almost everything in the first bin; --range then is in stops");
   cmd->add_flag("--verify", o->verify, "also count on the CPU; exit 1 unless identical");
   return [o, &global] { return hist(*o, global); };
 }

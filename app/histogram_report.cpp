@@ -97,7 +97,8 @@ std::string histogram_summary(const Histogram& h) {
   return text;
 }
 
-void write_histogram_json(const std::string& path, const Histogram& h, const std::string& input) {
+void write_histogram_json(const std::string& path, const Histogram& h, const std::string& input,
+                          const std::string& quantity) {
   nlohmann::json doc = {{"schema", "halo.histogram/1"},
                         {"input", input},
                         {"mode", to_string(h.mode)},
@@ -111,6 +112,7 @@ void write_histogram_json(const std::string& path, const Histogram& h, const std
                         {"over", h.over},
                         {"nan", h.nan},
                         {"inf", h.inf}};
+  if (!quantity.empty()) doc["quantity"] = quantity;
   if (h.codes)
     doc["max_code"] = h.max_code;
   else
@@ -185,14 +187,16 @@ PlotData plot_data(const Histogram& h, bool log_scale) {
   return d;
 }
 
-std::string axis_label(const Histogram& h) {
-  const std::string what = h.hists == 3 ? "R, G, B" : to_string(h.mode);
+std::string axis_label(const Histogram& h, const std::string& quantity) {
+  const std::string what =
+      !quantity.empty() ? quantity : h.hists == 3 ? "R, G, B" : to_string(h.mode);
   return h.codes ? fmt::format("{} code (0..{})", what, h.max_code)
                  : fmt::format("{} value [{:g}, {:g}]", what, h.lo, h.hi);
 }
 
 // SVG: bars as one path per histogram, axes with ticks in data units and counts, labels.
-void write_svg(const std::string& path, const Histogram& h, const PlotData& d) {
+void write_svg(const std::string& path, const Histogram& h, const PlotData& d,
+               const std::string& quantity) {
   const int W = 720, H = 360, left = 70, right = 20, top = 30, bottom = 50;
   const double pw = W - left - right, ph = H - top - bottom;
   const char* colours[3] = {"#d62828", "#2a9d3a", "#2850dc"};
@@ -239,13 +243,14 @@ void write_svg(const std::string& path, const Histogram& h, const PlotData& d) {
                          left, y, left - 8, y + 4, tick_text(p));
     }
   svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                     left + pw / 2, H - 10, axis_label(h));
+                     left + pw / 2, H - 10, axis_label(h, quantity));
   svg += fmt::format("<text x=\"16\" y=\"{}\" text-anchor=\"middle\" "
                      "transform=\"rotate(-90 16 {})\">pixels{}</text>\n",
                      top + ph / 2, top + ph / 2, d.log_counts ? " (log scale)" : "");
   svg += fmt::format("<text x=\"{}\" y=\"18\" text-anchor=\"middle\">{} histogram, {} bins, "
                      "{} pixels binned{}</text>\n",
-                     left + pw / 2, to_string(h.mode), h.bins, h.binned(),
+                     left + pw / 2, quantity.empty() ? to_string(h.mode) : quantity, h.bins,
+                     h.binned(),
                      h.under + h.over + h.nan + h.inf
                          ? fmt::format(" ({} outside the range)", h.under + h.over + h.nan + h.inf)
                          : "");
@@ -318,10 +323,11 @@ void write_raster(const std::string& path, const Histogram& h, const PlotData& d
 
 }  // namespace
 
-void write_histogram_plot(const std::string& path, const Histogram& h, bool log_scale) {
+void write_histogram_plot(const std::string& path, const Histogram& h, bool log_scale,
+                          const std::string& quantity) {
   const PlotData d = plot_data(h, log_scale);
   if (extension(path) == ".svg")
-    write_svg(path, h, d);
+    write_svg(path, h, d, quantity);
   else
     write_raster(path, h, d);
 }

@@ -12,10 +12,13 @@ namespace halo {
 std::string histogram_summary(const Histogram& h);
 
 // JSON schema "halo.histogram/1" (README, "Histograms"); written atomically.
-void write_histogram_json(const std::string& path, const Histogram& h, const std::string& input);
+// quantity: what was binned when it is not the samples themselves ("log2 luma (stops)").
+void write_histogram_json(const std::string& path, const Histogram& h, const std::string& input,
+                          const std::string& quantity = "");
 // CSV: bin,lower,upper,count (rgb: count_r,count_g,count_b); one row per bin.
 void write_histogram_csv(const std::string& path, const Histogram& h);
 // A bar chart, one colour per channel, optionally with a log count axis.
-void write_histogram_plot(const std::string& path, const Histogram& h, bool log_scale);
+void write_histogram_plot(const std::string& path, const Histogram& h, bool log_scale,
+                          const std::string& quantity = "");
 
 }  // namespace halo

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <unistd.h>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -254,6 +255,24 @@ TEST_CASE("hist: summary, JSON and CSV parsed back, plot, verify, errors") {
   CHECK(has(svg, ">pixels<"));
   CHECK(has(svg, "16 bins"));
   CHECK(has(svg, ">100<"));  // a value tick
+
+  // --stops: an HDR ramp of 1.5 * 2^k for k = -4..9 and one black pixel, 14 stops wide.
+  Image hdr(15, 1, 3);
+  for (int k = -4; k <= 9; ++k)
+    for (int c = 0; c < 3; ++c) hdr.at(k + 4, 0, c) = 1.5f * std::ldexp(1.0f, k);
+  write_image(box / "hdr.pfm", to_pixels(hdr, PixelType::f32), SampleType::f32);
+  const Result stops = box.halo("hist " + box / "hdr.pfm --stops --bins 14 --range -4,10 --json " +
+                                box / "s.json --plot " + box / "s.svg --verify");
+  INFO(stops.err);
+  REQUIRE(stops.code == 0);
+  const auto s = nlohmann::json::parse(Sandbox::read(box / "s.json"));
+  CHECK(s["quantity"] == "log2 luma (stops)");
+  CHECK(s["counts"][0] == std::vector<int>(14, 1));  // one pixel in each stop
+  CHECK(s["inf"] == 1);                               // black: log2(0) counted apart
+  CHECK(has(Sandbox::read(box / "s.svg"), "log2 luma (stops)"));
+  // Without --stops, 11 of the 15 pixels land in the first of 14 bins.
+  REQUIRE(box.halo("hist " + box / "hdr.pfm --bins 14 --json " + box / "v.json").code == 0);
+  CHECK(nlohmann::json::parse(Sandbox::read(box / "v.json"))["counts"][0][0] == 11);
 
   const Result rgb =
       box.halo("hist " + box / "grey.png" + " --mode rgb --bins 4 --json " + box / "rgb.json");
