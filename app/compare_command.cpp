@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <tuple>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "app/commands.hpp"
 #include "batch/inputs.hpp"
@@ -33,14 +33,14 @@ struct CompareOptions {
   float diff_scale = 1.0f;
   std::string json;
   bool recursive = false;
-  std::string ch;            // --ch: channel names to compare; empty: every channel
-  bool idiff_exit = false;   // --idiff-exit-codes
+  std::string ch;           // --ch: channel names to compare; empty: every channel
+  bool idiff_exit = false;  // --idiff-exit-codes
 };
 
 struct Pair {
-  std::string a, b;          // as reports name them
+  std::string a, b;            // as reports name them
   std::string read_a, read_b;  // the files read, when not a and b (standard input's spool)
-  std::string diff_out;  // where its difference image goes if it fails; empty: nowhere
+  std::string diff_out;        // where its difference image goes if it fails; empty: nowhere
 };
 
 struct PairResult {
@@ -78,8 +78,7 @@ InputRef channels_to_compare(const std::string& path, const CompareOptions& o) {
 // Both files hold the same channel names (as sets), or Error(NotComparable) naming the first
 // difference.
 void check_same_channels(const Pair& pair, const InputRef& a, const InputRef& b) {
-  for (const auto& [one, other, name] :
-       {std::tuple{&a, &b, pair.b}, std::tuple{&b, &a, pair.a}})
+  for (const auto& [one, other, name] : {std::tuple{&a, &b, pair.b}, std::tuple{&b, &a, pair.a}})
     for (const auto& channel : one->channels)
       if (std::find(other->channels.begin(), other->channels.end(), channel) ==
           other->channels.end())
@@ -118,9 +117,8 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o) {
     r.channel_names = a.channel_names;
     r.verdict = to_string(r.diff.verdict);
     r.exit_code = r.diff.verdict == Verdict::fail ? int(ErrorKind::Mismatch) : 0;
-    if (o.idiff_exit) r.exit_code = r.diff.verdict == Verdict::fail ? 2
-                                    : r.diff.verdict == Verdict::warn ? 1
-                                                                      : 0;
+    if (o.idiff_exit)
+      r.exit_code = r.diff.verdict == Verdict::fail ? 2 : r.diff.verdict == Verdict::warn ? 1 : 0;
     if (r.diff.verdict == Verdict::fail && !pair.diff_out.empty()) {
       const Image diff = difference_image(ia, ib, o.diff_scale);
       const SampleType type = storable_type(pair.diff_out, SampleType::f32);
@@ -282,7 +280,9 @@ Command add_compare_command(CLI::App& app) {
       "compare",
       "compare two images (or two folders of same-named images) with idiff's thresholds; "
       "exit 0 pass or warning, 1 failure, 3 not comparable");
-  cmd->add_option("a", o->a, "first image or folder (FILE[ch,...] picks channels; - for standard input)")->required();
+  cmd->add_option("a", o->a,
+                  "first image or folder (FILE[ch,...] picks channels; - for standard input)")
+      ->required();
   cmd->add_option("b", o->b, "second image or folder")->required();
   Thresholds& t = o->thresholds;
   cmd->add_option("--fail", t.fail, "a sample fails above this absolute error")

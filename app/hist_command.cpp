@@ -125,7 +125,9 @@ Command add_hist_command(CLI::App& app, const GlobalOptions& global) {
   auto* cmd = app.add_subcommand("hist",
                                  "exact histogram of an image (64-bit counts), on the "
                                  "device, identical to the CPU reference");
-  cmd->add_option("input", o->input, "input image, or - for standard input; FILE[ch,...] picks channels")->required();
+  cmd->add_option("input", o->input,
+                  "input image, or - for standard input; FILE[ch,...] picks channels")
+      ->required();
   cmd->add_option("--mode", o->mode,
                   "luma (Rec.601, integer on 8/16-bit: grey v lands in bin v), luma709, rgb, "
                   "gray (one-channel images), channel")
@@ -140,7 +142,9 @@ Command add_hist_command(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str();
   cmd->add_option("--json", o->json, "write counts as JSON (schema halo.histogram/1)");
   cmd->add_option("--csv", o->csv, "write counts as CSV: bin,lower,upper,count...");
-  cmd->add_option("--plot", o->plot, "draw the histogram: .svg for a chart with axes, ticks and labels; .png (or another image format) for bars with axes and numeric ticks");
+  cmd->add_option("--plot", o->plot,
+                  "draw the histogram: .svg for a chart with axes, ticks and labels; .png (or "
+                  "another image format) for bars with axes and numeric ticks");
   cmd->add_flag("--log", o->log_scale, "log count axis for --plot");
   cmd->add_flag("--stops", o->stops,
                 "bin log2 of the values (exposure stops), for HDR images whose range puts "

@@ -147,9 +147,10 @@ std::vector<double> ticks(double lo, double hi, int want) {
   if (!(hi > lo)) return {lo};
   const double raw = (hi - lo) / want;
   const double power = std::pow(10.0, std::floor(std::log10(raw)));
-  const double step = raw / power < 1.5 ? power : raw / power < 3.5 ? 2 * power
-                      : raw / power < 7.5                             ? 5 * power
-                                                                      : 10 * power;
+  const double step = raw / power < 1.5   ? power
+                      : raw / power < 3.5 ? 2 * power
+                      : raw / power < 7.5 ? 5 * power
+                                          : 10 * power;
   std::vector<double> out;
   for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step)
     out.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
@@ -158,7 +159,7 @@ std::vector<double> ticks(double lo, double hi, int want) {
 
 std::string tick_text(double v) {
   return std::fabs(v) >= 1e5 || (v != 0 && std::fabs(v) < 1e-3) ? fmt::format("{:.0e}", v)
-                                                                 : fmt::format("{:g}", v);
+                                                                : fmt::format("{:g}", v);
 }
 
 // What the plot shows: per histogram, its bins' heights in [0, 1], and the axes' ranges.
@@ -181,15 +182,17 @@ PlotData plot_data(const Histogram& h, bool log_scale) {
   for (int k = 0; k < h.hists; ++k) {
     std::vector<double> heights(std::size_t(h.bins), 0.0);
     for (int b = 0; b < h.bins; ++b)
-      if (d.peak > 0) heights[b] = scaled(double(h.counts[std::size_t(k) * h.bins + b])) / scaled(d.peak);
+      if (d.peak > 0)
+        heights[b] = scaled(double(h.counts[std::size_t(k) * h.bins + b])) / scaled(d.peak);
     d.heights.push_back(std::move(heights));
   }
   return d;
 }
 
 std::string axis_label(const Histogram& h, const std::string& quantity) {
-  const std::string what =
-      !quantity.empty() ? quantity : h.hists == 3 ? "R, G, B" : to_string(h.mode);
+  const std::string what = !quantity.empty() ? quantity
+                           : h.hists == 3    ? "R, G, B"
+                                             : to_string(h.mode);
   return h.codes ? fmt::format("{} code (0..{})", what, h.max_code)
                  : fmt::format("{} value [{:g}, {:g}]", what, h.lo, h.hi);
 }
@@ -209,7 +212,8 @@ void write_svg(const std::string& path, const Histogram& h, const PlotData& d,
     std::string bars = fmt::format("M{} {}", left, top + ph);
     const std::size_t n = d.heights[k].size();
     for (std::size_t b = 0; b < n; ++b) {
-      const double x0 = left + pw * double(b) / double(n), x1 = left + pw * double(b + 1) / double(n);
+      const double x0 = left + pw * double(b) / double(n),
+                   x1 = left + pw * double(b + 1) / double(n);
       const double y = top + ph * (1 - d.heights[k][b]);
       bars += fmt::format(" L{:.2f} {:.2f} L{:.2f} {:.2f}", x0, y, x1, y);
     }
@@ -219,41 +223,44 @@ void write_svg(const std::string& path, const Histogram& h, const PlotData& d,
                        d.heights.size() == 3 ? "0.45" : "0.85");
   }
   // Axes, ticks and labels.
-  svg += fmt::format(
-      "<path d=\"M{} {} V{} H{}\" fill=\"none\" stroke=\"black\"/>\n", left, top, top + ph,
-      left + pw);
+  svg += fmt::format("<path d=\"M{} {} V{} H{}\" fill=\"none\" stroke=\"black\"/>\n", left, top,
+                     top + ph, left + pw);
   for (double t : ticks(d.x_lo, d.x_hi, 8)) {
     const double x = left + pw * (t - d.x_lo) / (d.x_hi - d.x_lo);
-    svg += fmt::format("<path d=\"M{:.2f} {} v5\" stroke=\"black\"/><text x=\"{:.2f}\" y=\"{}\" "
-                       "text-anchor=\"middle\">{}</text>\n",
-                       x, top + ph, x, top + ph + 18, tick_text(t));
+    svg += fmt::format(
+        "<path d=\"M{:.2f} {} v5\" stroke=\"black\"/><text x=\"{:.2f}\" y=\"{}\" "
+        "text-anchor=\"middle\">{}</text>\n",
+        x, top + ph, x, top + ph + 18, tick_text(t));
   }
   const auto count_ticks = d.log_counts ? std::vector<double>{} : ticks(0, d.peak, 5);
   for (double t : count_ticks) {
     const double y = top + ph * (1 - t / d.peak);
-    svg += fmt::format("<path d=\"M{} {:.2f} h-5\" stroke=\"black\"/><text x=\"{}\" y=\"{:.2f}\" "
-                       "text-anchor=\"end\">{}</text>\n",
-                       left, y, left - 8, y + 4, tick_text(t));
+    svg += fmt::format(
+        "<path d=\"M{} {:.2f} h-5\" stroke=\"black\"/><text x=\"{}\" y=\"{:.2f}\" "
+        "text-anchor=\"end\">{}</text>\n",
+        left, y, left - 8, y + 4, tick_text(t));
   }
   if (d.log_counts)  // decades of the log count axis
     for (double p = 1; p <= d.peak; p *= 10) {
       const double y = top + ph * (1 - std::log10(1 + p) / std::log10(1 + d.peak));
-      svg += fmt::format("<path d=\"M{} {:.2f} h-5\" stroke=\"black\"/><text x=\"{}\" "
-                         "y=\"{:.2f}\" text-anchor=\"end\">{}</text>\n",
-                         left, y, left - 8, y + 4, tick_text(p));
+      svg += fmt::format(
+          "<path d=\"M{} {:.2f} h-5\" stroke=\"black\"/><text x=\"{}\" "
+          "y=\"{:.2f}\" text-anchor=\"end\">{}</text>\n",
+          left, y, left - 8, y + 4, tick_text(p));
     }
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                     left + pw / 2, H - 10, axis_label(h, quantity));
-  svg += fmt::format("<text x=\"16\" y=\"{}\" text-anchor=\"middle\" "
-                     "transform=\"rotate(-90 16 {})\">pixels{}</text>\n",
-                     top + ph / 2, top + ph / 2, d.log_counts ? " (log scale)" : "");
-  svg += fmt::format("<text x=\"{}\" y=\"18\" text-anchor=\"middle\">{} histogram, {} bins, "
-                     "{} pixels binned{}</text>\n",
-                     left + pw / 2, quantity.empty() ? to_string(h.mode) : quantity, h.bins,
-                     h.binned(),
-                     h.under + h.over + h.nan + h.inf
-                         ? fmt::format(" ({} outside the range)", h.under + h.over + h.nan + h.inf)
-                         : "");
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + pw / 2,
+                     H - 10, axis_label(h, quantity));
+  svg += fmt::format(
+      "<text x=\"16\" y=\"{}\" text-anchor=\"middle\" "
+      "transform=\"rotate(-90 16 {})\">pixels{}</text>\n",
+      top + ph / 2, top + ph / 2, d.log_counts ? " (log scale)" : "");
+  svg += fmt::format(
+      "<text x=\"{}\" y=\"18\" text-anchor=\"middle\">{} histogram, {} bins, "
+      "{} pixels binned{}</text>\n",
+      left + pw / 2, quantity.empty() ? to_string(h.mode) : quantity, h.bins, h.binned(),
+      h.under + h.over + h.nan + h.inf
+          ? fmt::format(" ({} outside the range)", h.under + h.over + h.nan + h.inf)
+          : "");
   svg += "</svg>\n";
   write_atomically(path, [&](std::ostream& out) { out << svg; });
 }

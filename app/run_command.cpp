@@ -22,8 +22,8 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/text.hpp"
-#include "io/image_io.hpp"
 #include "filters/registry.hpp"
+#include "io/image_io.hpp"
 #include "io/input_stream.hpp"
 #include "io/layers.hpp"
 #include "io/standard_streams.hpp"
@@ -51,9 +51,9 @@ struct RunOptionsCli {
   int strip_rows = 0;  // 0: chosen from the budget
   WriteOptions encoding;
   bool strip_metadata = false;
-  bool drop_layers = false;  // --drop-layers
-  bool linear = false;         // --linear
-  bool straight_alpha = false;  // --straight-alpha
+  bool drop_layers = false;          // --drop-layers
+  bool linear = false;               // --linear
+  bool straight_alpha = false;       // --straight-alpha
   std::vector<std::string> attribs;  // --attrib NAME=VALUE
   // Batch
   bool recursive = false;
@@ -234,7 +234,7 @@ struct RunContext {
   const RunOptionsCli& options;
   std::vector<std::string> specs;  // as given, for the outputs' ImageHistory
   const GlobalOptions& global;
-  const Pipeline& pipeline;  // parsed once: stages are plans, shared by every file and thread
+  const Pipeline& pipeline;        // parsed once: stages are plans, shared by every file and thread
   const Pipeline& alpha_pipeline;  // the same for images with alpha (associated alpha added)
   DevicePool& devices;
   std::optional<SampleType> wanted;  // --type
@@ -529,7 +529,8 @@ void check_standard_streams(const RunOptionsCli& o, bool to_stdout) {
   if (to_stdout && from_stdin == 0 && o.inputs.size() > 1)
     throw Error(ErrorKind::Usage, "-o " + o.output + " (standard output) takes one input, not " +
                                       std::to_string(o.inputs.size()));
-  if (!o.write_flags.empty() && (is_standard_output(o.write_flags) || o.write_flags.ends_with(":-")))
+  if (!o.write_flags.empty() &&
+      (is_standard_output(o.write_flags) || o.write_flags.ends_with(":-")))
     throw Error(ErrorKind::Usage, "--write-flags cannot go to standard output; name a file");
 }
 
@@ -639,13 +640,14 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
       "in strips (memory does not grow with the image; results equal the whole image's); one "
       "file or a batch (folders, globs, frame sequences) with outputs named by a template");
   run_app
-      ->add_option("inputs", options->inputs,
-                   "input images (PNG, EXR, TIFF, JPEG, PFM, ...): files; - for standard input (the format "
-                   "from its content); folders (their images, "
-                   "sorted; --recursive for subfolders); globs ('shots/*.png', quoted so halo "
-                   "expands them); frame sequences shot.####.exr or shot.%04d.exr (the frames "
-                   "that exist, or --frames). FILE[ch,...] picks channels by name, e.g. "
-                   "'render.exr[ViewLayer.Combined.R,...]' (quoted: brackets are a shell glob)")
+      ->add_option(
+          "inputs", options->inputs,
+          "input images (PNG, EXR, TIFF, JPEG, PFM, ...): files; - for standard input (the format "
+          "from its content); folders (their images, "
+          "sorted; --recursive for subfolders); globs ('shots/*.png', quoted so halo "
+          "expands them); frame sequences shot.####.exr or shot.%04d.exr (the frames "
+          "that exist, or --frames). FILE[ch,...] picks channels by name, e.g. "
+          "'render.exr[ViewLayer.Combined.R,...]' (quoted: brackets are a shell glob)")
       ->required();
   run_app
       ->add_option("-o,--output", options->output,

@@ -106,7 +106,7 @@ Merged merge(const std::vector<std::string>& paths) {
     if (reports.size() > 1) m.duplicates.push_back(input);
   auto counts = count_statuses(files);
   const double processed = double(counts["ok"] + counts["mismatch"]);
-  m.exit_code = interrupted                                  ? int(ErrorKind::Interrupted)
+  m.exit_code = interrupted ? int(ErrorKind::Interrupted)
                 : counts["failed"] || counts["not_run"] || !m.duplicates.empty()
                     ? int(ErrorKind::BatchFailed)
                 : counts["mismatch"] ? int(ErrorKind::Mismatch)
@@ -137,8 +137,8 @@ std::string report_text(const Merged& m) {
       "shard {:.2f} s, all shards {:.2f} s\n",
       m.summary["shards"].size(), t["files"].get<std::size_t>(), t["ok"].get<std::size_t>(),
       t["skipped"].get<std::size_t>(), t["failed"].get<std::size_t>(),
-      t["mismatch"].get<std::size_t>(), t["not_run"].get<std::size_t>(),
-      t["seconds"].get<double>(), t["shard_seconds"].get<double>());
+      t["mismatch"].get<std::size_t>(), t["not_run"].get<std::size_t>(), t["seconds"].get<double>(),
+      t["shard_seconds"].get<double>());
   for (const auto& f : m.summary["files"]) {
     const std::string status = f.value("status", "?");
     if (status == "failed" || status == "mismatch" || status == "not_run")
@@ -155,8 +155,7 @@ int summary_command(const SummaryOptions& o) {
   const bool json_to_stdout = is_standard_output(o.json_out);
   fmt::print(json_to_stdout ? stderr : stdout, "{}", report_text(merged));
   if (!o.json_out.empty())
-    write_atomically(o.json_out,
-                     [&](std::ostream& out) { out << merged.summary.dump(2) << '\n'; });
+    write_atomically(o.json_out, [&](std::ostream& out) { out << merged.summary.dump(2) << '\n'; });
   return merged.exit_code;
 }
 

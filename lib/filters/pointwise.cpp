@@ -37,7 +37,10 @@ class PointwiseStage : public Stage {
  public:
   PointwiseStage(std::string spec, std::string kernel, float (*fn)(float, float), Kind kind,
                  bool also_float)
-      : Stage(std::move(spec)), kernel_(std::move(kernel)), fn_(fn), kind_(kind),
+      : Stage(std::move(spec)),
+        kernel_(std::move(kernel)),
+        fn_(fn),
+        kind_(kind),
         also_float_(also_float) {}
 
   int reach() const override { return 0; }
@@ -45,8 +48,9 @@ class PointwiseStage : public Stage {
   std::vector<std::string> details(const StageRun&) const override {
     switch (kind_) {
       case Kind::premultiply:
-        return {"images with alpha: colour times alpha; the filters up to unpremultiply filter "
-                "alpha with the colour"};
+        return {
+            "images with alpha: colour times alpha; the filters up to unpremultiply filter "
+            "alpha with the colour"};
       case Kind::unpremultiply:
         return {"the last of 2 or 4 channels is alpha again; colour divided by it"};
       default:
@@ -64,8 +68,7 @@ class PointwiseStage : public Stage {
         const float* v = in.row(c, y - in.y0());
         const float* a = alpha < 0 ? nullptr : in.row(alpha, y - in.y0());
         float* o = result.row(c, y - in.y0());
-        for (int x = 0; x < in.width(); ++x)
-          o[x] = c == alpha ? v[x] : fn_(v[x], a ? a[x] : 1.0f);
+        for (int x = 0; x < in.width(); ++x) o[x] = c == alpha ? v[x] : fn_(v[x], a ? a[x] : 1.0f);
       }
     return result;
   }
@@ -129,8 +132,8 @@ FilterDef transfer_filter(const char* name, const char* summary, float (*fn)(flo
           .example = name,
           .make =
               [name, fn](const Args& args) {
-                return std::make_unique<PointwiseStage>(args.spec_text(), name, fn,
-                                                        Kind::transfer, args.flag("float"));
+                return std::make_unique<PointwiseStage>(args.spec_text(), name, fn, Kind::transfer,
+                                                        args.flag("float"));
               },
           .mixes_neighbours = false};
 }

@@ -70,8 +70,9 @@ class UnsharpStage : public Stage {
 
 FilterDef unsharp_filter() {
   return {.name = "unsharp",
-          .summary = "unsharp mask: v + amount * (v - gaussian(v)) where the difference exceeds "
-                     "threshold",
+          .summary =
+              "unsharp mask: v + amount * (v - gaussian(v)) where the difference exceeds "
+              "threshold",
           .params = {{.name = "sigma",
                       .type = ParamType::Number,
                       .fallback = "1",
@@ -115,8 +116,8 @@ FilterDef unsharp_filter() {
             const float threshold = float(args.number("threshold"));
             std::vector<std::string> details = {
                 "Gaussian radius " + std::to_string(r) + ", sigma " + std::to_string(sigma) +
-                    ", then v + " + std::to_string(amount) + " * (v - blur) where |v - blur| > " +
-                    std::to_string(threshold)};
+                ", then v + " + std::to_string(amount) + " * (v - blur) where |v - blur| > " +
+                std::to_string(threshold)};
             auto blur = make_separable_stage(args.spec_text(), std::move(k), {});
             return std::make_unique<UnsharpStage>(args.spec_text(), std::move(blur), amount,
                                                   threshold, std::move(details));

@@ -169,8 +169,9 @@ std::string to_string(SampleType type) {
 namespace {
 // halo's own writers, then OpenImageIO's that Debian's build has.
 const std::vector<std::string>& writable_extensions() {
-  static const std::vector<std::string> formats = {".png", ".jpg", ".jpeg", ".pfm", ".exr", ".tif",
-                                                   ".tiff", ".hdr", ".bmp", ".tga", ".webp", ".dpx"};
+  static const std::vector<std::string> formats = {".png", ".jpg", ".jpeg", ".pfm",
+                                                   ".exr", ".tif", ".tiff", ".hdr",
+                                                   ".bmp", ".tga", ".webp", ".dpx"};
   return formats;
 }
 }  // namespace
@@ -216,9 +217,10 @@ std::unique_ptr<ImageReader> open_reader(const std::string& path) {
                                         "are not " +
                                         named->name + "'s, nor another format's halo reads)");
   } else if (extension(path).empty()) {
-    throw Error(ErrorKind::BadData, path + ": not an image halo recognises by its content (PNG, "
-                                           "JPEG, PFM, OpenEXR, TIFF), and no extension names "
-                                           "another format");
+    throw Error(ErrorKind::BadData, path +
+                                        ": not an image halo recognises by its content (PNG, "
+                                        "JPEG, PFM, OpenEXR, TIFF), and no extension names "
+                                        "another format");
   } else {
     reader = oiio_codecs().open(path, "");
   }

@@ -68,7 +68,7 @@ struct OutputHeader {
   int width = 0, height = 0, channels = 0;
   bool alpha = false;
   SampleType type = SampleType::u8;
-  Metadata metadata;  // stored as far as the format can hold it
+  Metadata metadata;                       // stored as far as the format can hold it
   std::vector<std::string> channel_names;  // empty: R, G, B, A / Y by the count
 };
 

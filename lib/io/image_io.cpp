@@ -180,14 +180,14 @@ void OutputImage::write(Span rows, const PixelBuffer& pixels) {
   naming_target(*file_, path_, [&] {
     if (!writer_) {
       if (!metadata_.icc.empty() && !icc_fits(metadata_.icc, pixels.channels)) {
-        spdlog::info("{}: the input's ICC profile does not describe {} channel{}; left out",
-                     path_, pixels.channels, pixels.channels == 1 ? "" : "s");
+        spdlog::info("{}: the input's ICC profile does not describe {} channel{}; left out", path_,
+                     pixels.channels, pixels.channels == 1 ? "" : "s");
         metadata_.icc.clear();
       }
-      writer_ = create_writer(path_, file_->temp_path().string(),
-                              {width_, height_, pixels.channels, pixels.alpha, type_, metadata_,
-                               channel_names_},
-                              options_);
+      writer_ = create_writer(
+          path_, file_->temp_path().string(),
+          {width_, height_, pixels.channels, pixels.alpha, type_, metadata_, channel_names_},
+          options_);
     }
     writer_->write_rows(rows.count(), pixels.bytes.data());
   });

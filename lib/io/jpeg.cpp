@@ -10,8 +10,8 @@
 
 #include <csetjmp>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string_view>
 

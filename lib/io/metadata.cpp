@@ -87,9 +87,8 @@ std::string png_keyword_from_name(const std::string& name) {
 
 std::string exif_from_text(const Metadata& metadata) {
   static const std::vector<std::pair<std::uint16_t, std::string>> tags = {
-      {0x010e, "ImageDescription"}, {0x010f, "Make"},   {0x0110, "Model"},
-      {0x0131, "Software"},         {0x0132, "DateTime"}, {0x013b, "Artist"},
-      {0x8298, "Copyright"}};
+      {0x010e, "ImageDescription"}, {0x010f, "Make"},   {0x0110, "Model"},    {0x0131, "Software"},
+      {0x0132, "DateTime"},         {0x013b, "Artist"}, {0x8298, "Copyright"}};
   std::vector<std::pair<std::uint16_t, std::string>> present;
   for (const auto& [tag, name] : tags)
     if (const std::string* value = metadata.text(name)) present.emplace_back(tag, *value);

@@ -85,10 +85,9 @@ std::vector<std::string> standard_names(int channels, bool alpha) {
 // Attributes that describe how a file is stored rather than what it shows: the output decides
 // those itself (--compression, its own layout).
 bool is_structural(const std::string& name) {
-  static const std::vector<std::string> prefixes = {"oiio:", "tiff:", "openexr:", "jpeg:",
-                                                    "png:"};
+  static const std::vector<std::string> prefixes = {"oiio:", "tiff:", "openexr:", "jpeg:", "png:"};
   static const std::vector<std::string> names = {"compression", "planarconfig", "ICCProfile",
-                                                 "XResolution", "YResolution", "ResolutionUnit"};
+                                                 "XResolution", "YResolution",  "ResolutionUnit"};
   for (const auto& p : prefixes)
     if (name.starts_with(p)) return true;
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -111,8 +110,8 @@ Metadata metadata_of(const OIIO::ImageSpec& spec) {
     if (type == OIIO::TypeString) {
       m.attributes.push_back({name, "string", p.get_string()});
     } else if (type.basetype != OIIO::TypeDesc::STRING && type.basetype != OIIO::TypeDesc::PTR) {
-      m.attributes.push_back({name, type.c_str(),
-                              std::string(static_cast<const char*>(p.data()), type.size())});
+      m.attributes.push_back(
+          {name, type.c_str(), std::string(static_cast<const char*>(p.data()), type.size())});
     }
     exif |= name.starts_with("Exif:") || name.starts_with("GPS:");
   }

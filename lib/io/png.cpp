@@ -442,9 +442,8 @@ class PngWriter : public ImageWriter {
       if (!a.is_text()) continue;
       const std::string keyword = png_keyword_from_name(a.name).substr(0, 79);
       if (keyword.empty()) continue;
-      const bool ascii = std::all_of(a.value.begin(), a.value.end(), [](char c) {
-        return (c >= 32 && c < 127) || c == '\n';
-      });
+      const bool ascii = std::all_of(a.value.begin(), a.value.end(),
+                                     [](char c) { return (c >= 32 && c < 127) || c == '\n'; });
       if (ascii)
         chunk("tEXt", keyword + '\0' + a.value);
       else

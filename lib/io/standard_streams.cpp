@@ -50,13 +50,14 @@ CopyFailure copy_fd(int from, int to, std::size_t& copied) {
 
 PrivateFolder::PrivateFolder() {
   const char* tmp = std::getenv("TMPDIR");
-  const std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/halo-" +
-                              std::to_string(::getpid()) + "-XXXXXX";
+  const std::string pattern =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/halo-" + std::to_string(::getpid()) + "-XXXXXX";
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
   if (!::mkdtemp(name.data()))
-    throw Error(ErrorKind::CantCreate, pattern + ": cannot create a temporary folder for "
-                                                 "standard input or output: " +
+    throw Error(ErrorKind::CantCreate, pattern +
+                                           ": cannot create a temporary folder for "
+                                           "standard input or output: " +
                                            std::strerror(errno));
   path_ = name.data();
 }
@@ -84,8 +85,8 @@ StandardInput::StandardInput() {
   path_ = folder_.emplace().path() + "/stdin";
   const int out = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (out < 0)
-    throw Error(ErrorKind::CantCreate, path_ + ": cannot spool standard input: " +
-                                           std::strerror(errno));
+    throw Error(ErrorKind::CantCreate,
+                path_ + ": cannot spool standard input: " + std::strerror(errno));
   std::size_t copied = 0;
   const CopyFailure failure = copy_fd(0, out, copied);
   const int error = errno;
@@ -144,8 +145,8 @@ StandardOutput::~StandardOutput() = default;
 void StandardOutput::send() const {
   const int in = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0)
-    throw Error(ErrorKind::Io, path_ + ": cannot reopen the finished output: " +
-                                   std::strerror(errno));
+    throw Error(ErrorKind::Io,
+                path_ + ": cannot reopen the finished output: " + std::strerror(errno));
   std::size_t copied = 0;
   const CopyFailure failure = copy_fd(in, 1, copied);
   const int error = errno;
@@ -153,8 +154,8 @@ void StandardOutput::send() const {
   if (failure == CopyFailure::read)
     throw Error(ErrorKind::Io, path_ + ": read failed: " + std::strerror(error));
   if (failure == CopyFailure::write)
-    throw Error(ErrorKind::Io, std::string("standard output: write failed: ") +
-                                   std::strerror(error));
+    throw Error(ErrorKind::Io,
+                std::string("standard output: write failed: ") + std::strerror(error));
 }
 
 }  // namespace halo

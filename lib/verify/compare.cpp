@@ -142,8 +142,10 @@ ImageDiff diff_images(const Image& a, const Image& b, const Thresholds& t) {
     for (int c = 0; c < image->channels(); ++c)
       for (int y = 0; y < image->height(); ++y)
         for (int x = 0; x < image->width(); ++x)
-          if (const float v = image->row(c, y)[x]; std::isfinite(v)) peak = std::max(peak, double(v));
-  if (diff.metrics.rms_error > 0) diff.metrics.psnr = 20.0 * std::log10(peak / diff.metrics.rms_error);
+          if (const float v = image->row(c, y)[x]; std::isfinite(v))
+            peak = std::max(peak, double(v));
+  if (diff.metrics.rms_error > 0)
+    diff.metrics.psnr = 20.0 * std::log10(peak / diff.metrics.rms_error);
   const double worst = diff.metrics.max_error;
   if (too_many(diff.failed_pixels, diff.pixels, t.allow_failures, t.fail_percent) ||
       worst > t.hard_fail)

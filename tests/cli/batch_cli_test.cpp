@@ -237,7 +237,8 @@ TEST_CASE("halo summary merges shard reports: totals, failed files, inputs proce
   CHECK(all["shards"].size() == 3);
   CHECK(all["duplicates"].empty());
   std::set<std::string> inputs;
-  for (const auto& f : all["files"]) inputs.insert(fs::path(f["input"].get<std::string>()).filename());
+  for (const auto& f : all["files"])
+    inputs.insert(fs::path(f["input"].get<std::string>()).filename());
   CHECK(inputs.size() == 7);
   CHECK(has(r.out, "3 shards, 7 files: " + std::to_string(7 - failed) + " ok"));
   CHECK(has(r.out, "failed: " + box / "in/corrupt.png"));

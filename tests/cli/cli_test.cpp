@@ -245,7 +245,7 @@ TEST_CASE("hist: summary, JSON and CSV parsed back, plot, verify, errors") {
   const auto pixel = [&](int x, int y) {
     return plot.samples<std::uint8_t>()[(std::size_t(y) * plot.width + x) * 3];
   };
-  CHECK(pixel(33, plot.height / 2) == 0);       // the count axis
+  CHECK(pixel(33, plot.height / 2) == 0);               // the count axis
   CHECK(pixel(plot.width / 2, plot.height - 18) == 0);  // the value axis
   // SVG: axes, ticks and words.
   REQUIRE(box.halo("hist " + box / "grey.png --bins 16 --plot " + box / "h.svg").code == 0);
@@ -268,7 +268,7 @@ TEST_CASE("hist: summary, JSON and CSV parsed back, plot, verify, errors") {
   const auto s = nlohmann::json::parse(Sandbox::read(box / "s.json"));
   CHECK(s["quantity"] == "log2 luma (stops)");
   CHECK(s["counts"][0] == std::vector<int>(14, 1));  // one pixel in each stop
-  CHECK(s["inf"] == 1);                               // black: log2(0) counted apart
+  CHECK(s["inf"] == 1);                              // black: log2(0) counted apart
   CHECK(has(Sandbox::read(box / "s.svg"), "log2 luma (stops)"));
   // Without --stops, 11 of the 15 pixels land in the first of 14 bins.
   REQUIRE(box.halo("hist " + box / "hdr.pfm --bins 14 --json " + box / "v.json").code == 0);

@@ -40,8 +40,8 @@ double linear_to_srgb(double v) {
 TEST_CASE("alpha: a blur next to transparent pixels takes none of their colour, alpha fades") {
   Sandbox box;
   write_image(box / "edge.png", transparent_edge(24, 6), SampleType::u8);
-  const Result r = box.halo("run " + box / "edge.png -f gaussian:r=4 -o " + box / "blur.png" +
-                            " --verify -v");
+  const Result r =
+      box.halo("run " + box / "edge.png -f gaussian:r=4 -o " + box / "blur.png" + " --verify -v");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(has(r.out, "verify premultiply"));
   CHECK(has(r.out, "verify unpremultiply"));
@@ -69,8 +69,8 @@ TEST_CASE("alpha: a blur next to transparent pixels takes none of their colour, 
   CHECK(fringed > 0);
 
   // A pointwise chain (histogram) and images without alpha get no extra stages.
-  const Result hist = box.halo("run " + box / "edge.png -f histogram:mode=channel -o " +
-                               box / "h.png --verify");
+  const Result hist =
+      box.halo("run " + box / "edge.png -f histogram:mode=channel -o " + box / "h.png --verify");
   CHECK_FALSE(has(hist.out, "premultiply"));
 }
 
@@ -89,11 +89,11 @@ TEST_CASE("--linear: the sRGB curves are inverse on every 8-bit level, and a blu
   for (int y = 0; y < 3; ++y)
     for (int x = 0; x < 16; ++x) step.samples<std::uint8_t>()[y * 16 + x] = x < 8 ? 0 : 255;
   write_image(box / "step.png", step, SampleType::u8);
-  REQUIRE(box.halo("run " + box / "step.png -f gaussian:r=3:sigma=1 --linear -o " +
-                   box / "lin.png")
+  REQUIRE(box.halo("run " + box / "step.png -f gaussian:r=3:sigma=1 --linear -o " + box / "lin.png")
               .code == 0);
-  REQUIRE(box.halo("run " + box / "step.png -f gaussian:r=3:sigma=1 -o " + box / "gamma.png")
-              .code == 0);
+  REQUIRE(
+      box.halo("run " + box / "step.png -f gaussian:r=3:sigma=1 -o " + box / "gamma.png").code ==
+      0);
   const PixelBuffer lin = read_image({box / "lin.png", {}}).pixels;
   const PixelBuffer gamma = read_image({box / "gamma.png", {}}).pixels;
   // Expected by hand: the normalised Gaussian weights over the step, in linear light.
@@ -109,8 +109,7 @@ TEST_CASE("--linear: the sRGB curves are inverse on every 8-bit level, and a blu
     CAPTURE(x);
     CHECK(std::abs(int(lin.samples<std::uint8_t>()[16 + x]) -
                    int(std::lround(255 * linear_to_srgb(light)))) <= 1);
-    CHECK(std::abs(int(gamma.samples<std::uint8_t>()[16 + x]) - int(std::lround(255 * code))) <=
-          1);
+    CHECK(std::abs(int(gamma.samples<std::uint8_t>()[16 + x]) - int(std::lround(255 * code))) <= 1);
   }
   CHECK(lin.samples<std::uint8_t>()[16 + 7] > gamma.samples<std::uint8_t>()[16 + 7] + 40);
 

@@ -37,13 +37,14 @@ TEST_CASE("a multilayer EXR keeps every layer; only the filtered channels change
   for (const auto& name : names) {
     CAPTURE(name);
     const bool filtered = name.find("Combined.") != std::string::npos && !name.ends_with(".A");
-    const Result r = box.halo("compare " + kRender + " " + box / "clean.exr --ch " + name +
-                              " --fail 0");
+    const Result r =
+        box.halo("compare " + kRender + " " + box / "clean.exr --ch " + name + " --fail 0");
     CHECK(r.code == (filtered ? 1 : 0));  // the others, bit for bit
   }
   // --drop-layers: the filtered channels only.
-  REQUIRE(box.halo("run " + kRender + " -f bilateral --drop-layers -o " + box / "beauty.exr")
-              .code == 0);
+  REQUIRE(
+      box.halo("run " + kRender + " -f bilateral --drop-layers -o " + box / "beauty.exr").code ==
+      0);
   CHECK(channels_of(box / "beauty.exr").size() == 4);
   // Other outputs hold what they can: the picked channels.
   REQUIRE(box.halo("run " + kRender + " -f box:r=1 -o " + box / "beauty.png").code == 0);
@@ -57,8 +58,8 @@ TEST_CASE("compare checks every layer: a doubled depth fails, as it does in idif
                    box / "deep.exr")
               .code == 0);
   CHECK(channels_of(box / "deep.exr") == channels_of(kRender));
-  const Result all = box.halo("compare " + kRender + " " + box / "deep.exr --json " +
-                              box / "r.json");
+  const Result all =
+      box.halo("compare " + kRender + " " + box / "deep.exr --json " + box / "r.json");
   CHECK(all.code == 1);
   CHECK(has(all.out, "channel ViewLayer.Depth.Z"));
   CHECK(json_of(box / "r.json")["pairs"][0]["channels"].size() == channels_of(kRender).size());

@@ -83,7 +83,8 @@ TEST_CASE("text attributes survive every format and every conversion between the
     const std::string in = box / ("in." + from);
     REQUIRE(box.halo("run " + box / "base.png" +
                      " --attrib Artist='Ann Example' --attrib ImageDescription='a test image' "
-                     "--attrib Copyright='(c) 2026 halo' -o " + in)
+                     "--attrib Copyright='(c) 2026 halo' -o " +
+                     in)
                 .code == 0);
     for (const auto& to : formats) {
       CAPTURE(from);
@@ -194,7 +195,8 @@ TEST_CASE("XMP and PNG text round trips; --strip-metadata and --attrib") {
   std::string chunk;
   for (int i = 3; i >= 0; --i) chunk.push_back(char((data.size() >> (8 * i)) & 0xff));
   chunk += "iTXt" + data;
-  const uLong crc = crc32(0, reinterpret_cast<const Bytef*>(chunk.data() + 4), uInt(chunk.size() - 4));
+  const uLong crc =
+      crc32(0, reinterpret_cast<const Bytef*>(chunk.data() + 4), uInt(chunk.size() - 4));
   for (int i = 3; i >= 0; --i) chunk.push_back(char((crc >> (8 * i)) & 0xff));
   png.insert(33, chunk);  // after the signature and IHDR
   std::ofstream(box / "xmp.png", std::ios::binary) << png;

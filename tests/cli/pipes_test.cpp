@@ -50,8 +50,8 @@ TEST_CASE("images go through pipes in every format, byte for byte as through fil
   const std::string env = private_tmp(box);
   for (const std::string format : {"png", "jpg", "pfm", "exr", "tif"}) {
     CAPTURE(format);
-    const Result file = box.halo("run " + box / "in.png" + " -f box:r=1 -o " + box / "file." +
-                                 format);
+    const Result file =
+        box.halo("run " + box / "in.png" + " -f box:r=1 -o " + box / "file." + format);
     REQUIRE(file.code == 0);
     // A real pipe on both sides: the input is spooled, the output copied out when complete.
     const Result piped =
@@ -82,10 +82,9 @@ TEST_CASE("a pipeline of halo runs equals the chain of stages in one run") {
   REQUIRE(box.halo("run " + box / "in.png" + " -f gaussian:r=2 -f sharpen -o " + box / "one.exr" +
                    " --type float")
               .code == 0);
-  const Result chained = box.halo("run - -f sharpen -o exr:- --type float",
-                                  box.halo_command("run " + box / "in.png" +
-                                                   " -f gaussian:r=2 -o exr:- --type float") +
-                                      " | ");
+  const Result chained = box.halo(
+      "run - -f sharpen -o exr:- --type float",
+      box.halo_command("run " + box / "in.png" + " -f gaussian:r=2 -o exr:- --type float") + " | ");
   REQUIRE_MESSAGE(chained.code == 0, chained.err);
   CHECK(same_image(box, chained.out, box / "one.exr"));
 }
@@ -94,7 +93,8 @@ TEST_CASE("reports go to stderr when the image goes to standard output") {
   Sandbox box;
   write_image(box / "in.png", photo(9, 7, 3), SampleType::u8);
   REQUIRE(box.halo("run " + box / "in.png" + " -f gaussian:r=2 -o " + box / "ref.png").code == 0);
-  const Result r = box.halo("run - -f gaussian:r=2 --verify --timings -o png:- < " + box / "in.png");
+  const Result r =
+      box.halo("run - -f gaussian:r=2 --verify --timings -o png:- < " + box / "in.png");
   REQUIRE(r.code == 0);
   CHECK(r.out == Sandbox::read(box / "ref.png"));
   CHECK(has(r.err, "verify gaussian:r=2"));
@@ -127,7 +127,8 @@ TEST_CASE("pipes: misuse and bad data are clear errors, and a failed run writes 
       {"run " + in + " -o -", "", 64, "use -o png:-"},
       {"run " + in + " -o bogus:-", "", 64, "'bogus' is not a format halo writes"},
       {"run " + in + " -o - --format bogus", "", 64, "--format bogus: not a format"},
-      {"run " + in + " -o " + box / "x.jpg" + " --format png", "", 64, "applies to standard output"},
+      {"run " + in + " -o " + box / "x.jpg" + " --format png", "", 64,
+       "applies to standard output"},
       {"run " + in + " -o png:- --format exr", "", 64, "disagree"},
       {"run " + in + " " + in + " -o png:-", "", 64, "takes one input, not 2"},
       {"run - " + in + " -o " + box / "x.png", "", 64, "must be the only input"},

@@ -20,8 +20,8 @@ TEST_CASE("unsharp reference: v + amount * (v - gaussian) where the detail excee
         CHECK(out.at(x, y, c) == v + 0.7f * d);
       }
   // The threshold leaves small details exactly as they were, and sharpens the others.
-  const Image gated = make_stage("unsharp:sigma=1:amount=0.7:threshold=0.1:border=reflect")
-                          ->reference(in);
+  const Image gated =
+      make_stage("unsharp:sigma=1:amount=0.7:threshold=0.1:border=reflect")->reference(in);
   int left = 0, sharpened = 0;
   for (int y = 0; y < in.height(); ++y)
     for (int x = 0; x < in.width(); ++x) {
@@ -62,8 +62,8 @@ TEST_CASE("unsharp by hand: flat areas stay, an edge overshoots on both sides, a
 
 TEST_CASE("unsharp on the device equals the reference: odd sizes, channels, every border") {
   for (const char* border : test::kBorders) {
-    const std::string spec = std::string("unsharp:sigma=1.5:amount=0.8:threshold=0.01:border=") +
-                             border;
+    const std::string spec =
+        std::string("unsharp:sigma=1.5:amount=0.8:threshold=0.01:border=") + border;
     test::check_device_matches(spec, test::random_image(1, 1, 1));
     test::check_device_matches(spec, test::random_image(7, 5, 3));
     test::check_device_matches(spec, test::random_image(61, 29, 4, true));
