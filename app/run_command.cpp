@@ -250,7 +250,18 @@ Metadata output_metadata(const Metadata& input, const RunContext& run) {
   for (const auto& spec : run.specs) line += " -f " + spec;
   const std::string* history = m.text("ImageHistory");
   m.set_text("ImageHistory", history && !history->empty() ? *history + "\n" + line : line);
-  for (const auto& text : run.options.attribs) m.set(parse_attrib(text));
+  std::vector<Attribute> exif_attribs;  // --attrib values that an EXIF block holds
+  for (const auto& text : run.options.attribs) {
+    const Attribute a = parse_attrib(text);
+    m.set(a);
+    Metadata probe;
+    probe.set(a);
+    if (!exif_from_text(probe).empty() || a.name.starts_with("Exif:")) exif_attribs.push_back(a);
+  }
+  // The input's EXIF block is kept whole; what --attrib sets in it is written into it (through
+  // OpenImageIO, loaded only then), so JPEG and PNG outputs do not keep the old value there.
+  if (!m.exif.empty() && !exif_attribs.empty())
+    m.exif = oiio_codecs().update_exif(m.exif, exif_attribs);
   return m;
 }
 

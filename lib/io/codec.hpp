@@ -127,6 +127,9 @@ struct OiioCodecs {
   std::unique_ptr<ImageReader> (*open)(const std::string& path, const std::string& format);
   std::unique_ptr<ImageWriter> (*create)(const std::string& target, const std::string& file,
                                          const OutputHeader& header, const WriteOptions& options);
+  // An EXIF block with the given attributes set (OpenImageIO's names: Artist, Exif:..., as
+  // --attrib gives them), the rest as it was.
+  std::string (*update_exif)(const std::string& exif, const std::vector<Attribute>& set);
 };
 // Loads the module the first time (Error(Internal) naming where it looked when it cannot).
 const OiioCodecs& oiio_codecs();

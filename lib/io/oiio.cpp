@@ -276,7 +276,22 @@ std::unique_ptr<ImageWriter> create_oiio(const std::string& target, const std::s
 }  // namespace halo
 
 // The module's one entry point (io/codec.cpp looks it up after dlopen).
+namespace halo {
+namespace {
+
+std::string update_exif(const std::string& exif, const std::vector<Attribute>& set) {
+  OIIO::ImageSpec spec;
+  OIIO::decode_exif(OIIO::string_view(exif), spec);
+  for (const auto& a : set) spec.attribute(a.name, a.value);
+  std::vector<char> blob;
+  OIIO::encode_exif(spec, blob, OIIO::endian::little);
+  return std::string(blob.begin(), blob.end());
+}
+
+}  // namespace
+}  // namespace halo
+
 extern "C" const halo::OiioCodecs* halo_oiio_codecs() {
-  static const halo::OiioCodecs codecs{halo::open_oiio, halo::create_oiio};
+  static const halo::OiioCodecs codecs{halo::open_oiio, halo::create_oiio, halo::update_exif};
   return &codecs;
 }

@@ -158,6 +158,12 @@ TEST_CASE("EXIF, XMP, IPTC and the ICC profile of a JPEG reach JPEG, PNG and TIF
     CHECK(std::string(static_cast<const char*>(profile->data()), profile->type().size()) == icc);
     if (to == "jpg") CHECK(text_of(spec, "IPTC:City") == "Lyon");  // IPTC block as it came
   }
+  // --attrib rewrites a field inside the EXIF block it came in, and keeps the others.
+  REQUIRE(box.halo("run " + box / "photo.jpg --attrib Make=OtherCam -o " + box / "re.jpg").code ==
+          0);
+  const OIIO::ImageSpec re = spec_of(box / "re.jpg");
+  CHECK(text_of(re, "Make") == "OtherCam");
+  CHECK(re.get_int_attribute("Exif:PhotographicSensitivity") == 400);
   // A grey output cannot use an RGB profile: it is left out, the rest stays.
   REQUIRE(box.halo("run " + box / "photo.jpg -f emboss -o " + box / "grey.png").code == 0);
   const OIIO::ImageSpec grey = spec_of(box / "grey.png");
