@@ -734,9 +734,10 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->group(colour);
   run_app
       ->add_flag("--straight-alpha", options->straight_alpha,
-                 "filter the stored colour of images with alpha; by default colour is "
-                 "premultiplied by alpha around the filters that mix neighbours, so "
-                 "transparent pixels lend no colour (no dark or coloured fringes)")
+                 "filter the stored colour of 8/16-bit images with alpha; by default colour "
+                 "is premultiplied by alpha around the filters that mix neighbours and alpha "
+                 "is filtered with it, so transparent pixels lend no colour (no dark or "
+                 "coloured fringes); float images (EXR) hold premultiplied colour already")
       ->group(colour);
   const std::string metadata = "Metadata";
   run_app
