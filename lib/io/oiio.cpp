@@ -123,13 +123,39 @@ Metadata metadata_of(const OIIO::ImageSpec& spec) {
   return m;
 }
 
+// The IPTC-IIM records inside a JPEG's APP13 Photoshop block: the 8BIM resource 0x0404
+// (after "Photoshop 3.0\0", resources of "8BIM", an id, a padded Pascal name, a size and
+// padded data). Empty when there is none or the block is malformed.
+std::string iim_of(const std::string& app13) {
+  std::size_t at = app13.find('\0');
+  if (at == std::string::npos) return {};
+  ++at;
+  const auto u8 = [&](std::size_t i) { return std::uint8_t(app13[i]); };
+  while (at + 12 <= app13.size() && app13.compare(at, 4, "8BIM") == 0) {
+    const unsigned id = unsigned(u8(at + 4)) << 8 | u8(at + 5);
+    std::size_t name = u8(at + 6) + 1;
+    name += name % 2;  // the Pascal name, length byte included, padded to even
+    const std::size_t head = at + 6 + name;
+    if (head + 4 > app13.size()) return {};
+    const std::size_t size = std::size_t(u8(head)) << 24 | std::size_t(u8(head + 1)) << 16 |
+                             std::size_t(u8(head + 2)) << 8 | u8(head + 3);
+    if (head + 4 + size > app13.size()) return {};
+    if (id == 0x0404) return app13.substr(head + 4, size);
+    at = head + 4 + size + size % 2;
+  }
+  return {};
+}
+
 // The metadata as OpenImageIO attributes on `spec`: the EXIF, XMP and IPTC blocks of a PNG or
-// JPEG input decoded into attributes first, then the typed attributes over them.
+// JPEG input decoded into attributes first (TIFF stores IPTC, EXR keeps them as attributes),
+// then the typed attributes over them.
 void set_metadata(OIIO::ImageSpec& spec, const Metadata& m) {
   bool typed_exif = false;
   for (const auto& a : m.attributes) typed_exif |= a.name.starts_with("Exif:");
   if (!m.exif.empty() && !typed_exif) OIIO::decode_exif(OIIO::string_view(m.exif), spec);
   if (!m.xmp.empty()) OIIO::decode_xmp(OIIO::string_view(m.xmp), spec);
+  if (const std::string iim = iim_of(m.iptc); !iim.empty())
+    OIIO::decode_iptc_iim(iim.data(), int(iim.size()), spec);
   for (const auto& a : m.attributes) {
     if (a.is_text()) {
       spec.attribute(a.name, a.value);

@@ -158,6 +158,12 @@ TEST_CASE("EXIF, XMP, IPTC and the ICC profile of a JPEG reach JPEG, PNG and TIF
     CHECK(std::string(static_cast<const char*>(profile->data()), profile->type().size()) == icc);
     if (to == "jpg") CHECK(text_of(spec, "IPTC:City") == "Lyon");  // IPTC block as it came
   }
+  // EXR: EXIF and IPTC as attributes.
+  REQUIRE(box.halo("run " + box / "photo.jpg -o " + box / "out.exr").code == 0);
+  const OIIO::ImageSpec exr = spec_of(box / "out.exr");
+  CHECK(text_of(exr, "IPTC:City") == "Lyon");
+  CHECK(exr.get_int_attribute("Exif:PhotographicSensitivity") == 400);
+  CHECK(text_of(exr, "Make") == "HaloCam");
   // --attrib rewrites a field inside the EXIF block it came in, and keeps the others.
   REQUIRE(box.halo("run " + box / "photo.jpg --attrib Make=OtherCam -o " + box / "re.jpg").code ==
           0);
