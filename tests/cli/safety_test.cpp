@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 #include <zlib.h>
 
+#include <OpenImageIO/imageio.h>
+
 #include <cstring>
 
 #include "cli/sandbox.hpp"
@@ -98,7 +100,39 @@ void write_exr_bomb(const std::string& path, int width, int height) {
   std::ofstream(path, std::ios::binary) << h << table << chunk;
 }
 
+// A progressive JPEG (written by OpenImageIO) whose frame header (SOF2) then declares
+// width x height: libjpeg would hold every coefficient of the declared image at once.
+void write_progressive_jpeg_bomb(const std::string& path, int width, int height) {
+  OIIO::ImageSpec spec(16, 16, 3, OIIO::TypeDesc::UINT8);
+  spec.attribute("jpeg:progressive", 1);
+  auto out = OIIO::ImageOutput::create(path);
+  REQUIRE(out);
+  REQUIRE(out->open(path, spec));
+  const std::vector<std::uint8_t> pixels(16 * 16 * 3, 128);
+  REQUIRE(out->write_image(OIIO::TypeDesc::UINT8, pixels.data()));
+  REQUIRE(out->close());
+  std::string bytes = Sandbox::read(path);
+  const std::size_t sof2 = bytes.find("\xff\xc2");
+  REQUIRE(sof2 != std::string::npos);  // progressive indeed
+  bytes[sof2 + 5] = char(height >> 8), bytes[sof2 + 6] = char(height & 0xff);
+  bytes[sof2 + 7] = char(width >> 8), bytes[sof2 + 8] = char(width & 0xff);
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
 }  // namespace
+
+TEST_CASE("a progressive JPEG declaring 30000x30000 is refused before its coefficients") {
+  Sandbox box;
+  write_progressive_jpeg_bomb(box / "bomb.jpg", 30000, 30000);
+  CHECK(fs::file_size(box / "bomb.jpg") < 10000);
+  // 0.9 gigapixels pass --max-pixels; 5.4 GB of coefficients do not fit in --max-memory 1G.
+  const Measured m =
+      run_measured(box, {"--max-memory", "1G", "run", box / "bomb.jpg", "-o", box / "o.png"});
+  CHECK(m.code == 65);
+  CHECK_MESSAGE(has(m.err, "a progressive JPEG's coefficients"), m.err);
+  CHECK(m.peak_kib < rss_bound_kib(150 * 1024));
+  CHECK_FALSE(fs::exists(box / "o.png"));
+}
 
 TEST_CASE("an OpenEXR whose data window declares 60000x60000 is refused on its header") {
   Sandbox box;
