@@ -176,9 +176,8 @@ std::string same_file_key(const std::string& path) {
 }
 
 bool is_image_extension(const std::string& extension) {
-  static const std::set<std::string> known = {".png", ".exr", ".tif", ".tiff", ".jpg", ".jpeg",
-                                              ".pfm", ".hdr", ".bmp", ".webp", ".tga", ".dpx"};
-  return known.count(extension) != 0;
+  const auto& known = image_extensions();
+  return std::find(known.begin(), known.end(), extension) != known.end();
 }
 
 std::vector<long> parse_frames(const std::string& text) {

@@ -28,6 +28,13 @@ std::size_t parse_bytes(const std::string& text, const std::string& option) {
   return std::size_t(bytes);
 }
 
+const std::vector<std::string>& image_extensions() {
+  static const std::vector<std::string> extensions = {".png", ".jpg", ".jpeg", ".pfm",
+                                                      ".exr", ".tif", ".tiff", ".hdr",
+                                                      ".bmp", ".tga", ".webp", ".dpx"};
+  return extensions;
+}
+
 std::string size_text(std::size_t bytes) {
   char text[32];
   if (bytes >= (std::size_t(10) << 30))

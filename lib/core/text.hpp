@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace halo {
 
@@ -19,5 +20,10 @@ inline std::string lower(std::string s) {
 std::size_t parse_bytes(const std::string& text, const std::string& option);
 // A size for messages: 640 KiB, 858 MiB, 3.8 GiB.
 std::string size_text(std::size_t bytes);
+
+// The image formats halo reads and writes, by lower-case extension with the dot: halo's own
+// (PNG, JPEG, PFM), then OpenImageIO's that Debian's build has. Folder inputs take these
+// files; standard output may be written in any of them.
+const std::vector<std::string>& image_extensions();
 
 }  // namespace halo

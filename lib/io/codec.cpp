@@ -166,24 +166,14 @@ std::string to_string(SampleType type) {
   return "?";
 }
 
-namespace {
-// halo's own writers, then OpenImageIO's that Debian's build has.
-const std::vector<std::string>& writable_extensions() {
-  static const std::vector<std::string> formats = {".png", ".jpg", ".jpeg", ".pfm",
-                                                   ".exr", ".tif", ".tiff", ".hdr",
-                                                   ".bmp", ".tga", ".webp", ".dpx"};
-  return formats;
-}
-}  // namespace
-
 bool is_writable_format(const std::string& extension) {
-  const auto& formats = writable_extensions();
+  const auto& formats = image_extensions();
   return std::find(formats.begin(), formats.end(), extension) != formats.end();
 }
 
 std::string writable_formats_text() {
   std::string text;
-  for (const auto& ext : writable_extensions()) text += (text.empty() ? "" : ", ") + ext.substr(1);
+  for (const auto& ext : image_extensions()) text += (text.empty() ? "" : ", ") + ext.substr(1);
   return text;
 }
 
