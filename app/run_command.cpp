@@ -546,10 +546,11 @@ void check_standard_streams(const RunOptionsCli& o, bool to_stdout) {
 }
 
 int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& global) {
-  for (const auto& spec : stage_specs(cli)) Pipeline({spec});  // the user's specs checked first
-  const std::vector<StageSpec> specs = with_colour_stages(stage_specs(cli), given, false);
+  const std::vector<StageSpec> user_specs = stage_specs(cli);
+  Pipeline{user_specs};  // the user's specs checked first, their errors naming preset lines
+  const std::vector<StageSpec> specs = with_colour_stages(user_specs, given, false);
   const Pipeline pipeline(specs);  // every spec checked before any file is read
-  const Pipeline alpha_pipeline(with_colour_stages(stage_specs(cli), given, true));
+  const Pipeline alpha_pipeline(with_colour_stages(user_specs, given, true));
   const std::optional<std::string> stdout_format =
       standard_output_format(given.output, given.format);
   check_standard_streams(given, stdout_format.has_value());
@@ -600,7 +601,7 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
   settings.jobs = workers;
   settings.fail_fast = o.fail_fast;
   settings.summary = o.summary;
-  for (const auto& spec : specs) settings.specs.push_back(spec.text);
+  settings.specs = spec_texts;
   if (single) {  // one file: its own error and exit code, output as is
     const auto start = std::chrono::steady_clock::now();
     FileOutcome outcome = process_file(jobs.front(), context);

@@ -123,11 +123,16 @@ ImageDiff diff_images(const Image& a, const Image& b, const Thresholds& t) {
   ImageDiff diff;
   diff.metrics = compare(a, b, t.fail);
   diff.pixels = std::size_t(a.width()) * a.height();
+  // PSNR as idiff reports it: the peak is the largest finite value in either image, at
+  // least 1, so HDR images are not measured against a white of 1.
+  double peak = 1.0;
   for (int y = 0; y < a.height(); ++y)
     for (int x = 0; x < a.width(); ++x) {
       bool failed = false, warned = false;
       for (int c = 0; c < a.channels(); ++c) {
         const float va = a.row(c, y)[x], vb = b.row(c, y)[x];
+        for (const float v : {va, vb})
+          if (std::isfinite(v)) peak = std::max(peak, double(v));
         const double error = sample_error(va, vb);
         failed = failed || over(error, va, vb, t.fail, t.fail_relative);
         warned = warned || over(error, va, vb, t.warn, t.warn_relative);
@@ -135,15 +140,6 @@ ImageDiff diff_images(const Image& a, const Image& b, const Thresholds& t) {
       diff.failed_pixels += failed;
       diff.warned_pixels += warned;
     }
-  // PSNR as idiff reports it: the peak is the largest finite value in either image, at
-  // least 1, so HDR images are not measured against a white of 1.
-  double peak = 1.0;
-  for (const Image* image : {&a, &b})
-    for (int c = 0; c < image->channels(); ++c)
-      for (int y = 0; y < image->height(); ++y)
-        for (int x = 0; x < image->width(); ++x)
-          if (const float v = image->row(c, y)[x]; std::isfinite(v))
-            peak = std::max(peak, double(v));
   if (diff.metrics.rms_error > 0)
     diff.metrics.psnr = 20.0 * std::log10(peak / diff.metrics.rms_error);
   const double worst = diff.metrics.max_error;
