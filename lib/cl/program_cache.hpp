@@ -41,6 +41,7 @@ class ProgramCache {
   cl::Context context_;
   cl::Device device_;
   std::string identity_;
+  std::string base_options_;  // -cl-std and the rounding every program is built with
   std::optional<std::filesystem::path> dir_;
   std::map<std::string, cl::Program> memory_;
   std::mutex mutex_;  // one build at a time; the others wait for it and then find it in memory_

@@ -115,3 +115,16 @@ TEST_CASE("queues of one context share its programs; threads filter on them at o
     CHECK_MESSAGE(c.ok(), c.summary());
   }
 }
+
+TEST_CASE("programs ask for correctly rounded sqrt and division where the device offers it") {
+  // Without the option NVIDIA's sqrt differed from std::sqrt in the last bit (Sobel, H100).
+  Device device(test::device().info(), std::nullopt);
+  const cl::Program program = device.programs().get("conv.cl", {{"KW", "3"}, {"KH", "3"}});
+  cl_device_fp_config fp = 0;
+  test::device().info().device.getInfo(CL_DEVICE_SINGLE_FP_CONFIG, &fp);
+  const std::string options =
+      program.getBuildInfo<CL_PROGRAM_BUILD_OPTIONS>(test::device().info().device);
+  CHECK((options.find("-cl-fp32-correctly-rounded-divide-sqrt") != std::string::npos) ==
+        bool(fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT));
+  CHECK(options.find("-cl-std=CL1.2") != std::string::npos);
+}
