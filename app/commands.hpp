@@ -20,6 +20,8 @@ struct GlobalOptions {
 // The device to run on: nullptr means the CPU reference (--device ref, or auto with no OpenCL
 // device, unless --strict).
 std::unique_ptr<Device> open_device(const GlobalOptions& options);
+// Opens a device with the kernel cache and its launch shapes (said at -v).
+std::unique_ptr<Device> make_device(const DeviceInfo& info);
 
 using Command = std::function<int()>;
 
@@ -30,5 +32,6 @@ Command add_devices_command(CLI::App& app);
 Command add_filters_command(CLI::App& app);
 Command add_presets_command(CLI::App& app);
 Command add_summary_command(CLI::App& app);
+Command add_tune_command(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace halo

@@ -33,6 +33,12 @@ std::vector<DeviceInfo> select_devices(const std::string& choice) {
   return chosen;
 }
 
+std::unique_ptr<Device> make_device(const DeviceInfo& info) {
+  auto device = std::make_unique<Device>(info, default_cache_dir());
+  spdlog::info("device {}: launch shapes from the {}", info.name, device->tuning_source());
+  return device;
+}
+
 DevicePool::DevicePool(const GlobalOptions& options, int slots)
     : options_(options), slot_count_(slots) {}
 
@@ -45,7 +51,7 @@ void DevicePool::open() {
     // slots of one device share its context and compiled programs.
     std::vector<std::unique_ptr<Device>> first;
     for (const auto& info : devices)
-      first.push_back(std::make_unique<Device>(info, default_cache_dir()));
+      first.push_back(make_device(info));
     for (int slot = 1; slot < slot_count_; ++slot)
       for (const auto& device : first) slots_.push_back(device->another_queue());
     for (auto& device : first) slots_.push_back(std::move(device));

@@ -80,11 +80,7 @@ Timed time_runs(Device& device, const Options& o, const std::set<std::string>& s
 }
 
 PixelBuffer random_floats(int width, int height, int channels) {
-  PixelBuffer pixels(width, height, channels, PixelType::f32);
-  std::mt19937 rng(1234);
-  std::uniform_real_distribution<float> dist(0.0f, 1.0f);
-  for (std::size_t i = 0; i < pixels.sample_count(); ++i) pixels.samples<float>()[i] = dist(rng);
-  return pixels;
+  return random_pixels(width, height, channels, PixelType::f32, 1234);
 }
 
 // Copy bandwidth (read + write) of a device-to-device buffer copy, the yardstick of the floor.
@@ -108,11 +104,8 @@ double check(Device& device, const Stage& stage, int channels) {
 }
 
 PixelBuffer random_bytes(int width, int height, int channels, bool constant) {
-  PixelBuffer pixels(width, height, channels, PixelType::u8);
-  std::mt19937 rng(99);
-  auto* s = pixels.samples<std::uint8_t>();
-  for (std::size_t i = 0; i < pixels.sample_count(); ++i)
-    s[i] = constant ? 128 : std::uint8_t(rng());
+  PixelBuffer pixels = random_pixels(width, height, channels, PixelType::u8, 99);
+  if (constant) std::fill(pixels.bytes.begin(), pixels.bytes.end(), std::byte{128});
   return pixels;
 }
 

@@ -1,5 +1,6 @@
 // `halo devices`, `halo filters` and `halo presets`: what halo can run on and what it can run.
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "app/commands.hpp"
 #include "core/error.hpp"
@@ -37,6 +38,10 @@ int print_devices() {
     fmt::print("   memory     {} global, {} local, {} largest buffer\n", bytes(d.global_memory),
                bytes(d.local_memory), bytes(d.max_allocation));
     fmt::print("   version    {}, driver {}\n", d.version, d.driver_version);
+    const TuningChoice tuning = choose_tuning(d, default_cache_dir());
+    fmt::print("   tuning     {}\n", tuning.source);
+    if (spdlog::should_log(spdlog::level::info))  // -v
+      fmt::print("              {}\n", settings_text(tuning.tuning));
   }
   return 0;
 }

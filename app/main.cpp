@@ -29,9 +29,11 @@ constexpr const char* kFooter = R"(Examples:
   halo compare expected.exr actual.exr --fail 1e-4 --diff-out diff.exr
   halo filters           every filter with its parameters
   halo devices           OpenCL platforms and devices
+  halo tune              measure the fastest launch shapes on this device, once
 
-Environment: HALO_DEVICE (as --device), HALO_CACHE_DIR (kernel cache, default
-~/.cache/halo), HALO_NO_CACHE=1 (compile every time), HALO_PRESET_PATH (preset folders).
+Environment: HALO_DEVICE (as --device), HALO_CACHE_DIR (kernel cache and tuned shapes,
+default ~/.cache/halo), HALO_NO_CACHE=1 (compile every time), HALO_PRESET_PATH (preset
+folders), HALO_TUNING=name=value,... (override launch shapes, see halo tune).
 
 Exit codes: 0 ok; 1 verify mismatch or compare failure; 2 some files of a batch failed;
 3 images not comparable; 64 bad usage, spec or preset; 65 bad input data; 66 input missing or
@@ -95,7 +97,7 @@ int main(int argc, char** argv) {
       halo::add_run_command(app, global), halo::add_hist_command(app, global),
       halo::add_compare_command(app),     halo::add_devices_command(app),
       halo::add_filters_command(app),     halo::add_presets_command(app),
-      halo::add_summary_command(app)};
+      halo::add_summary_command(app),     halo::add_tune_command(app, global)};
 
   try {
     app.parse(argc, argv);

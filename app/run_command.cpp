@@ -636,7 +636,7 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
 std::unique_ptr<Device> open_device(const GlobalOptions& options) {
   if (options.device == "ref") return nullptr;
   try {
-    return std::make_unique<Device>(select_device(options.device), default_cache_dir());
+    return make_device(select_device(options.device));
   } catch (const Error& e) {
     if (options.strict || options.device != "auto") throw;
     spdlog::warn("{}; running the CPU reference (--strict makes this an error)", e.what());

@@ -23,22 +23,7 @@ inline Image random_image(int width, int height, int channels, bool alpha = fals
 
 inline PixelBuffer random_pixels(int width, int height, int channels, PixelType type,
                                  unsigned seed = 11) {
-  PixelBuffer pixels(width, height, channels, type);
-  std::mt19937 rng(seed);
-  for (std::size_t i = 0; i < pixels.sample_count(); ++i) {
-    switch (type) {
-      case PixelType::u8:
-        pixels.samples<std::uint8_t>()[i] = std::uint8_t(rng() & 0xff);
-        break;
-      case PixelType::u16:
-        pixels.samples<std::uint16_t>()[i] = std::uint16_t(rng() & 0xffff);
-        break;
-      case PixelType::f32:
-        pixels.samples<float>()[i] = float(rng() % 100000) / 50000.0f - 0.5f;
-        break;
-    }
-  }
-  return pixels;
+  return halo::random_pixels(width, height, channels, type, seed);
 }
 
 // The device the tests run on: HALO_DEVICE if set, else auto (PoCL on machines without a GPU).

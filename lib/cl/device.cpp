@@ -129,7 +129,7 @@ std::string to_string(const cl::NDRange& range) {
 }
 
 Device::Device(DeviceInfo info, std::optional<std::filesystem::path> cache_dir)
-    : info_(std::move(info)) {
+    : info_(std::move(info)), tuning_(choose_tuning(info_, cache_dir)) {
   cl_int status = CL_SUCCESS;
   context_ = cl::Context(info_.device, nullptr, nullptr, nullptr, &status);
   check(status, "clCreateContext", info_.name);
@@ -140,13 +140,17 @@ Device::Device(DeviceInfo info, std::optional<std::filesystem::path> cache_dir)
       std::move(cache_dir));
 }
 
-Device::Device(DeviceInfo info, cl::Context context, std::shared_ptr<ProgramCache> programs)
-    : info_(std::move(info)), context_(std::move(context)), programs_(std::move(programs)) {
+Device::Device(DeviceInfo info, cl::Context context, std::shared_ptr<ProgramCache> programs,
+               TuningChoice tuning)
+    : info_(std::move(info)),
+      tuning_(std::move(tuning)),
+      context_(std::move(context)),
+      programs_(std::move(programs)) {
   create_queues();
 }
 
 std::unique_ptr<Device> Device::another_queue() const {
-  return std::unique_ptr<Device>(new Device(info_, context_, programs_));
+  return std::unique_ptr<Device>(new Device(info_, context_, programs_, tuning_));
 }
 
 void Device::create_queues() {

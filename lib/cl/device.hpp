@@ -12,6 +12,7 @@
 #include "cl/cl.hpp"
 #include "cl/cl_error.hpp"
 #include "cl/program_cache.hpp"
+#include "cl/tuning.hpp"
 #include "core/image.hpp"
 
 namespace halo {
@@ -76,6 +77,11 @@ class Device {
 
   const DeviceInfo& info() const { return info_; }
   ProgramCache& programs() { return *programs_; }
+  // Launch shapes for this device's kernels (cl/tuning.hpp): the table's row, or what
+  // `halo tune` stored; set_tuning is for halo tune's candidates (later kernels use them).
+  const Tuning& tuning() const { return tuning_.tuning; }
+  const std::string& tuning_source() const { return tuning_.source; }
+  void set_tuning(const Tuning& tuning, const std::string& source) { tuning_ = {tuning, source}; }
 
   // Kernels and constant buffers are made once per queue and handed out again: a strip asks
   // for the same ones as the strip before it, and creating them cost more than running them
@@ -179,13 +185,15 @@ class Device {
   std::vector<Timing> take_timings();
 
  private:
-  Device(DeviceInfo info, cl::Context context, std::shared_ptr<ProgramCache> programs);
+  Device(DeviceInfo info, cl::Context context, std::shared_ptr<ProgramCache> programs,
+         TuningChoice tuning);
   void create_queues();
   void record(cl::Event event, const std::string& label, std::size_t bytes);
   cl::CommandQueue& current() { return use_async_ && async_queue_() ? async_queue_ : queue_; }
   cl_command_queue async_() const { return async_queue_(); }
 
   DeviceInfo info_;
+  TuningChoice tuning_;
   cl::Context context_;
   cl::CommandQueue queue_;
   cl::CommandQueue async_queue_;  // out-of-order; null when unsupported

@@ -13,6 +13,7 @@
 
 #include "cl/cl_error.hpp"
 #include "core/atomic_file.hpp"
+#include "core/text.hpp"
 
 namespace halo {
 
@@ -22,17 +23,6 @@ namespace {
 
 // FNV-1a: stable across compilers and runs, unlike std::hash; collisions are harmless here
 // because the key text is also stored next to the binary and compared on load.
-std::string fnv1a_hex(const std::string& text) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
-}
-
 // OpenCL lets sqrt and division be off by a few ulp unless the program asks for correct
 // rounding; NVIDIA's driver takes that freedom (Sobel's magnitude differed from std::sqrt in
 // the last bit on an H100), so ask for it wherever the device offers it.

@@ -1,13 +1,23 @@
 // The tuning table. Rows match on device type and a vendor substring; the first match wins.
 #include "cl/tuning.hpp"
 
+#include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
+
+#include <charconv>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <string_view>
 
+#include "cl/device.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace halo {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -19,19 +29,25 @@ struct Row {
 
 // NVIDIA: 8 outputs per work-item hide global latency behind more loads in flight; histograms
 // in groups of 1024 with two 16-pixel blocks loaded before counting (H200: RGB8 luma 1.73x ->
-// 1.44x the read floor, scripts/results/h200-2026-11-21-batch/hist-sweep.md).
+// 1.44x the read floor, scripts/results/h200-2026-11-21-batch/hist-sweep.md). rows_h 8,
+// cols_h 4 and box_rows 16 are `halo tune`'s choice on an H100 (2026-11-23): gaussian r=16
+// 0.338 -> 0.305 ms, box r=32 0.685 -> 0.653 ms on 8K float, the others unchanged
+// (scripts/results/h100-2026-11-23/bench-{table,tuned}-*.txt, alternating runs).
 // CPUs (PoCL): small groups; each work-group becomes a loop on one core. Rows per work-item
 // measured on this project's 2-core EPYC (5120x2880 RGB float, PoCL 3.1): separable columns
 // r=12 103 ms at 1 row, 42 at 8, 35 at 16; conv 3x3 21 ms at 1 row, 25 at 8 (tiled: 165).
+// box_seg 128: `halo tune` chose it in three of three runs there (box r=32 on 1920x1080,
+// 1.05-1.15x; scripts/results/pocl-tune-2026-11-23.txt).
 constexpr Row kTable[] = {
     {"gpu",
      "NVIDIA",
      {.rows_w = 32,
-      .rows_h = 4,
+      .rows_h = 8,
       .rows_steps = 8,
       .cols_w = 32,
-      .cols_h = 8,
+      .cols_h = 4,
       .cols_steps = 16,
+      .box_rows = 16,
       .hist_group = 1024,
       .hist_in_flight = 2}},
     {"cpu",
@@ -42,62 +58,122 @@ constexpr Row kTable[] = {
       .cols_w = 16,
       .cols_h = 8,
       .cols_steps = 4,
+      .box_seg = 128,
       .vec = 16}},
     {"", "", {}},
 };
 
-// HALO_TUNING="rows_steps=4,conv_h=4" overrides fields of the chosen row, for tuning sweeps.
-void apply_overrides(Tuning& t, const char* text) {
-  const std::pair<const char*, int Tuning::*> fields[] = {
-      {"rows_w", &Tuning::rows_w},
-      {"rows_h", &Tuning::rows_h},
-      {"rows_steps", &Tuning::rows_steps},
-      {"cols_w", &Tuning::cols_w},
-      {"cols_h", &Tuning::cols_h},
-      {"cols_steps", &Tuning::cols_steps},
-      {"conv_w", &Tuning::conv_w},
-      {"conv_h", &Tuning::conv_h},
-      {"conv_run", &Tuning::conv_run},
-      {"box_seg", &Tuning::box_seg},
-      {"box_rows", &Tuning::box_rows},
-      {"hist_group", &Tuning::hist_group},
-      {"hist_subhists", &Tuning::hist_subhists},
-      {"hist_in_flight", &Tuning::hist_in_flight},
-      {"vec", &Tuning::vec},
-      {"vec_w", &Tuning::vec_w},
-      {"vec_h", &Tuning::vec_h},
-      {"vec_cols", &Tuning::vec_cols},
-      {"vec_conv", &Tuning::vec_conv}};
-  std::string list = text;
-  std::size_t start = 0;
-  while (start < list.size()) {
-    auto end = list.find(',', start);
-    if (end == std::string::npos) end = list.size();
-    const std::string item = list.substr(start, end - start);
-    const auto eq = item.find('=');
-    bool known = false;
-    for (const auto& [name, field] : fields)
-      if (eq != std::string::npos && item.substr(0, eq) == name) {
-        t.*field = std::stoi(item.substr(eq + 1));
-        known = true;
-      }
-    if (!known) throw Error(ErrorKind::Usage, "HALO_TUNING: cannot use '" + item + "'");
-    start = end + 1;
+// The first row matching the device.
+const Row& table_row(const DeviceInfo& device) {
+  for (const auto& row : kTable)
+    if ((row.type.empty() || row.type == device.type) &&
+        device.vendor.find(row.vendor) != std::string::npos)
+      return row;
+  return kTable[std::size(kTable) - 1];
+}
+
+std::string row_name(const Row& row) {
+  if (row.type.empty() && row.vendor.empty()) return "table row default";
+  std::string name = "table row ";  // appended piece by piece: GCC 12's -Wrestrict
+  name.append(row.type.empty() ? "any" : row.type);
+  if (!row.vendor.empty()) name.append("/").append(row.vendor);
+  return name;
+}
+
+// The settings of a tuned file, or nullopt with the reason at -v: a file from another halo
+// (a field it does not know), a truncated or hand-edited one is ignored, never fatal.
+std::optional<std::pair<Tuning, std::string>> read_tuned(const fs::path& path, Tuning base) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return std::nullopt;
+  try {
+    std::ifstream in(path);
+    const nlohmann::json doc = nlohmann::json::parse(in);
+    for (const auto& [name, value] : doc.at("settings").items()) {
+      const TuningField* field = find_tuning_field(name);
+      if (!field || !value.is_number_integer() || value.get<int>() < (name == "vec" ? 0 : 1))
+        throw Error(ErrorKind::BadData, "setting '" + name + "' is not one halo uses");
+      base.*(field->member) = value.get<int>();
+    }
+    return std::pair{base, "tuned " + doc.value("tuned_at", std::string("?")) + " (" +
+                               path.string() + ")"};
+  } catch (const std::exception& e) {
+    spdlog::info("tuned launch shapes {} left out: {}", path.string(), e.what());
+    return std::nullopt;
   }
 }
 
 }  // namespace
 
-Tuning tuning_for(const DeviceInfo& device) {
-  Tuning t;
-  for (const auto& row : kTable)
-    if ((row.type.empty() || row.type == device.type) &&
-        device.vendor.find(row.vendor) != std::string::npos) {
-      t = row.tuning;
-      break;
+const std::vector<TuningField>& tuning_fields() {
+  static const std::vector<TuningField> fields = {
+      {"rows_w", &Tuning::rows_w},         {"rows_h", &Tuning::rows_h},
+      {"rows_steps", &Tuning::rows_steps}, {"cols_w", &Tuning::cols_w},
+      {"cols_h", &Tuning::cols_h},         {"cols_steps", &Tuning::cols_steps},
+      {"conv_w", &Tuning::conv_w},         {"conv_h", &Tuning::conv_h},
+      {"conv_run", &Tuning::conv_run},     {"box_seg", &Tuning::box_seg},
+      {"box_rows", &Tuning::box_rows},     {"hist_group", &Tuning::hist_group},
+      {"hist_subhists", &Tuning::hist_subhists}, {"hist_in_flight", &Tuning::hist_in_flight},
+      {"vec", &Tuning::vec},               {"vec_w", &Tuning::vec_w},
+      {"vec_h", &Tuning::vec_h},           {"vec_cols", &Tuning::vec_cols},
+      {"vec_conv", &Tuning::vec_conv}};
+  return fields;
+}
+
+const TuningField* find_tuning_field(const std::string& name) {
+  for (const auto& field : tuning_fields())
+    if (name == field.name) return &field;
+  return nullptr;
+}
+
+std::string settings_text(const Tuning& t, const Tuning* base) {
+  std::string text;
+  for (const auto& field : tuning_fields())
+    if (!base || t.*(field.member) != base->*(field.member)) {
+      if (!text.empty()) text += ',';
+      text.append(field.name).append("=").append(std::to_string(t.*(field.member)));
     }
-  if (const char* text = std::getenv("HALO_TUNING"); text && *text) apply_overrides(t, text);
-  return t;
+  return text;
+}
+
+void apply_settings(Tuning& t, const std::string& text, const std::string& what) {
+  std::istringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    const TuningField* field = eq == std::string::npos ? nullptr : find_tuning_field(item.substr(0, eq));
+    int value = -1;
+    if (field) {
+      const std::string digits = item.substr(eq + 1);
+      const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+      if (ec != std::errc() || end != digits.data() + digits.size()) value = -1;
+    }
+    if (!field || value < (std::string(field->name) == "vec" ? 0 : 1))
+      throw Error(ErrorKind::Usage, what + ": cannot use '" + item + "' (names: " +
+                                        settings_text(Tuning{}) + ")");
+    t.*(field->member) = value;
+  }
+}
+
+fs::path tuned_file(const fs::path& cache_dir, const DeviceInfo& device) {
+  return cache_dir / "tuning" /
+         (fnv1a_hex(device.platform_name + "|" + device.name + "|" + device.type + "|" +
+                    device.version + "|" + device.driver_version) +
+          ".json");
+}
+
+Tuning table_tuning(const DeviceInfo& device) { return table_row(device).tuning; }
+
+TuningChoice choose_tuning(const DeviceInfo& device, const std::optional<fs::path>& cache_dir) {
+  const Row& row = table_row(device);
+  TuningChoice choice{row.tuning, row_name(row)};
+  if (cache_dir)
+    if (auto tuned = read_tuned(tuned_file(*cache_dir, device), choice.tuning))
+      std::tie(choice.tuning, choice.source) = *tuned;
+  if (const char* text = std::getenv("HALO_TUNING"); text && *text) {
+    apply_settings(choice.tuning, text, "HALO_TUNING");
+    choice.source += " + HALO_TUNING";
+  }
+  return choice;
 }
 
 }  // namespace halo

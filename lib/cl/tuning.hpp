@@ -1,8 +1,13 @@
 // Launch shapes per device, handed to kernels as -D defines (CLBlast's idea: a small table
-// keyed by device, with a default row). Measured with halo_bench; see scripts/ and the notes.
+// keyed by device, with a default row), and what `halo tune` measured on this machine, stored
+// in the cache folder and preferred to the table.
 #pragma once
 
-#include "cl/device.hpp"
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
 
 namespace halo {
 
@@ -28,6 +33,40 @@ struct Tuning {
   int vec = 0, vec_w = 8, vec_h = 4, vec_cols = 16, vec_conv = 1;
 };
 
-Tuning tuning_for(const DeviceInfo& device);
+struct DeviceInfo;
+
+// Where a device's shapes came from, for `halo devices` and -v.
+struct TuningChoice {
+  Tuning tuning;
+  std::string source;  // "table row gpu/NVIDIA", "tuned 2026-11-23T... (PATH)", "+ HALO_TUNING"
+};
+
+// The table's row for the device, then the tuned file for it in cache_dir when there is one
+// (a file that cannot be read is reported once at -v and left out), then HALO_TUNING's
+// overrides ("rows_steps=4,conv_h=4", for sweeps).
+TuningChoice choose_tuning(const DeviceInfo& device,
+                           const std::optional<std::filesystem::path>& cache_dir);
+
+// The table alone (no tuned file, no HALO_TUNING), as committed.
+Tuning table_tuning(const DeviceInfo& device);
+
+// Every field by name, in declaration order: the settings text, tuned files and halo tune's
+// candidates all use these names.
+struct TuningField {
+  const char* name;
+  int Tuning::* member;
+};
+const std::vector<TuningField>& tuning_fields();
+const TuningField* find_tuning_field(const std::string& name);
+
+// "rows_w=32,rows_h=4,..." of every field, or of those that differ from `base`.
+std::string settings_text(const Tuning& t, const Tuning* base = nullptr);
+// Applies "name=value,..." to t; unknown names and values below 1 (0 for vec) throw
+// Error(Usage) naming `what`.
+void apply_settings(Tuning& t, const std::string& text, const std::string& what);
+
+// The tuned file of a device in a cache folder: tuning/<hash of platform, device, type, version
+// and driver>.json. A new driver starts from the table again.
+std::filesystem::path tuned_file(const std::filesystem::path& cache_dir, const DeviceInfo& device);
 
 }  // namespace halo

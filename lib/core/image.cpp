@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "core/error.hpp"
 
@@ -187,6 +188,25 @@ PixelBuffer to_pixels(const Image& image, PixelType type, Span rows) {
     case PixelType::f32:
       interleave<float>(image, row0, pixels, 0.0f);
       break;
+  }
+  return pixels;
+}
+
+PixelBuffer random_pixels(int width, int height, int channels, PixelType type, unsigned seed) {
+  PixelBuffer pixels(width, height, channels, type);
+  std::mt19937 rng(seed);
+  for (std::size_t i = 0; i < pixels.sample_count(); ++i) {
+    switch (type) {
+      case PixelType::u8:
+        pixels.samples<std::uint8_t>()[i] = std::uint8_t(rng() & 0xff);
+        break;
+      case PixelType::u16:
+        pixels.samples<std::uint16_t>()[i] = std::uint16_t(rng() & 0xffff);
+        break;
+      case PixelType::f32:
+        pixels.samples<float>()[i] = float(rng() % 100000) / 50000.0f - 0.5f;
+        break;
+    }
   }
   return pixels;
 }

@@ -165,4 +165,8 @@ PixelBuffer to_pixels(const Image& image, PixelType type, Span rows);
 // Quantisation used when writing 8/16-bit: round to nearest, clamp, NaN to 0.
 float quantize(float value, float max_code);
 
+// Reproducible noise (seeded mt19937) over each type's range (floats in [-0.5, 1.5)): benchmark
+// and tuning inputs that are never constant, so every tile and border matters.
+PixelBuffer random_pixels(int width, int height, int channels, PixelType type, unsigned seed);
+
 }  // namespace halo

@@ -1,6 +1,7 @@
 // Text helpers that need more than a line.
 #include "core/text.hpp"
 
+#include <cstdint>
 #include <cstdio>
 
 #include <cmath>
@@ -48,6 +49,17 @@ std::string size_text(std::size_t bytes) {
   else
     std::snprintf(text, sizeof text, "%.0f KiB", bytes / 1024.0);
   return text;
+}
+
+std::string fnv1a_hex(const std::string& text) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
 }
 
 }  // namespace halo

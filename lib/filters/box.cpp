@@ -84,7 +84,7 @@ class BoxStage : public Stage {
                            StageRun& run) const override {
     if (!device.info().fp64) return fallback_->enqueue_rows(device, input, out, run);
     const DeviceImage src = gray_if(gray_, device, input, spec());
-    const Tuning t = tuning_for(device.info());
+    const Tuning& t = device.tuning();
     const int planes = src.color_channels();
     const Span rows_pass = out.widened(r_, src.full_height);
     int rows = t.box_rows;

@@ -76,7 +76,7 @@ class ConvStage : public Stage {
                            StageRun&) const override {
     const DeviceImage src = gray_if(k_.gray, device, input, spec());
     DeviceImage result = device.image_like(src, src.channels, src.alpha);
-    const Tuning t = tuning_for(device.info());
+    const Tuning& t = device.tuning();
     Defines defines = {{"KW", std::to_string(k_.width)},
                        {"KH", std::to_string(k_.height)},
                        {"MAGNITUDE", k_.weights2.empty() ? "0" : "1"}};

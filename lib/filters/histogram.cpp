@@ -247,7 +247,7 @@ CountPlan plan_count(Device& device, const HistogramSpec& spec, const Source& sr
   const int counters = h.hists * h.bins + 4;
   h.method = method_for(spec, counters, device.info());
   const std::uint64_t budget = device.info().local_memory - 1024;
-  const Tuning tuning = tuning_for(device.info());
+  const Tuning& tuning = device.tuning();
   CountPlan p;
   if (h.method == "private")
     for (p.group = 32; p.group > 1 && 4ull * p.group * counters > budget;) p.group /= 2;

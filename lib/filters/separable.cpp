@@ -92,7 +92,7 @@ class SeparableStage : public Stage {
   DeviceImage enqueue_rows(Device& device, const DeviceImage& input, Span out,
                            StageRun&) const override {
     const DeviceImage src = gray_if(k_.gray, device, input, spec());
-    const Tuning t = tuning_for(device.info());
+    const Tuning& t = device.tuning();
     DeviceImage result = device.image_like(src, src.channels, src.alpha);
     if (t.vec > 0)
       enqueue_vector(device, t, src, result, out);

@@ -11,7 +11,7 @@ _halo() {
   local halo=${COMP_WORDS[0]}
   for word in "${before[@]:1}"; do
     case $word in
-      run | hist | compare | devices | filters | presets | summary) sub=$word; break ;;
+      run | hist | compare | devices | filters | presets | summary | tune) sub=$word; break ;;
     esac
   done
   case $prev in
@@ -49,12 +49,15 @@ _halo() {
     --mode)
       COMPREPLY=($(compgen -W "luma luma709 rgb gray channel" -- "$cur"))
       return ;;
+    --filters)  # halo tune's kernel families
+      COMPREPLY=($(compgen -W "gaussian conv box histogram" -- "$cur"))
+      return ;;
   esac
   if [[ -z $sub ]]; then
     if [[ $cur == -* ]]; then
       COMPREPLY=($(compgen -W "$("$halo" --help 2>/dev/null | grep -oE -- '--?[a-zA-Z][-a-zA-Z]*' | sort -u)" -- "$cur"))
     else
-      COMPREPLY=($(compgen -W "run hist compare devices filters presets summary" -- "$cur"))
+      COMPREPLY=($(compgen -W "run hist compare devices filters presets summary tune" -- "$cur"))
     fi
     return
   fi

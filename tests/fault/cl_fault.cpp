@@ -6,6 +6,10 @@
 //                                              CL_MEM_OBJECT_ALLOCATION_FAILURE for buffers,
 //                                              CL_BUILD_PROGRAM_FAILURE for builds,
 //                                              CL_OUT_OF_RESOURCES otherwise)
+//   HALO_FAULT=clEnqueueReadBuffer:2-:1       code 1 (not an OpenCL code): the call succeeds
+//                                              but the data read is corrupted (its first byte
+//                                              flipped), as a kernel bug would leave it;
+//                                              also for clEnqueueMapBuffer (blocking maps)
 // Every other call goes to the real OpenCL (the next definition: the ICD loader).
 #include <CL/cl.h>
 #include <dlfcn.h>
@@ -55,6 +59,8 @@ Fault& fault_for(const char* name, cl_int default_code) {
   }
   return e.fault;
 }
+
+constexpr cl_int kCorrupt = 1;
 
 bool should_fail(Fault& f) {
   const long n = ++f.calls;
@@ -107,9 +113,15 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue queue, cl_m
                                                     void* ptr, cl_uint waits,
                                                     const cl_event* wait_list, cl_event* event) {
   static Fault& f = fault_for("clEnqueueReadBuffer", CL_OUT_OF_RESOURCES);
-  if (should_fail(f)) return f.code;
+  const bool fail = should_fail(f);
+  if (fail && f.code != kCorrupt) return f.code;
   static auto next = real<decltype(&clEnqueueReadBuffer)>("clEnqueueReadBuffer");
-  return next(queue, buffer, blocking, offset, size, ptr, waits, wait_list, event);
+  const cl_int status = next(queue, buffer, blocking, offset, size, ptr, waits, wait_list, event);
+  if (fail && status == CL_SUCCESS && size > 0) {
+    if (!blocking) clFinish(queue);
+    static_cast<unsigned char*>(ptr)[0] ^= 0xff;
+  }
+  return status;
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue queue, cl_mem buffer,
@@ -128,12 +140,16 @@ CL_API_ENTRY void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue queue, cl_mem
                                                   const cl_event* wait_list, cl_event* event,
                                                   cl_int* error) {
   static Fault& f = fault_for("clEnqueueMapBuffer", CL_OUT_OF_RESOURCES);
-  if (should_fail(f)) {
+  const bool fail = should_fail(f);
+  if (fail && f.code != kCorrupt) {
     if (error) *error = f.code;
     return nullptr;
   }
   static auto next = real<decltype(&clEnqueueMapBuffer)>("clEnqueueMapBuffer");
-  return next(queue, buffer, blocking, flags, offset, size, waits, wait_list, event, error);
+  void* data = next(queue, buffer, blocking, flags, offset, size, waits, wait_list, event, error);
+  if (fail && data && blocking && (flags & CL_MAP_READ) && size > 0)
+    static_cast<unsigned char*>(data)[0] ^= 0xff;
+  return data;
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clFinish(cl_command_queue queue) {

@@ -1,0 +1,65 @@
+// Launch shapes: the settings text, the tuned file's key and its precedence over the table.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+#include <cstdlib>
+#include <fstream>
+
+#include "cl/tuning.hpp"
+#include "core/error.hpp"
+#include "support.hpp"
+
+using namespace halo;
+namespace fs = std::filesystem;
+
+TEST_CASE("settings text: every field by name, round trip, and bad items refused") {
+  Tuning t;
+  const std::string all = settings_text(t);
+  CHECK(all.find("rows_w=32,rows_h=4,rows_steps=4,cols_w=32") == 0);
+  CHECK(std::count(all.begin(), all.end(), '=') == int(tuning_fields().size()));
+  Tuning u;
+  apply_settings(u, "box_seg=48,vec=0,hist_in_flight=3", "test");
+  CHECK(u.box_seg == 48);
+  CHECK(u.hist_in_flight == 3);
+  CHECK(settings_text(u, &t) == "box_seg=48,hist_in_flight=3");
+  Tuning back;
+  apply_settings(back, settings_text(u), "test");
+  CHECK(settings_text(back, &u).empty());
+  for (const char* bad : {"warp=32", "box_seg", "box_seg=", "box_seg=0", "box_seg=-4",
+                          "box_seg=4x", "vec=-1"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(apply_settings(u, bad, "HALO_TUNING"), Error);
+  }
+}
+
+TEST_CASE("a tuned file overrides the table for its device only, HALO_TUNING overrides both") {
+  const fs::path dir = fs::temp_directory_path() / ("halo-tuning-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const DeviceInfo cpu = test::device().info();
+  DeviceInfo tiled = cpu;
+  tiled.type = "gpu";  // tests' tiled_device: same name and driver, other type
+  CHECK(tuned_file(dir, cpu) != tuned_file(dir, tiled));
+  DeviceInfo new_driver = cpu;
+  new_driver.driver_version += ".1";
+  CHECK(tuned_file(dir, cpu) != tuned_file(dir, new_driver));
+
+  CHECK(choose_tuning(cpu, dir).source.find("table row") == 0);
+  fs::create_directories(tuned_file(dir, cpu).parent_path());
+  std::ofstream(tuned_file(dir, cpu))
+      << R"({"tuned_at": "2026-11-23T00:00:00Z", "settings": {"box_seg": 40, "conv_h": 2}})";
+  const TuningChoice chosen = choose_tuning(cpu, dir);
+  CHECK(chosen.source.find("tuned 2026-11-23T00:00:00Z") == 0);
+  CHECK(chosen.tuning.box_seg == 40);
+  CHECK(chosen.tuning.conv_h == 2);
+  CHECK(chosen.tuning.vec == table_tuning(cpu).vec);  // fields it does not name: the table's
+  CHECK(choose_tuning(tiled, dir).source.find("table row") == 0);
+  CHECK(choose_tuning(cpu, std::nullopt).tuning.box_seg == table_tuning(cpu).box_seg);
+
+  setenv("HALO_TUNING", "box_seg=24", 1);
+  const TuningChoice over = choose_tuning(cpu, dir);
+  unsetenv("HALO_TUNING");
+  CHECK(over.tuning.box_seg == 24);
+  CHECK(over.tuning.conv_h == 2);
+  CHECK(over.source.find("+ HALO_TUNING") != std::string::npos);
+  fs::remove_all(dir);
+}
