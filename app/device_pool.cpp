@@ -50,8 +50,7 @@ void DevicePool::open() {
     // Slots alternate between devices, so the first free slots spread work across them. The
     // slots of one device share its context and compiled programs.
     std::vector<std::unique_ptr<Device>> first;
-    for (const auto& info : devices)
-      first.push_back(make_device(info));
+    for (const auto& info : devices) first.push_back(make_device(info));
     for (int slot = 1; slot < slot_count_; ++slot)
       for (const auto& device : first) slots_.push_back(device->another_queue());
     for (auto& device : first) slots_.push_back(std::move(device));

@@ -53,8 +53,8 @@ int run_tune(const GlobalOptions& global, const TuneCli& cli) {
   if (cli.forget) {
     std::error_code ec;
     if (file && std::filesystem::remove(*file, ec))
-      fmt::print("{}: tuned shapes removed ({}); the table's are used again\n",
-                 device.info().name, file->string());
+      fmt::print("{}: tuned shapes removed ({}); the table's are used again\n", device.info().name,
+                 file->string());
     else
       fmt::print("{}: nothing tuned to remove\n", device.info().name);
     return 0;
@@ -76,20 +76,23 @@ int run_tune(const GlobalOptions& global, const TuneCli& cli) {
   });
   const Tuning table = table_tuning(device.info());
   const std::string changed = settings_text(result.tuned, &table);
-  fmt::print("image {}x{}, median of {} runs per candidate; candidates checked against the CPU "
-             "reference on 517x263 first\n",
-             result.width, result.height, result.runs);
+  fmt::print(
+      "image {}x{}, median of {} runs per candidate; candidates checked against the CPU "
+      "reference on 517x263 first\n",
+      result.width, result.height, result.runs);
   fmt::print("differs from the table: {}\n", changed.empty() ? "nothing" : changed);
   if (!cli.dry_run) {
     store_tuning(*file, device.info(), result);
-    fmt::print("stored in {}: runs on this device and driver use it (halo devices -v shows it; "
-               "halo tune --forget removes it)\n",
-               file->string());
+    fmt::print(
+        "stored in {}: runs on this device and driver use it (halo devices -v shows it; "
+        "halo tune --forget removes it)\n",
+        file->string());
   }
   if (result.mismatches > 0) {
-    spdlog::error("{} candidate shape(s) gave results that differ from the CPU reference and were "
-                  "left out: a kernel bug, please report it with this output",
-                  result.mismatches);
+    spdlog::error(
+        "{} candidate shape(s) gave results that differ from the CPU reference and were "
+        "left out: a kernel bug, please report it with this output",
+        result.mismatches);
     return static_cast<int>(ErrorKind::Mismatch);
   }
   return 0;

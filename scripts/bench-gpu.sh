@@ -2,10 +2,11 @@
 # Runs on the GPU machine from a packed folder (see ../shared/docs/gpu.md):
 #   ../shared/scripts/device-pack-cli --build build .gpu build/app/libhalo_oiio.so \
 #       build/tests/halo_engine_tests
-#   cp scripts/bench-gpu.sh scripts/bench-peers.py scripts/bench-cli.py .gpu/
+#   cp scripts/bench-gpu.sh scripts/bench-peers.py scripts/bench-cli.py scripts/bench-table.py .gpu/
 #   cp /usr/share/wallpapers/Altai/contents/images/5120x2880.png .gpu/altai.png   # for cli
 #   device run: source .gpu/env.sh && bash .gpu/bench-gpu.sh [tests] [bench] [hist] [sweep]
-#               [peers] [hist-peers] [stream] [cli]
+#               [peers] [hist-peers] [stream] [cli] [table]
+# table: the README's table from this call's bench and peers results (scripts/bench-table.py).
 # cli: the real CLI end to end (scripts/bench-cli.py); HALO_DEVICES="0 all" for the batch on
 # one and on every GPU.
 # Writes full results under $OUT (or ./bench-out) and prints the tables.
@@ -31,6 +32,7 @@ for step in $steps; do
     stream) "$here/bin/halo_bench" --no-filters --no-guided --no-histograms --stream ${HALO_STREAM:-16} --runs 10 --json "$out/stream.json" | tee "$out/stream.txt" ;;
     cli) python3 "$here/bench-cli.py" --halo "$here/bin/halo" --photo "$here/altai.png" --devices "${HALO_DEVICES:-0}" --jobs ${HALO_JOBS:-16} --json "$out/cli.json" | tee "$out/cli.txt" ;;
     peers) timeout 300 python3 "$here/bench-peers.py" --size 7680x4320 --json "$out/peers.json" | tee "$out/peers.txt" ;;
+    table) for ch in 1 3; do python3 "$here/bench-table.py" "$out/halo_bench.json" "$out/peers.json" --channels $ch; echo; done | tee "$out/table.md" ;;
     hist-peers) timeout 300 python3 "$here/bench-peers.py" --size 7680x4320 --histograms-only --json "$out/hist-peers.json" | tee "$out/hist-peers.txt" ;;
   esac
 done

@@ -94,8 +94,8 @@ std::optional<std::pair<Tuning, std::string>> read_tuned(const fs::path& path, T
         throw Error(ErrorKind::BadData, "setting '" + name + "' is not one halo uses");
       base.*(field->member) = value.get<int>();
     }
-    return std::pair{base, "tuned " + doc.value("tuned_at", std::string("?")) + " (" +
-                               path.string() + ")"};
+    return std::pair{
+        base, "tuned " + doc.value("tuned_at", std::string("?")) + " (" + path.string() + ")"};
   } catch (const std::exception& e) {
     spdlog::info("tuned launch shapes {} left out: {}", path.string(), e.what());
     return std::nullopt;
@@ -105,17 +105,25 @@ std::optional<std::pair<Tuning, std::string>> read_tuned(const fs::path& path, T
 }  // namespace
 
 const std::vector<TuningField>& tuning_fields() {
-  static const std::vector<TuningField> fields = {
-      {"rows_w", &Tuning::rows_w},         {"rows_h", &Tuning::rows_h},
-      {"rows_steps", &Tuning::rows_steps}, {"cols_w", &Tuning::cols_w},
-      {"cols_h", &Tuning::cols_h},         {"cols_steps", &Tuning::cols_steps},
-      {"conv_w", &Tuning::conv_w},         {"conv_h", &Tuning::conv_h},
-      {"conv_run", &Tuning::conv_run},     {"box_seg", &Tuning::box_seg},
-      {"box_rows", &Tuning::box_rows},     {"hist_group", &Tuning::hist_group},
-      {"hist_subhists", &Tuning::hist_subhists}, {"hist_in_flight", &Tuning::hist_in_flight},
-      {"vec", &Tuning::vec},               {"vec_w", &Tuning::vec_w},
-      {"vec_h", &Tuning::vec_h},           {"vec_cols", &Tuning::vec_cols},
-      {"vec_conv", &Tuning::vec_conv}};
+  static const std::vector<TuningField> fields = {{"rows_w", &Tuning::rows_w},
+                                                  {"rows_h", &Tuning::rows_h},
+                                                  {"rows_steps", &Tuning::rows_steps},
+                                                  {"cols_w", &Tuning::cols_w},
+                                                  {"cols_h", &Tuning::cols_h},
+                                                  {"cols_steps", &Tuning::cols_steps},
+                                                  {"conv_w", &Tuning::conv_w},
+                                                  {"conv_h", &Tuning::conv_h},
+                                                  {"conv_run", &Tuning::conv_run},
+                                                  {"box_seg", &Tuning::box_seg},
+                                                  {"box_rows", &Tuning::box_rows},
+                                                  {"hist_group", &Tuning::hist_group},
+                                                  {"hist_subhists", &Tuning::hist_subhists},
+                                                  {"hist_in_flight", &Tuning::hist_in_flight},
+                                                  {"vec", &Tuning::vec},
+                                                  {"vec_w", &Tuning::vec_w},
+                                                  {"vec_h", &Tuning::vec_h},
+                                                  {"vec_cols", &Tuning::vec_cols},
+                                                  {"vec_conv", &Tuning::vec_conv}};
   return fields;
 }
 
@@ -140,7 +148,8 @@ void apply_settings(Tuning& t, const std::string& text, const std::string& what)
   for (std::string item; std::getline(items, item, ',');) {
     if (item.empty()) continue;
     const auto eq = item.find('=');
-    const TuningField* field = eq == std::string::npos ? nullptr : find_tuning_field(item.substr(0, eq));
+    const TuningField* field =
+        eq == std::string::npos ? nullptr : find_tuning_field(item.substr(0, eq));
     int value = -1;
     if (field) {
       const std::string digits = item.substr(eq + 1);
@@ -148,8 +157,8 @@ void apply_settings(Tuning& t, const std::string& text, const std::string& what)
       if (ec != std::errc() || end != digits.data() + digits.size()) value = -1;
     }
     if (!field || value < (std::string(field->name) == "vec" ? 0 : 1))
-      throw Error(ErrorKind::Usage, what + ": cannot use '" + item + "' (names: " +
-                                        settings_text(Tuning{}) + ")");
+      throw Error(ErrorKind::Usage,
+                  what + ": cannot use '" + item + "' (names: " + settings_text(Tuning{}) + ")");
     t.*(field->member) = value;
   }
 }
@@ -161,7 +170,9 @@ fs::path tuned_file(const fs::path& cache_dir, const DeviceInfo& device) {
           ".json");
 }
 
-Tuning table_tuning(const DeviceInfo& device) { return table_row(device).tuning; }
+Tuning table_tuning(const DeviceInfo& device) {
+  return table_row(device).tuning;
+}
 
 TuningChoice choose_tuning(const DeviceInfo& device, const std::optional<fs::path>& cache_dir) {
   const Row& row = table_row(device);

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-
 namespace halo {
 
 struct Tuning {
@@ -54,7 +53,7 @@ Tuning table_tuning(const DeviceInfo& device);
 // candidates all use these names.
 struct TuningField {
   const char* name;
-  int Tuning::* member;
+  int Tuning::*member;
 };
 const std::vector<TuningField>& tuning_fields();
 const TuningField* find_tuning_field(const std::string& name);

@@ -38,9 +38,8 @@ struct Family {
 // or are skipped with the reason when they do not.
 std::vector<Family> families_for(bool vector_kernels) {
   // box r <= 16 runs the separable kernels (the gaussian family); from 17 on, running sums.
-  const Family box{"box",
-                   {"box:r=32"},
-                   {{"box_seg", {16, 32, 64, 128, 256}}, {"box_rows", {4, 8, 16, 32}}}};
+  const Family box{
+      "box", {"box:r=32"}, {{"box_seg", {16, 32, 64, 128, 256}}, {"box_rows", {4, 8, 16, 32}}}};
   const Family histogram{"histogram",
                          {"histogram:mode=luma", "histogram:mode=gray"},
                          {{"hist_group", {128, 256, 512, 1024}},
@@ -71,7 +70,9 @@ std::vector<Family> families_for(bool vector_kernels) {
           histogram};
 }
 
-bool is_histogram(const std::string& spec) { return spec.rfind("histogram", 0) == 0; }
+bool is_histogram(const std::string& spec) {
+  return spec.rfind("histogram", 0) == 0;
+}
 
 HistogramSpec histogram_spec(const std::string& text) {
   return HistogramSpec::from(Args(parse_spec(text), find_filter("histogram")->params));
@@ -148,8 +149,9 @@ std::string knob_text(const Tuning& t, const Family& family) {
   std::string text;
   for (const Knob& knob : family.knobs) {
     if (!text.empty()) text += ',';
-    text.append(knob.field).append("=").append(
-        std::to_string(t.*(find_tuning_field(knob.field)->member)));
+    text.append(knob.field)
+        .append("=")
+        .append(std::to_string(t.*(find_tuning_field(knob.field)->member)));
   }
   return text;
 }
@@ -170,9 +172,10 @@ TuneCandidate measure(Device& device, const Tuning& candidate, const Family& fam
       if (!w.exact(device)) {
         ++mismatches;
         result.status = "differs from the reference";
-        spdlog::warn("tune: {} with {} differs from the CPU reference on {} (a kernel bug; "
-                     "shapes must not change results): left out",
-                     device.info().name, result.settings, w.spec());
+        spdlog::warn(
+            "tune: {} with {} differs from the CPU reference on {} (a kernel bug; "
+            "shapes must not change results): left out",
+            device.info().name, result.settings, w.spec());
         return result;
       }
     result.ms = time_work(device, work, runs);
@@ -236,7 +239,8 @@ TuneResult tune(Device& device, const TuneOptions& options,
                                                family.name) == options.families.end())
       continue;
     std::vector<Work> work;
-    for (const auto& spec : family.work) work.emplace_back(device, spec, result.width, result.height);
+    for (const auto& spec : family.work)
+      work.emplace_back(device, spec, result.width, result.height);
     TuneFamily report{family.name, family.work, 0, 0, {}, ""};
     const Tuning family_start = result.tuned;
     device.set_tuning(family_start, "halo tune start");
@@ -284,18 +288,18 @@ void store_tuning(const std::filesystem::path& file, const DeviceInfo& device,
                         {"note", f.note},
                         {"candidates", candidates}});
   }
-  const nlohmann::json doc = {{"device", device.name},
-                              {"platform", device.platform_name},
-                              {"type", device.type},
-                              {"version", device.version},
-                              {"driver", device.driver_version},
-                              {"tuned_at", iso_time_now()},
-                              {"image", std::to_string(result.width) + "x" +
-                                            std::to_string(result.height)},
-                              {"runs", result.runs},
-                              {"started_from", result.start_source},
-                              {"settings", settings},
-                              {"families", families}};
+  const nlohmann::json doc = {
+      {"device", device.name},
+      {"platform", device.platform_name},
+      {"type", device.type},
+      {"version", device.version},
+      {"driver", device.driver_version},
+      {"tuned_at", iso_time_now()},
+      {"image", std::to_string(result.width) + "x" + std::to_string(result.height)},
+      {"runs", result.runs},
+      {"started_from", result.start_source},
+      {"settings", settings},
+      {"families", families}};
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);
   if (ec)

@@ -30,7 +30,7 @@ struct TuneCandidate {
 
 struct TuneFamily {
   std::string name;
-  std::vector<std::string> work;  // what is timed: filter specs, histograms
+  std::vector<std::string> work;      // what is timed: filter specs, histograms
   double start_ms = 0, tuned_ms = 0;  // timed again, alternately, after the search
   std::vector<TuneCandidate> candidates;
   std::string note;

@@ -11,7 +11,9 @@ using namespace halo::test;
 
 namespace {
 
-std::string cache_env(const Sandbox& box) { return "HALO_CACHE_DIR=" + box / "cache"; }
+std::string cache_env(const Sandbox& box) {
+  return "HALO_CACHE_DIR=" + box / "cache";
+}
 
 // The one tuned file in the sandbox's cache, or "" when there is none.
 std::string tuned_path(const Sandbox& box) {
@@ -30,8 +32,8 @@ std::string tuned_path(const Sandbox& box) {
 
 TEST_CASE("tune: stores checked, timed shapes that devices and runs then use") {
   Sandbox box;
-  const Result r = box.halo("--device cpu tune --filters box,conv --size 96x64 --runs 1",
-                            cache_env(box));
+  const Result r =
+      box.halo("--device cpu tune --filters box,conv --size 96x64 --runs 1", cache_env(box));
   INFO(r.out, r.err);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("box        box:r=32") != std::string::npos);
@@ -72,9 +74,9 @@ TEST_CASE("tune: stores checked, timed shapes that devices and runs then use") {
   edited["settings"]["box_seg"] = 48;
   std::ofstream(file) << edited.dump();
   write_image(box / "in.pfm", photo(53, 31, 3), SampleType::f32);
-  const Result run = box.halo("-vv --device cpu run " + box / "in.pfm" + " -f box:r=20 -o " +
-                                  box / "out.pfm" + " --verify",
-                              cache_env(box));
+  const Result run = box.halo(
+      "-vv --device cpu run " + box / "in.pfm" + " -f box:r=20 -o " + box / "out.pfm" + " --verify",
+      cache_env(box));
   INFO(run.err);
   CHECK(run.code == 0);
   CHECK(run.err.find("launch shapes from the tuned ") != std::string::npos);
@@ -98,20 +100,20 @@ TEST_CASE("tune: a damaged or foreign tuned file is left out, never fatal") {
   const std::string file = tuned_path(box);
   REQUIRE(!file.empty());
   write_image(box / "in.pfm", photo(17, 9, 1), SampleType::f32);
-  for (const std::string& text : {std::string("{\"settings\": {\"box_seg\": "),  // truncated
-                                 std::string("{\"settings\": {\"warp_size\": 32}}"),
-                                 std::string("{\"settings\": {\"box_seg\": 0}}"),
-                                 std::string("{\"settings\": {\"box_seg\": \"64\"}}"),
-                                 std::string("[]")}) {
+  for (const std::string& text :
+       {std::string("{\"settings\": {\"box_seg\": "),  // truncated
+        std::string("{\"settings\": {\"warp_size\": 32}}"),
+        std::string("{\"settings\": {\"box_seg\": 0}}"),
+        std::string("{\"settings\": {\"box_seg\": \"64\"}}"), std::string("[]")}) {
     std::ofstream(file) << text;
     INFO(text);
     const Result d = box.halo("-v devices", cache_env(box));
     CHECK(d.code == 0);
     CHECK(d.out.find("tuning     table row ") != std::string::npos);
     CHECK(d.err.find("left out") != std::string::npos);
-    const Result run = box.halo("--device cpu run " + box / "in.pfm" + " -f box:r=2 -o " +
-                                    box / "out.pfm" + " --verify",
-                                cache_env(box));
+    const Result run = box.halo(
+        "--device cpu run " + box / "in.pfm" + " -f box:r=2 -o " + box / "out.pfm" + " --verify",
+        cache_env(box));
     CHECK(run.code == 0);
   }
 }
@@ -120,9 +122,9 @@ TEST_CASE("tune: a candidate whose result differs from the reference is left out
   Sandbox box;
   // The third read-back is corrupted (tests/fault/cl_fault.cpp): conv's checks read back once
   // per candidate, the start first, so the second candidate after it looks wrong.
-  const Result r = box.halo("--device cpu tune --filters conv --size 48x32 --runs 1",
-                            cache_env(box) + " LD_PRELOAD=" HALO_CL_FAULT
-                                             " HALO_FAULT=clEnqueueReadBuffer:3:1");
+  const Result r =
+      box.halo("--device cpu tune --filters conv --size 48x32 --runs 1",
+               cache_env(box) + " LD_PRELOAD=" HALO_CL_FAULT " HALO_FAULT=clEnqueueReadBuffer:3:1");
   INFO(r.out, r.err);
   CHECK(r.code == 1);
   CHECK(r.out.find("left out: differs from the reference") != std::string::npos);
@@ -133,8 +135,7 @@ TEST_CASE("tune: a candidate whose result differs from the reference is left out
   std::ifstream in(file);
   const nlohmann::json doc = nlohmann::json::parse(in);  // alive through the loop
   int left_out = 0;
-  for (const auto& c : doc.at("families").at(0).at("candidates"))
-    left_out += c.at("status") != "";
+  for (const auto& c : doc.at("families").at(0).at("candidates")) left_out += c.at("status") != "";
   CHECK(left_out == 1);
 }
 
@@ -142,9 +143,9 @@ TEST_CASE("tune: a candidate the device refuses is left out with the OpenCL erro
   Sandbox box;
   // Launches fail from the 8th on for one candidate's worth of calls only: the start's check
   // and timing pass, some later candidate's launch fails, and the search goes on.
-  const Result r = box.halo("--device cpu tune --filters conv --size 48x32 --runs 1 --dry-run",
-                            cache_env(box) + " LD_PRELOAD=" HALO_CL_FAULT
-                                             " HALO_FAULT=clEnqueueNDRangeKernel:8");
+  const Result r = box.halo(
+      "--device cpu tune --filters conv --size 48x32 --runs 1 --dry-run",
+      cache_env(box) + " LD_PRELOAD=" HALO_CL_FAULT " HALO_FAULT=clEnqueueNDRangeKernel:8");
   INFO(r.out, r.err);
   CHECK(r.code == 0);
   CHECK(r.out.find("left out: clEnqueueNDRangeKernel") != std::string::npos);

@@ -25,8 +25,8 @@ TEST_CASE("settings text: every field by name, round trip, and bad items refused
   Tuning back;
   apply_settings(back, settings_text(u), "test");
   CHECK(settings_text(back, &u).empty());
-  for (const char* bad : {"warp=32", "box_seg", "box_seg=", "box_seg=0", "box_seg=-4",
-                          "box_seg=4x", "vec=-1"}) {
+  for (const char* bad :
+       {"warp=32", "box_seg", "box_seg=", "box_seg=0", "box_seg=-4", "box_seg=4x", "vec=-1"}) {
     INFO(bad);
     CHECK_THROWS_AS(apply_settings(u, bad, "HALO_TUNING"), Error);
   }
