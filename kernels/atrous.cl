@@ -48,7 +48,8 @@ inline float geometry_weight(const surface_t p, const surface_t q, const int has
 // Rows: STRIP_ARGS in common.cl; a pass computes the image rows [first, last).
 __kernel void atrous_pass(__global const float* src, __global float* dst,
                           __global const float* geometry, __global const float* albedo,
-                          const int width, const int pitch, STRIP_ARGS, const int channels,
+                          __global const float* remod_albedo, const int width, const int pitch,
+                          STRIP_ARGS, const int channels,
                           const int step, const int border, const int has_normal,
                           const int has_depth, const float colour_inv, const float sigma_n,
                           const float sigma_z, const int demod, const int remod,
@@ -81,5 +82,5 @@ __kernel void atrous_pass(__global const float* src, __global float* dst,
       accumulate(w, v, channels, sum, &wsum);
     }
   }
-  store_normalised(dst, albedo, plane, at, channels, sum, wsum, remod, albedo_min);
+  store_normalised(dst, remod_albedo, plane, at, channels, sum, wsum, remod, albedo_min);
 }

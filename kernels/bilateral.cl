@@ -75,10 +75,11 @@ inline void walk(__global const float* src, __global const uchar* flags,
 }
 
 // One pass: horizontal (dx = 1) or vertical; `remod` multiplies the result by the centre's
-// albedo.
+// remodulating albedo (the guide, or its smoothed copy: lib/filters/guides.hpp).
 inline void bilateral_pass(__global const float* src, __global float* dst,
                            __global const uchar* flags, __global const float* albedo,
-                           __constant const float* weights, const int width, const int pitch,
+                           __global const float* remod_albedo, __constant const float* weights,
+                           const int width, const int pitch,
                            STRIP_ARGS, const int channels, const int r, const int border,
                            const int use_flags, const int demod, const int remod,
                            const float albedo_min, const float range_inv, const int horizontal) {
@@ -100,18 +101,19 @@ inline void bilateral_pass(__global const float* src, __global float* dst,
        use_flags, back, -1, channels, demod, albedo_min, range_inv, centre, sum, &wsum);
   walk(src, flags, albedo, weights, plane, line_start, stride, n, origin, i0, r, border,
        use_flags, ahead, 1, channels, demod, albedo_min, range_inv, centre, sum, &wsum);
-  store_normalised(dst, albedo, plane, at, channels, sum, wsum, remod, albedo_min);
+  store_normalised(dst, remod_albedo, plane, at, channels, sum, wsum, remod, albedo_min);
 }
 
 #define PASS_ARGS                                                                              \
   __global const float *src, __global float *dst, __global const uchar *flags,                 \
-      __global const float *albedo, __constant const float *weights, const int width,          \
+      __global const float *albedo, __global const float *remod_albedo,                         \
+      __constant const float *weights, const int width,                                         \
       const int pitch, STRIP_ARGS, const int channels, const int r, const int border,          \
       const int use_flags, const int demod, const int remod, const float albedo_min,           \
       const float range_inv
 #define PASS_VALUES                                                                            \
-  src, dst, flags, albedo, weights, width, pitch, rows, y0, height, first, last, channels, r,  \
-      border, use_flags, demod, remod, albedo_min, range_inv
+  src, dst, flags, albedo, remod_albedo, weights, width, pitch, rows, y0, height, first, last, \
+      channels, r, border, use_flags, demod, remod, albedo_min, range_inv
 
 __kernel void bilateral_rows(PASS_ARGS) {
   bilateral_pass(PASS_VALUES, 1);

@@ -90,7 +90,8 @@ inline void accumulate(const float w, const float* v, const int channels, float*
   for (int c = 0; c < CHANNEL_COUNT(channels); ++c) sum[c] = fma(w, v[c], sum[c]);
 }
 
-// sum / wsum, multiplied back by the albedo at `at` when remodulating.
+// sum / wsum, multiplied back by `albedo` (the guide, or its smoothed copy) at `at` when
+// remodulating (lib/filters/guides.hpp store_normalised).
 inline void store_normalised(__global float* dst, __global const float* albedo, const ulong plane,
                              const ulong at, const int channels, const float* sum, const float wsum,
                              const int remod, const float albedo_min) {

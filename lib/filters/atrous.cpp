@@ -16,8 +16,9 @@ constexpr float kSpline[5] = {0.0625f, 0.25f, 0.375f, 0.25f, 0.0625f};
 
 struct AtrousParams {
   int iters = 3;
-  double sigma_c = -1;   // < 0: auto (see AtrousStage::resolved)
-  float colour_inv = 0;  // 1 / sigma_c^2, set once the guides are known
+  bool albedo_filter = true;  // remodulate with remodulation_albedo (guides.hpp)
+  double sigma_c = -1;        // < 0: auto (see AtrousStage::resolved)
+  float colour_inv = 0;       // 1 / sigma_c^2, set once the guides are known
   float sigma_n = 128, sigma_z = 0.02f, albedo_min = 0.02f;
   int sigma_n_whole = 128;  // sigma_n when it is a whole number up to 4096, else -1 (pow)
   Border border = Border::clamp;
@@ -61,7 +62,7 @@ float geometry_weight(const Surface& p, const Surface& q, const PassSetup& s,
 // One pass of kernels/atrous.cl's atrous_pass over the image rows `rows`, in the same
 // operation order.
 Image pass_reference(const Image& src, const Guides* g, const AtrousParams& a, const PassSetup& s,
-                     Span rows) {
+                     Span rows, const Image* remod_albedo = nullptr) {
   const int w = src.width(), y0 = src.y0(), channels = src.color_channels();
   Image dst = src.like(channels, false);
   const bool guided = s.has_normal || s.has_depth;
@@ -88,7 +89,7 @@ Image pass_reference(const Image& src, const Guides* g, const AtrousParams& a, c
           accumulate(wt, v, channels, sum, wsum);
         }
       }
-      store_normalised(dst, g, x, r, sum, wsum, s.remod, a.albedo_min);
+      store_normalised(dst, s.remod ? remod_albedo : nullptr, x, r, sum, wsum, a.albedo_min);
     }
   return dst;
 }
@@ -112,7 +113,9 @@ class AtrousStage : public GuidedStage {
                     ? std::string("weights on colour") + (g->has_normal() ? ", normals" : "") +
                           (g->has_depth() ? ", depth" : "")
                     : "no normal or depth guides: colour weights only");
-    if (g && g->has_albedo()) d.push_back("albedo demodulation");
+    if (g && g->has_albedo())
+      d.push_back(a_.albedo_filter ? "albedo demodulation, remodulated with a smoothed albedo"
+                                   : "albedo demodulation");
     d.push_back(a_.sigma_c >= 0 ? fmt::format("sigma_c {:g}", a_.sigma_c)
                                 : "sigma_c auto: 2 where albedo demodulates, else 1");
     if (g && !g->described.empty()) d.push_back(g->described);
@@ -122,10 +125,14 @@ class AtrousStage : public GuidedStage {
   Image reference_rows(const Image& in, Span out, StageRun& run) const override {
     check_size(run, in.width(), in.span(), in.full_height());
     const AtrousParams a = resolved(run.guides, in.color_channels());
+    const bool demod = demodulates(run.guides, in.color_channels());
+    Image smoothed;
+    if (demod && a.albedo_filter) smoothed = remodulation_albedo(*run.guides, out, a.border);
+    const Image* remod_with = !demod ? nullptr : a.albedo_filter ? &smoothed : &run.guides->albedo;
     Image current = in;
     for (int i = 0; i < a.iters; ++i)
       current = pass_reference(current, run.guides, a, setup(run.guides, i, in.color_channels()),
-                               pass_rows(i, out, in.full_height()));
+                               pass_rows(i, out, in.full_height()), remod_with);
     return with_colour(in, current);
   }
 
@@ -141,18 +148,23 @@ class AtrousStage : public GuidedStage {
     auto k = device.kernel("atrous.cl", "atrous_pass",
                            {{"CHANNELS", std::to_string(channels)},
                             {"SIGMA_N_WHOLE", std::to_string(a.sigma_n_whole)}});
+    const bool demod = demodulates(run.guides, channels);
+    const cl::Buffer remod_with =
+        demod && a.albedo_filter ? remodulation_albedo(device, dg, *run.guides, in, out, a.border)
+                                 : dg.albedo;
     const cl::Buffer* src = &in.buffer;
     for (int i = 0; i < a_.iters; ++i) {
       const PassSetup s = setup(run.guides, i, channels);
       const Span rows = pass_rows(i, out, in.full_height);
       const cl::Buffer& dst = i == a_.iters - 1 ? result.buffer : i % 2 ? pong.buffer : ping.buffer;
-      set_args(k, *src, dst, dg.geometry, dg.albedo, in.width, in.pitch, strip_rows(in, rows),
-               channels, s.step, int(a_.border), int(s.has_normal), int(s.has_depth), a.colour_inv,
-               a_.sigma_n, a_.sigma_z, int(s.demod), int(s.remod), a_.albedo_min);
+      set_args(k, *src, dst, dg.geometry, dg.albedo, remod_with, in.width, in.pitch,
+               strip_rows(in, rows), channels, s.step, int(a_.border), int(s.has_normal),
+               int(s.has_depth), a.colour_inv, a_.sigma_n, a_.sigma_z, int(s.demod), int(s.remod),
+               a_.albedo_min);
       const std::size_t row_bytes = std::size_t(in.pitch) * rows.count() * sizeof(float);
       const std::size_t bytes = 2 * channels * row_bytes +
                                 (s.has_normal || s.has_depth ? 4 * row_bytes : 0) +
-                                (s.demod || s.remod ? 3 * row_bytes : 0);
+                                (s.demod ? 3 * row_bytes : 0) + (s.remod ? 3 * row_bytes : 0);
       device.launch(k, "atrous_pass",
                     cl::NDRange(ceil_div(in.width, 32) * 32, ceil_div(rows.count(), 8) * 8),
                     cl::NDRange(32, 8), bytes);
@@ -195,7 +207,44 @@ class AtrousStage : public GuidedStage {
   AtrousParams a_;
 };
 
+// The smoothing pass of remodulation_albedo: colour weight exp(-|da|^2), normals, depth.
+AtrousParams albedo_smoothing(Border border) {
+  AtrousParams a;
+  a.colour_inv = 1.0f;
+  a.sigma_z = 0.005f;
+  a.border = border;
+  return a;
+}
+
+PassSetup albedo_setup(const Guides& g) {
+  PassSetup s;
+  s.has_normal = g.has_normal();
+  s.has_depth = g.has_depth();
+  return s;
+}
+
 }  // namespace
+
+Image remodulation_albedo(const Guides& g, Span rows, Border border) {
+  return pass_reference(g.albedo, &g, albedo_smoothing(border), albedo_setup(g), rows);
+}
+
+cl::Buffer remodulation_albedo(Device& device, const DeviceGuides& dg, const Guides& g,
+                               const DeviceImage& like, Span rows, Border border) {
+  const AtrousParams a = albedo_smoothing(border);
+  const PassSetup s = albedo_setup(g);
+  DeviceImage smoothed = device.image_like(like, 3, false);
+  auto k = device.kernel("atrous.cl", "atrous_pass",
+                         {{"CHANNELS", "3"}, {"SIGMA_N_WHOLE", std::to_string(a.sigma_n_whole)}});
+  set_args(k, dg.albedo, smoothed.buffer, dg.geometry, dg.placeholder, dg.placeholder, like.width,
+           like.pitch, strip_rows(like, rows), 3, s.step, int(a.border), int(s.has_normal),
+           int(s.has_depth), a.colour_inv, a.sigma_n, a.sigma_z, 0, 0, a.albedo_min);
+  const std::size_t row_bytes = std::size_t(like.pitch) * rows.count() * sizeof(float);
+  device.launch(k, "albedo_smoothing",
+                cl::NDRange(ceil_div(like.width, 32) * 32, ceil_div(rows.count(), 8) * 8),
+                cl::NDRange(32, 8), (6 + 4) * row_bytes);
+  return smoothed.buffer;
+}
 
 FilterDef atrous_filter() {
   std::vector<Param> params = {
@@ -243,6 +292,7 @@ FilterDef atrous_filter() {
                 a.sigma_n == std::floor(a.sigma_n) && a.sigma_n <= 4096 ? int(a.sigma_n) : -1;
             a.sigma_z = float(args.number("sigma_z"));
             a.albedo_min = float(args.number("albedo_min"));
+            a.albedo_filter = args.flag("albedo_filter");
             a.border = parse_border(args.text("border"));
             return std::make_unique<AtrousStage>(args.spec_text(), a, guide_sources(args));
           }};

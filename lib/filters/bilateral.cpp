@@ -20,6 +20,7 @@ struct BilateralParams {
   float cos_angle = 0, dz = 0;
   double sigma_r = -1;  // < 0: auto
   float albedo_min = 0.02f;
+  bool albedo_filter = true;  // remodulate with remodulation_albedo (guides.hpp)
   Border border = Border::clamp;
 };
 
@@ -55,7 +56,7 @@ std::vector<std::uint8_t> flags_reference(const Guides& g, const BilateralParams
 // operation order.
 Image pass_reference(const Image& src, const std::vector<std::uint8_t>& flags, const Guides* g,
                      const BilateralParams& p, const Plan& plan, bool horizontal, Span rows,
-                     bool demod, bool remod) {
+                     bool demod, const Image* remod_albedo) {
   const int w = src.width(), y0 = src.y0(), channels = src.color_channels();
   Image dst = src.like(channels, false);
   const std::uint8_t back = horizontal ? kFlagLeft : kFlagTop;
@@ -89,7 +90,7 @@ Image pass_reference(const Image& src, const std::vector<std::uint8_t>& flags, c
           accumulate(wt, v, channels, sum, wsum);
         }
       }
-      store_normalised(dst, g, x, y - y0, sum, wsum, remod, p.albedo_min);
+      store_normalised(dst, remod_albedo, x, y - y0, sum, wsum, p.albedo_min);
     }
   return dst;
 }
@@ -125,7 +126,9 @@ class BilateralStage : public GuidedStage {
                                      (g->has_normal() && g->has_depth() ? " and " : "") +
                                      (g->has_depth() ? "depth" : "")
                                : "no normal or depth guides: self-guided");
-    if (plan.demod) d.push_back("albedo demodulation");
+    if (plan.demod)
+      d.push_back(p_.albedo_filter ? "albedo demodulation, remodulated with a smoothed albedo"
+                                   : "albedo demodulation");
     if (plan.range_inv > 0)
       d.push_back("range kernel, sigma_r " + std::to_string(std::sqrt(0.5 / plan.range_inv)));
     if (g && !g->described.empty()) d.push_back(g->described);
@@ -141,10 +144,15 @@ class BilateralStage : public GuidedStage {
       flags = flags_reference(*run.guides, p_, inner);
       if (run.keep_flags) keep_rows(run, flags.data(), run.guides->any(), run.own);
     }
+    Image smoothed;
+    if (plan.demod && p_.albedo_filter) smoothed = remodulation_albedo(*run.guides, out, p_.border);
+    const Image* remod_with = !plan.demod        ? nullptr
+                              : p_.albedo_filter ? &smoothed
+                                                 : &run.guides->albedo;
     const Image rows =
-        pass_reference(in, flags, run.guides, p_, plan, true, inner, plan.demod, false);
+        pass_reference(in, flags, run.guides, p_, plan, true, inner, plan.demod, nullptr);
     const Image result =
-        pass_reference(rows, flags, run.guides, p_, plan, false, out, false, plan.demod);
+        pass_reference(rows, flags, run.guides, p_, plan, false, out, false, remod_with);
     return with_colour(in, result);
   }
 
@@ -166,6 +174,10 @@ class BilateralStage : public GuidedStage {
           cl::NDRange(kTile, kTile),
           std::size_t(in.pitch) * inner.count() * (4 * sizeof(float) + 1));
     }
+    const cl::Buffer remod_with =
+        plan.demod && p_.albedo_filter
+            ? remodulation_albedo(device, dg, *run.guides, in, out, p_.border)
+            : dg.albedo;
     const auto weights = device.constants(p_.weights, "bilateral weights");
     const int channels = in.color_channels();
     DeviceImage tmp = device.image_like(in, channels, false);
@@ -176,8 +188,8 @@ class BilateralStage : public GuidedStage {
       auto k = device.kernel("bilateral.cl", horizontal ? "bilateral_rows" : "bilateral_cols",
                              {{"CHANNELS", std::to_string(channels)}});
       set_args(k, horizontal ? in.buffer : tmp.buffer, horizontal ? tmp.buffer : result.buffer,
-               flags, dg.albedo, weights, in.width, in.pitch, strip_rows(in, rows), channels, p_.r,
-               int(p_.border), int(plan.use_flags), int(plan.demod && horizontal),
+               flags, dg.albedo, remod_with, weights, in.width, in.pitch, strip_rows(in, rows),
+               channels, p_.r, int(p_.border), int(plan.use_flags), int(plan.demod && horizontal),
                int(plan.demod && !horizontal), p_.albedo_min, plan.range_inv);
       device.launch(k, horizontal ? "bilateral_rows" : "bilateral_cols",
                     cl::NDRange(ceil_div(in.width, 32) * 32, ceil_div(rows.count(), 8) * 8),
@@ -271,6 +283,7 @@ FilterDef bilateral_filter() {
             p.dz = float(args.number("dz"));
             p.sigma_r = args.is_auto("sigma_r") ? -1 : args.number("sigma_r");
             p.albedo_min = float(args.number("albedo_min"));
+            p.albedo_filter = args.flag("albedo_filter");
             p.border = parse_border(args.text("border"));
             return std::make_unique<BilateralStage>(args.spec_text(), std::move(p),
                                                     guide_sources(args));

@@ -123,7 +123,13 @@ std::vector<Param> guide_params() {
            .doc = "albedo below this (metals, black) is not divided by: that channel is "
                   "filtered as it is",
            .min = 1e-6,
-           .max = 1}};
+           .max = 1},
+          {.name = "albedo_filter",
+           .type = ParamType::Flag,
+           .fallback = "1",
+           .doc = "multiply back by a smoothed albedo (one edge-stopped 5x5 pass over it: a "
+                  "few-sample albedo is noisy at outlines, texture edges and depth of field); "
+                  "0: by the albedo as given"}};
 }
 
 GuideSources guide_sources(const Args& args) {

@@ -108,7 +108,8 @@ TEST_CASE("albedo demodulation: colour / albedo is filtered, albedo below albedo
       for (int c = 0; c < 2; ++c) in.at(x, y, c) = 0.5f * a;
       in.at(x, y, 2) = 0.25f;
     }
-  auto f = test::guided_stage("bilateral:r=3", &g);
+  // Multiplied back by the albedo as given (albedo_filter=0), the texture comes back exactly.
+  auto f = test::guided_stage("bilateral:r=3:albedo_filter=0", &g);
   const Image out = f.reference(in);
   for (int y = 0; y < 7; ++y)
     for (int x = 0; x < 9; ++x) {
@@ -119,6 +120,45 @@ TEST_CASE("albedo demodulation: colour / albedo is filtered, albedo below albedo
   const Guides no_albedo = test::plane_guides(9, 7);
   auto plain = test::guided_stage("bilateral:r=3:albedo=off", &no_albedo);
   CHECK(plain.reference(in).at(4, 3, 0) != doctest::Approx(in.at(4, 3, 0)).epsilon(1e-3));
+}
+
+TEST_CASE("albedo_filter: multiplied back by the smoothed albedo, never across a depth step") {
+  // A plane of albedo 0.5 with one outlier of 0.9 (a pixel whose few samples hit something
+  // else), constant irradiance 0.4; columns 6.. are a nearer plane of albedo 0.8.
+  Guides g = test::plane_guides(11, 9);
+  g.albedo = Image(11, 9, 3);
+  Image in(11, 9, 3);
+  for (int y = 0; y < 9; ++y)
+    for (int x = 0; x < 11; ++x) {
+      const bool near = x >= 6;
+      if (near) g.depth.at(x, y, 0) = 0.5f;
+      const float a = near ? 0.8f : x == 2 && y == 4 ? 0.9f : 0.5f;
+      for (int c = 0; c < 3; ++c) g.albedo.at(x, y, c) = a, in.at(x, y, c) = 0.4f * a;
+    }
+  // The smoothing pass by hand at the outlier: 24 spline taps of 0.5 with colour weight
+  // exp(-3 * 0.4^2), the centre's 0.375^2 of 0.9; its neighbours up to x=4 are all 0.5.
+  const double far = 1.0 - 0.375 * 0.375, wc = std::exp(-3.0 * 0.4 * 0.4);
+  const double smoothed =
+      (0.375 * 0.375 * 0.9 + far * wc * 0.5) / (0.375 * 0.375 + far * wc);  // 0.5837
+  for (const char* spec : {"bilateral:r=3", "atrous:iters=2"}) {
+    INFO(spec);
+    auto f = test::guided_stage(spec, &g);
+    for (const Image& out : test::reference_and_device(f, in)) {
+      // Demodulated, the filter sees 0.4 everywhere; the outlier comes back with the
+      // smoothed albedo instead of its own.
+      CHECK(out.at(2, 4, 0) == doctest::Approx(0.4 * smoothed).epsilon(1e-5));
+      CHECK(out.at(0, 0, 1) == doctest::Approx(0.2).epsilon(1e-6));
+      // The nearer plane is half as deep: depth weight exp(-0.5 / (0.005 * 0.5)), zero in
+      // float, so its albedo 0.8 never mixes with the far plane's and neither do colours.
+      for (int y = 0; y < 9; ++y) {
+        CHECK(out.at(5, y, 2) == doctest::Approx(0.2).epsilon(1e-6));  // 3 from the outlier
+        CHECK(out.at(6, y, 2) == doctest::Approx(0.32).epsilon(1e-6));
+      }
+    }
+    // Off: the outlier keeps its own albedo.
+    auto off = test::guided_stage(std::string(spec) + ":albedo_filter=0", &g);
+    CHECK(off.reference(in).at(2, 4, 0) == doctest::Approx(0.36).epsilon(1e-6));
+  }
 }
 
 TEST_CASE("self-guided on photos: the range kernel keeps a strong step and smooths noise") {

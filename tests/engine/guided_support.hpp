@@ -100,6 +100,7 @@ inline void check_guided_on_odd_sizes(const std::string& guided, const std::stri
       const std::string b = std::string(":border=") + border;
       check_guided_device(guided + b, rgb, &g);
       check_guided_device(with_albedo + b, rgb, &ga);
+      if (w < 1000) check_guided_device(with_albedo + ":albedo_filter=0" + b, rgb, &ga);
       check_guided_device(self + b, grey, nullptr);
     }
   }
