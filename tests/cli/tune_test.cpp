@@ -118,7 +118,9 @@ TEST_CASE("tune: a damaged or foreign tuned file is left out, never fatal") {
   }
 }
 
-TEST_CASE("tune: a candidate whose result differs from the reference is left out, exit 1") {
+TEST_CASE(
+    "tune: a candidate whose result differs from the reference is left out, exit 1 "
+    "(fault layer)") {
   Sandbox box;
   // The third read-back is corrupted (tests/fault/cl_fault.cpp): conv's checks read back once
   // per candidate, the start first, so the second candidate after it looks wrong.
@@ -139,7 +141,7 @@ TEST_CASE("tune: a candidate whose result differs from the reference is left out
   CHECK(left_out == 1);
 }
 
-TEST_CASE("tune: a candidate the device refuses is left out with the OpenCL error") {
+TEST_CASE("tune: a candidate the device refuses is left out with the OpenCL error (fault layer)") {
   Sandbox box;
   // Launches fail from the 8th on for one candidate's worth of calls only: the start's check
   // and timing pass, some later candidate's launch fails, and the search goes on.
