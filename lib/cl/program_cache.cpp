@@ -21,8 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// FNV-1a: stable across compilers and runs, unlike std::hash; collisions are harmless here
-// because the key text is also stored next to the binary and compared on load.
 // OpenCL lets sqrt and division be off by a few ulp unless the program asks for correct
 // rounding; NVIDIA's driver takes that freedom (Sobel's magnitude differed from std::sqrt in
 // the last bit on an H100), so ask for it wherever the device offers it.
@@ -85,6 +83,7 @@ cl::Program ProgramCache::get(const std::string& file, const Defines& defines) {
   const std::string source = kernel_source(file);
   const std::string options = build_options(base_options_, defines);
   const std::string key_text = identity_ + "\n" + options + "\n" + source;
+  // A collision is harmless: the key text is stored next to the binary and compared on load.
   const std::string key = fnv1a_hex(key_text);
   std::lock_guard lock(mutex_);
   if (const auto it = memory_.find(key); it != memory_.end()) return it->second;

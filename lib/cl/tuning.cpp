@@ -90,7 +90,7 @@ std::optional<std::pair<Tuning, std::string>> read_tuned(const fs::path& path, T
     const nlohmann::json doc = nlohmann::json::parse(in);
     for (const auto& [name, value] : doc.at("settings").items()) {
       const TuningField* field = find_tuning_field(name);
-      if (!field || !value.is_number_integer() || value.get<int>() < (name == "vec" ? 0 : 1))
+      if (!field || !value.is_number_integer() || value.get<int>() < field->min)
         throw Error(ErrorKind::BadData, "setting '" + name + "' is not one halo uses");
       base.*(field->member) = value.get<int>();
     }
@@ -119,7 +119,7 @@ const std::vector<TuningField>& tuning_fields() {
                                                   {"hist_group", &Tuning::hist_group},
                                                   {"hist_subhists", &Tuning::hist_subhists},
                                                   {"hist_in_flight", &Tuning::hist_in_flight},
-                                                  {"vec", &Tuning::vec},
+                                                  {"vec", &Tuning::vec, 0},
                                                   {"vec_w", &Tuning::vec_w},
                                                   {"vec_h", &Tuning::vec_h},
                                                   {"vec_cols", &Tuning::vec_cols},
@@ -156,7 +156,7 @@ void apply_settings(Tuning& t, const std::string& text, const std::string& what)
       const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
       if (ec != std::errc() || end != digits.data() + digits.size()) value = -1;
     }
-    if (!field || value < (std::string(field->name) == "vec" ? 0 : 1))
+    if (!field || value < field->min)
       throw Error(ErrorKind::Usage,
                   what + ": cannot use '" + item + "' (names: " + settings_text(Tuning{}) + ")");
     t.*(field->member) = value;

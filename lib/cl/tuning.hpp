@@ -54,6 +54,7 @@ Tuning table_tuning(const DeviceInfo& device);
 struct TuningField {
   const char* name;
   int Tuning::*member;
+  int min = 1;  // vec may be 0 (the tiled kernels); every other field counts something
 };
 const std::vector<TuningField>& tuning_fields();
 const TuningField* find_tuning_field(const std::string& name);

@@ -21,7 +21,8 @@ std::size_t parse_bytes(const std::string& text, const std::string& option);
 // A size for messages: 640 KiB, 858 MiB, 3.8 GiB.
 std::string size_text(std::size_t bytes);
 
-// 64-bit FNV-1a of text as 16 hex digits: names of cache entries (kernels, tuned launch shapes).
+// 64-bit FNV-1a of text as 16 hex digits, stable across compilers and runs (unlike
+// std::hash): names of cache entries (kernels, tuned launch shapes).
 std::string fnv1a_hex(const std::string& text);
 
 // The image formats halo reads and writes, by lower-case extension with the dot: halo's own

@@ -113,9 +113,7 @@ class AtrousStage : public GuidedStage {
                     ? std::string("weights on colour") + (g->has_normal() ? ", normals" : "") +
                           (g->has_depth() ? ", depth" : "")
                     : "no normal or depth guides: colour weights only");
-    if (g && g->has_albedo())
-      d.push_back(a_.albedo_filter ? "albedo demodulation, remodulated with a smoothed albedo"
-                                   : "albedo demodulation");
+    if (g && g->has_albedo()) d.push_back(demodulation_detail(a_.albedo_filter));
     d.push_back(a_.sigma_c >= 0 ? fmt::format("sigma_c {:g}", a_.sigma_c)
                                 : "sigma_c auto: 2 where albedo demodulates, else 1");
     if (g && !g->described.empty()) d.push_back(g->described);
@@ -125,14 +123,12 @@ class AtrousStage : public GuidedStage {
   Image reference_rows(const Image& in, Span out, StageRun& run) const override {
     check_size(run, in.width(), in.span(), in.full_height());
     const AtrousParams a = resolved(run.guides, in.color_channels());
-    const bool demod = demodulates(run.guides, in.color_channels());
-    Image smoothed;
-    if (demod && a.albedo_filter) smoothed = remodulation_albedo(*run.guides, out, a.border);
-    const Image* remod_with = !demod ? nullptr : a.albedo_filter ? &smoothed : &run.guides->albedo;
+    const Remodulation remod(run.guides, demodulates(run.guides, in.color_channels()),
+                             a.albedo_filter, out, a.border);
     Image current = in;
     for (int i = 0; i < a.iters; ++i)
       current = pass_reference(current, run.guides, a, setup(run.guides, i, in.color_channels()),
-                               pass_rows(i, out, in.full_height()), remod_with);
+                               pass_rows(i, out, in.full_height()), remod.albedo());
     return with_colour(in, current);
   }
 
@@ -148,10 +144,9 @@ class AtrousStage : public GuidedStage {
     auto k = device.kernel("atrous.cl", "atrous_pass",
                            {{"CHANNELS", std::to_string(channels)},
                             {"SIGMA_N_WHOLE", std::to_string(a.sigma_n_whole)}});
-    const bool demod = demodulates(run.guides, channels);
     const cl::Buffer remod_with =
-        demod && a.albedo_filter ? remodulation_albedo(device, dg, *run.guides, in, out, a.border)
-                                 : dg.albedo;
+        remodulation_albedo(device, dg, run.guides, demodulates(run.guides, channels),
+                            a.albedo_filter, in, out, a.border);
     const cl::Buffer* src = &in.buffer;
     for (int i = 0; i < a_.iters; ++i) {
       const PassSetup s = setup(run.guides, i, channels);
@@ -225,14 +220,20 @@ PassSetup albedo_setup(const Guides& g) {
 
 }  // namespace
 
-Image remodulation_albedo(const Guides& g, Span rows, Border border) {
-  return pass_reference(g.albedo, &g, albedo_smoothing(border), albedo_setup(g), rows);
+Remodulation::Remodulation(const Guides* g, bool demod, bool albedo_filter, Span out,
+                           Border border) {
+  if (!demod) return;
+  guide_ = &g->albedo;
+  if (albedo_filter)
+    smoothed_ = pass_reference(g->albedo, g, albedo_smoothing(border), albedo_setup(*g), out);
 }
 
-cl::Buffer remodulation_albedo(Device& device, const DeviceGuides& dg, const Guides& g,
-                               const DeviceImage& like, Span rows, Border border) {
+cl::Buffer remodulation_albedo(Device& device, const DeviceGuides& dg, const Guides* g, bool demod,
+                               bool albedo_filter, const DeviceImage& like, Span rows,
+                               Border border) {
+  if (!demod || !albedo_filter) return dg.albedo;
   const AtrousParams a = albedo_smoothing(border);
-  const PassSetup s = albedo_setup(g);
+  const PassSetup s = albedo_setup(*g);
   DeviceImage smoothed = device.image_like(like, 3, false);
   auto k = device.kernel("atrous.cl", "atrous_pass",
                          {{"CHANNELS", "3"}, {"SIGMA_N_WHOLE", std::to_string(a.sigma_n_whole)}});

@@ -126,9 +126,7 @@ class BilateralStage : public GuidedStage {
                                      (g->has_normal() && g->has_depth() ? " and " : "") +
                                      (g->has_depth() ? "depth" : "")
                                : "no normal or depth guides: self-guided");
-    if (plan.demod)
-      d.push_back(p_.albedo_filter ? "albedo demodulation, remodulated with a smoothed albedo"
-                                   : "albedo demodulation");
+    if (plan.demod) d.push_back(demodulation_detail(p_.albedo_filter));
     if (plan.range_inv > 0)
       d.push_back("range kernel, sigma_r " + std::to_string(std::sqrt(0.5 / plan.range_inv)));
     if (g && !g->described.empty()) d.push_back(g->described);
@@ -144,15 +142,11 @@ class BilateralStage : public GuidedStage {
       flags = flags_reference(*run.guides, p_, inner);
       if (run.keep_flags) keep_rows(run, flags.data(), run.guides->any(), run.own);
     }
-    Image smoothed;
-    if (plan.demod && p_.albedo_filter) smoothed = remodulation_albedo(*run.guides, out, p_.border);
-    const Image* remod_with = !plan.demod        ? nullptr
-                              : p_.albedo_filter ? &smoothed
-                                                 : &run.guides->albedo;
+    const Remodulation remod(run.guides, plan.demod, p_.albedo_filter, out, p_.border);
     const Image rows =
         pass_reference(in, flags, run.guides, p_, plan, true, inner, plan.demod, nullptr);
     const Image result =
-        pass_reference(rows, flags, run.guides, p_, plan, false, out, false, remod_with);
+        pass_reference(rows, flags, run.guides, p_, plan, false, out, false, remod.albedo());
     return with_colour(in, result);
   }
 
@@ -174,10 +168,8 @@ class BilateralStage : public GuidedStage {
           cl::NDRange(kTile, kTile),
           std::size_t(in.pitch) * inner.count() * (4 * sizeof(float) + 1));
     }
-    const cl::Buffer remod_with =
-        plan.demod && p_.albedo_filter
-            ? remodulation_albedo(device, dg, *run.guides, in, out, p_.border)
-            : dg.albedo;
+    const cl::Buffer remod_with = remodulation_albedo(device, dg, run.guides, plan.demod,
+                                                      p_.albedo_filter, in, out, p_.border);
     const auto weights = device.constants(p_.weights, "bilateral weights");
     const int channels = in.color_channels();
     DeviceImage tmp = device.image_like(in, channels, false);

@@ -139,21 +139,37 @@ inline void store_normalised(Image& dst, const Image* remod_albedo, int x, int y
   }
 }
 
-// The albedo that filtered colour is multiplied back by when albedo_filter is on (the
-// default): one atrous pass (5x5 B3 spline, step 1) over the albedo guide, weighted by the
-// normals (max(0, n.n)^128), by relative depth (sigma 0.005) and by the albedo's own
-// differences (exp(-|da|^2)), for the image rows `rows` (it reads 2 more each side). Why: a
-// pixel's few samples straddle outlines and texture edges, or are spread by depth of field,
-// so a 4-spp albedo is noisy there, and multiplying back by it put that noise into the
-// result. Division still uses the guide as it is. A pixel whose own albedo was too dark to
-// divide by (a dark texel) but whose neighbourhood's smoothed albedo is not gets multiplied
-// by the latter: its filtered value comes from divided neighbours. Measured
-// (scripts/render-psnr.py, 4 spp, bilateral / atrous): wide +1.1 / +1.1 dB, metal +0.3 / +0.3,
-// texture +7.7 / +7.7 (the dark texels of its noise texture had turned into bright specks).
-Image remodulation_albedo(const Guides& g, Span rows, Border border);
-// The same on the device: planes like `like`'s, for its rows `rows`.
-cl::Buffer remodulation_albedo(Device& device, const DeviceGuides& dg, const Guides& g,
-                               const DeviceImage& like, Span rows, Border border);
+// What filtered colour is multiplied back by (store_normalised), for the output rows `out`:
+// nothing without demodulation, the albedo guide itself with albedo_filter off, and with it
+// on (the default) a smoothed copy: one atrous pass (5x5 B3 spline, step 1) over the albedo guide,
+// weighted by the normals (max(0, n.n)^128), by relative depth (sigma 0.005) and by the albedo's
+// own differences (exp(-|da|^2)); it reads 2 rows more each side. Why: a pixel's few samples
+// straddle outlines and texture edges, or are spread by depth of field, so a 4-spp albedo is noisy
+// there, and multiplying back by it put that noise into the result. Division still uses the guide
+// as it is. A pixel whose own albedo was too dark to divide by (a dark texel) but whose
+// neighbourhood's smoothed albedo is not gets multiplied by the latter: its filtered value comes
+// from divided neighbours. Measured (scripts/render-psnr.py, 4 spp, bilateral / atrous): wide +1.1
+// / +1.1 dB, metal +0.3 / +0.3, texture +7.7 / +7.7 (the dark texels of its noise texture had
+// turned into bright specks).
+class Remodulation {
+ public:
+  Remodulation(const Guides* g, bool demod, bool albedo_filter, Span out, Border border);
+  const Image* albedo() const { return smoothed_.width() > 0 ? &smoothed_ : guide_; }
+
+ private:
+  const Image* guide_ = nullptr;
+  Image smoothed_;
+};
+// The same on the device, with planes like `like`'s: the buffer to multiply back by (the
+// albedo guide's when there is nothing to smooth).
+cl::Buffer remodulation_albedo(Device& device, const DeviceGuides& dg, const Guides* g, bool demod,
+                               bool albedo_filter, const DeviceImage& like, Span out,
+                               Border border);
+// What -v says of the remodulation.
+inline const char* demodulation_detail(bool albedo_filter) {
+  return albedo_filter ? "albedo demodulation, remodulated with a smoothed albedo"
+                       : "albedo demodulation";
+}
 
 // The input with its colour planes replaced by `colour` (a reference's result); alpha and
 // source type kept.
