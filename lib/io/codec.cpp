@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/text.hpp"
+#include "io/exr_header.hpp"
 
 namespace halo {
 
@@ -200,6 +201,7 @@ std::unique_ptr<ImageReader> open_reader(const std::string& path) {
       spdlog::warn("{}: the content is {}, not {}; reading it as {}", path, content->name,
                    named->name, content->name);
     if (content->open) return content->open(path);  // checks the size on its header itself
+    if (std::string(content->oiio) == "openexr") check_exr_header(path);
     reader = oiio_codecs().open(path, content->oiio);
   } else if (named) {
     throw Error(ErrorKind::BadData, path + ": not " + named->name +
@@ -215,7 +217,11 @@ std::unique_ptr<ImageReader> open_reader(const std::string& path) {
     reader = oiio_codecs().open(path, "");
   }
   // OpenImageIO's readers have read only the header when open returns.
-  check_image_size(path, reader->header().width, reader->header().height);
+  const ImageHeader& h = reader->header();
+  check_image_size(path, h.width, h.height);
+  if (h.tile_rows > 0)
+    check_memory(path, std::size_t(h.width) * h.channels.size() * sizeof(float) * h.tile_rows,
+                 "a row of tiles");
   return reader;
 }
 

@@ -35,6 +35,7 @@ struct ImageHeader {
   bool alpha = false;        // the file marks its last channel as alpha
   std::string format;        // "png", "openexr", ...
   bool whole_image = false;  // the decoder holds the whole image (interlaced PNG)
+  int tile_rows = 0;         // a tiled file: the decoder holds this many rows (a row of tiles)
   Metadata metadata;         // what the header says besides the pixels
 };
 

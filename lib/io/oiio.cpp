@@ -205,22 +205,66 @@ class OiioReader : public ImageReader {
     header_.format = in_->format_name();
     header_.metadata = metadata_of(spec);
     y0_ = spec.y;
+    if (spec.tile_width > 0 && (spec.tile_height <= 0 || spec.tile_depth > 1 || spec.depth > 1))
+      throw Error(ErrorKind::BadData, path + ": tiles of " + std::to_string(spec.tile_width) +
+                                          "x" + std::to_string(spec.tile_height) + "x" +
+                                          std::to_string(spec.tile_depth) +
+                                          " (halo reads 2D images only)");
+    // Checked against --max-memory by open_reader.
+    tile_rows_ = header_.tile_rows = spec.tile_width > 0 ? std::min(spec.tile_height, spec.height) : 0;
   }
 
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
-    const int y = y0_ + next_;
-    if (!in_->read_scanlines(0, 0, y, y + count, 0, first, first + n, oiio_type(type), out)) {
-      const auto why = one_line(in_->geterror());
-      throw Error(ErrorKind::BadData,
-                  path_ + ": cannot read pixels: " + (why.empty() ? "corrupt or truncated" : why));
-    }
+    if (tile_rows_ > 0)
+      read_tiled_rows(count, first, n, type, out);
+    else
+      read_region(y0_ + next_, y0_ + next_ + count, first, n, type, out);
     next_ += count;
   }
 
  private:
+  // OpenImageIO reads scanlines of scanline files only; a tiled file (common for EXR from
+  // renderers, and TIFF) is read a row of tiles at a time into band_, and rows are served from it.
+  void read_tiled_rows(int count, int first, int n, PixelType type, std::byte* out) {
+    const OIIO::ImageSpec& spec = in_->spec();
+    const std::size_t row_bytes = std::size_t(spec.width) * n * oiio_type(type).size();
+    if (band_first_ != first || band_n_ != n || band_type_ != type) {
+      band_.clear();  // another choice of channels or type: the band is read again
+      band_first_ = first, band_n_ = n, band_type_ = type;
+    }
+    for (int i = 0; i < count; ++i) {
+      const int y = y0_ + next_ + i;
+      if (band_.empty() || y < band_y_ || y >= band_y_ + band_rows_) {
+        band_y_ = y0_ + (y - y0_) / tile_rows_ * tile_rows_;
+        band_rows_ = std::min(tile_rows_, y0_ + spec.height - band_y_);
+        band_.resize(row_bytes * band_rows_);
+        read_region(band_y_, band_y_ + band_rows_, first, n, type, band_.data());
+      }
+      std::memcpy(out + row_bytes * i, band_.data() + row_bytes * (y - band_y_), row_bytes);
+    }
+  }
+
+  void read_region(int y_begin, int y_end, int first, int n, PixelType type, std::byte* out) {
+    const OIIO::ImageSpec& spec = in_->spec();
+    const bool ok =
+        tile_rows_ > 0
+            ? in_->read_tiles(0, 0, spec.x, spec.x + spec.width, y_begin, y_end, spec.z,
+                              spec.z + 1, first, first + n, oiio_type(type), out)
+            : in_->read_scanlines(0, 0, y_begin, y_end, 0, first, first + n, oiio_type(type), out);
+    if (!ok) {
+      const auto why = one_line(in_->geterror());
+      throw Error(ErrorKind::BadData,
+                  path_ + ": cannot read pixels: " + (why.empty() ? "corrupt or truncated" : why));
+    }
+  }
+
   std::string path_;
   std::unique_ptr<OIIO::ImageInput> in_;
   int y0_ = 0, next_ = 0;
+  int tile_rows_ = 0;  // 0 for a scanline file
+  std::vector<std::byte> band_;
+  int band_y_ = 0, band_rows_ = 0, band_first_ = -1, band_n_ = 0;
+  PixelType band_type_ = PixelType::f32;
 };
 
 // --compression as OpenImageIO's attribute for the format of `ext` (JPEG, PNG and PFM are

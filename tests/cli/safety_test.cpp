@@ -151,6 +151,73 @@ TEST_CASE("an OpenEXR whose data window declares 60000x60000 is refused on its h
   CHECK(has(r.err, "small.exr: cannot read pixels"));
 }
 
+TEST_CASE("an OpenEXR header is walked before OpenEXR reads it: declared sizes, parts, ends") {
+  Sandbox box;
+  write_exr_bomb(box / "small.exr", 40, 30);
+  const std::string valid = Sandbox::read(box / "small.exr");
+  const std::size_t attributes = 8;  // after the magic number and the version field
+  const auto le32 = [](std::uint32_t v) {
+    std::string s;
+    for (int i = 0; i < 4; ++i) s += char((v >> (8 * i)) & 0xff);
+    return s;
+  };
+  // A string attribute declaring 1.8 GB in a 1 KB file: OpenEXR would allocate all of it.
+  std::string bomb = valid;
+  bomb.insert(attributes, std::string("capDate\0string\0", 15) + le32(0x6c000000) + "2026");
+  std::ofstream(box / "string.exr", std::ios::binary) << bomb;
+  const Measured m = run_measured(box, {"run", box / "string.exr", "-o", box / "o.exr"});
+  CHECK(m.code == 65);
+  CHECK_MESSAGE(has(m.err, "string.exr: not a valid OpenEXR header: attribute 'capDate' declares "
+                           "1811939328 bytes where the file has"),
+                m.err);
+  CHECK(m.peak_kib < rss_bound_kib(100 * 1024));
+  CHECK_FALSE(fs::exists(box / "o.exr"));
+
+  // Cut inside the data window, and inside its type's name; a name that never ends.
+  const std::size_t window = valid.find("dataWindow");
+  REQUIRE(window != std::string::npos);
+  std::ofstream(box / "cut.exr", std::ios::binary) << valid.substr(0, window + 24);
+  Result r = box.halo("run " + box / "cut.exr" + " -o " + box / "o.exr");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "cut.exr: not a valid OpenEXR header: attribute 'dataWindow' declares 16 "
+                   "bytes where the file has 3 left"));
+  std::ofstream(box / "cut.exr", std::ios::binary) << valid.substr(0, window + 13);
+  r = box.halo("run " + box / "cut.exr" + " -o " + box / "o.exr");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "cut.exr: not a valid OpenEXR header: the file ends in the type of attribute "
+                   "'dataWindow'"));
+  std::ofstream(box / "name.exr", std::ios::binary)
+      << valid.substr(0, attributes) << std::string(300, 'n') << valid.substr(attributes);
+  r = box.halo("run " + box / "name.exr" + " -o " + box / "o.exr");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "is longer than 255 characters"));
+
+  // A channel of pixel type 3: OpenImageIO's reader aborts the program on it (exit 134).
+  std::string typed = valid;
+  const std::size_t r_type = typed.find("chlist") + 7 + 4 + 2;  // type, size, "R\0"
+  REQUIRE(typed[r_type] == 2);
+  typed[r_type] = 3;
+  std::ofstream(box / "type.exr", std::ios::binary) << typed;
+  r = box.halo("run " + box / "type.exr" + " -o " + box / "o.exr");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "type.exr: not a valid OpenEXR header: channel 'R' has pixel type 3"));
+
+  // Two parts (the multi-part flag), the second declaring 60000x60000.
+  const std::size_t last = valid.find("screenWindowWidth");  // name, type, size, a float
+  const std::string header = valid.substr(attributes, last + 18 + 6 + 4 + 4 - attributes);
+  std::string head = valid.substr(0, attributes), second = header;
+  head[5] = char(0x10);
+  write_exr_bomb(box / "big.exr", 60000, 60000);
+  const std::string big = Sandbox::read(box / "big.exr");
+  const std::size_t window_bytes = 11 + 6 + 4 + 16;  // dataWindow box2i, its size, 4 ints
+  second.replace(window - attributes, window_bytes, big.substr(big.find("dataWindow"), window_bytes));
+  std::ofstream(box / "parts.exr", std::ios::binary)
+      << head << header << '\0' << second << '\0' << '\0' << std::string(64, 'x');
+  r = box.halo("run " + box / "parts.exr" + " -o " + box / "o.exr");
+  CHECK(r.code == 65);
+  CHECK_MESSAGE(has(r.err, "parts.exr (part 2): declares 60000x60000"), r.err);
+}
+
 TEST_CASE("a small PNG declaring 60000x60000 is refused on its header, in little memory") {
   Sandbox box;
   write_bomb(box / "bomb.png", 60000, 60000);

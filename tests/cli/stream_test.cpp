@@ -152,6 +152,54 @@ TEST_CASE("interlaced PNG inputs are read whole, with the same pixels") {
   CHECK(r.code == 0);
 }
 
+// A tiled file written by OpenImageIO: tiles of 16x16 (TIFF wants multiples of 16) that do not
+// divide the image, and for EXR a data window that does not start at row 0.
+void write_tiled(const std::string& path, const PixelBuffer& pixels, OIIO::TypeDesc stored,
+                 int y_origin) {
+  OIIO::ImageSpec spec(pixels.width, pixels.height, pixels.channels, stored);
+  spec.tile_width = 16;
+  spec.tile_height = 16;
+  spec.y = spec.full_y = y_origin;
+  if (pixels.alpha) spec.alpha_channel = pixels.channels - 1;
+  auto out = OIIO::ImageOutput::create(path);
+  REQUIRE(out);
+  REQUIRE(out->open(path, spec));
+  REQUIRE(out->write_image(pixels.type == PixelType::u8 ? OIIO::TypeDesc::UINT8
+                                                        : OIIO::TypeDesc::UINT16,
+                           pixels.bytes.data()));
+  REQUIRE(out->close());
+}
+
+TEST_CASE("tiled EXR and TIFF inputs give the pixels of their scanline twins, in any strips") {
+  Sandbox box;
+  struct Case {
+    const char* tiled;
+    const char* scanline;
+    PixelBuffer pixels;
+    OIIO::TypeDesc stored;
+    SampleType type;
+    int y_origin;
+  };
+  const Case cases[] = {
+      {"t.exr", "s.exr", photo(37, 23, 3, PixelType::u16), OIIO::TypeDesc::HALF, SampleType::half, 5},
+      {"t.tif", "s.tif", photo(37, 23, 4, PixelType::u16), OIIO::TypeDesc::UINT16, SampleType::u16, 0},
+      {"g.tif", "h.tif", photo(5, 3, 1), OIIO::TypeDesc::UINT8, SampleType::u8, 0}};
+  for (const auto& c : cases) {
+    INFO(std::string(c.tiled));
+    write_tiled(box / c.tiled, c.pixels, c.stored, c.y_origin);
+    write_image(box / c.scanline, c.pixels, c.type);
+    for (const char* strip : {"1", "3", "8", "64"}) {
+      INFO("strip rows ", std::string(strip));
+      const std::string args = std::string(" -f box:r=2 --strip-rows ") + strip + " -o ";
+      const Result tiled = box.halo("run " + box / c.tiled + args + box / "out-t.tif --verify");
+      CHECK_MESSAGE(tiled.code == 0, tiled.err);
+      CHECK(box.halo("run " + box / c.scanline + args + box / "out-s.tif").code == 0);
+      CHECK(read_image({box / "out-t.tif", {}}).pixels.bytes ==
+            read_image({box / "out-s.tif", {}}).pixels.bytes);
+    }
+  }
+}
+
 TEST_CASE("an image larger than the device's largest buffer streams on it in bounded memory") {
   Sandbox box;
   // 16384 x 12000 RGB: 590 MB of samples, 2.36 GB as the float planes filters work on. PoCL

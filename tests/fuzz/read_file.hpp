@@ -1,0 +1,40 @@
+// The body of the image fuzz targets: bytes written to a file and read the way halo run reads
+// one (open_reader, then rows in strips), under small resource limits so that the header
+// checks must refuse the huge images fuzzed files declare. Pixels or an Error, never a crash,
+// a hang or memory past the limits.
+#pragma once
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/limits.hpp"
+#include "io/codec.hpp"
+
+namespace halo::fuzz {
+
+inline void read_as_file(const std::uint8_t* data, std::size_t size) {
+  set_resource_limits({.max_pixels = 4000000, .max_memory = std::size_t(64) << 20});
+  // No extension: the format comes from the content alone, as it does for every file halo reads.
+  static const std::string path = "/tmp/halo-fuzz-" + std::to_string(::getpid());
+  if (std::FILE* f = std::fopen(path.c_str(), "wb")) {
+    std::fwrite(data, 1, size, f);
+    std::fclose(f);
+  }
+  try {
+    auto reader = open_reader(path);
+    const ImageHeader& h = reader->header();
+    const int channels = int(h.channels.size());
+    std::vector<std::byte> rows(std::size_t(h.width) * channels * sizeof(float) * 16);
+    for (int y = 0; y < h.height; y += 16)
+      reader->read_rows(std::min(16, h.height - y), 0, channels, PixelType::f32, rows.data());
+  } catch (const Error&) {
+  }
+}
+
+}  // namespace halo::fuzz
