@@ -32,7 +32,10 @@ struct Row {
 // 1.44x the read floor, scripts/results/h200-2026-11-21-batch/hist-sweep.md). rows_h 8,
 // cols_h 4 and box_rows 16 are `halo tune`'s choice on an H100 (2026-11-23): gaussian r=16
 // 0.338 -> 0.305 ms, box r=32 0.685 -> 0.653 ms on 8K float, the others unchanged
-// (scripts/results/h100-2026-11-23/bench-{table,tuned}-*.txt, alternating runs).
+// (scripts/results/h100-2026-11-23/bench-{table,tuned}-*.txt, alternating runs). conv_vec 4
+// in 16x16 groups with 4 rows per work-item: sharpen 0.177 -> 0.151 ms there; the separable
+// filters lost with their _vec kernels (gaussian r=8 0.236 -> 0.30-0.35 ms;
+// scripts/results/h100-2026-11-23/vec-sweep.txt).
 // CPUs (PoCL): small groups; each work-group becomes a loop on one core. Rows per work-item
 // measured on this project's 2-core EPYC (5120x2880 RGB float, PoCL 3.1): separable columns
 // r=12 103 ms at 1 row, 42 at 8, 35 at 16; conv 3x3 21 ms at 1 row, 25 at 8 (tiled: 165).
@@ -47,9 +50,13 @@ constexpr Row kTable[] = {
       .cols_w = 32,
       .cols_h = 4,
       .cols_steps = 16,
+      .conv_vec = 4,
       .box_rows = 16,
       .hist_group = 1024,
-      .hist_in_flight = 2}},
+      .hist_in_flight = 2,
+      .vec_w = 16,
+      .vec_h = 16,
+      .vec_conv = 4}},
     {"cpu",
      "",
      {.rows_w = 16,
@@ -119,6 +126,7 @@ const std::vector<TuningField>& tuning_fields() {
                                                   {"hist_group", &Tuning::hist_group},
                                                   {"hist_subhists", &Tuning::hist_subhists},
                                                   {"hist_in_flight", &Tuning::hist_in_flight},
+                                                  {"conv_vec", &Tuning::conv_vec, 0},
                                                   {"vec", &Tuning::vec, 0},
                                                   {"vec_w", &Tuning::vec_w},
                                                   {"vec_h", &Tuning::vec_h},

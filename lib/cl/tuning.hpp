@@ -18,6 +18,9 @@ struct Tuning {
   // conv.cl: CONV_W x CONV_H work-groups, up to conv_run outputs down a column per work-item
   // (fewer when the tile of a large kernel would not fit in local memory).
   int conv_w = 32, conv_h = 8, conv_run = 8;
+  // conv.cl on GPUs: 0 for conv_tile, else conv_vec at this vector width (taps read straight
+  // from global memory, through L1; vec_w x vec_h work-groups, vec_conv rows per work-item).
+  int conv_vec = 0;
   // box.cl running sums: box_seg outputs per work-item, box_rows image rows per work-group of
   // the rows pass (fewer when the tile would not fit in local memory).
   int box_seg = 64, box_rows = 32;

@@ -84,11 +84,13 @@ class ConvStage : public Stage {
     const std::size_t bytes = 2 * std::size_t(src.pitch) * out.count() * sizeof(float) * planes;
     cl::NDRange global, local;
     std::string name = "conv_tile";
-    if (t.vec > 0) {  // CPUs: vector rows, see kernels/conv.cl
+    // CPUs (vec): vector rows, see kernels/conv.cl; GPUs where conv_vec is set: the same
+    // kernel, whose loads of neighbouring work-items meet in L1, beats the local tile.
+    if (const int vec = t.vec > 0 ? t.vec : t.conv_vec; vec > 0) {
       name = "conv_vec";
-      defines.push_back({"VEC", std::to_string(t.vec)});
+      defines.push_back({"VEC", std::to_string(vec)});
       defines.push_back({"VEC_ROWS", std::to_string(t.vec_conv)});
-      global = cl::NDRange(ceil_div(src.width, t.vec), ceil_div(out.count(), t.vec_conv), planes);
+      global = cl::NDRange(ceil_div(src.width, vec), ceil_div(out.count(), t.vec_conv), planes);
       local = cl::NDRange(t.vec_w, t.vec_h, 1);
     } else {
       const int run = conv_run(t, device.info().local_memory);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -219,9 +220,16 @@ std::unique_ptr<ImageReader> open_reader(const std::string& path) {
   // OpenImageIO's readers have read only the header when open returns.
   const ImageHeader& h = reader->header();
   check_image_size(path, h.width, h.height);
-  if (h.tile_rows > 0)
-    check_memory(path, std::size_t(h.width) * h.channels.size() * sizeof(float) * h.tile_rows,
-                 "a row of tiles");
+  // A tiled file is read a row of tiles at a time: OpenImageIO holds whole tiles (wider than
+  // the image when the tiles are) and the reader the rows of the image among them.
+  if (h.tile_width > 0) {
+    const double tiles_wide = std::ceil(double(h.width) / h.tile_width);
+    const double bytes = 2 * tiles_wide * h.tile_width * h.tile_height * double(h.channels.size()) *
+                         sizeof(float);  // in double: a fuzzed header's tiles overflow 64 bits
+    check_memory(path, bytes < 1e18 ? std::size_t(bytes) : std::size_t(1e18),
+                 "a row of " + std::to_string(h.tile_width) + "x" +
+                     std::to_string(h.tile_height) + " tiles");
+  }
   return reader;
 }
 

@@ -35,7 +35,7 @@ struct ImageHeader {
   bool alpha = false;        // the file marks its last channel as alpha
   std::string format;        // "png", "openexr", ...
   bool whole_image = false;  // the decoder holds the whole image (interlaced PNG)
-  int tile_rows = 0;         // a tiled file: the decoder holds this many rows (a row of tiles)
+  int tile_width = 0, tile_height = 0;  // a tiled file's tiles (a row of them is read at once)
   Metadata metadata;         // what the header says besides the pixels
 };
 

@@ -210,8 +210,10 @@ class OiioReader : public ImageReader {
                                           "x" + std::to_string(spec.tile_height) + "x" +
                                           std::to_string(spec.tile_depth) +
                                           " (halo reads 2D images only)");
-    // Checked against --max-memory by open_reader.
-    tile_rows_ = header_.tile_rows = spec.tile_width > 0 ? std::min(spec.tile_height, spec.height) : 0;
+    // A row of tiles is checked against --max-memory by open_reader.
+    header_.tile_width = std::max(spec.tile_width, 0);
+    header_.tile_height = spec.tile_width > 0 ? spec.tile_height : 0;
+    tile_rows_ = spec.tile_width > 0 ? std::min(spec.tile_height, spec.height) : 0;
   }
 
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {

@@ -66,7 +66,13 @@ std::vector<Family> families_for(bool vector_kernels) {
             {"cols_steps", {2, 4, 8, 16, 32}}}},
           {"conv",
            {"sharpen"},
-           {{"conv_w", {16, 32, 64}}, {"conv_h", {2, 4, 8, 16}}, {"conv_run", {1, 2, 4, 8, 16}}}},
+           {{"conv_vec", {0, 2, 4, 8}},  // 0: the local tile; the knobs after it tune either
+            {"vec_conv", {1, 2, 4, 8}},
+            {"vec_w", {16, 32, 64}},
+            {"vec_h", {2, 4, 8, 16}},
+            {"conv_w", {16, 32, 64}},
+            {"conv_h", {2, 4, 8, 16}},
+            {"conv_run", {1, 2, 4, 8, 16}}}},
           box,
           histogram};
 }

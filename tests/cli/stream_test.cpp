@@ -155,10 +155,10 @@ TEST_CASE("interlaced PNG inputs are read whole, with the same pixels") {
 // A tiled file written by OpenImageIO: tiles of 16x16 (TIFF wants multiples of 16) that do not
 // divide the image, and for EXR a data window that does not start at row 0.
 void write_tiled(const std::string& path, const PixelBuffer& pixels, OIIO::TypeDesc stored,
-                 int y_origin) {
+                 int y_origin, int tile = 16) {
   OIIO::ImageSpec spec(pixels.width, pixels.height, pixels.channels, stored);
-  spec.tile_width = 16;
-  spec.tile_height = 16;
+  spec.tile_width = tile;
+  spec.tile_height = tile;
   spec.y = spec.full_y = y_origin;
   if (pixels.alpha) spec.alpha_channel = pixels.channels - 1;
   auto out = OIIO::ImageOutput::create(path);
@@ -198,6 +198,15 @@ TEST_CASE("tiled EXR and TIFF inputs give the pixels of their scanline twins, in
             read_image({box / "out-s.tif", {}}).pixels.bytes);
     }
   }
+  // Tiles far wider than the image: OpenImageIO reads whole tiles, so their size is what
+  // --max-memory is checked against (8192 x 8192 x 3 floats, twice: 1.5 GiB).
+  write_tiled(box / "wide.exr", photo(5, 3, 3, PixelType::u16), OIIO::TypeDesc::HALF, 0, 8192);
+  CHECK(fs::file_size(box / "wide.exr") < 1000000);
+  const Result r = box.halo("--max-memory 1G run " + box / "wide.exr" + " -o " + box / "w.pfm");
+  CHECK(r.code == 65);
+  CHECK_MESSAGE(has(r.err, "wide.exr: a row of 8192x8192 tiles needs 1.5 GiB of memory, over "
+                           "the limit of 1.0 GiB"),
+                r.err);
 }
 
 TEST_CASE("an image larger than the device's largest buffer streams on it in bounded memory") {

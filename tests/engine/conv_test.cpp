@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "engine/separable_support.hpp"
+#include "cl/tuning.hpp"
 #include "filters/convert.hpp"
 #include "filters/registry.hpp"
 #include "support.hpp"
@@ -164,4 +165,24 @@ TEST_CASE("the tiled conv kernel GPUs run, against the reference: sizes, kernels
       check_device_matches("edge:mode=sobel" + b, in, tiled);
       check_device_matches("conv:k=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15:w=5:h=3" + b, in, tiled);
     }
+}
+
+TEST_CASE("conv_vec at GPU shapes (the NVIDIA row's conv_vec 4, 4 rows, 16x16), every border") {
+  DeviceInfo info = test::device().info();
+  info.type = "gpu";
+  Device device(info, default_cache_dir());
+  for (const char* shape : {"conv_vec=4,vec_conv=4,vec_w=16,vec_h=16", "conv_vec=2,vec_conv=3"}) {
+    Tuning t = device.tuning();
+    apply_settings(t, shape, "test");
+    device.set_tuning(t, "test");
+    for (const char* border : test::kBorders)
+      for (const auto& size : {std::pair{1, 1}, {7, 5}, {9, 4}, {1023, 517}}) {
+        INFO(shape, " ", border, " ", size.first, "x", size.second);
+        const Image in = test::random_image(size.first, size.second, 3, false, 5);
+        const std::string b = std::string(":border=") + border;
+        check_device_matches("sharpen" + b, in, device);
+        check_device_matches("edge:mode=sobel" + b, in, device);
+        check_device_matches("conv:k=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15:w=5:h=3" + b, in, device);
+      }
+  }
 }
