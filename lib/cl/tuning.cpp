@@ -35,7 +35,7 @@ struct Row {
 // (scripts/results/h100-2026-11-23/bench-{table,tuned}-*.txt, alternating runs). conv_vec 4
 // in 16x16 groups with 4 rows per work-item: sharpen 0.177 -> 0.151 ms there; the separable
 // filters lost with their _vec kernels (gaussian r=8 0.236 -> 0.30-0.35 ms;
-// scripts/results/h100-2026-11-23/vec-sweep.txt).
+// scripts/results/h100-2026-11-23-s8/vec-sweep.txt, conv-ab.txt).
 // CPUs (PoCL): small groups; each work-group becomes a loop on one core. Rows per work-item
 // measured on this project's 2-core EPYC (5120x2880 RGB float, PoCL 3.1): separable columns
 // r=12 103 ms at 1 row, 42 at 8, 35 at 16; conv 3x3 21 ms at 1 row, 25 at 8 (tiled: 165).

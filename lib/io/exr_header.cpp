@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
@@ -17,6 +18,20 @@ constexpr std::uint32_t multipart = 0x1000;
 // Names are at most 31 characters, or 255 with the long-names flag; 255 is allowed always, as
 // only sizes matter here.
 constexpr std::size_t max_name = 255;
+
+// The bytes OpenEXR reads for a value of a fixed-size type whatever the declared size says;
+// 0 for the types it reads by their declared size or by their content.
+std::size_t fixed_size(const std::string& type) {
+  static const std::map<std::string, std::size_t> sizes = {
+      {"box2i", 16},    {"box2f", 16},      {"chromaticities", 32}, {"compression", 1},
+      {"double", 8},    {"envmap", 1},      {"float", 4},           {"int", 4},
+      {"keycode", 28},  {"lineOrder", 1},   {"m33f", 36},           {"m33d", 72},
+      {"m44f", 64},     {"m44d", 128},      {"rational", 8},        {"tiledesc", 9},
+      {"timecode", 8},  {"v2i", 8},         {"v2f", 8},             {"v2d", 16},
+      {"v3i", 12},      {"v3f", 12},        {"v3d", 24},            {"deepImageState", 1}};
+  const auto found = sizes.find(type);
+  return found == sizes.end() ? 0 : found->second;
+}
 
 class HeaderWalk {
  public:
@@ -71,11 +86,18 @@ class HeaderWalk {
       if (bytes < 0 || std::uint64_t(bytes) > size_ - offset())
         fail("attribute '" + attribute + "' declares " + std::to_string(bytes) +
              " bytes where the file has " + std::to_string(size_ - offset()) + " left");
-      if (attribute == "dataWindow" && type == "box2i" && bytes == 16) {
+      if (const std::size_t fixed = fixed_size(type); fixed && std::size_t(bytes) != fixed)
+        fail("attribute '" + attribute + "' of type " + type + " declares " +
+             std::to_string(bytes) + " bytes, not the type's " + std::to_string(fixed));
+      if (attribute == "dataWindow" && type == "box2i") {
         data_window = true;
         check_window(n);
-      } else if (type == "chlist") {
-        check_channels(attribute, std::size_t(bytes));
+      } else if (type == "chlist" || type == "preview" || type == "stringvector") {
+        if (bytes > (16 << 20)) fail("attribute '" + attribute + "' declares " +
+                                     std::to_string(bytes) + " bytes of " + type);
+        std::string value(std::size_t(bytes), '\0');
+        read(value.data(), value.size(), "attribute '" + attribute + "'");
+        check_structured(attribute, type, value);
       } else {
         in_.seekg(bytes, std::ios::cur);
       }
@@ -96,24 +118,43 @@ class HeaderWalk {
     check_image_size(where, std::int64_t(box[2]) - box[0] + 1, std::int64_t(box[3]) - box[1] + 1);
   }
 
-  // Each channel: a name, its pixel type (0 uint, 1 half, 2 float), pLinear and 3 reserved
-  // bytes, x and y sampling; a null name ends the list. OpenImageIO aborts the program (an
-  // assertion Debian's build keeps) on any other pixel type.
-  void check_channels(const std::string& attribute, std::size_t bytes) {
-    std::string list(bytes, '\0');
-    read(list.data(), bytes, "attribute '" + attribute + "'");
+  // Values OpenEXR parses by their content rather than their declared size: each must fill
+  // exactly the bytes it declares, or OpenEXR reads the rest of the header from another place
+  // than this walk (a fuzzed file went on to a 1.8 GB attribute that way).
+  void check_structured(const std::string& attribute, const std::string& type,
+                        const std::string& v) {
+    const auto int_at = [&](std::size_t i) {
+      return std::int32_t(std::uint32_t(std::uint8_t(v[i])) |
+                          std::uint32_t(std::uint8_t(v[i + 1])) << 8 |
+                          std::uint32_t(std::uint8_t(v[i + 2])) << 16 |
+                          std::uint32_t(std::uint8_t(v[i + 3])) << 24);
+    };
+    const std::string what = "attribute '" + attribute + "' (" + type + ")";
+    if (type == "preview") {  // width, height, then width x height RGBA bytes
+      if (v.size() < 8) fail(what + " is cut short");
+      const std::uint64_t pixels = std::uint64_t(std::uint32_t(int_at(0))) * std::uint32_t(int_at(4));
+      if (8 + 4 * pixels != v.size())
+        fail(what + " declares " + std::to_string(std::uint32_t(int_at(0))) + "x" +
+             std::to_string(std::uint32_t(int_at(4))) + " pixels in " + std::to_string(v.size()) +
+             " bytes");
+      return;
+    }
+    if (type == "stringvector") {  // strings, each after its length
+      for (std::size_t at = 0; at < v.size();) {
+        if (at + 4 > v.size() || int_at(at) < 0 || at + 4 + std::size_t(int_at(at)) > v.size())
+          fail(what + " holds a string longer than the attribute");
+        at += 4 + std::size_t(int_at(at));
+      }
+      return;
+    }
+    // chlist: each channel a name, its pixel type (0 uint, 1 half, 2 float), pLinear and 3
+    // reserved bytes, x and y sampling; a null name ends the list. OpenImageIO aborts the
+    // program (an assertion Debian's build keeps) on any other pixel type.
     std::size_t at = 0;
-    while (at < bytes && list[at]) {
-      const std::size_t end = list.find('\0', at);
-      if (end == std::string::npos || end + 17 > bytes)
-        fail("channel list '" + attribute + "' is cut short");
-      const std::string channel = list.substr(at, end - at);
-      const auto int_at = [&](std::size_t i) {
-        return std::int32_t(std::uint32_t(std::uint8_t(list[i])) |
-                            std::uint32_t(std::uint8_t(list[i + 1])) << 8 |
-                            std::uint32_t(std::uint8_t(list[i + 2])) << 16 |
-                            std::uint32_t(std::uint8_t(list[i + 3])) << 24);
-      };
+    while (at < v.size() && v[at]) {
+      const std::size_t end = v.find('\0', at);
+      if (end == std::string::npos || end + 17 > v.size()) fail(what + " is cut short");
+      const std::string channel = v.substr(at, end - at);
       const std::int32_t pixel_type = int_at(end + 1);
       if (pixel_type < 0 || pixel_type > 2)
         fail("channel '" + channel + "' has pixel type " + std::to_string(pixel_type) +
@@ -122,7 +163,9 @@ class HeaderWalk {
         fail("channel '" + channel + "' has a sampling rate below 1");
       at = end + 17;
     }
-    if (at >= bytes) fail("channel list '" + attribute + "' is cut short");
+    if (at + 1 != v.size())
+      fail(what + " holds " + std::to_string(at + 1) + " bytes of channels where it declares " +
+           std::to_string(v.size()));
   }
 
   // A multi-part file's headers end with an empty one (a single null byte).

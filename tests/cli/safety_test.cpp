@@ -192,6 +192,33 @@ TEST_CASE("an OpenEXR header is walked before OpenEXR reads it: declared sizes, 
   CHECK(r.code == 65);
   CHECK(has(r.err, "is longer than 255 characters"));
 
+  // Values OpenEXR reads by their content, not their declared size: a preview declaring
+  // 30000x30000 pixels (3.6 GB) in 8 bytes; a channel list shorter than it says.
+  std::string preview = valid;
+  preview.insert(attributes, std::string("preview\0preview\0", 16) + le32(8) + le32(30000) +
+                                 le32(30000));
+  std::ofstream(box / "preview.exr", std::ios::binary) << preview;
+  const Measured p = run_measured(box, {"run", box / "preview.exr", "-o", box / "o.exr"});
+  CHECK(p.code == 65);
+  CHECK(has(p.err, "attribute 'preview' (preview) declares 30000x30000 pixels in 8 bytes"));
+  CHECK(p.peak_kib < rss_bound_kib(100 * 1024));
+  std::string list = valid;
+  const std::size_t list_size = list.find("chlist") + 7;
+  REQUIRE(list[list_size] == 19);  // "R\0", 16 bytes, the null that ends the list
+  list[list_size] = 31;
+  list.insert(list_size + 4 + 19, std::string(12, 'x'));
+  std::ofstream(box / "list.exr", std::ios::binary) << list;
+  r = box.halo("run " + box / "list.exr" + " -o " + box / "o.exr");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "attribute 'channels' (chlist) holds 19 bytes of channels where it declares 31"));
+  // A float attribute declaring 5 bytes: OpenEXR reads 4 and goes on from the 5th.
+  std::string sized = valid;
+  sized.insert(attributes, std::string("gain\0float\0", 11) + le32(5) + "12345");
+  std::ofstream(box / "sized.exr", std::ios::binary) << sized;
+  r = box.halo("run " + box / "sized.exr" + " -o " + box / "o.exr");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "attribute 'gain' of type float declares 5 bytes, not the type's 4"));
+
   // A channel of pixel type 3: OpenImageIO's reader aborts the program on it (exit 134).
   std::string typed = valid;
   const std::size_t r_type = typed.find("chlist") + 7 + 4 + 2;  // type, size, "R\0"
