@@ -7,8 +7,11 @@
 //   reads, then each work-item computes ROWS_STEPS outputs.
 // cols: a COLS_W x COLS_H work-group does the same down the columns, COLS_STEPS outputs each.
 //   With COLS_DIRECT=1 (radius too large for local memory) it reads taps straight from global.
-// Defines: FILTER, RADIUS_X, RADIUS_Y, ROWS_W, ROWS_H, ROWS_STEPS, ROWS_HALO, COLS_W,
-//   COLS_H, COLS_STEPS, COLS_HALO, COLS_DIRECT. Rows: STRIP_ARGS in common.cl; every kernel
+// ROWS_SLIDE / COLS_SLIDE=1: a work-item's outputs are neighbours instead of a group's width
+//   apart, so the taps they share are read from local memory once (a sliding window in
+//   registers): about (2R + STEPS) / STEPS reads per output instead of 2R + 1.
+// Defines: FILTER, RADIUS_X, RADIUS_Y, ROWS_W, ROWS_H, ROWS_STEPS, ROWS_HALO, ROWS_SLIDE,
+//   COLS_W, COLS_H, COLS_STEPS, COLS_HALO, COLS_DIRECT, COLS_SLIDE. Rows: STRIP_ARGS in common.cl; every kernel
 //   computes the image rows [first, last), the launch's rows counted from `first`.
 #include "common.cl"
 // Every tap is fma(w, v, sum) in tap order, as the reference computes it: exact agreement
@@ -51,6 +54,12 @@
 #ifndef COLS_DIRECT
 #define COLS_DIRECT 0
 #endif
+#ifndef ROWS_SLIDE
+#define ROWS_SLIDE 0
+#endif
+#ifndef COLS_SLIDE
+#define COLS_SLIDE 0
+#endif
 
 #define ROWS_SPAN ((ROWS_STEPS + 2 * ROWS_HALO) * ROWS_W)
 #define COLS_SPAN ((COLS_STEPS + 2 * COLS_HALO) * COLS_H)
@@ -82,6 +91,27 @@ __kernel __attribute__((reqd_work_group_size(ROWS_W, ROWS_H, 1))) void CAT(FILTE
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   if (y >= last) return;
+#if ROWS_SLIDE
+  // ROWS_STEPS neighbouring outputs per work-item: each tile value is read once from local
+  // memory and added to every output it feeds (tap j = t - s of output s, in order), instead of
+  // once per tap. An odd ROWS_STEPS keeps a warp's reads on distinct banks.
+  const int c = ROWS_HALO * ROWS_W + lx * ROWS_STEPS;  // this work-item's first output in the tile
+  const int x = ((int)get_group_id(0) * ROWS_STEPS) * ROWS_W + lx * ROWS_STEPS;
+  float acc[ROWS_STEPS];
+#pragma unroll
+  for (int s = 0; s < ROWS_STEPS; ++s) acc[s] = 0.0f;
+#pragma unroll
+  for (int t = 0; t < 2 * RADIUS_X + ROWS_STEPS; ++t) {
+    const float v = tile[ly][c - RADIUS_X + t];
+#pragma unroll
+    for (int s = 0; s < ROWS_STEPS; ++s)
+      if (t - s >= 0 && t - s <= 2 * RADIUS_X) acc[s] = fma(weights[t - s], v, acc[s]);
+  }
+  __global float* out = dst + (size_t)(y - y0) * pitch;
+#pragma unroll
+  for (int s = 0; s < ROWS_STEPS; ++s)
+    if (x + s < width) out[x + s] = acc[s];
+#else
 #pragma unroll
   for (int s = ROWS_HALO; s < ROWS_HALO + ROWS_STEPS; ++s) {
     const int x = x0 + s * ROWS_W;
@@ -92,6 +122,7 @@ __kernel __attribute__((reqd_work_group_size(ROWS_W, ROWS_H, 1))) void CAT(FILTE
     for (int j = 0; j <= 2 * RADIUS_X; ++j) sum = fma(weights[j], taps[j], sum);
     dst[(size_t)(y - y0) * pitch + x] = sum;
   }
+#endif
 }
 
 #if !COLS_DIRECT
@@ -123,6 +154,24 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   if (x >= width) return;
+#if COLS_SLIDE
+  // COLS_STEPS neighbouring rows per work-item, each tile value read once (as in the rows pass).
+  const int c = COLS_HALO * COLS_H + ly * COLS_STEPS;  // this work-item's first output in the tile
+  const int y = top + c;
+  float acc[COLS_STEPS];
+#pragma unroll
+  for (int s = 0; s < COLS_STEPS; ++s) acc[s] = 0.0f;
+#pragma unroll
+  for (int t = 0; t < 2 * RADIUS_Y + COLS_STEPS; ++t) {
+    const float v = tile[lx][c - RADIUS_Y + t];
+#pragma unroll
+    for (int s = 0; s < COLS_STEPS; ++s)
+      if (t - s >= 0 && t - s <= 2 * RADIUS_Y) acc[s] = fma(weights[t - s], v, acc[s]);
+  }
+#pragma unroll
+  for (int s = 0; s < COLS_STEPS; ++s)
+    if (y + s < last) dst[(size_t)(y + s - y0) * pitch + x] = acc[s] + offset;
+#else
 #pragma unroll
   for (int s = COLS_HALO; s < COLS_HALO + COLS_STEPS; ++s) {
     const int y = ty + s * COLS_H;
@@ -133,6 +182,7 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
     for (int i = 0; i <= 2 * RADIUS_Y; ++i) sum = fma(weights[i], taps[i], sum);
     dst[(size_t)(y - y0) * pitch + x] = sum + offset;
   }
+#endif
 }
 #else
 // Radius too large for a local tile: each work-item reads its taps from global memory; adjacent

@@ -35,7 +35,10 @@ struct Row {
 // (scripts/results/h100-2026-11-23/bench-{table,tuned}-*.txt, alternating runs). conv_vec 4
 // in 16x16 groups with 4 rows per work-item: sharpen 0.177 -> 0.151 ms there; the separable
 // filters lost with their _vec kernels (gaussian r=8 0.236 -> 0.30-0.35 ms;
-// scripts/results/h100-2026-11-23-s8/vec-sweep.txt, conv-ab.txt).
+// scripts/results/h100-2026-11-23-s8/vec-sweep.txt, conv-ab.txt). Sliding windows from r=8
+// (rows, 5 outputs) and r=16 (columns, 16): gaussian r=16 0.306 -> 0.253 ms (rows alone),
+// r=32 1.08 -> 0.71 (rows) / 0.68 (columns), r=64 2.18 -> 1.38 / 1.33, both 0.49-0.55;
+// r <= 8 and columns below 16 within noise or slower (slide-sweep{,2}.txt there).
 // CPUs (PoCL): small groups; each work-group becomes a loop on one core. Rows per work-item
 // measured on this project's 2-core EPYC (5120x2880 RGB float, PoCL 3.1): separable columns
 // r=12 103 ms at 1 row, 42 at 8, 35 at 16; conv 3x3 21 ms at 1 row, 25 at 8 (tiled: 165).
@@ -50,6 +53,8 @@ constexpr Row kTable[] = {
       .cols_w = 32,
       .cols_h = 4,
       .cols_steps = 16,
+      .rows_slide = 8,
+      .cols_slide = 16,
       .conv_vec = 4,
       .box_rows = 16,
       .hist_group = 1024,
@@ -118,15 +123,19 @@ const std::vector<TuningField>& tuning_fields() {
                                                   {"cols_w", &Tuning::cols_w},
                                                   {"cols_h", &Tuning::cols_h},
                                                   {"cols_steps", &Tuning::cols_steps},
+                                                  {"rows_slide", &Tuning::rows_slide, 0},
+                                                  {"rows_slide_steps", &Tuning::rows_slide_steps},
+                                                  {"cols_slide", &Tuning::cols_slide, 0},
+                                                  {"cols_slide_steps", &Tuning::cols_slide_steps},
                                                   {"conv_w", &Tuning::conv_w},
                                                   {"conv_h", &Tuning::conv_h},
                                                   {"conv_run", &Tuning::conv_run},
+                                                  {"conv_vec", &Tuning::conv_vec, 0},
                                                   {"box_seg", &Tuning::box_seg},
                                                   {"box_rows", &Tuning::box_rows},
                                                   {"hist_group", &Tuning::hist_group},
                                                   {"hist_subhists", &Tuning::hist_subhists},
                                                   {"hist_in_flight", &Tuning::hist_in_flight},
-                                                  {"conv_vec", &Tuning::conv_vec, 0},
                                                   {"vec", &Tuning::vec, 0},
                                                   {"vec_w", &Tuning::vec_w},
                                                   {"vec_h", &Tuning::vec_h},

@@ -15,6 +15,11 @@ struct Tuning {
   int rows_w = 32, rows_h = 4, rows_steps = 4;
   // separable.cl cols pass: work-group COLS_W x COLS_H, COLS_STEPS outputs per work-item.
   int cols_w = 32, cols_h = 8, cols_steps = 4;
+  // From this radius on (0: never), a pass gives each work-item *_slide_steps neighbouring
+  // outputs whose shared taps it reads once into a sliding window (ROWS_SLIDE / COLS_SLIDE in
+  // separable.cl) instead of *_steps outputs a group's width apart: fewer local-memory reads
+  // per output, which is what limits large radii.
+  int rows_slide = 0, rows_slide_steps = 5, cols_slide = 0, cols_slide_steps = 16;
   // conv.cl: CONV_W x CONV_H work-groups, up to conv_run outputs down a column per work-item
   // (fewer when the tile of a large kernel would not fit in local memory).
   int conv_w = 32, conv_h = 8, conv_run = 8;

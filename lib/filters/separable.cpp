@@ -64,12 +64,12 @@ struct ColsShape {
   bool direct;
 };
 
-ColsShape cols_shape(const Tuning& t, int ry, std::uint64_t local_memory) {
+ColsShape cols_shape(const Tuning& t, int ry, int steps, std::uint64_t local_memory) {
   const std::uint64_t budget = local_memory - 1024;  // drivers keep a little for themselves
   for (int w = t.cols_w; w >= 16; w /= 2) {
     const int halo = ceil_div(ry, t.cols_h);
-    const std::uint64_t bytes = 4ull * w * ((t.cols_steps + 2 * halo) * t.cols_h + 1);
-    if (bytes <= budget) return {w, t.cols_h, t.cols_steps, halo, false};
+    const std::uint64_t bytes = 4ull * w * ((steps + 2 * halo) * t.cols_h + 1);
+    if (bytes <= budget) return {w, t.cols_h, steps, halo, false};
   }
   return {t.cols_w, t.cols_h, 1, 0, true};
 }
@@ -123,17 +123,23 @@ class SeparableStage : public Stage {
                         DeviceImage& result, Span out) const {
     const int rx = radius(k_.rows), ry = radius(k_.cols);
     const int rows_halo = ceil_div(rx, t.rows_w);
-    const ColsShape cols = cols_shape(t, ry, device.info().local_memory);
+    const bool rows_slide = t.rows_slide > 0 && rx >= t.rows_slide;
+    const bool cols_slide = t.cols_slide > 0 && ry >= t.cols_slide;
+    const int rows_steps = rows_slide ? t.rows_slide_steps : t.rows_steps;
+    const ColsShape cols = cols_shape(t, ry, cols_slide ? t.cols_slide_steps : t.cols_steps,
+                                      device.info().local_memory);
     Defines defines = common_defines();
     for (const auto& [name, value] : {std::pair{"ROWS_W", t.rows_w},
                                       {"ROWS_H", t.rows_h},
-                                      {"ROWS_STEPS", t.rows_steps},
+                                      {"ROWS_STEPS", rows_steps},
                                       {"ROWS_HALO", rows_halo},
                                       {"COLS_W", cols.w},
                                       {"COLS_H", cols.h},
                                       {"COLS_STEPS", cols.steps},
                                       {"COLS_HALO", cols.halo},
-                                      {"COLS_DIRECT", int(cols.direct)}})
+                                      {"COLS_DIRECT", int(cols.direct)},
+                                      {"ROWS_SLIDE", int(rows_slide)},
+                                      {"COLS_SLIDE", int(cols_slide && !cols.direct)}})
       defines.emplace_back(name, std::to_string(value));
     const int planes = src.color_channels();
     const Span rows = rows_pass(src, out);
@@ -144,7 +150,7 @@ class SeparableStage : public Stage {
     set_args(rows_kernel, src.buffer, tmp.buffer, src.width, src.pitch, strip_rows(src, rows),
              int(k_.border), rows_weights);
     device.launch(rows_kernel, k_.filter + "_rows",
-                  cl::NDRange(std::size_t(ceil_div(src.width, t.rows_w * t.rows_steps)) * t.rows_w,
+                  cl::NDRange(std::size_t(ceil_div(src.width, t.rows_w * rows_steps)) * t.rows_w,
                               rows.count(), planes),
                   cl::NDRange(t.rows_w, t.rows_h, 1), pass_bytes(src, rows, planes));
 

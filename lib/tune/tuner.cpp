@@ -56,14 +56,19 @@ std::vector<Family> families_for(bool vector_kernels) {
             {"conv", {"sharpen"}, {{"vec_conv", {1, 2, 4, 8}}}},
             box,
             histogram};
+  // r=32 stands for the large radii, where the sliding windows (rows_slide, cols_slide) pay.
   return {{"gaussian",
-           {"gaussian:r=2", "gaussian:r=8", "gaussian:r=16"},
+           {"gaussian:r=2", "gaussian:r=8", "gaussian:r=16", "gaussian:r=32"},
            {{"rows_w", {16, 32, 64}},
             {"rows_h", {1, 2, 4, 8}},
             {"rows_steps", {2, 4, 8, 16}},
+            {"rows_slide", {0, 8, 12, 16, 24}},
+            {"rows_slide_steps", {3, 5, 7, 9}},
             {"cols_w", {16, 32, 64}},
             {"cols_h", {4, 8, 16}},
-            {"cols_steps", {2, 4, 8, 16, 32}}}},
+            {"cols_steps", {2, 4, 8, 16, 32}},
+            {"cols_slide", {0, 8, 12, 16, 24}},
+            {"cols_slide_steps", {4, 8, 16, 32}}}},
           {"conv",
            {"sharpen"},
            {{"conv_vec", {0, 2, 4, 8}},  // 0: the local tile; the knobs after it tune either

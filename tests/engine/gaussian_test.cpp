@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "cl/tuning.hpp"
 #include "core/error.hpp"
 #include "filters/registry.hpp"
 #include "separable_support.hpp"
@@ -91,4 +92,32 @@ TEST_CASE("the tiled separable kernels with the device's own local memory") {
                                  test::random_image(101, 67, 3, false, unsigned(r)));
   test::check_device_matches(device, "sep:h=1,2,1:v=1,4,6,4,1:offset=0.25",
                              test::random_image(1023, 517, 1));
+}
+
+TEST_CASE("sliding-window rows and columns passes (rows_slide, cols_slide) equal the reference") {
+  DeviceInfo info = test::device().info();
+  info.type = "gpu";
+  Device device(info, default_cache_dir());
+  // From radius 1 at several window lengths, and from radius 9 (r=8 strided, r=31 sliding).
+  for (const char* shape :
+       {"rows_slide=1,cols_slide=1,rows_slide_steps=5,cols_slide_steps=8",
+        "rows_slide=1,cols_slide=1,rows_slide_steps=1,cols_slide_steps=3,cols_h=4",
+        "rows_slide=1,rows_slide_steps=7,rows_w=16,cols_slide=1,cols_slide_steps=16",
+        "rows_slide=9,cols_slide=9"}) {
+    Tuning t = device.tuning();
+    apply_settings(t, shape, "test");
+    device.set_tuning(t, "test");
+    for (int r : {1, 8, 31})
+      for (const char* border : test::kBorders) {
+        INFO(shape, " r=", r, " ", border);
+        const std::string b = std::string(":border=") + border;
+        test::check_device_matches(device, "gaussian:r=" + std::to_string(r) + b,
+                                   test::random_image(101, 67, 3, false, unsigned(r)));
+        test::check_device_matches(device, "box:r=" + std::to_string(r) + b,
+                                   test::random_image(7, 5, 1, false, unsigned(r)));
+      }
+    test::check_device_matches(device, "sep:h=1,2,1:v=1,4,6,4,1:offset=0.25",
+                               test::random_image(1023, 517, 1));
+    test::check_device_matches(device, "gaussian:r=3", test::random_image(1, 1, 2));
+  }
 }
