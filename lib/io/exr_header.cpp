@@ -1,5 +1,6 @@
 #include "io/exr_header.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -76,6 +77,9 @@ class HeaderWalk {
   // One part's attributes up to the empty name that ends them.
   void part(int n) {
     bool data_window = false;
+    std::size_t channels = 0;
+    std::uint64_t tile_pixels = 0;
+    std::string tiles;
     for (std::string attribute; !(attribute = name("an attribute name")).empty();) {
       const std::string type = name("the type of attribute '" + attribute + "'");
       std::array<unsigned char, 4> b{};
@@ -92,17 +96,33 @@ class HeaderWalk {
       if (attribute == "dataWindow" && type == "box2i") {
         data_window = true;
         check_window(n);
+      } else if (attribute == "tiles" && type == "tiledesc") {
+        std::array<unsigned char, 9> t{};
+        read(t.data(), t.size(), "the tile description");
+        const auto u32 = [&](int i) {
+          return std::uint32_t(t[i]) | std::uint32_t(t[i + 1]) << 8 |
+                 std::uint32_t(t[i + 2]) << 16 | std::uint32_t(t[i + 3]) << 24;
+        };
+        tile_pixels = std::uint64_t(u32(0)) * u32(4);
+        tiles = std::to_string(u32(0)) + "x" + std::to_string(u32(4));
       } else if (type == "chlist" || type == "preview" || type == "stringvector") {
         if (bytes > (16 << 20)) fail("attribute '" + attribute + "' declares " +
                                      std::to_string(bytes) + " bytes of " + type);
         std::string value(std::size_t(bytes), '\0');
         read(value.data(), value.size(), "attribute '" + attribute + "'");
-        check_structured(attribute, type, value);
+        const std::size_t count = check_structured(attribute, type, value);
+        if (attribute == "channels") channels = count;
       } else {
         in_.seekg(bytes, std::ios::cur);
       }
     }
     if (!data_window) fail("part " + std::to_string(n) + " has no dataWindow");
+    // OpenEXR sizes its tile buffers from the tile size when it opens the file: two tiles of
+    // every channel at 4 bytes a sample, as open_reader counts a row of tiles for the rest.
+    if (tile_pixels)
+      check_memory(part_name(n), std::size_t(std::min<double>(
+                                     2.0 * double(tile_pixels) * double(channels) * 4, 1e18)),
+                   "a tile buffer of " + tiles + " pixels");
   }
 
   // xmin, ymin, xmax, ymax: the part's size checked against --max-pixels before OpenEXR
@@ -114,15 +134,15 @@ class HeaderWalk {
     for (int i = 0; i < 4; ++i)
       box[i] = std::int32_t(std::uint32_t(b[4 * i]) | std::uint32_t(b[4 * i + 1]) << 8 |
                             std::uint32_t(b[4 * i + 2]) << 16 | std::uint32_t(b[4 * i + 3]) << 24);
-    const std::string where = n > 1 ? path_ + " (part " + std::to_string(n) + ")" : path_;
-    check_image_size(where, std::int64_t(box[2]) - box[0] + 1, std::int64_t(box[3]) - box[1] + 1);
+    check_image_size(part_name(n), std::int64_t(box[2]) - box[0] + 1, std::int64_t(box[3]) - box[1] + 1);
   }
 
   // Values OpenEXR parses by their content rather than their declared size: each must fill
   // exactly the bytes it declares, or OpenEXR reads the rest of the header from another place
   // than this walk (a fuzzed file went on to a 1.8 GB attribute that way).
-  void check_structured(const std::string& attribute, const std::string& type,
-                        const std::string& v) {
+  // Returns the number of channels of a chlist.
+  std::size_t check_structured(const std::string& attribute, const std::string& type,
+                               const std::string& v) {
     const auto int_at = [&](std::size_t i) {
       return std::int32_t(std::uint32_t(std::uint8_t(v[i])) |
                           std::uint32_t(std::uint8_t(v[i + 1])) << 8 |
@@ -137,7 +157,7 @@ class HeaderWalk {
         fail(what + " declares " + std::to_string(std::uint32_t(int_at(0))) + "x" +
              std::to_string(std::uint32_t(int_at(4))) + " pixels in " + std::to_string(v.size()) +
              " bytes");
-      return;
+      return 0;
     }
     if (type == "stringvector") {  // strings, each after its length
       for (std::size_t at = 0; at < v.size();) {
@@ -145,12 +165,12 @@ class HeaderWalk {
           fail(what + " holds a string longer than the attribute");
         at += 4 + std::size_t(int_at(at));
       }
-      return;
+      return 0;
     }
     // chlist: each channel a name, its pixel type (0 uint, 1 half, 2 float), pLinear and 3
     // reserved bytes, x and y sampling; a null name ends the list. OpenImageIO aborts the
     // program (an assertion Debian's build keeps) on any other pixel type.
-    std::size_t at = 0;
+    std::size_t at = 0, count = 0;
     while (at < v.size() && v[at]) {
       const std::size_t end = v.find('\0', at);
       if (end == std::string::npos || end + 17 > v.size()) fail(what + " is cut short");
@@ -162,10 +182,16 @@ class HeaderWalk {
       if (int_at(end + 9) <= 0 || int_at(end + 13) <= 0)
         fail("channel '" + channel + "' has a sampling rate below 1");
       at = end + 17;
+      ++count;
     }
     if (at + 1 != v.size())
       fail(what + " holds " + std::to_string(at + 1) + " bytes of channels where it declares " +
            std::to_string(v.size()));
+    return count;
+  }
+
+  std::string part_name(int n) const {
+    return n > 1 ? path_ + " (part " + std::to_string(n) + ")" : path_;
   }
 
   // A multi-part file's headers end with an empty one (a single null byte).

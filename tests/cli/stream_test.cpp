@@ -199,13 +199,19 @@ TEST_CASE("tiled EXR and TIFF inputs give the pixels of their scanline twins, in
     }
   }
   // Tiles far wider than the image: OpenImageIO reads whole tiles, so their size is what
-  // --max-memory is checked against (8192 x 8192 x 3 floats, twice: 1.5 GiB).
+  // --max-memory is checked against (8192 x 8192 x 3 floats, twice: 1.5 GiB); for OpenEXR on
+  // the header, before OpenEXR sizes its tile buffers.
+  write_tiled(box / "wide.tif", photo(5, 3, 3, PixelType::u16), OIIO::TypeDesc::UINT16, 0, 8192);
   write_tiled(box / "wide.exr", photo(5, 3, 3, PixelType::u16), OIIO::TypeDesc::HALF, 0, 8192);
   CHECK(fs::file_size(box / "wide.exr") < 1000000);
-  const Result r = box.halo("--max-memory 1G run " + box / "wide.exr" + " -o " + box / "w.pfm");
+  Result r = box.halo("--max-memory 1G run " + box / "wide.tif" + " -o " + box / "w.pfm");
   CHECK(r.code == 65);
-  CHECK_MESSAGE(has(r.err, "wide.exr: a row of 8192x8192 tiles needs 1.5 GiB of memory, over "
+  CHECK_MESSAGE(has(r.err, "wide.tif: a row of 8192x8192 tiles needs 1.5 GiB of memory, over "
                            "the limit of 1.0 GiB"),
+                r.err);
+  r = box.halo("--max-memory 1G run " + box / "wide.exr" + " -o " + box / "w.pfm");
+  CHECK(r.code == 65);
+  CHECK_MESSAGE(has(r.err, "wide.exr: a tile buffer of 8192x8192 pixels needs 1.5 GiB of memory"),
                 r.err);
 }
 
