@@ -339,6 +339,7 @@ StreamResult stream_file(const FileJob& job, const RunContext& run, const Pipeli
   const Metadata metadata = output_metadata(in.header().metadata, run);
   spdlog::info("{}: metadata {}", job.output, metadata.summary());
   OutputImage out(job.output, input.width, input.height, type, encoding, metadata);
+  out.place(in.header().placement);
   // An EXR output keeps the input's other channels (layers) around the filtered ones.
   std::optional<CarriedLayers> layers;
   if (!o.drop_layers && extension(job.output) == ".exr" && pixel_type(type) == PixelType::f32 &&

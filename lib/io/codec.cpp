@@ -154,6 +154,13 @@ SampleType parse_sample_type(const std::string& name) {
   throw Error(ErrorKind::Usage, "--type '" + name + "': expected u8, u16, half or float");
 }
 
+std::string Placement::text(int width, int height) const {
+  std::string text = fmt::format("{}x{} pixels at ({}, {})", width, height, x, y);
+  if (full_width > 0 && full_height > 0)
+    text += fmt::format(" of the {}x{} frame at ({}, {})", full_width, full_height, full_x, full_y);
+  return text;
+}
+
 std::string to_string(SampleType type) {
   switch (type) {
     case SampleType::u8:

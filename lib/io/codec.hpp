@@ -28,6 +28,21 @@ inline PixelType pixel_type(SampleType type) {
                                    : PixelType::f32;
 }
 
+// Where the pixels lie: OpenEXR's data window (the pixels stored, at x, y) inside its display
+// window (the frame, full_*), as renders with overscan or crops write them; TIFF's position.
+// Default: the pixels are the frame, at 0, 0.
+struct Placement {
+  int x = 0, y = 0;
+  int full_x = 0, full_y = 0, full_width = 0, full_height = 0;  // 0 x 0: the pixels themselves
+
+  // Whether it says more than "the pixels at 0, 0 are the frame" for a width x height image.
+  bool placed(int width, int height) const {
+    return x || y || full_x || full_y || (full_width && full_width != width) ||
+           (full_height && full_height != height);
+  }
+  std::string text(int width, int height) const;  // "pixels at (7, 3) of a 40x20 frame"
+};
+
 struct ImageHeader {
   int width = 0, height = 0;
   std::vector<std::string> channels;  // names as the file has them
@@ -36,6 +51,7 @@ struct ImageHeader {
   std::string format;        // "png", "openexr", ...
   bool whole_image = false;  // the decoder holds the whole image (interlaced PNG)
   int tile_width = 0, tile_height = 0;  // a tiled file's tiles (a row of them is read at once)
+  Placement placement;
   Metadata metadata;         // what the header says besides the pixels
 };
 
@@ -71,6 +87,7 @@ struct OutputHeader {
   SampleType type = SampleType::u8;
   Metadata metadata;                       // stored as far as the format can hold it
   std::vector<std::string> channel_names;  // empty: R, G, B, A / Y by the count
+  Placement placement;                     // kept by EXR and TIFF
 };
 
 class ImageWriter {

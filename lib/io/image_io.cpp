@@ -176,6 +176,21 @@ OutputImage::OutputImage(std::string path, int width, int height, SampleType typ
 
 OutputImage::~OutputImage() = default;
 
+void OutputImage::place(const Placement& placement) {
+  if (!placement.placed(width_, height_)) return;
+  const std::string ext = extension(path_);
+  if (ext == ".exr" || ext == ".tif" || ext == ".tiff") {
+    placement_ = placement;
+    spdlog::info("{}: {}{}", path_, placement.text(width_, height_),
+                 ext == ".exr" ? "" : " (TIFF keeps the position, not the frame)");
+  } else {
+    spdlog::warn("{}: {} has no data window: the input's {} become a {}x{} image at (0, 0) "
+                 "(write EXR to keep the placement)",
+                 path_, ext.empty() ? "this format" : ext.substr(1), placement.text(width_, height_),
+                 width_, height_);
+  }
+}
+
 void OutputImage::write(Span rows, const PixelBuffer& pixels) {
   naming_target(*file_, path_, [&] {
     if (!writer_) {
@@ -186,7 +201,8 @@ void OutputImage::write(Span rows, const PixelBuffer& pixels) {
       }
       writer_ = create_writer(
           path_, file_->temp_path().string(),
-          {width_, height_, pixels.channels, pixels.alpha, type_, metadata_, channel_names_},
+          {width_, height_, pixels.channels, pixels.alpha, type_, metadata_, channel_names_,
+           placement_},
           options_);
     }
     writer_->write_rows(rows.count(), pixels.bytes.data());

@@ -61,6 +61,9 @@ class OutputImage {
   ~OutputImage();
   // Names for the channels (before the first rows), for formats that keep names (EXR).
   void name_channels(std::vector<std::string> names) { channel_names_ = std::move(names); }
+  // The input's data and display windows (before the first rows), for formats that keep them
+  // (EXR, TIFF); a warning says when the output's format cannot.
+  void place(const Placement& placement);
   // The image rows `rows`, in order, as samples of pixel_type(type).
   void write(Span rows, const PixelBuffer& pixels);
   void commit();
@@ -72,6 +75,7 @@ class OutputImage {
   WriteOptions options_;
   Metadata metadata_;
   std::vector<std::string> channel_names_;
+  Placement placement_;
   std::unique_ptr<class AtomicOutput> file_;
   std::unique_ptr<ImageWriter> writer_;
 };

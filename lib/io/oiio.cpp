@@ -205,6 +205,8 @@ class OiioReader : public ImageReader {
     header_.format = in_->format_name();
     header_.metadata = metadata_of(spec);
     y0_ = spec.y;
+    header_.placement = {spec.x, spec.y, spec.full_x, spec.full_y, spec.full_width,
+                         spec.full_height};
     if (spec.tile_width > 0 && (spec.tile_height <= 0 || spec.tile_depth > 1 || spec.depth > 1))
       throw Error(ErrorKind::BadData, path + ": tiles of " + std::to_string(spec.tile_width) +
                                           "x" + std::to_string(spec.tile_height) + "x" +
@@ -310,6 +312,7 @@ class OiioWriter : public ImageWriter {
     spec.attribute("oiio:UnassociatedAlpha", 1);
     set_metadata(spec, h.metadata);
     set_encoding(spec, extension(target), options);
+    place(spec, h.placement);
     if (!out_->supports("alpha") && h.alpha)
       throw Error(ErrorKind::Usage, target + ": this format cannot store alpha");
     if (!out_->open(file, spec))
@@ -317,7 +320,8 @@ class OiioWriter : public ImageWriter {
   }
 
   void write_rows(int count, const std::byte* rows) override {
-    if (!out_->write_scanlines(next_, next_ + count, 0, oiio_type(pixel_type(header_.type)), rows))
+    const int y = y0_ + next_;  // rows are numbered in the data window
+    if (!out_->write_scanlines(y, y + count, 0, oiio_type(pixel_type(header_.type)), rows))
       throw Error(ErrorKind::Io, target_ + ": write failed: " + one_line(out_->geterror()));
     next_ += count;
   }
@@ -328,8 +332,23 @@ class OiioWriter : public ImageWriter {
   }
 
  private:
+  // The input's data window and display window, where the format has them (EXR: both; TIFF:
+  // the position); halo's own writers (PNG, JPEG, PFM) have neither.
+  void place(OIIO::ImageSpec& spec, const Placement& p) {
+    if (!p.placed(spec.width, spec.height)) return;
+    if (out_->supports("origin")) {
+      spec.x = p.x;
+      spec.y = y0_ = p.y;
+    }
+    if (out_->supports("displaywindow") && p.full_width > 0 && p.full_height > 0) {
+      spec.full_x = p.full_x, spec.full_y = p.full_y;
+      spec.full_width = p.full_width, spec.full_height = p.full_height;
+    }
+  }
+
   std::string target_;
   OutputHeader header_;
+  int y0_ = 0;
   std::unique_ptr<OIIO::ImageOutput> out_;
   int next_ = 0;
 };

@@ -215,6 +215,39 @@ TEST_CASE("tiled EXR and TIFF inputs give the pixels of their scanline twins, in
                 r.err);
 }
 
+TEST_CASE("an EXR's data window and display window reach EXR outputs; PNG says it drops them") {
+  Sandbox box;
+  const PixelBuffer pixels = photo(20, 10, 3, PixelType::u16);
+  OIIO::ImageSpec spec(20, 10, 3, OIIO::TypeDesc::HALF);
+  spec.x = 7, spec.y = 3, spec.full_x = -2, spec.full_y = 0, spec.full_width = 40,
+  spec.full_height = 20;
+  auto out = OIIO::ImageOutput::create(box / "dw.exr");
+  REQUIRE(out->open(box / "dw.exr", spec));
+  REQUIRE(out->write_image(OIIO::TypeDesc::UINT16, pixels.bytes.data()));
+  REQUIRE(out->close());
+  write_image(box / "plain.exr", pixels, SampleType::half);  // the same pixels at (0, 0)
+
+  const std::string chain = " -f box:r=2 --strip-rows 3 -o ";
+  Result r = box.halo("-v run " + box / "dw.exr" + chain + box / "o.exr --verify");
+  CHECK(r.code == 0);
+  CHECK(has(r.err, "o.exr: 20x10 pixels at (7, 3) of the 40x20 frame at (-2, 0)"));
+  auto in = OIIO::ImageInput::open(box / "o.exr");
+  REQUIRE(in);
+  const OIIO::ImageSpec& o = in->spec();
+  CHECK((o.x == 7 && o.y == 3 && o.width == 20 && o.height == 10));
+  CHECK((o.full_x == -2 && o.full_y == 0 && o.full_width == 40 && o.full_height == 20));
+  CHECK(box.halo("run " + box / "plain.exr" + chain + box / "p.exr").code == 0);
+  CHECK(read_image({box / "o.exr", {}}).pixels.bytes ==
+        read_image({box / "p.exr", {}}).pixels.bytes);
+
+  r = box.halo("run " + box / "dw.exr" + chain + box / "o.png");
+  CHECK(r.code == 0);
+  CHECK(has(r.err, "o.png: png has no data window: the input's 20x10 pixels at (7, 3) of the "
+                   "40x20 frame at (-2, 0) become a 20x10 image at (0, 0)"));
+  r = box.halo("run " + box / "plain.exr" + chain + box / "p.png");
+  CHECK_FALSE(has(r.err, "data window"));
+}
+
 TEST_CASE("an image larger than the device's largest buffer streams on it in bounded memory") {
   Sandbox box;
   // 16384 x 12000 RGB: 590 MB of samples, 2.36 GB as the float planes filters work on. PoCL
