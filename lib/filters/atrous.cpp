@@ -15,12 +15,12 @@ namespace {
 constexpr float kSpline[5] = {0.0625f, 0.25f, 0.375f, 0.25f, 0.0625f};
 
 struct AtrousParams {
-  int iters = 3;
+  int iters = 2;
   bool albedo_filter = true;  // remodulate with remodulation_albedo (guides.hpp)
   double sigma_c = -1;        // < 0: auto (see AtrousStage::resolved)
   float colour_inv = 0;       // 1 / sigma_c^2, set once the guides are known
-  float sigma_n = 128, sigma_z = 0.02f, albedo_min = 0.02f;
-  int sigma_n_whole = 128;  // sigma_n when it is a whole number up to 4096, else -1 (pow)
+  float sigma_n = 48, sigma_z = 0.02f, albedo_min = 0.02f;
+  int sigma_n_whole = 48;  // sigma_n when it is a whole number up to 4096, else -1 (pow)
   Border border = Border::clamp;
 };
 
@@ -115,7 +115,7 @@ class AtrousStage : public GuidedStage {
                     : "no normal or depth guides: colour weights only");
     if (g && g->has_albedo()) d.push_back(demodulation_detail(a_.albedo_filter));
     d.push_back(a_.sigma_c >= 0 ? fmt::format("sigma_c {:g}", a_.sigma_c)
-                                : "sigma_c auto: 2 where albedo demodulates, else 1");
+                                : "sigma_c auto: 8 where albedo demodulates, else 1");
     if (g && !g->described.empty()) d.push_back(g->described);
     return d;
   }
@@ -179,11 +179,12 @@ class AtrousStage : public GuidedStage {
   // The rows pass i computes for final output rows `out`.
   Span pass_rows(int i, Span out, int height) const { return out.widened(reach_after(i), height); }
 
-  // sigma_c auto: 2 on colour/albedo (values near 1 wherever albedo is), 1 on radiance, whose
-  // noise swings are larger. Chosen on three renders (README, "Denoising renders").
+  // sigma_c auto: 8 on colour/albedo (values near 1 wherever albedo is, whose 4-spp noise
+  // a narrower weight keeps), 1 on radiance, whose swings are larger. Chosen with iters 2 and
+  // sigma_n 48 on the six renders of tests/data/render (README, "Denoising renders").
   AtrousParams resolved(const Guides* g, int channels) const {
     AtrousParams a = a_;
-    const double sigma = a.sigma_c >= 0 ? a.sigma_c : demodulates(g, channels) ? 2.0 : 1.0;
+    const double sigma = a.sigma_c >= 0 ? a.sigma_c : demodulates(g, channels) ? 8.0 : 1.0;
     a.colour_inv = float(1 / (sigma * sigma));
     return a;
   }
@@ -202,10 +203,13 @@ class AtrousStage : public GuidedStage {
   AtrousParams a_;
 };
 
-// The smoothing pass of remodulation_albedo: colour weight exp(-|da|^2), normals, depth.
+// The smoothing pass of remodulation_albedo: colour weight exp(-|da|^2), normals (power 128),
+// depth.
 AtrousParams albedo_smoothing(Border border) {
   AtrousParams a;
   a.colour_inv = 1.0f;
+  a.sigma_n = 128;
+  a.sigma_n_whole = 128;
   a.sigma_z = 0.005f;
   a.border = border;
   return a;
@@ -251,21 +255,21 @@ FilterDef atrous_filter() {
   std::vector<Param> params = {
       {.name = "iters",
        .type = ParamType::Integer,
-       .fallback = "3",
+       .fallback = "2",
        .doc = "passes; pass i has holes of 2^i pixels (effective radius 2^(iters+1) - 2)",
        .min = 1,
        .max = 10},
       {.name = "sigma_c",
        .type = ParamType::Number,
        .fallback = "auto",
-       .doc = "colour weight exp(-|dc|^2/sigma_c^2) (auto: 2 on colour/albedo when an albedo "
+       .doc = "colour weight exp(-|dc|^2/sigma_c^2) (auto: 8 on colour/albedo when an albedo "
               "guide demodulates, else 1)",
        .min = 1e-4,
        .max = 1e6,
        .allow_auto = true},
       {.name = "sigma_n",
        .type = ParamType::Number,
-       .fallback = "128",
+       .fallback = "48",
        .doc = "normal weight max(0, n_p.n_q)^sigma_n",
        .min = 0,
        .max = 1e4},
@@ -283,7 +287,7 @@ FilterDef atrous_filter() {
               "stopped by colour, normals and depth",
           .params = std::move(params),
           .notes = {"without normal/depth guides the colour weight alone steers it (photos)"},
-          .example = "atrous:iters=3:sigma_c=2",
+          .example = "atrous:iters=2:sigma_c=8",
           .make = [](const Args& args) -> std::unique_ptr<Stage> {
             AtrousParams a;
             a.iters = args.integer("iters");

@@ -231,7 +231,7 @@ FilterDef bilateral_filter() {
        .allow_auto = true},
       {.name = "angle",
        .type = ParamType::Number,
-       .fallback = "25",
+       .fallback = "40",
        .doc = "normals further apart than this many degrees are an edge",
        .min = 0,
        .max = 180},
@@ -264,7 +264,7 @@ FilterDef bilateral_filter() {
                     "on the colour",
                     "border=zero leaves taps outside the image out; other borders fetch them "
                     "(the walk is not stopped there)"},
-          .example = "bilateral:r=4:angle=25:dz=0.05",
+          .example = "bilateral:r=4:angle=40:dz=0.05",
           .make = [](const Args& args) -> std::unique_ptr<Stage> {
             BilateralParams p;
             p.r = args.integer("r");
