@@ -41,12 +41,12 @@ TEST_CASE("flags: a flat plane has none; a depth step and a normal crease are fl
 
   Guides crease = test::plane_guides(7, 5);
   for (int y = 2; y < 5; ++y)
-    for (int x = 0; x < 7; ++x)  // 30 degrees about x
-      crease.normal.at(x, y, 1) = 0.5f, crease.normal.at(x, y, 2) = std::sqrt(0.75f);
+    for (int x = 0; x < 7; ++x)  // 45 degrees about x: above the default angle=40
+      crease.normal.at(x, y, 1) = std::sqrt(0.5f), crease.normal.at(x, y, 2) = std::sqrt(0.5f);
   const auto c = flags_of(crease);
   for (int y = 0; y < 5; ++y)
     for (int x = 0; x < 7; ++x) CHECK(c[y][x] == (y == 1 ? 8 : y == 2 ? 4 : 0));
-  for (const auto& row : flags_of(crease, "bilateral:angle=35"))
+  for (const auto& row : flags_of(crease, "bilateral:angle=50"))
     for (int f : row) CHECK(f == 0);
 }
 
