@@ -21,6 +21,7 @@ enum class SampleType { u8, u16, half, f32 };
 
 SampleType parse_sample_type(const std::string& name);  // u8|u16|half|float (Usage error else)
 std::string to_string(SampleType type);
+std::size_t stored_size(SampleType type);  // bytes of one stored sample
 // The in-memory type that holds it.
 inline PixelType pixel_type(SampleType type) {
   return type == SampleType::u8    ? PixelType::u8
@@ -51,6 +52,7 @@ struct ImageHeader {
   std::string format;        // "png", "openexr", ...
   bool whole_image = false;  // the decoder holds the whole image (interlaced PNG)
   int tile_width = 0, tile_height = 0;  // a tiled file's tiles (a row of them is read at once)
+  int strip_rows = 0;  // a TIFF's RowsPerStrip as declared: OpenImageIO decodes a strip at once
   Placement placement;
   Metadata metadata;         // what the header says besides the pixels
 };

@@ -216,6 +216,7 @@ class OiioReader : public ImageReader {
     header_.tile_width = std::max(spec.tile_width, 0);
     header_.tile_height = spec.tile_width > 0 ? spec.tile_height : 0;
     tile_rows_ = spec.tile_width > 0 ? std::min(spec.tile_height, spec.height) : 0;
+    header_.strip_rows = std::max(spec.get_int_attribute("tiff:RowsPerStrip", 0), 0);
   }
 
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
