@@ -11,8 +11,8 @@
 //   apart, so the taps they share are read from local memory once (a sliding window in
 //   registers): about (2R + STEPS) / STEPS reads per output instead of 2R + 1.
 // Defines: FILTER, RADIUS_X, RADIUS_Y, ROWS_W, ROWS_H, ROWS_STEPS, ROWS_HALO, ROWS_SLIDE,
-//   COLS_W, COLS_H, COLS_STEPS, COLS_HALO, COLS_DIRECT, COLS_SLIDE. Rows: STRIP_ARGS in common.cl; every kernel
-//   computes the image rows [first, last), the launch's rows counted from `first`.
+//   COLS_W, COLS_H, COLS_STEPS, COLS_HALO, COLS_DIRECT, COLS_SLIDE. Rows: STRIP_ARGS in common.cl;
+//   every kernel computes the image rows [first, last), the launch's rows counted from `first`.
 #include "common.cl"
 // Every tap is fma(w, v, sum) in tap order, as the reference computes it: exact agreement
 // without giving up fused multiply-adds.
@@ -81,7 +81,8 @@ __kernel __attribute__((reqd_work_group_size(ROWS_W, ROWS_H, 1))) void CAT(FILTE
   const int left = ((int)get_group_id(0) * ROWS_STEPS - ROWS_HALO) * ROWS_W;
   if (left >= 0 && left + ROWS_SPAN <= width) {
 #pragma unroll
-    for (int s = 0; s < ROWS_STEPS + 2 * ROWS_HALO; ++s) tile[ly][lx + s * ROWS_W] = row[x0 + s * ROWS_W];
+    for (int s = 0; s < ROWS_STEPS + 2 * ROWS_HALO; ++s)
+      tile[ly][lx + s * ROWS_W] = row[x0 + s * ROWS_W];
   } else {
 #pragma unroll
     for (int s = 0; s < ROWS_STEPS + 2 * ROWS_HALO; ++s) {
@@ -222,8 +223,8 @@ inline void store_lanes(__global float* out, const int x0, const int width, cons
 }
 
 __kernel void CAT(FILTER, _rows_vec)(__global const float* src, __global float* dst,
-                                     const int width, const int pitch, STRIP_ARGS,
-                                     const int border, __constant const float* weights) {
+                                     const int width, const int pitch, STRIP_ARGS, const int border,
+                                     __constant const float* weights) {
   const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   const int x0 = (int)get_global_id(0) * VEC, y = first + (int)get_global_id(1);
   if (x0 >= width || y >= last) return;
@@ -254,9 +255,8 @@ __kernel void CAT(FILTER, _rows_vec)(__global const float* src, __global float* 
 #define VEC_ROWS 1
 #endif
 __kernel void CAT(FILTER, _cols_vec)(__global const float* src, __global float* dst,
-                                     const int width, const int pitch, STRIP_ARGS,
-                                     const int border, __constant const float* weights,
-                                     const float offset) {
+                                     const int width, const int pitch, STRIP_ARGS, const int border,
+                                     __constant const float* weights, const float offset) {
   const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   const int x0 = (int)get_global_id(0) * VEC, y = first + (int)get_global_id(1) * VEC_ROWS;
   if (x0 >= width || y >= last) return;
@@ -267,8 +267,8 @@ __kernel void CAT(FILTER, _cols_vec)(__global const float* src, __global float* 
   // Most work-items read rows inside the buffer only: no border arithmetic per row.
   const bool interior = y - RADIUS_Y >= y0 && y + VEC_ROWS + RADIUS_Y <= y0 + rows;
   for (int t = 0; t < VEC_ROWS + 2 * RADIUS_Y; ++t) {
-    const int yy = interior ? y - RADIUS_Y + t - y0
-                            : strip_row(y - RADIUS_Y + t, y0, rows, height, border);
+    const int yy =
+        interior ? y - RADIUS_Y + t - y0 : strip_row(y - RADIUS_Y + t, y0, rows, height, border);
     const FLOATV v = yy < 0 ? (FLOATV)(0.0f) : VLOAD(0, src + (size_t)yy * pitch);
 #pragma unroll
     for (int o = 0; o < VEC_ROWS; ++o) {

@@ -235,8 +235,8 @@ std::unique_ptr<ImageReader> open_reader(const std::string& path) {
   // allocates as declared, even beyond the image (a fuzzed 32775x5 TIFF declaring 65504 rows
   // per strip: 4.3 GB).
   const double samples = double(h.width) * double(h.channels.size());
-  const double bytes = samples * sizeof(float) +
-                       samples * std::max(1, h.strip_rows) * double(stored_size(h.stored));
+  const double bytes =
+      samples * sizeof(float) + samples * std::max(1, h.strip_rows) * double(stored_size(h.stored));
   check_memory(path, bytes < 1e18 ? std::size_t(bytes) : std::size_t(1e18),
                h.strip_rows > 1 ? "a TIFF strip of " + std::to_string(h.strip_rows) + " rows"
                                 : "a row of " + std::to_string(h.width) + " pixels");
@@ -247,8 +247,8 @@ std::unique_ptr<ImageReader> open_reader(const std::string& path) {
     const double bytes = 2 * tiles_wide * h.tile_width * h.tile_height * double(h.channels.size()) *
                          sizeof(float);  // in double: a fuzzed header's tiles overflow 64 bits
     check_memory(path, bytes < 1e18 ? std::size_t(bytes) : std::size_t(1e18),
-                 "a row of " + std::to_string(h.tile_width) + "x" +
-                     std::to_string(h.tile_height) + " tiles");
+                 "a row of " + std::to_string(h.tile_width) + "x" + std::to_string(h.tile_height) +
+                     " tiles");
   }
   return reader;
 }

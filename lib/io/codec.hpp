@@ -48,13 +48,13 @@ struct ImageHeader {
   int width = 0, height = 0;
   std::vector<std::string> channels;  // names as the file has them
   SampleType stored = SampleType::u8;
-  bool alpha = false;        // the file marks its last channel as alpha
-  std::string format;        // "png", "openexr", ...
-  bool whole_image = false;  // the decoder holds the whole image (interlaced PNG)
+  bool alpha = false;                   // the file marks its last channel as alpha
+  std::string format;                   // "png", "openexr", ...
+  bool whole_image = false;             // the decoder holds the whole image (interlaced PNG)
   int tile_width = 0, tile_height = 0;  // a tiled file's tiles (a row of them is read at once)
   int strip_rows = 0;  // a TIFF's RowsPerStrip as declared: OpenImageIO decodes a strip at once
   Placement placement;
-  Metadata metadata;         // what the header says besides the pixels
+  Metadata metadata;  // what the header says besides the pixels
 };
 
 class ImageReader {

@@ -24,12 +24,14 @@ constexpr std::size_t max_name = 255;
 // 0 for the types it reads by their declared size or by their content.
 std::size_t fixed_size(const std::string& type) {
   static const std::map<std::string, std::size_t> sizes = {
-      {"box2i", 16},    {"box2f", 16},      {"chromaticities", 32}, {"compression", 1},
-      {"double", 8},    {"envmap", 1},      {"float", 4},           {"int", 4},
-      {"keycode", 28},  {"lineOrder", 1},   {"m33f", 36},           {"m33d", 72},
-      {"m44f", 64},     {"m44d", 128},      {"rational", 8},        {"tiledesc", 9},
-      {"timecode", 8},  {"v2i", 8},         {"v2f", 8},             {"v2d", 16},
-      {"v3i", 12},      {"v3f", 12},        {"v3d", 24},            {"deepImageState", 1}};
+      {"box2i", 16},      {"box2f", 16},   {"chromaticities", 32},
+      {"compression", 1}, {"double", 8},   {"envmap", 1},
+      {"float", 4},       {"int", 4},      {"keycode", 28},
+      {"lineOrder", 1},   {"m33f", 36},    {"m33d", 72},
+      {"m44f", 64},       {"m44d", 128},   {"rational", 8},
+      {"tiledesc", 9},    {"timecode", 8}, {"v2i", 8},
+      {"v2f", 8},         {"v2d", 16},     {"v3i", 12},
+      {"v3f", 12},        {"v3d", 24},     {"deepImageState", 1}};
   const auto found = sizes.find(type);
   return found == sizes.end() ? 0 : found->second;
 }
@@ -85,8 +87,8 @@ class HeaderWalk {
       std::array<unsigned char, 4> b{};
       read(b.data(), b.size(), "the size of attribute '" + attribute + "'");
       const std::int64_t bytes =
-          std::int32_t(std::uint32_t(b[0]) | std::uint32_t(b[1]) << 8 |
-                       std::uint32_t(b[2]) << 16 | std::uint32_t(b[3]) << 24);
+          std::int32_t(std::uint32_t(b[0]) | std::uint32_t(b[1]) << 8 | std::uint32_t(b[2]) << 16 |
+                       std::uint32_t(b[3]) << 24);
       if (bytes < 0 || std::uint64_t(bytes) > size_ - offset())
         fail("attribute '" + attribute + "' declares " + std::to_string(bytes) +
              " bytes where the file has " + std::to_string(size_ - offset()) + " left");
@@ -106,8 +108,9 @@ class HeaderWalk {
         tile_pixels = std::uint64_t(u32(0)) * u32(4);
         tiles = std::to_string(u32(0)) + "x" + std::to_string(u32(4));
       } else if (type == "chlist" || type == "preview" || type == "stringvector") {
-        if (bytes > (16 << 20)) fail("attribute '" + attribute + "' declares " +
-                                     std::to_string(bytes) + " bytes of " + type);
+        if (bytes > (16 << 20))
+          fail("attribute '" + attribute + "' declares " + std::to_string(bytes) + " bytes of " +
+               type);
         std::string value(std::size_t(bytes), '\0');
         read(value.data(), value.size(), "attribute '" + attribute + "'");
         const std::size_t count = check_structured(attribute, type, value);
@@ -120,9 +123,10 @@ class HeaderWalk {
     // OpenEXR sizes its tile buffers from the tile size when it opens the file: two tiles of
     // every channel at 4 bytes a sample, as open_reader counts a row of tiles for the rest.
     if (tile_pixels)
-      check_memory(part_name(n), std::size_t(std::min<double>(
-                                     2.0 * double(tile_pixels) * double(channels) * 4, 1e18)),
-                   "a tile buffer of " + tiles + " pixels");
+      check_memory(
+          part_name(n),
+          std::size_t(std::min<double>(2.0 * double(tile_pixels) * double(channels) * 4, 1e18)),
+          "a tile buffer of " + tiles + " pixels");
   }
 
   // xmin, ymin, xmax, ymax: the part's size checked against --max-pixels before OpenEXR
@@ -134,7 +138,8 @@ class HeaderWalk {
     for (int i = 0; i < 4; ++i)
       box[i] = std::int32_t(std::uint32_t(b[4 * i]) | std::uint32_t(b[4 * i + 1]) << 8 |
                             std::uint32_t(b[4 * i + 2]) << 16 | std::uint32_t(b[4 * i + 3]) << 24);
-    check_image_size(part_name(n), std::int64_t(box[2]) - box[0] + 1, std::int64_t(box[3]) - box[1] + 1);
+    check_image_size(part_name(n), std::int64_t(box[2]) - box[0] + 1,
+                     std::int64_t(box[3]) - box[1] + 1);
   }
 
   // Values OpenEXR parses by their content rather than their declared size: each must fill
@@ -152,7 +157,8 @@ class HeaderWalk {
     const std::string what = "attribute '" + attribute + "' (" + type + ")";
     if (type == "preview") {  // width, height, then width x height RGBA bytes
       if (v.size() < 8) fail(what + " is cut short");
-      const std::uint64_t pixels = std::uint64_t(std::uint32_t(int_at(0))) * std::uint32_t(int_at(4));
+      const std::uint64_t pixels =
+          std::uint64_t(std::uint32_t(int_at(0))) * std::uint32_t(int_at(4));
       if (8 + 4 * pixels != v.size())
         fail(what + " declares " + std::to_string(std::uint32_t(int_at(0))) + "x" +
              std::to_string(std::uint32_t(int_at(4))) + " pixels in " + std::to_string(v.size()) +
@@ -210,6 +216,8 @@ class HeaderWalk {
 
 }  // namespace
 
-void check_exr_header(const std::string& path) { HeaderWalk(path).run(); }
+void check_exr_header(const std::string& path) {
+  HeaderWalk(path).run();
+}
 
 }  // namespace halo

@@ -184,10 +184,11 @@ void OutputImage::place(const Placement& placement) {
     spdlog::info("{}: {}{}", path_, placement.text(width_, height_),
                  ext == ".exr" ? "" : " (TIFF keeps the position, not the frame)");
   } else {
-    spdlog::warn("{}: {} has no data window: the input's {} become a {}x{} image at (0, 0) "
-                 "(write EXR to keep the placement)",
-                 path_, ext.empty() ? "this format" : ext.substr(1), placement.text(width_, height_),
-                 width_, height_);
+    spdlog::warn(
+        "{}: {} has no data window: the input's {} become a {}x{} image at (0, 0) "
+        "(write EXR to keep the placement)",
+        path_, ext.empty() ? "this format" : ext.substr(1), placement.text(width_, height_), width_,
+        height_);
   }
 }
 
@@ -199,11 +200,10 @@ void OutputImage::write(Span rows, const PixelBuffer& pixels) {
                      pixels.channels, pixels.channels == 1 ? "" : "s");
         metadata_.icc.clear();
       }
-      writer_ = create_writer(
-          path_, file_->temp_path().string(),
-          {width_, height_, pixels.channels, pixels.alpha, type_, metadata_, channel_names_,
-           placement_},
-          options_);
+      writer_ = create_writer(path_, file_->temp_path().string(),
+                              {width_, height_, pixels.channels, pixels.alpha, type_, metadata_,
+                               channel_names_, placement_},
+                              options_);
     }
     writer_->write_rows(rows.count(), pixels.bytes.data());
   });

@@ -205,11 +205,11 @@ class OiioReader : public ImageReader {
     header_.format = in_->format_name();
     header_.metadata = metadata_of(spec);
     y0_ = spec.y;
-    header_.placement = {spec.x, spec.y, spec.full_x, spec.full_y, spec.full_width,
-                         spec.full_height};
+    header_.placement = {spec.x,      spec.y,          spec.full_x,
+                         spec.full_y, spec.full_width, spec.full_height};
     if (spec.tile_width > 0 && (spec.tile_height <= 0 || spec.tile_depth > 1 || spec.depth > 1))
-      throw Error(ErrorKind::BadData, path + ": tiles of " + std::to_string(spec.tile_width) +
-                                          "x" + std::to_string(spec.tile_height) + "x" +
+      throw Error(ErrorKind::BadData, path + ": tiles of " + std::to_string(spec.tile_width) + "x" +
+                                          std::to_string(spec.tile_height) + "x" +
                                           std::to_string(spec.tile_depth) +
                                           " (halo reads 2D images only)");
     // A row of tiles is checked against --max-memory by open_reader.
@@ -253,8 +253,8 @@ class OiioReader : public ImageReader {
     const OIIO::ImageSpec& spec = in_->spec();
     const bool ok =
         tile_rows_ > 0
-            ? in_->read_tiles(0, 0, spec.x, spec.x + spec.width, y_begin, y_end, spec.z,
-                              spec.z + 1, first, first + n, oiio_type(type), out)
+            ? in_->read_tiles(0, 0, spec.x, spec.x + spec.width, y_begin, y_end, spec.z, spec.z + 1,
+                              first, first + n, oiio_type(type), out)
             : in_->read_scanlines(0, 0, y_begin, y_end, 0, first, first + n, oiio_type(type), out);
     if (!ok) {
       const auto why = one_line(in_->geterror());

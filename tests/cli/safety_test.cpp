@@ -167,8 +167,9 @@ TEST_CASE("an OpenEXR header is walked before OpenEXR reads it: declared sizes, 
   std::ofstream(box / "string.exr", std::ios::binary) << bomb;
   const Measured m = run_measured(box, {"run", box / "string.exr", "-o", box / "o.exr"});
   CHECK(m.code == 65);
-  CHECK_MESSAGE(has(m.err, "string.exr: not a valid OpenEXR header: attribute 'capDate' declares "
-                           "1811939328 bytes where the file has"),
+  CHECK_MESSAGE(has(m.err,
+                    "string.exr: not a valid OpenEXR header: attribute 'capDate' declares "
+                    "1811939328 bytes where the file has"),
                 m.err);
   CHECK(m.peak_kib < rss_bound_kib(100 * 1024));
   CHECK_FALSE(fs::exists(box / "o.exr"));
@@ -179,13 +180,15 @@ TEST_CASE("an OpenEXR header is walked before OpenEXR reads it: declared sizes, 
   std::ofstream(box / "cut.exr", std::ios::binary) << valid.substr(0, window + 24);
   Result r = box.halo("run " + box / "cut.exr" + " -o " + box / "o.exr");
   CHECK(r.code == 65);
-  CHECK(has(r.err, "cut.exr: not a valid OpenEXR header: attribute 'dataWindow' declares 16 "
-                   "bytes where the file has 3 left"));
+  CHECK(has(r.err,
+            "cut.exr: not a valid OpenEXR header: attribute 'dataWindow' declares 16 "
+            "bytes where the file has 3 left"));
   std::ofstream(box / "cut.exr", std::ios::binary) << valid.substr(0, window + 13);
   r = box.halo("run " + box / "cut.exr" + " -o " + box / "o.exr");
   CHECK(r.code == 65);
-  CHECK(has(r.err, "cut.exr: not a valid OpenEXR header: the file ends in the type of attribute "
-                   "'dataWindow'"));
+  CHECK(has(r.err,
+            "cut.exr: not a valid OpenEXR header: the file ends in the type of attribute "
+            "'dataWindow'"));
   std::ofstream(box / "name.exr", std::ios::binary)
       << valid.substr(0, attributes) << std::string(300, 'n') << valid.substr(attributes);
   r = box.halo("run " + box / "name.exr" + " -o " + box / "o.exr");
@@ -195,8 +198,8 @@ TEST_CASE("an OpenEXR header is walked before OpenEXR reads it: declared sizes, 
   // Values OpenEXR reads by their content, not their declared size: a preview declaring
   // 30000x30000 pixels (3.6 GB) in 8 bytes; a channel list shorter than it says.
   std::string preview = valid;
-  preview.insert(attributes, std::string("preview\0preview\0", 16) + le32(8) + le32(30000) +
-                                 le32(30000));
+  preview.insert(attributes,
+                 std::string("preview\0preview\0", 16) + le32(8) + le32(30000) + le32(30000));
   std::ofstream(box / "preview.exr", std::ios::binary) << preview;
   const Measured p = run_measured(box, {"run", box / "preview.exr", "-o", box / "o.exr"});
   CHECK(p.code == 65);
@@ -210,7 +213,8 @@ TEST_CASE("an OpenEXR header is walked before OpenEXR reads it: declared sizes, 
   std::ofstream(box / "list.exr", std::ios::binary) << list;
   r = box.halo("run " + box / "list.exr" + " -o " + box / "o.exr");
   CHECK(r.code == 65);
-  CHECK(has(r.err, "attribute 'channels' (chlist) holds 19 bytes of channels where it declares 31"));
+  CHECK(
+      has(r.err, "attribute 'channels' (chlist) holds 19 bytes of channels where it declares 31"));
   // A float attribute declaring 5 bytes: OpenEXR reads 4 and goes on from the 5th.
   std::string sized = valid;
   sized.insert(attributes, std::string("gain\0float\0", 11) + le32(5) + "12345");
@@ -237,7 +241,8 @@ TEST_CASE("an OpenEXR header is walked before OpenEXR reads it: declared sizes, 
   write_exr_bomb(box / "big.exr", 60000, 60000);
   const std::string big = Sandbox::read(box / "big.exr");
   const std::size_t window_bytes = 11 + 6 + 4 + 16;  // dataWindow box2i, its size, 4 ints
-  second.replace(window - attributes, window_bytes, big.substr(big.find("dataWindow"), window_bytes));
+  second.replace(window - attributes, window_bytes,
+                 big.substr(big.find("dataWindow"), window_bytes));
   std::ofstream(box / "parts.exr", std::ios::binary)
       << head << header << '\0' << second << '\0' << '\0' << std::string(64, 'x');
   r = box.halo("run " + box / "parts.exr" + " -o " + box / "o.exr");
@@ -264,18 +269,19 @@ TEST_CASE("a TIFF declaring 65504 rows per strip for 5 rows is refused on its he
   for (int e = 0; e < entries; ++e) {
     const std::size_t at = ifd + 2 + 12 * std::size_t(e);
     if (std::uint8_t(bytes[at]) == 0x16 && std::uint8_t(bytes[at + 1]) == 0x01) {  // RowsPerStrip
-      bytes[at + 8] = char(0xe0), bytes[at + 9] = char(0xff);                       // 65504
+      bytes[at + 8] = char(0xe0), bytes[at + 9] = char(0xff);                      // 65504
       bytes[at + 10] = bytes[at + 11] = 0;
       patched = true;
     }
   }
   REQUIRE(patched);
   std::ofstream(box / "rps.tif", std::ios::binary) << bytes;
-  const Measured m = run_measured(
-      box, {"--max-memory", "1G", "run", box / "rps.tif", "-o", box / "o.pfm"});
+  const Measured m =
+      run_measured(box, {"--max-memory", "1G", "run", box / "rps.tif", "-o", box / "o.pfm"});
   CHECK(m.code == 65);
-  CHECK_MESSAGE(has(m.err, "rps.tif: a TIFF strip of 65504 rows needs 4.0 GiB of memory, over "
-                           "the limit of 1.0 GiB"),
+  CHECK_MESSAGE(has(m.err,
+                    "rps.tif: a TIFF strip of 65504 rows needs 4.0 GiB of memory, over "
+                    "the limit of 1.0 GiB"),
                 m.err);
   CHECK(m.peak_kib < rss_bound_kib(400 * 1024));
   CHECK_FALSE(fs::exists(box / "o.pfm"));

@@ -164,9 +164,9 @@ void write_tiled(const std::string& path, const PixelBuffer& pixels, OIIO::TypeD
   auto out = OIIO::ImageOutput::create(path);
   REQUIRE(out);
   REQUIRE(out->open(path, spec));
-  REQUIRE(out->write_image(pixels.type == PixelType::u8 ? OIIO::TypeDesc::UINT8
-                                                        : OIIO::TypeDesc::UINT16,
-                           pixels.bytes.data()));
+  REQUIRE(out->write_image(
+      pixels.type == PixelType::u8 ? OIIO::TypeDesc::UINT8 : OIIO::TypeDesc::UINT16,
+      pixels.bytes.data()));
   REQUIRE(out->close());
 }
 
@@ -181,8 +181,10 @@ TEST_CASE("tiled EXR and TIFF inputs give the pixels of their scanline twins, in
     int y_origin;
   };
   const Case cases[] = {
-      {"t.exr", "s.exr", photo(37, 23, 3, PixelType::u16), OIIO::TypeDesc::HALF, SampleType::half, 5},
-      {"t.tif", "s.tif", photo(37, 23, 4, PixelType::u16), OIIO::TypeDesc::UINT16, SampleType::u16, 0},
+      {"t.exr", "s.exr", photo(37, 23, 3, PixelType::u16), OIIO::TypeDesc::HALF, SampleType::half,
+       5},
+      {"t.tif", "s.tif", photo(37, 23, 4, PixelType::u16), OIIO::TypeDesc::UINT16, SampleType::u16,
+       0},
       {"g.tif", "h.tif", photo(5, 3, 1), OIIO::TypeDesc::UINT8, SampleType::u8, 0}};
   for (const auto& c : cases) {
     INFO(std::string(c.tiled));
@@ -206,8 +208,9 @@ TEST_CASE("tiled EXR and TIFF inputs give the pixels of their scanline twins, in
   CHECK(fs::file_size(box / "wide.exr") < 1000000);
   Result r = box.halo("--max-memory 1G run " + box / "wide.tif" + " -o " + box / "w.pfm");
   CHECK(r.code == 65);
-  CHECK_MESSAGE(has(r.err, "wide.tif: a row of 8192x8192 tiles needs 1.5 GiB of memory, over "
-                           "the limit of 1.0 GiB"),
+  CHECK_MESSAGE(has(r.err,
+                    "wide.tif: a row of 8192x8192 tiles needs 1.5 GiB of memory, over "
+                    "the limit of 1.0 GiB"),
                 r.err);
   r = box.halo("--max-memory 1G run " + box / "wide.exr" + " -o " + box / "w.pfm");
   CHECK(r.code == 65);
@@ -242,8 +245,9 @@ TEST_CASE("an EXR's data window and display window reach EXR outputs; PNG says i
 
   r = box.halo("run " + box / "dw.exr" + chain + box / "o.png");
   CHECK(r.code == 0);
-  CHECK(has(r.err, "o.png: png has no data window: the input's 20x10 pixels at (7, 3) of the "
-                   "40x20 frame at (-2, 0) become a 20x10 image at (0, 0)"));
+  CHECK(has(r.err,
+            "o.png: png has no data window: the input's 20x10 pixels at (7, 3) of the "
+            "40x20 frame at (-2, 0) become a 20x10 image at (0, 0)"));
   r = box.halo("run " + box / "plain.exr" + chain + box / "p.png");
   CHECK_FALSE(has(r.err, "data window"));
 }

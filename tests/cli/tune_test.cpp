@@ -50,7 +50,8 @@ TEST_CASE("tune: stores checked, timed shapes that devices and runs then use") {
   std::ifstream in(file);
   const nlohmann::json doc = nlohmann::json::parse(in);
   CHECK(doc.at("image") == "96x64");
-  CHECK(doc.at("settings").size() == tuning_fields().size());  // every field of cl/tuning.hpp's Tuning
+  CHECK(doc.at("settings").size() ==
+        tuning_fields().size());  // every field of cl/tuning.hpp's Tuning
   REQUIRE(doc.at("families").size() == 2);
   for (const auto& family : doc.at("families")) {
     CHECK(family.at("candidates").size() >= 2);

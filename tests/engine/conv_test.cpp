@@ -2,8 +2,8 @@
 // the reference on awkward sizes, channel counts and every border mode.
 #include <doctest/doctest.h>
 
-#include "engine/separable_support.hpp"
 #include "cl/tuning.hpp"
+#include "engine/separable_support.hpp"
 #include "filters/convert.hpp"
 #include "filters/registry.hpp"
 #include "support.hpp"
