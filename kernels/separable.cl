@@ -61,6 +61,23 @@
 #define COLS_SLIDE 0
 #endif
 
+// The sliding window of ROWS_SLIDE / COLS_SLIDE: `steps` neighbouring outputs from the 2 *
+// radius + steps taps starting at `window`, each read once from local memory and added to every
+// output it feeds (tap j = t - s of output s, so each output's taps still come in order).
+// steps and radius are compile-time constants at both calls, so the loops unroll.
+inline void slide(__local const float* window, __constant const float* weights, const int steps,
+                  const int radius, float* acc) {
+#pragma unroll
+  for (int s = 0; s < steps; ++s) acc[s] = 0.0f;
+#pragma unroll
+  for (int t = 0; t < 2 * radius + steps; ++t) {
+    const float v = window[t];
+#pragma unroll
+    for (int s = 0; s < steps; ++s)
+      if (t - s >= 0 && t - s <= 2 * radius) acc[s] = fma(weights[t - s], v, acc[s]);
+  }
+}
+
 #define ROWS_SPAN ((ROWS_STEPS + 2 * ROWS_HALO) * ROWS_W)
 #define COLS_SPAN ((COLS_STEPS + 2 * COLS_HALO) * COLS_H)
 
@@ -93,21 +110,12 @@ __kernel __attribute__((reqd_work_group_size(ROWS_W, ROWS_H, 1))) void CAT(FILTE
   barrier(CLK_LOCAL_MEM_FENCE);
   if (y >= last) return;
 #if ROWS_SLIDE
-  // ROWS_STEPS neighbouring outputs per work-item: each tile value is read once from local
-  // memory and added to every output it feeds (tap j = t - s of output s, in order), instead of
-  // once per tap. An odd ROWS_STEPS keeps a warp's reads on distinct banks.
+  // ROWS_STEPS neighbouring outputs per work-item (see slide). An odd ROWS_STEPS keeps a warp's
+  // reads on distinct banks.
   const int c = ROWS_HALO * ROWS_W + lx * ROWS_STEPS;  // this work-item's first output in the tile
   const int x = ((int)get_group_id(0) * ROWS_STEPS) * ROWS_W + lx * ROWS_STEPS;
   float acc[ROWS_STEPS];
-#pragma unroll
-  for (int s = 0; s < ROWS_STEPS; ++s) acc[s] = 0.0f;
-#pragma unroll
-  for (int t = 0; t < 2 * RADIUS_X + ROWS_STEPS; ++t) {
-    const float v = tile[ly][c - RADIUS_X + t];
-#pragma unroll
-    for (int s = 0; s < ROWS_STEPS; ++s)
-      if (t - s >= 0 && t - s <= 2 * RADIUS_X) acc[s] = fma(weights[t - s], v, acc[s]);
-  }
+  slide(&tile[ly][c - RADIUS_X], weights, ROWS_STEPS, RADIUS_X, acc);
   __global float* out = dst + (size_t)(y - y0) * pitch;
 #pragma unroll
   for (int s = 0; s < ROWS_STEPS; ++s)
@@ -156,19 +164,11 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
   barrier(CLK_LOCAL_MEM_FENCE);
   if (x >= width) return;
 #if COLS_SLIDE
-  // COLS_STEPS neighbouring rows per work-item, each tile value read once (as in the rows pass).
+  // COLS_STEPS neighbouring rows per work-item (see slide).
   const int c = COLS_HALO * COLS_H + ly * COLS_STEPS;  // this work-item's first output in the tile
   const int y = top + c;
   float acc[COLS_STEPS];
-#pragma unroll
-  for (int s = 0; s < COLS_STEPS; ++s) acc[s] = 0.0f;
-#pragma unroll
-  for (int t = 0; t < 2 * RADIUS_Y + COLS_STEPS; ++t) {
-    const float v = tile[lx][c - RADIUS_Y + t];
-#pragma unroll
-    for (int s = 0; s < COLS_STEPS; ++s)
-      if (t - s >= 0 && t - s <= 2 * RADIUS_Y) acc[s] = fma(weights[t - s], v, acc[s]);
-  }
+  slide(&tile[lx][c - RADIUS_Y], weights, COLS_STEPS, RADIUS_Y, acc);
 #pragma unroll
   for (int s = 0; s < COLS_STEPS; ++s)
     if (y + s < last) dst[(size_t)(y + s - y0) * pitch + x] = acc[s] + offset;
