@@ -231,15 +231,14 @@ std::unique_ptr<ImageReader> open_reader(const std::string& path) {
   // OpenImageIO's readers have read only the header when open returns.
   const ImageHeader& h = reader->header();
   check_image_size(path, h.width, h.height);
-  // One row in float, and a TIFF strip as stored, which OpenImageIO 2.4 decodes at once and
-  // allocates as declared, even beyond the image (a fuzzed 32775x5 TIFF declaring 65504 rows
-  // per strip: 4.3 GB).
+  // One row in float, and the rows the decoder holds as stored (OpenImageIO: 256 rows or a
+  // TIFF strip, even beyond the image's height; see io/oiio.cpp).
   const double samples = double(h.width) * double(h.channels.size());
   const double bytes =
-      samples * sizeof(float) + samples * std::max(1, h.strip_rows) * double(stored_size(h.stored));
+      samples * sizeof(float) + samples * std::max(1, h.decode_rows) * double(stored_size(h.stored));
   check_memory(path, bytes < 1e18 ? std::size_t(bytes) : std::size_t(1e18),
-               h.strip_rows > 1 ? "a TIFF strip of " + std::to_string(h.strip_rows) + " rows"
-                                : "a row of " + std::to_string(h.width) + " pixels");
+               h.decode_rows > 1 ? "decoding " + std::to_string(h.decode_rows) + " rows"
+                                 : "a row of " + std::to_string(h.width) + " pixels");
   // A tiled file is read a row of tiles at a time: OpenImageIO holds whole tiles (wider than
   // the image when the tiles are) and the reader the rows of the image among them.
   if (h.tile_width > 0) {

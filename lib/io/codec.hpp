@@ -52,7 +52,7 @@ struct ImageHeader {
   std::string format;                   // "png", "openexr", ...
   bool whole_image = false;             // the decoder holds the whole image (interlaced PNG)
   int tile_width = 0, tile_height = 0;  // a tiled file's tiles (a row of them is read at once)
-  int strip_rows = 0;  // a TIFF's rows per strip, which OpenImageIO decodes (and holds) at once
+  int decode_rows = 0;  // rows of stored samples the decoder holds at once (OpenImageIO's)
   Placement placement;
   Metadata metadata;  // what the header says besides the pixels
 };

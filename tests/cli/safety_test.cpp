@@ -280,8 +280,8 @@ TEST_CASE("a TIFF declaring 65504 rows per strip for 5 rows is refused on its he
       run_measured(box, {"--max-memory", "1G", "run", box / "rps.tif", "-o", box / "o.pfm"});
   CHECK(m.code == 65);
   CHECK_MESSAGE(has(m.err,
-                    "rps.tif: a TIFF strip of 65504 rows needs 4.0 GiB of memory, over "
-                    "the limit of 1.0 GiB"),
+                    "rps.tif: decoding 65504 rows needs 4.0 GiB of memory, over the "
+                    "limit of 1.0 GiB"),
                 m.err);
   CHECK(m.peak_kib < rss_bound_kib(400 * 1024));
   CHECK_FALSE(fs::exists(box / "o.pfm"));
