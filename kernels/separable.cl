@@ -64,7 +64,9 @@
 // The sliding window of ROWS_SLIDE / COLS_SLIDE: `steps` neighbouring outputs from the 2 *
 // radius + steps taps starting at `window`, each read once from local memory and added to every
 // output it feeds (tap j = t - s of output s, so each output's taps still come in order).
-// steps and radius are compile-time constants at both calls, so the loops unroll.
+// steps and radius are compile-time constants at both calls, so the loops unroll (compiled
+// only where a pass slides: elsewhere the unused function's loops warn that they cannot).
+#if ROWS_SLIDE || COLS_SLIDE
 inline void slide(__local const float* window, __constant const float* weights, const int steps,
                   const int radius, float* acc) {
 #pragma unroll
@@ -77,6 +79,7 @@ inline void slide(__local const float* window, __constant const float* weights, 
       if (t - s >= 0 && t - s <= 2 * radius) acc[s] = fma(weights[t - s], v, acc[s]);
   }
 }
+#endif
 
 #define ROWS_SPAN ((ROWS_STEPS + 2 * ROWS_HALO) * ROWS_W)
 #define COLS_SPAN ((COLS_STEPS + 2 * COLS_HALO) * COLS_H)
