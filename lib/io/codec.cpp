@@ -234,8 +234,8 @@ std::unique_ptr<ImageReader> open_reader(const std::string& path) {
   // One row in float, and the rows the decoder holds as stored (OpenImageIO: 256 rows or a
   // TIFF strip, even beyond the image's height; see io/oiio.cpp).
   const double samples = double(h.width) * double(h.channels.size());
-  const double bytes =
-      samples * sizeof(float) + samples * std::max(1, h.decode_rows) * double(stored_size(h.stored));
+  const double bytes = samples * sizeof(float) +
+                       samples * std::max(1, h.decode_rows) * double(stored_size(h.stored));
   check_memory(path, bytes < 1e18 ? std::size_t(bytes) : std::size_t(1e18),
                h.decode_rows > 1 ? "decoding " + std::to_string(h.decode_rows) + " rows"
                                  : "a row of " + std::to_string(h.width) + " pixels");
