@@ -80,6 +80,10 @@ void check_image_size(const std::string& path, long long width, long long height
                             path, width, height, pixels_text(pixels), pixels_text(limit)));
 }
 
+void check_memory(const std::string& path, double bytes, const std::string& what) {
+  check_memory(path, bytes < 1e18 ? std::size_t(bytes) : std::size_t(1e18), what);
+}
+
 void check_memory(const std::string& path, std::size_t bytes, const std::string& what) {
   const std::size_t limit = resource_limits().max_memory;
   if (bytes > limit)

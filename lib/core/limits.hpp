@@ -34,5 +34,8 @@ std::uint64_t parse_pixels(const std::string& text, const std::string& option);
 void check_image_size(const std::string& path, long long width, long long height);
 // BadData when holding `bytes` for `what` (e.g. "the whole image") is over max_memory.
 void check_memory(const std::string& path, std::size_t bytes, const std::string& what);
+// The same for a size computed in double from a header's declared numbers, whose product can
+// pass 64 bits (it saturates instead of wrapping).
+void check_memory(const std::string& path, double bytes, const std::string& what);
 
 }  // namespace halo

@@ -236,7 +236,7 @@ std::unique_ptr<ImageReader> open_reader(const std::string& path) {
   const double samples = double(h.width) * double(h.channels.size());
   const double bytes = samples * sizeof(float) +
                        samples * std::max(1, h.decode_rows) * double(stored_size(h.stored));
-  check_memory(path, bytes < 1e18 ? std::size_t(bytes) : std::size_t(1e18),
+  check_memory(path, bytes,
                h.decode_rows > 1 ? "decoding " + std::to_string(h.decode_rows) + " rows"
                                  : "a row of " + std::to_string(h.width) + " pixels");
   // A tiled file is read a row of tiles at a time: OpenImageIO holds whole tiles (wider than
@@ -245,7 +245,7 @@ std::unique_ptr<ImageReader> open_reader(const std::string& path) {
     const double tiles_wide = std::ceil(double(h.width) / h.tile_width);
     const double bytes = 2 * tiles_wide * h.tile_width * h.tile_height * double(h.channels.size()) *
                          sizeof(float);  // in double: a fuzzed header's tiles overflow 64 bits
-    check_memory(path, bytes < 1e18 ? std::size_t(bytes) : std::size_t(1e18),
+    check_memory(path, bytes,
                  "a row of " + std::to_string(h.tile_width) + "x" + std::to_string(h.tile_height) +
                      " tiles");
   }

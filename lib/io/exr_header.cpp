@@ -36,6 +36,16 @@ std::size_t fixed_size(const std::string& type) {
   return found == sizes.end() ? 0 : found->second;
 }
 
+// OpenEXR stores integers little-endian.
+std::uint32_t u32_at(const void* bytes) {
+  const auto* b = static_cast<const unsigned char*>(bytes);
+  return std::uint32_t(b[0]) | std::uint32_t(b[1]) << 8 | std::uint32_t(b[2]) << 16 |
+         std::uint32_t(b[3]) << 24;
+}
+std::int32_t i32_at(const void* bytes) {
+  return std::int32_t(u32_at(bytes));
+}
+
 class HeaderWalk {
  public:
   explicit HeaderWalk(const std::string& path)
@@ -44,8 +54,7 @@ class HeaderWalk {
   void run() {
     std::array<unsigned char, 8> start{};
     read(start.data(), start.size(), "its version field");
-    const std::uint32_t flags = std::uint32_t(start[5]) << 8 | std::uint32_t(start[6]) << 16 |
-                                std::uint32_t(start[7]) << 24;
+    const std::uint32_t flags = u32_at(&start[4]);
     if (!(flags & multipart)) return part(1);
     int n = 1;
     do part(n++);
@@ -86,9 +95,7 @@ class HeaderWalk {
       const std::string type = name("the type of attribute '" + attribute + "'");
       std::array<unsigned char, 4> b{};
       read(b.data(), b.size(), "the size of attribute '" + attribute + "'");
-      const std::int64_t bytes =
-          std::int32_t(std::uint32_t(b[0]) | std::uint32_t(b[1]) << 8 | std::uint32_t(b[2]) << 16 |
-                       std::uint32_t(b[3]) << 24);
+      const std::int64_t bytes = i32_at(b.data());
       if (bytes < 0 || std::uint64_t(bytes) > size_ - offset())
         fail("attribute '" + attribute + "' declares " + std::to_string(bytes) +
              " bytes where the file has " + std::to_string(size_ - offset()) + " left");
@@ -101,12 +108,8 @@ class HeaderWalk {
       } else if (attribute == "tiles" && type == "tiledesc") {
         std::array<unsigned char, 9> t{};
         read(t.data(), t.size(), "the tile description");
-        const auto u32 = [&](int i) {
-          return std::uint32_t(t[i]) | std::uint32_t(t[i + 1]) << 8 |
-                 std::uint32_t(t[i + 2]) << 16 | std::uint32_t(t[i + 3]) << 24;
-        };
-        tile_pixels = std::uint64_t(u32(0)) * u32(4);
-        tiles = std::to_string(u32(0)) + "x" + std::to_string(u32(4));
+        tile_pixels = std::uint64_t(u32_at(&t[0])) * u32_at(&t[4]);
+        tiles = std::to_string(u32_at(&t[0])) + "x" + std::to_string(u32_at(&t[4]));
       } else if (type == "chlist" || type == "preview" || type == "stringvector") {
         if (bytes > (16 << 20))
           fail("attribute '" + attribute + "' declares " + std::to_string(bytes) + " bytes of " +
@@ -123,10 +126,8 @@ class HeaderWalk {
     // OpenEXR sizes its tile buffers from the tile size when it opens the file: two tiles of
     // every channel at 4 bytes a sample, as open_reader counts a row of tiles for the rest.
     if (tile_pixels)
-      check_memory(
-          part_name(n),
-          std::size_t(std::min<double>(2.0 * double(tile_pixels) * double(channels) * 4, 1e18)),
-          "a tile buffer of " + tiles + " pixels");
+      check_memory(part_name(n), 2.0 * double(tile_pixels) * double(channels) * 4,
+                   "a tile buffer of " + tiles + " pixels");
   }
 
   // xmin, ymin, xmax, ymax: the part's size checked against --max-pixels before OpenEXR
@@ -135,9 +136,7 @@ class HeaderWalk {
     std::array<std::int32_t, 4> box{};
     std::array<unsigned char, 16> b{};
     read(b.data(), b.size(), "the dataWindow");
-    for (int i = 0; i < 4; ++i)
-      box[i] = std::int32_t(std::uint32_t(b[4 * i]) | std::uint32_t(b[4 * i + 1]) << 8 |
-                            std::uint32_t(b[4 * i + 2]) << 16 | std::uint32_t(b[4 * i + 3]) << 24);
+    for (int i = 0; i < 4; ++i) box[i] = i32_at(&b[4 * i]);
     check_image_size(part_name(n), std::int64_t(box[2]) - box[0] + 1,
                      std::int64_t(box[3]) - box[1] + 1);
   }
@@ -148,12 +147,7 @@ class HeaderWalk {
   // Returns the number of channels of a chlist.
   std::size_t check_structured(const std::string& attribute, const std::string& type,
                                const std::string& v) {
-    const auto int_at = [&](std::size_t i) {
-      return std::int32_t(std::uint32_t(std::uint8_t(v[i])) |
-                          std::uint32_t(std::uint8_t(v[i + 1])) << 8 |
-                          std::uint32_t(std::uint8_t(v[i + 2])) << 16 |
-                          std::uint32_t(std::uint8_t(v[i + 3])) << 24);
-    };
+    const auto int_at = [&](std::size_t i) { return i32_at(&v[i]); };
     const std::string what = "attribute '" + attribute + "' (" + type + ")";
     if (type == "preview") {  // width, height, then width x height RGBA bytes
       if (v.size() < 8) fail(what + " is cut short");

@@ -58,29 +58,33 @@ void write_bomb(const std::string& path, std::uint32_t width, std::uint32_t heig
       << chunk("IEND", "");
 }
 
+// A 32-bit value as OpenEXR stores it (little-endian).
+std::string le32(std::uint32_t v) {
+  std::string s;
+  for (int i = 0; i < 4; ++i) s += char((v >> (8 * i)) & 0xff);
+  return s;
+}
+
 // A scanline OpenEXR of one float channel declaring width x height: a valid header and offset
 // table, every offset at the one chunk the file holds (720 KB at 60000x60000; 43 GB as
 // pixels).
 void write_exr_bomb(const std::string& path, int width, int height) {
   std::string h = std::string("\x76\x2f\x31\x01\x02\x00\x00\x00", 8);
-  const auto le32 = [](std::string& s, std::uint32_t v) {
-    for (int i = 0; i < 4; ++i) s += char((v >> (8 * i)) & 0xff);
-  };
   const auto attr = [&](const std::string& name, const std::string& type, const std::string& v) {
     h += name + '\0' + type + '\0';
-    le32(h, std::uint32_t(v.size()));
+    h += le32(std::uint32_t(v.size()));
     h += v;
   };
   std::string channels = std::string("R\0", 2);
-  le32(channels, 2);                     // FLOAT
-  channels += std::string(4, '\0');      // pLinear, reserved
-  le32(channels, 1), le32(channels, 1);  // sampling
+  channels += le32(2);               // FLOAT
+  channels += std::string(4, '\0');  // pLinear, reserved
+  channels += le32(1) + le32(1);     // sampling
   channels += '\0';
   std::string window;
   for (std::uint32_t v : {0u, 0u, std::uint32_t(width - 1), std::uint32_t(height - 1)})
-    le32(window, v);
+    window += le32(v);
   std::string one, centre(8, '\0');
-  le32(one, 0x3f800000);  // 1.0f
+  one += le32(0x3f800000);  // 1.0f
   attr("channels", "chlist", channels);
   attr("compression", "compression", std::string(1, '\0'));
   attr("dataWindow", "box2i", window);
@@ -95,7 +99,7 @@ void write_exr_bomb(const std::string& path, int width, int height) {
   for (int y = 0; y < height; ++y)
     for (int i = 0; i < 8; ++i) table += char((chunk_at >> (8 * i)) & 0xff);
   std::string chunk;
-  le32(chunk, 0), le32(chunk, std::uint32_t(4 * width));
+  chunk += le32(0) + le32(std::uint32_t(4 * width));
   chunk += std::string(4 * std::size_t(width), '\0');
   std::ofstream(path, std::ios::binary) << h << table << chunk;
 }
@@ -156,11 +160,6 @@ TEST_CASE("an OpenEXR header is walked before OpenEXR reads it: declared sizes, 
   write_exr_bomb(box / "small.exr", 40, 30);
   const std::string valid = Sandbox::read(box / "small.exr");
   const std::size_t attributes = 8;  // after the magic number and the version field
-  const auto le32 = [](std::uint32_t v) {
-    std::string s;
-    for (int i = 0; i < 4; ++i) s += char((v >> (8 * i)) & 0xff);
-    return s;
-  };
   // A string attribute declaring 1.8 GB in a 1 KB file: OpenEXR would allocate all of it.
   std::string bomb = valid;
   bomb.insert(attributes, std::string("capDate\0string\0", 15) + le32(0x6c000000) + "2026");
