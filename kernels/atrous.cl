@@ -4,7 +4,8 @@
 //   colour  exp(-|c_q - c_p|^2 * colour_inv)
 //   normal  max(0, n_p . n_q)^sigma_n
 //   depth   exp(-|z_p - z_q| / (sigma_z * min(|z_p|, |z_q|)))
-// Geometry against no geometry weighs 0; two pixels without geometry weigh 1. The first pass
+// Geometry against no geometry weighs 0; two pixels without geometry weigh 1. Outline pixels
+// (finish_outline) also take taps under the normal weight max(0, n_p . n_q). The first pass
 // divides colour by albedo (demod), the last multiplies back (remod). Colour channels <= 4.
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -32,20 +33,49 @@ inline float normal_weight(const float dot, const float sigma_n) {
 #endif
 }
 
-// The geometry weight of tap q for centre p (1 without normal and depth guides).
+// The geometry weight of tap q for centre p (1 without normal and depth guides), and in
+// *relaxed the same with the normal weight's power 1 (outline pixels).
 inline float geometry_weight(const surface_t p, const surface_t q, const int has_normal,
-                             const int has_depth, const float sigma_n, const float sigma_z) {
+                             const int has_depth, const float sigma_n, const float sigma_z,
+                             float* relaxed) {
+  *relaxed = 1.0f;
   if (!has_normal && !has_depth) return 1.0f;
   const bool gp = is_geometry(p, has_normal, has_depth), gq = is_geometry(q, has_normal, has_depth);
-  if (gp != gq) return 0.0f;
+  if (gp != gq) {
+    *relaxed = 0.0f;
+    return 0.0f;
+  }
   if (!gp) return 1.0f;
   float w = 1.0f;
-  if (has_normal) w = normal_weight(p.nx * q.nx + p.ny * q.ny + p.nz * q.nz, sigma_n);
-  if (has_depth && p.z != q.z) w *= exp(-fabs(p.z - q.z) / (sigma_z * fmin(fabs(p.z), fabs(q.z))));
+  if (has_normal) {
+    const float dot = p.nx * q.nx + p.ny * q.ny + p.nz * q.nz;
+    w = normal_weight(dot, sigma_n);
+    *relaxed = fmax(0.0f, dot);
+  }
+  if (has_depth && p.z != q.z) {
+    const float e = exp(-fabs(p.z - q.z) / (sigma_z * fmin(fabs(p.z), fabs(q.z))));
+    w *= e;
+    *relaxed *= e;
+  }
   return w;
 }
 
-// Rows: STRIP_ARGS in common.cl; a pass computes the image rows [first, last).
+// Outline pixels (lib/filters/atrous.cpp TapSums::finish_outline, the same operations): when
+// the own-surface share cover / spread of the spatial weight is under `outline`, the sums
+// under the relaxed normal weight are blended in by 1 - share / outline.
+inline void finish_outline(const float cover, const float spread, const float outline,
+                           const int channels, const float* relaxed, const float relaxed_wsum,
+                           float* sum, float* wsum) {
+  if (spread <= 0.0f) return;
+  const float share = cover / spread;
+  if (share >= outline) return;
+  const float blend = 1.0f - share / outline;
+  for (int c = 0; c < CHANNEL_COUNT(channels); ++c) sum[c] = fma(blend, relaxed[c], sum[c]);
+  *wsum = fma(blend, relaxed_wsum, *wsum);
+}
+
+// Rows: STRIP_ARGS in common.cl; a pass computes the image rows [first, last). outline > 0:
+// the outline rule above (passes with normals).
 __kernel void atrous_pass(__global const float* src, __global float* dst,
                           __global const float* geometry, __global const float* albedo,
                           __global const float* remod_albedo, const int width, const int pitch,
@@ -53,19 +83,19 @@ __kernel void atrous_pass(__global const float* src, __global float* dst,
                           const int step, const int border, const int has_normal,
                           const int has_depth, const float colour_inv, const float sigma_n,
                           const float sigma_z, const int demod, const int remod,
-                          const float albedo_min) {
+                          const float albedo_min, const float outline) {
   const int x = get_global_id(0), y = first + (int)get_global_id(1);
   if (x >= width || y >= last) return;
   const ulong plane = (ulong)pitch * rows, at = (ulong)(y - y0) * pitch + x;
   const bool guided = has_normal || has_depth;
   surface_t p = {0.0f, 0.0f, 0.0f, 0.0f};
   if (guided) p = surface_at(geometry, plane, at);
-  float centre[MAX_CHANNELS], sum[MAX_CHANNELS];
+  float centre[MAX_CHANNELS], sum[MAX_CHANNELS], relaxed[MAX_CHANNELS];
   for (int c = 0; c < CHANNEL_COUNT(channels); ++c) {
     centre[c] = colour_at(src, albedo, plane, at, c, demod, albedo_min);
-    sum[c] = 0.0f;
+    sum[c] = relaxed[c] = 0.0f;
   }
-  float wsum = 0.0f;
+  float wsum = 0.0f, relaxed_wsum = 0.0f, cover = 0.0f, spread = 0.0f;
   for (int j = 0; j < 5; ++j) {
     const int qy = strip_row(y + (j - 2) * step, y0, rows, height, border);
     if (qy < 0) continue;
@@ -75,12 +105,25 @@ __kernel void atrous_pass(__global const float* src, __global float* dst,
       const ulong q_at = (ulong)qy * pitch + qx;
       float v[MAX_CHANNELS];
       const float d2 = read_tap(src, albedo, plane, q_at, channels, demod, albedo_min, centre, v);
-      float w = kSpline[i] * kSpline[j] * exp(-d2 * colour_inv);
-      if (guided)
-        w *= geometry_weight(p, surface_at(geometry, plane, q_at), has_normal, has_depth, sigma_n,
-                             sigma_z);
+      const float spatial = kSpline[i] * kSpline[j];
+      float w = spatial * exp(-d2 * colour_inv);
+      if (guided) {
+        float relaxed_geometry;
+        const float g = geometry_weight(p, surface_at(geometry, plane, q_at), has_normal,
+                                        has_depth, sigma_n, sigma_z, &relaxed_geometry);
+        if (outline > 0.0f) {
+          if (i != 2 || j != 2) {
+            cover = fma(spatial, g, cover);
+            spread += spatial;
+          }
+          accumulate(w * relaxed_geometry, v, channels, relaxed, &relaxed_wsum);
+        }
+        w *= g;
+      }
       accumulate(w, v, channels, sum, &wsum);
     }
   }
+  if (outline > 0.0f)
+    finish_outline(cover, spread, outline, channels, relaxed, relaxed_wsum, sum, &wsum);
   store_normalised(dst, remod_albedo, plane, at, channels, sum, wsum, remod, albedo_min);
 }

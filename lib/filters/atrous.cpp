@@ -20,12 +20,18 @@ struct AtrousParams {
   double sigma_c = -1;        // < 0: auto (see AtrousStage::resolved)
   float colour_inv = 0;       // 1 / sigma_c^2, set once the guides are known
   float sigma_n = 48, sigma_z = 0.02f, albedo_min = 0.02f;
+  // Outline pixels: where the taps of the pixel's own surface carry less than this share of
+  // the spatial weight (an antialiased outline or crease pixel, whose normal blends two
+  // surfaces, matches neither), the taps also count with the normal weight max(0, n_p.n_q),
+  // blended in by how far the share falls short; 0: off.
+  float outline = 0.1f;
   int sigma_n_whole = 48;  // sigma_n when it is a whole number up to 4096, else -1 (pow)
   Border border = Border::clamp;
 };
 
 struct PassSetup {
   bool has_normal = false, has_depth = false, demod = false, remod = false;
+  bool outline = false;  // AtrousParams::outline applies (colour passes with normals)
   int step = 1;
 };
 
@@ -45,19 +51,49 @@ float normal_weight(float dot, const AtrousParams& a) {
   return a.sigma_n_whole >= 0 ? whole_power(d, a.sigma_n_whole) : std::pow(d, a.sigma_n);
 }
 
-float geometry_weight(const Surface& p, const Surface& q, const PassSetup& s,
-                      const AtrousParams& a) {
+// The geometry weight of tap q for centre p (1 without normal and depth guides), and in
+// `relaxed` the same with the normal weight's power 1 (outline pixels).
+float geometry_weight(const Surface& p, const Surface& q, const PassSetup& s, const AtrousParams& a,
+                      float& relaxed) {
+  relaxed = 1.0f;
   if (!s.has_normal && !s.has_depth) return 1.0f;
   const bool gp = is_geometry(p, s.has_normal, s.has_depth);
   const bool gq = is_geometry(q, s.has_normal, s.has_depth);
-  if (gp != gq) return 0.0f;
+  if (gp != gq) return relaxed = 0.0f;
   if (!gp) return 1.0f;
   float w = 1.0f;
-  if (s.has_normal) w = normal_weight(p.nx * q.nx + p.ny * q.ny + p.nz * q.nz, a);
-  if (s.has_depth && p.z != q.z)
-    w *= std::exp(-std::fabs(p.z - q.z) / (a.sigma_z * std::fmin(std::fabs(p.z), std::fabs(q.z))));
+  if (s.has_normal) {
+    const float dot = p.nx * q.nx + p.ny * q.ny + p.nz * q.nz;
+    w = normal_weight(dot, a);
+    relaxed = std::fmax(0.0f, dot);
+  }
+  if (s.has_depth && p.z != q.z) {
+    const float e =
+        std::exp(-std::fabs(p.z - q.z) / (a.sigma_z * std::fmin(std::fabs(p.z), std::fabs(q.z))));
+    w *= e;
+    relaxed *= e;
+  }
   return w;
 }
+
+// The taps of one output pixel: the weighted sums, and for outline pixels the share of the
+// spatial weight on the pixel's own surface and the sums under the relaxed normal weight.
+struct TapSums {
+  float sum[kMaxGuidedChannels] = {}, wsum = 0.0f;
+  float relaxed[kMaxGuidedChannels] = {}, relaxed_wsum = 0.0f;
+  float cover = 0.0f, spread = 0.0f;
+
+  // Blends the relaxed sums in when the own-surface share is under `outline`; kernels/atrous.cl
+  // finish_outline does the same operations.
+  void finish_outline(int channels, float outline) {
+    if (spread <= 0.0f) return;
+    const float share = cover / spread;
+    if (share >= outline) return;
+    const float blend = 1.0f - share / outline;
+    for (int c = 0; c < channels; ++c) sum[c] = std::fma(blend, relaxed[c], sum[c]);
+    wsum = std::fma(blend, relaxed_wsum, wsum);
+  }
+};
 
 // One pass of kernels/atrous.cl's atrous_pass over the image rows `rows`, in the same
 // operation order.
@@ -72,10 +108,10 @@ Image pass_reference(const Image& src, const Guides* g, const AtrousParams& a, c
     for (int x = 0; x < w; ++x) {
       const int r = y - y0;  // buffer row
       const Surface p = guided ? surface_at(*g, x, r) : Surface{};
-      float centre[kMaxGuidedChannels], sum[kMaxGuidedChannels];
+      float centre[kMaxGuidedChannels];
       for (int c = 0; c < channels; ++c)
-        centre[c] = colour_at(src, g, x, r, c, s.demod, a.albedo_min), sum[c] = 0.0f;
-      float wsum = 0.0f;
+        centre[c] = colour_at(src, g, x, r, c, s.demod, a.albedo_min);
+      TapSums t;
       for (int j = 0; j < 5; ++j) {
         const int qy = ys[y - rows.first + j * s.step];
         if (qy < 0) continue;
@@ -84,12 +120,25 @@ Image pass_reference(const Image& src, const Guides* g, const AtrousParams& a, c
           if (qx < 0) continue;
           float v[kMaxGuidedChannels];
           const float d2 = read_tap(src, g, qx, qy, s.demod, a.albedo_min, centre, v);
-          float wt = kSpline[i] * kSpline[j] * std::exp(-d2 * a.colour_inv);
-          if (guided) wt *= geometry_weight(p, surface_at(*g, qx, qy), s, a);
-          accumulate(wt, v, channels, sum, wsum);
+          const float spatial = kSpline[i] * kSpline[j];
+          float wt = spatial * std::exp(-d2 * a.colour_inv);
+          if (guided) {
+            float relaxed;
+            const float geometry = geometry_weight(p, surface_at(*g, qx, qy), s, a, relaxed);
+            if (s.outline) {
+              if (i != 2 || j != 2) {
+                t.cover = std::fma(spatial, geometry, t.cover);
+                t.spread += spatial;
+              }
+              accumulate(wt * relaxed, v, channels, t.relaxed, t.relaxed_wsum);
+            }
+            wt *= geometry;
+          }
+          accumulate(wt, v, channels, t.sum, t.wsum);
         }
       }
-      store_normalised(dst, s.remod ? remod_albedo : nullptr, x, r, sum, wsum, a.albedo_min);
+      if (s.outline) t.finish_outline(channels, a.outline);
+      store_normalised(dst, s.remod ? remod_albedo : nullptr, x, r, t.sum, t.wsum, a.albedo_min);
     }
   return dst;
 }
@@ -113,6 +162,11 @@ class AtrousStage : public GuidedStage {
                     ? std::string("weights on colour") + (g->has_normal() ? ", normals" : "") +
                           (g->has_depth() ? ", depth" : "")
                     : "no normal or depth guides: colour weights only");
+    if (g && g->has_normal())
+      d.push_back(a_.outline > 0 ? fmt::format("outline pixels (own-surface share under {:g}) "
+                                               "also weigh taps by max(0, n_p.n_q)",
+                                               a_.outline)
+                                 : "outline rule off");
     if (g && g->has_albedo()) d.push_back(demodulation_detail(a_.albedo_filter));
     d.push_back(a_.sigma_c >= 0 ? fmt::format("sigma_c {:g}", a_.sigma_c)
                                 : "sigma_c auto: 8 where albedo demodulates, else 1");
@@ -155,7 +209,7 @@ class AtrousStage : public GuidedStage {
       set_args(k, *src, dst, dg.geometry, dg.albedo, remod_with, in.width, in.pitch,
                strip_rows(in, rows), channels, s.step, int(a_.border), int(s.has_normal),
                int(s.has_depth), a.colour_inv, a_.sigma_n, a_.sigma_z, int(s.demod), int(s.remod),
-               a_.albedo_min);
+               a_.albedo_min, s.outline ? a_.outline : 0.0f);
       const std::size_t row_bytes = std::size_t(in.pitch) * rows.count() * sizeof(float);
       const std::size_t bytes = 2 * channels * row_bytes +
                                 (s.has_normal || s.has_depth ? 4 * row_bytes : 0) +
@@ -197,6 +251,7 @@ class AtrousStage : public GuidedStage {
       s.remod = i == a_.iters - 1;
     }
     s.step = 1 << i;
+    s.outline = s.has_normal && a_.outline > 0;
     return s;
   }
 
@@ -243,7 +298,7 @@ cl::Buffer remodulation_albedo(Device& device, const DeviceGuides& dg, const Gui
                          {{"CHANNELS", "3"}, {"SIGMA_N_WHOLE", std::to_string(a.sigma_n_whole)}});
   set_args(k, dg.albedo, smoothed.buffer, dg.geometry, dg.placeholder, dg.placeholder, like.width,
            like.pitch, strip_rows(like, rows), 3, s.step, int(a.border), int(s.has_normal),
-           int(s.has_depth), a.colour_inv, a.sigma_n, a.sigma_z, 0, 0, a.albedo_min);
+           int(s.has_depth), a.colour_inv, a.sigma_n, a.sigma_z, 0, 0, a.albedo_min, 0.0f);
   const std::size_t row_bytes = std::size_t(like.pitch) * rows.count() * sizeof(float);
   device.launch(k, "albedo_smoothing",
                 cl::NDRange(ceil_div(like.width, 32) * 32, ceil_div(rows.count(), 8) * 8),
@@ -278,7 +333,16 @@ FilterDef atrous_filter() {
        .fallback = "0.02",
        .doc = "depth weight exp(-|dz|/(sigma_z * nearer depth))",
        .min = 1e-6,
-       .max = 1e6}};
+       .max = 1e6},
+      {.name = "outline",
+       .type = ParamType::Number,
+       .fallback = "0.1",
+       .doc = "outline pixels: where taps on the pixel's own surface (by the normal and depth "
+              "weights) carry less than this share of the 5x5 weights, as on antialiased "
+              "outlines and creases whose normals blend two surfaces, the taps also count under "
+              "the normal weight max(0, n_p.n_q), blended in as the share falls to 0; 0: off",
+       .min = 0,
+       .max = 1}};
   for (auto& p : guide_params()) params.push_back(std::move(p));
   params.push_back(border_param());
   return {.name = "atrous",
@@ -296,6 +360,7 @@ FilterDef atrous_filter() {
             a.sigma_n_whole =
                 a.sigma_n == std::floor(a.sigma_n) && a.sigma_n <= 4096 ? int(a.sigma_n) : -1;
             a.sigma_z = float(args.number("sigma_z"));
+            a.outline = float(args.number("outline"));
             a.albedo_min = float(args.number("albedo_min"));
             a.albedo_filter = args.flag("albedo_filter");
             a.border = parse_border(args.text("border"));

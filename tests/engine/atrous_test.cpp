@@ -58,3 +58,28 @@ TEST_CASE("atrous: whole sigma_n is a power by squaring, others pow; both match 
   INFO(c.summary());
   CHECK(c.ok());
 }
+
+TEST_CASE("atrous: an outline pixel takes its neighbours under max(0, n.n); theirs stay apart") {
+  // A plane facing the camera with one pixel whose normal blends in another surface (as an
+  // antialiased outline's does): n = (0, 1, 1) / sqrt(2), dot 0.7071 with its neighbours, whose
+  // weight 0.7071^48 = 6e-8 leaves it with its own noise (1 against 0 around it).
+  const int w = 9, h = 9;
+  Guides g = test::plane_guides(w, h);
+  g.normal.at(4, 4, 1) = g.normal.at(4, 4, 2) = float(1 / std::sqrt(2.0));
+  Image in(w, h, 1);
+  in.at(4, 4, 0) = 1.0f;
+  const double k0 = 0.375 * 0.375, dot = 1 / std::sqrt(2.0), colour = std::exp(-1e-4);
+  auto off = test::guided_stage("atrous:iters=1:sigma_c=100:outline=0", &g);
+  for (const Image& result : test::reference_and_device(off, in))
+    CHECK(result.at(4, 4, 0) == doctest::Approx(1.0).epsilon(1e-5));
+  // Own-surface share ~6e-8, so the relaxed sums come in whole: the centre counts twice
+  // (strict and relaxed), each other tap once with max(0, n.n) = 0.7071.
+  const double expected = 2 * k0 / (2 * k0 + dot * colour * (1 - k0));
+  auto on = test::guided_stage("atrous:iters=1:sigma_c=100:outline=0.1", &g);
+  for (const Image& result : test::reference_and_device(on, in)) {
+    CHECK(result.at(4, 4, 0) == doctest::Approx(expected).epsilon(1e-5));
+    // Its neighbours have their own surface around them: the strict weights alone.
+    CHECK(std::fabs(result.at(3, 4, 0)) < 1e-6f);
+    CHECK(std::fabs(result.at(4, 5, 0)) < 1e-6f);
+  }
+}
