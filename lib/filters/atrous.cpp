@@ -25,6 +25,7 @@ struct AtrousParams {
   // surfaces, matches neither), the taps also count with the normal weight max(0, n_p.n_q),
   // blended in by how far the share falls short; 0: off.
   float outline = 0.1f;
+  double fireflies = -1;   // the fireflies step's ratio (guides.hpp); < 0: auto
   int sigma_n_whole = 48;  // sigma_n when it is a whole number up to 4096, else -1 (pow)
   Border border = Border::clamp;
 };
@@ -148,8 +149,8 @@ class AtrousStage : public GuidedStage {
   AtrousStage(std::string spec, AtrousParams a, GuideSources sources)
       : GuidedStage(std::move(spec), std::move(sources)), a_(a) {}
 
-  // Pass i reads 2 * 2^i rows each side.
-  int reach() const override { return reach_after(-1); }
+  // Pass i reads 2 * 2^i rows each side; the fireflies step one more.
+  int reach() const override { return reach_after(-1) + (a_.fireflies != 0 ? 1 : 0); }
   std::string whole_image_reason(PixelType) const override {
     return border_whole_image_reason(a_.border);
   }
@@ -168,6 +169,7 @@ class AtrousStage : public GuidedStage {
                                                a_.outline)
                                  : "outline rule off");
     if (g && g->has_albedo()) d.push_back(demodulation_detail(a_.albedo_filter));
+    d.push_back(fireflies_detail(fireflies_ratio(a_.fireflies, a_.fireflies < 0, g)));
     d.push_back(a_.sigma_c >= 0 ? fmt::format("sigma_c {:g}", a_.sigma_c)
                                 : "sigma_c auto: 8 where albedo demodulates, else 1");
     if (g && !g->described.empty()) d.push_back(g->described);
@@ -179,7 +181,10 @@ class AtrousStage : public GuidedStage {
     const AtrousParams a = resolved(run.guides, in.color_channels());
     const Remodulation remod(run.guides, demodulates(run.guides, in.color_channels()),
                              a.albedo_filter, out, a.border);
-    Image current = in;
+    const Fireflies f = fireflies(run.guides, in.color_channels());
+    Image current =
+        f.ratio > 0 ? clamp_fireflies(in, run.guides, f, first_pass_reads(out, in.full_height()))
+                    : in;
     for (int i = 0; i < a.iters; ++i)
       current = pass_reference(current, run.guides, a, setup(run.guides, i, in.color_channels()),
                                pass_rows(i, out, in.full_height()), remod.albedo());
@@ -201,7 +206,11 @@ class AtrousStage : public GuidedStage {
     const cl::Buffer remod_with =
         remodulation_albedo(device, dg, run.guides, demodulates(run.guides, channels),
                             a.albedo_filter, in, out, a.border);
-    const cl::Buffer* src = &in.buffer;
+    const Fireflies f = fireflies(run.guides, channels);
+    DeviceImage clamped;
+    if (f.ratio > 0)
+      clamped = clamp_fireflies(device, dg, in, f, first_pass_reads(out, in.full_height));
+    const cl::Buffer* src = f.ratio > 0 ? &clamped.buffer : &in.buffer;
     for (int i = 0; i < a_.iters; ++i) {
       const PassSetup s = setup(run.guides, i, channels);
       const Span rows = pass_rows(i, out, in.full_height);
@@ -232,6 +241,14 @@ class AtrousStage : public GuidedStage {
   }
   // The rows pass i computes for final output rows `out`.
   Span pass_rows(int i, Span out, int height) const { return out.widened(reach_after(i), height); }
+  // The rows the first pass reads: what the fireflies step computes.
+  Span first_pass_reads(Span out, int height) const { return out.widened(reach_after(-1), height); }
+  Fireflies fireflies(const Guides* g, int channels) const {
+    return {.ratio = fireflies_ratio(a_.fireflies, a_.fireflies < 0, g),
+            .demod = demodulates(g, channels),
+            .albedo_min = a_.albedo_min,
+            .border = a_.border};
+  }
 
   // sigma_c auto: 8 on colour/albedo (values near 1 wherever albedo is, whose 4-spp noise
   // a narrower weight keeps), 1 on radiance, whose swings are larger. Chosen with iters 2 and
@@ -343,6 +360,7 @@ FilterDef atrous_filter() {
               "the normal weight max(0, n_p.n_q), blended in as the share falls to 0; 0: off",
        .min = 0,
        .max = 1}};
+  params.push_back(fireflies_param());
   for (auto& p : guide_params()) params.push_back(std::move(p));
   params.push_back(border_param());
   return {.name = "atrous",
@@ -361,6 +379,7 @@ FilterDef atrous_filter() {
                 a.sigma_n == std::floor(a.sigma_n) && a.sigma_n <= 4096 ? int(a.sigma_n) : -1;
             a.sigma_z = float(args.number("sigma_z"));
             a.outline = float(args.number("outline"));
+            a.fireflies = args.is_auto("fireflies") ? -1 : args.number("fireflies");
             a.albedo_min = float(args.number("albedo_min"));
             a.albedo_filter = args.flag("albedo_filter");
             a.border = parse_border(args.text("border"));

@@ -21,6 +21,7 @@ struct BilateralParams {
   double sigma_r = -1;  // < 0: auto
   float albedo_min = 0.02f;
   bool albedo_filter = true;  // remodulate with remodulation_albedo (guides.hpp)
+  double fireflies = -1;      // the fireflies step's ratio (guides.hpp); < 0: auto
   Border border = Border::clamp;
 };
 
@@ -28,6 +29,7 @@ struct BilateralParams {
 struct Plan {
   bool use_flags = false, demod = false;
   float range_inv = 0;  // 1 / (2 sigma_r^2), 0 for no range kernel
+  Fireflies fireflies;
 };
 
 // The flags of the image rows `rows`, in a buffer with the guides' pitch and rows.
@@ -112,7 +114,8 @@ class BilateralStage : public GuidedStage {
   BilateralStage(std::string spec, BilateralParams p, GuideSources sources)
       : GuidedStage(std::move(spec), std::move(sources)), p_(std::move(p)) {}
 
-  // The colour walk reads r rows; its flags need the guides one row further.
+  // The colour walk reads r rows; its flags need the guides one row further, and the
+  // fireflies step the colour.
   int reach() const override { return p_.r + 1; }
   std::string whole_image_reason(PixelType) const override {
     return border_whole_image_reason(p_.border);
@@ -127,6 +130,7 @@ class BilateralStage : public GuidedStage {
                                      (g->has_depth() ? "depth" : "")
                                : "no normal or depth guides: self-guided");
     if (plan.demod) d.push_back(demodulation_detail(p_.albedo_filter));
+    d.push_back(fireflies_detail(plan.fireflies.ratio));
     if (plan.range_inv > 0)
       d.push_back("range kernel, sigma_r " + std::to_string(std::sqrt(0.5 / plan.range_inv)));
     if (g && !g->described.empty()) d.push_back(g->described);
@@ -143,8 +147,10 @@ class BilateralStage : public GuidedStage {
       if (run.keep_flags) keep_rows(run, flags.data(), run.guides->any(), run.own);
     }
     const Remodulation remod(run.guides, plan.demod, p_.albedo_filter, out, p_.border);
-    const Image rows =
-        pass_reference(in, flags, run.guides, p_, plan, true, inner, plan.demod, nullptr);
+    const Image clamped =
+        plan.fireflies.ratio > 0 ? clamp_fireflies(in, run.guides, plan.fireflies, inner) : Image();
+    const Image rows = pass_reference(plan.fireflies.ratio > 0 ? clamped : in, flags, run.guides,
+                                      p_, plan, true, inner, plan.demod, nullptr);
     const Image result =
         pass_reference(rows, flags, run.guides, p_, plan, false, out, false, remod.albedo());
     return with_colour(in, result);
@@ -174,14 +180,17 @@ class BilateralStage : public GuidedStage {
     const int channels = in.color_channels();
     DeviceImage tmp = device.image_like(in, channels, false);
     DeviceImage result = device.image_like(in, in.channels, in.alpha);
+    DeviceImage clamped;
+    if (plan.fireflies.ratio > 0) clamped = clamp_fireflies(device, dg, in, plan.fireflies, inner);
+    const cl::Buffer& colour = plan.fireflies.ratio > 0 ? clamped.buffer : in.buffer;
     for (const bool horizontal : {true, false}) {
       const Span rows = horizontal ? inner : out;
       const std::size_t row_bytes = std::size_t(in.pitch) * rows.count() * sizeof(float);
       auto k = device.kernel("bilateral.cl", horizontal ? "bilateral_rows" : "bilateral_cols",
                              {{"CHANNELS", std::to_string(channels)}});
-      set_args(k, horizontal ? in.buffer : tmp.buffer, horizontal ? tmp.buffer : result.buffer,
-               flags, dg.albedo, remod_with, weights, in.width, in.pitch, strip_rows(in, rows),
-               channels, p_.r, int(p_.border), int(plan.use_flags), int(plan.demod && horizontal),
+      set_args(k, horizontal ? colour : tmp.buffer, horizontal ? tmp.buffer : result.buffer, flags,
+               dg.albedo, remod_with, weights, in.width, in.pitch, strip_rows(in, rows), channels,
+               p_.r, int(p_.border), int(plan.use_flags), int(plan.demod && horizontal),
                int(plan.demod && !horizontal), p_.albedo_min, plan.range_inv);
       device.launch(k, horizontal ? "bilateral_rows" : "bilateral_cols",
                     cl::NDRange(ceil_div(in.width, 32) * 32, ceil_div(rows.count(), 8) * 8),
@@ -206,6 +215,10 @@ class BilateralStage : public GuidedStage {
     // Chosen by PSNR on the shared Blender scene (README, scripts/render-psnr.py).
     const double sigma_r = p_.sigma_r >= 0 ? p_.sigma_r : plan.use_flags ? 2 : 0.1;
     plan.range_inv = sigma_r > 0 ? float(1 / (2 * sigma_r * sigma_r)) : 0.0f;
+    plan.fireflies = {.ratio = fireflies_ratio(p_.fireflies, p_.fireflies < 0, g),
+                      .demod = plan.demod,
+                      .albedo_min = p_.albedo_min,
+                      .border = p_.border};
     return plan;
   }
 
@@ -249,7 +262,8 @@ FilterDef bilateral_filter() {
               "off)",
        .min = 0,
        .max = 1e6,
-       .allow_auto = true}};
+       .allow_auto = true},
+      fireflies_param()};
   for (auto& p : guide_params()) params.push_back(std::move(p));
   params.push_back(border_param());
   return {.name = "bilateral",
@@ -276,6 +290,7 @@ FilterDef bilateral_filter() {
             p.sigma_r = args.is_auto("sigma_r") ? -1 : args.number("sigma_r");
             p.albedo_min = float(args.number("albedo_min"));
             p.albedo_filter = args.flag("albedo_filter");
+            p.fireflies = args.is_auto("fireflies") ? -1 : args.number("fireflies");
             p.border = parse_border(args.text("border"));
             return std::make_unique<BilateralStage>(args.spec_text(), std::move(p),
                                                     guide_sources(args));

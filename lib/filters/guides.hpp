@@ -171,6 +171,32 @@ inline const char* demodulation_detail(bool albedo_filter) {
                        : "albedo demodulation";
 }
 
+// Fireflies (lib/filters/fireflies.cpp, kernels/fireflies.cl), the guided filters' first step:
+// a pixel whose luminance is over `ratio` times the brightest of its 8 neighbours' (border
+// rule applied; copies of the pixel itself, as clamp makes at the edges, left out) is scaled
+// down to that bound. Luminance is Rec. 709's on 3 colour channels,
+// their mean otherwise, of the colour divided by the albedo when demodulating; the scale
+// applies to the colour as given. A few-sample render's fireflies are single pixels far
+// brighter than anything around them; a filter spreads each into a bright blotch. The
+// result holds the colour planes of `src` with the rows `rows` computed; it reads one row more
+// each side.
+struct Fireflies {
+  float ratio = 0;  // 0: off
+  bool demod = false;
+  float albedo_min = 0.02f;
+  Border border = Border::clamp;
+};
+Image clamp_fireflies(const Image& src, const Guides* g, const Fireflies& f, Span rows);
+DeviceImage clamp_fireflies(Device& device, const DeviceGuides& dg, const DeviceImage& src,
+                            const Fireflies& f, Span rows);
+// The `fireflies` parameter both guided filters take, and its value for a run: auto is 1.5
+// with normal or depth guides (renders), off without (photos, whose small highlights are
+// real).
+Param fireflies_param();
+float fireflies_ratio(double value, bool is_auto, const Guides* g);
+// What -v says of the fireflies step.
+std::string fireflies_detail(float ratio);
+
 // The input with its colour planes replaced by `colour` (a reference's result); alpha and
 // source type kept.
 Image with_colour(const Image& in, const Image& colour);

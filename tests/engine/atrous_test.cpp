@@ -69,13 +69,13 @@ TEST_CASE("atrous: an outline pixel takes its neighbours under max(0, n.n); thei
   Image in(w, h, 1);
   in.at(4, 4, 0) = 1.0f;
   const double k0 = 0.375 * 0.375, dot = 1 / std::sqrt(2.0), colour = std::exp(-1e-4);
-  auto off = test::guided_stage("atrous:iters=1:sigma_c=100:outline=0", &g);
+  auto off = test::guided_stage("atrous:iters=1:sigma_c=100:outline=0:fireflies=0", &g);
   for (const Image& result : test::reference_and_device(off, in))
     CHECK(result.at(4, 4, 0) == doctest::Approx(1.0).epsilon(1e-5));
   // Own-surface share ~6e-8, so the relaxed sums come in whole: the centre counts twice
   // (strict and relaxed), each other tap once with max(0, n.n) = 0.7071.
   const double expected = 2 * k0 / (2 * k0 + dot * colour * (1 - k0));
-  auto on = test::guided_stage("atrous:iters=1:sigma_c=100:outline=0.1", &g);
+  auto on = test::guided_stage("atrous:iters=1:sigma_c=100:outline=0.1:fireflies=0", &g);
   for (const Image& result : test::reference_and_device(on, in)) {
     CHECK(result.at(4, 4, 0) == doctest::Approx(expected).epsilon(1e-5));
     // Its neighbours have their own surface around them: the strict weights alone.
