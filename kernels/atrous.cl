@@ -1,7 +1,8 @@
 // atrous: the edge-avoiding à-trous wavelet filter (Dammertz et al. 2010, with SVGF's normal
 // weight), one pass per launch (lib/filters/atrous.cpp). Pass i reads a 5x5 B3-spline kernel
 // (1/16, 1/4, 3/8, 1/4, 1/16) with holes of step = 2^i pixels and weighs each tap by
-//   colour  exp(-|c_q - c_p|^2 * colour_inv)
+//   colour  exp(-|c_q - c_p|^2 * colour_inv), radiance_inv instead with `split` where the
+//           pixel has no albedo to divide by (lib/filters/atrous.cpp PassSetup)
 //   normal  max(0, n_p . n_q)^sigma_n
 //   depth   exp(-|z_p - z_q| / (sigma_z * min(|z_p|, |z_q|)))
 // Geometry against no geometry weighs 0; two pixels without geometry weigh 1. Outline pixels
@@ -60,6 +61,14 @@ inline float geometry_weight(const surface_t p, const surface_t q, const int has
   return w;
 }
 
+// Whether the pixel has no albedo to divide by in any channel (atrous.cpp no_albedo).
+inline bool no_albedo(__global const float* albedo, const ulong plane, const ulong at,
+                      const float albedo_min) {
+  for (int c = 0; c < 3; ++c)
+    if (albedo[c * plane + at] >= albedo_min) return false;
+  return true;
+}
+
 // Outline pixels (lib/filters/atrous.cpp TapSums::finish_outline, the same operations): when
 // the own-surface share cover / spread of the spatial weight is under `outline`, the sums
 // under the relaxed normal weight are blended in by 1 - share / outline.
@@ -81,7 +90,8 @@ __kernel void atrous_pass(__global const float* src, __global float* dst,
                           __global const float* remod_albedo, const int width, const int pitch,
                           STRIP_ARGS, const int channels,
                           const int step, const int border, const int has_normal,
-                          const int has_depth, const float colour_inv, const float sigma_n,
+                          const int has_depth, const float colour_inv, const float radiance_inv,
+                          const int split, const float sigma_n,
                           const float sigma_z, const int demod, const int remod,
                           const float albedo_min, const float outline) {
   const int x = get_global_id(0), y = first + (int)get_global_id(1);
@@ -96,6 +106,8 @@ __kernel void atrous_pass(__global const float* src, __global float* dst,
     sum[c] = relaxed[c] = 0.0f;
   }
   float wsum = 0.0f, relaxed_wsum = 0.0f, cover = 0.0f, spread = 0.0f;
+  const float colour_weight =
+      split && no_albedo(albedo, plane, at, albedo_min) ? radiance_inv : colour_inv;
   for (int j = 0; j < 5; ++j) {
     const int qy = strip_row(y + (j - 2) * step, y0, rows, height, border);
     if (qy < 0) continue;
@@ -106,7 +118,7 @@ __kernel void atrous_pass(__global const float* src, __global float* dst,
       float v[MAX_CHANNELS];
       const float d2 = read_tap(src, albedo, plane, q_at, channels, demod, albedo_min, centre, v);
       const float spatial = kSpline[i] * kSpline[j];
-      float w = spatial * exp(-d2 * colour_inv);
+      float w = spatial * exp(-d2 * colour_weight);
       if (guided) {
         float relaxed_geometry;
         const float g = geometry_weight(p, surface_at(geometry, plane, q_at), has_normal,

@@ -3,6 +3,8 @@
 // 2^(N+1) - 2 pixels at 25 taps per pass. Device side: kernels/atrous.cl.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -17,8 +19,8 @@ constexpr float kSpline[5] = {0.0625f, 0.25f, 0.375f, 0.25f, 0.0625f};
 struct AtrousParams {
   int iters = 2;
   bool albedo_filter = true;  // remodulate with remodulation_albedo (guides.hpp)
-  double sigma_c = -1;        // < 0: auto (see AtrousStage::resolved)
-  float colour_inv = 0;       // 1 / sigma_c^2, set once the guides are known
+  double sigma_c = -1;        // the first pass's colour sigma; < 0: auto (AtrousStage::setup)
+  double falloff = -1;        // each later pass's sigma_c is the last one's / falloff; < 0: auto
   float sigma_n = 48, sigma_z = 0.02f, albedo_min = 0.02f;
   // Outline pixels: where the taps of the pixel's own surface carry less than this share of
   // the spatial weight (an antialiased outline or crease pixel, whose normal blends two
@@ -34,7 +36,19 @@ struct PassSetup {
   bool has_normal = false, has_depth = false, demod = false, remod = false;
   bool outline = false;  // AtrousParams::outline applies (colour passes with normals)
   int step = 1;
+  // 1 / sigma^2 of the colour weight; with `split`, pixels with no albedo to divide by
+  // (below albedo_min in every channel: metals, black) take radiance_inv instead.
+  float colour_inv = 1.0f, radiance_inv = 1.0f;
+  bool split = false;
 };
+
+// Whether the pixel at (x, y) has no albedo to divide by in any channel: its colour is
+// radiance, not colour/albedo (kernels/atrous.cl no_albedo).
+bool no_albedo(const Guides& g, int x, int y, float albedo_min) {
+  for (int c = 0; c < 3; ++c)
+    if (g.albedo.at(x, y, c) >= albedo_min) return false;
+  return true;
+}
 
 // x^n for a whole n by squaring, in kernels/atrous.cl's order (bit for bit the same there);
 // 7 multiplications for the default 128 instead of a general pow.
@@ -113,6 +127,8 @@ Image pass_reference(const Image& src, const Guides* g, const AtrousParams& a, c
       for (int c = 0; c < channels; ++c)
         centre[c] = colour_at(src, g, x, r, c, s.demod, a.albedo_min);
       TapSums t;
+      const float colour_inv =
+          s.split && no_albedo(*g, x, r, a.albedo_min) ? s.radiance_inv : s.colour_inv;
       for (int j = 0; j < 5; ++j) {
         const int qy = ys[y - rows.first + j * s.step];
         if (qy < 0) continue;
@@ -122,7 +138,7 @@ Image pass_reference(const Image& src, const Guides* g, const AtrousParams& a, c
           float v[kMaxGuidedChannels];
           const float d2 = read_tap(src, g, qx, qy, s.demod, a.albedo_min, centre, v);
           const float spatial = kSpline[i] * kSpline[j];
-          float wt = spatial * std::exp(-d2 * a.colour_inv);
+          float wt = spatial * std::exp(-d2 * colour_inv);
           if (guided) {
             float relaxed;
             const float geometry = geometry_weight(p, surface_at(*g, qx, qy), s, a, relaxed);
@@ -170,15 +186,20 @@ class AtrousStage : public GuidedStage {
                                  : "outline rule off");
     if (g && g->has_albedo()) d.push_back(demodulation_detail(a_.albedo_filter));
     d.push_back(fireflies_detail(fireflies_ratio(a_.fireflies, a_.fireflies < 0, g)));
-    d.push_back(a_.sigma_c >= 0 ? fmt::format("sigma_c {:g}", a_.sigma_c)
-                                : "sigma_c auto: 8 where albedo demodulates, else 1");
+    const PassSetup first = setup(g, 0, g && g->has_albedo() ? 3 : 1);
+    const auto sigma = [](float inv) { return 1 / std::sqrt(inv); };
+    d.push_back(fmt::format(
+        "colour sigma {:g}{} in the first pass, / {:g} each later pass", sigma(first.colour_inv),
+        first.split ? fmt::format(" ({:g} where no albedo divides)", sigma(first.radiance_inv))
+                    : "",
+        falloff(g)));
     if (g && !g->described.empty()) d.push_back(g->described);
     return d;
   }
 
   Image reference_rows(const Image& in, Span out, StageRun& run) const override {
     check_size(run, in.width(), in.span(), in.full_height());
-    const AtrousParams a = resolved(run.guides, in.color_channels());
+    const AtrousParams& a = a_;
     const Remodulation remod(run.guides, demodulates(run.guides, in.color_channels()),
                              a.albedo_filter, out, a.border);
     const Fireflies f = fireflies(run.guides, in.color_channels());
@@ -196,7 +217,7 @@ class AtrousStage : public GuidedStage {
     check_size(run, in.width, in.span(), in.full_height);
     const DeviceGuides& dg = device_guides(device, run);
     const int channels = in.color_channels();
-    const AtrousParams a = resolved(run.guides, channels);
+    const AtrousParams& a = a_;
     DeviceImage ping = device.image_like(in, channels, false);
     DeviceImage pong = device.image_like(in, channels, false);
     DeviceImage result = device.image_like(in, in.channels, in.alpha);
@@ -217,8 +238,8 @@ class AtrousStage : public GuidedStage {
       const cl::Buffer& dst = i == a_.iters - 1 ? result.buffer : i % 2 ? pong.buffer : ping.buffer;
       set_args(k, *src, dst, dg.geometry, dg.albedo, remod_with, in.width, in.pitch,
                strip_rows(in, rows), channels, s.step, int(a_.border), int(s.has_normal),
-               int(s.has_depth), a.colour_inv, a_.sigma_n, a_.sigma_z, int(s.demod), int(s.remod),
-               a_.albedo_min, s.outline ? a_.outline : 0.0f);
+               int(s.has_depth), s.colour_inv, s.radiance_inv, int(s.split), a_.sigma_n, a_.sigma_z,
+               int(s.demod), int(s.remod), a_.albedo_min, s.outline ? a_.outline : 0.0f);
       const std::size_t row_bytes = std::size_t(in.pitch) * rows.count() * sizeof(float);
       const std::size_t bytes = 2 * channels * row_bytes +
                                 (s.has_normal || s.has_depth ? 4 * row_bytes : 0) +
@@ -250,25 +271,42 @@ class AtrousStage : public GuidedStage {
             .border = a_.border};
   }
 
-  // sigma_c auto: 8 on colour/albedo (values near 1 wherever albedo is, whose 4-spp noise
-  // a narrower weight keeps), 1 on radiance, whose swings are larger. Chosen with iters 2 and
-  // sigma_n 48 on the six renders of tests/data/render (README, "Denoising renders").
-  AtrousParams resolved(const Guides* g, int channels) const {
-    AtrousParams a = a_;
-    const double sigma = a.sigma_c >= 0 ? a.sigma_c : demodulates(g, channels) ? 8.0 : 1.0;
-    a.colour_inv = float(1 / (sigma * sigma));
-    return a;
+  // The colour weight's schedule. With normal or depth guides (renders), auto: the first pass
+  // sigma 48 on colour/albedo and 8 on radiance (pixels with no albedo to divide by, or no
+  // albedo guide): at 4 spp the guides, not the colour, must say what to average first;
+  // then / 48 each pass, as the noise left is that much smaller, so a later pass averages
+  // only what already agrees and more passes never lose (the fixed sigma of before lost 1.6
+  // to 5 dB from 2 to 5 passes). Without guides (photos) the colour is all there is: sigma 8
+  // on colour/albedo, else 1, the same in every pass. Chosen on the six renders of
+  // tests/data/render (README, "Denoising renders").
+  double falloff(const Guides* g) const {
+    return a_.falloff >= 0 ? a_.falloff : g && g->any_geometry() ? 48.0 : 1.0;
   }
   PassSetup setup(const Guides* g, int i, int channels) const {
     PassSetup s;
     s.has_normal = g && g->has_normal();
     s.has_depth = g && g->has_depth();
-    if (demodulates(g, channels)) {
+    const bool demod = demodulates(g, channels);
+    if (demod) {
       s.demod = i == 0;
       s.remod = i == a_.iters - 1;
     }
     s.step = 1 << i;
     s.outline = s.has_normal && a_.outline > 0;
+    const bool guided = s.has_normal || s.has_depth;
+    double sigma = a_.sigma_c, radiance = a_.sigma_c;
+    if (a_.sigma_c < 0) {
+      sigma = guided ? (demod ? 48 : 8) : (demod ? 8 : 1);
+      radiance = guided ? 8 : sigma;
+    }
+    const double shrink = std::pow(falloff(g), i);
+    // Capped: an infinite weight factor would make exp(-0 * inf) a NaN.
+    const auto inverse = [&](double sd) {
+      return float(std::min(shrink * shrink / (sd * sd), double(FLT_MAX)));
+    };
+    s.colour_inv = inverse(sigma);
+    s.radiance_inv = inverse(radiance);
+    s.split = demod && s.radiance_inv != s.colour_inv;
     return s;
   }
 
@@ -279,7 +317,6 @@ class AtrousStage : public GuidedStage {
 // depth.
 AtrousParams albedo_smoothing(Border border) {
   AtrousParams a;
-  a.colour_inv = 1.0f;
   a.sigma_n = 128;
   a.sigma_n_whole = 128;
   a.sigma_z = 0.005f;
@@ -315,7 +352,8 @@ cl::Buffer remodulation_albedo(Device& device, const DeviceGuides& dg, const Gui
                          {{"CHANNELS", "3"}, {"SIGMA_N_WHOLE", std::to_string(a.sigma_n_whole)}});
   set_args(k, dg.albedo, smoothed.buffer, dg.geometry, dg.placeholder, dg.placeholder, like.width,
            like.pitch, strip_rows(like, rows), 3, s.step, int(a.border), int(s.has_normal),
-           int(s.has_depth), a.colour_inv, a.sigma_n, a.sigma_z, 0, 0, a.albedo_min, 0.0f);
+           int(s.has_depth), s.colour_inv, s.radiance_inv, 0, a.sigma_n, a.sigma_z, 0, 0,
+           a.albedo_min, 0.0f);
   const std::size_t row_bytes = std::size_t(like.pitch) * rows.count() * sizeof(float);
   device.launch(k, "albedo_smoothing",
                 cl::NDRange(ceil_div(like.width, 32) * 32, ceil_div(rows.count(), 8) * 8),
@@ -334,9 +372,20 @@ FilterDef atrous_filter() {
       {.name = "sigma_c",
        .type = ParamType::Number,
        .fallback = "auto",
-       .doc = "colour weight exp(-|dc|^2/sigma_c^2) (auto: 8 on colour/albedo when an albedo "
-              "guide demodulates, else 1)",
+       .doc = "colour weight exp(-|dc|^2/sigma^2) of the first pass; each later pass divides "
+              "sigma by `falloff` (auto: with normal or depth guides 48 on colour/albedo and 8 "
+              "where no albedo divides (metals, black, no albedo guide); without them 8 on "
+              "colour/albedo, else 1)",
        .min = 1e-4,
+       .max = 1e6,
+       .allow_auto = true},
+      {.name = "falloff",
+       .type = ParamType::Number,
+       .fallback = "auto",
+       .doc = "each pass's colour sigma is the previous one's divided by this, as the noise "
+              "left shrinks (auto: 48 with normal or depth guides, so later passes average "
+              "only what already agrees; 1 without: the same sigma in every pass)",
+       .min = 1,
        .max = 1e6,
        .allow_auto = true},
       {.name = "sigma_n",
@@ -374,6 +423,7 @@ FilterDef atrous_filter() {
             AtrousParams a;
             a.iters = args.integer("iters");
             a.sigma_c = args.is_auto("sigma_c") ? -1 : args.number("sigma_c");
+            a.falloff = args.is_auto("falloff") ? -1 : args.number("falloff");
             a.sigma_n = float(args.number("sigma_n"));
             a.sigma_n_whole =
                 a.sigma_n == std::floor(a.sigma_n) && a.sigma_n <= 4096 ? int(a.sigma_n) : -1;

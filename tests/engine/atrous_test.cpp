@@ -83,3 +83,37 @@ TEST_CASE("atrous: an outline pixel takes its neighbours under max(0, n.n); thei
     CHECK(std::fabs(result.at(4, 5, 0)) < 1e-6f);
   }
 }
+
+TEST_CASE("atrous: the colour sigma shrinks by falloff each pass, 8 where no albedo divides") {
+  const int w = 29, h = 19;
+  Guides g = test::random_guides(w, h, true);
+  const Image rgb = test::random_image(w, h, 3);
+  // Every albedo bright: auto is sigma_c 48 everywhere; every albedo dark: 8 everywhere.
+  for (const float albedo : {0.5f, 0.01f}) {
+    for (float& v : g.albedo.data()) v = albedo;
+    const std::string sigma = albedo > 0.02f ? "48" : "8";
+    auto automatic = test::guided_stage("atrous:iters=3", &g);
+    auto given = test::guided_stage("atrous:iters=3:falloff=48:sigma_c=" + sigma, &g);
+    const std::vector<Image> a = test::reference_and_device(automatic, rgb);
+    const std::vector<Image> b = test::reference_and_device(given, rgb);
+    for (int k = 0; k < 2; ++k) {
+      const Comparison c = compare(a[k], b[k], 0.0);
+      INFO("albedo ", albedo, (k ? " device: " : " reference: "), c.summary());
+      CHECK(c.ok());
+    }
+  }
+  // A falloff so large that after the first pass no two colours agree: 3 passes are 1.
+  g = test::random_guides(w, h, false);
+  auto one = test::guided_stage("atrous:iters=1:sigma_c=2", &g);
+  auto three = test::guided_stage("atrous:iters=3:sigma_c=2:falloff=1e6", &g);
+  const std::vector<Image> a = test::reference_and_device(one, rgb);
+  const std::vector<Image> b = test::reference_and_device(three, rgb);
+  for (int k = 0; k < 2; ++k) {
+    const Comparison c = compare(a[k], b[k], 1e-6);
+    INFO((k ? "device: " : "reference: "), c.summary());
+    CHECK(c.ok());
+  }
+  // With falloff 1 the passes keep one sigma: 3 passes blur more than 1.
+  auto flat = test::guided_stage("atrous:iters=3:sigma_c=2:falloff=1", &g);
+  CHECK_FALSE(compare(flat.reference(rgb), one.reference(rgb), 1e-3).ok());
+}
