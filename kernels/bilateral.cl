@@ -121,3 +121,77 @@ __kernel void bilateral_rows(PASS_ARGS) {
 __kernel void bilateral_cols(PASS_ARGS) {
   bilateral_pass(PASS_VALUES, 0);
 }
+
+// walk=2d (lib/filters/bilateral.cpp pass_2d_reference, the same operation order): one pass
+// over the (2r+1)^2 square, weights w[|dx|] w[|dy|]; a tap counts when an L-shaped path from
+// the centre reaches it without crossing a flag (along the centre's row then the tap's column,
+// or the centre's column then the tap's row). A step is blocked by the flag between the two
+// pixels it maps to under the border rule (none between clamp's copies, nor across wrap's
+// seam). row_open bit k + r: whether the sweep's direction is still open along row y + k
+// (r <= 31, so 2r + 1 bits fit).
+inline bool blocked(__global const uchar* flags, const int use_flags, const int x, const int y,
+                    const int dx, const int dy, const int width, const int height, const int y0,
+                    const int pitch, const int border) {
+  if (!use_flags) return false;
+  const int mx = border_index(x, width, border), my = border_index(y, height, border);
+  const int nx = border_index(x + dx, width, border), ny = border_index(y + dy, height, border);
+  if (mx < 0 || my < 0 || nx < 0 || ny < 0) return false;
+  const int step = dx ? nx - mx : ny - my;
+  if (step != 1 && step != -1) return false;
+  const uchar bit = dx ? (step > 0 ? FLAG_RIGHT : FLAG_LEFT) : (step > 0 ? FLAG_BOTTOM : FLAG_TOP);
+  return (flags[(ulong)(my - y0) * pitch + mx] & bit) != 0;
+}
+
+__kernel void bilateral_2d(PASS_ARGS) {
+  const int x = get_global_id(0), y = first + (int)get_global_id(1);
+  if (x >= width || y >= last) return;
+  const ulong plane = (ulong)pitch * rows, at = (ulong)(y - y0) * pitch + x;
+  float centre[MAX_CHANNELS], sum[MAX_CHANNELS];
+  const float w0 = weights[0] * weights[0];
+  float wsum = w0;
+  for (int c = 0; c < CHANNEL_COUNT(channels); ++c) {
+    centre[c] = colour_at(src, albedo, plane, at, c, demod, albedo_min);
+    sum[c] = w0 * centre[c];
+  }
+  for (int sx = 1; sx >= -1; sx -= 2) {
+    ulong row_open = ~0ul;
+    bool along_row = true;
+    for (int i = sx > 0 ? 0 : 1; i <= r; ++i) {
+      if (i > 0) {
+        const int from = x + sx * (i - 1);
+        along_row =
+            along_row && !blocked(flags, use_flags, from, y, sx, 0, width, height, y0, pitch, border);
+        for (int k = -r; k <= r; ++k)
+          if (blocked(flags, use_flags, from, y + k, sx, 0, width, height, y0, pitch, border))
+            row_open &= ~(1ul << (k + r));
+      }
+      const int qx = border_index(x + sx * i, width, border);
+      if (qx < 0) break;
+      for (int sy = 1; sy >= -1; sy -= 2) {
+        bool down_tap = true, down_centre = true;
+        for (int j = sy > 0 ? 0 : 1; j <= r; ++j) {
+          const int dy = sy * j;
+          if (j > 0) {
+            const int from = y + sy * (j - 1);
+            down_tap = down_tap && !blocked(flags, use_flags, x + sx * i, from, 0, sy, width,
+                                            height, y0, pitch, border);
+            down_centre = down_centre && !blocked(flags, use_flags, x, from, 0, sy, width,
+                                                  height, y0, pitch, border);
+          }
+          const int qy = strip_row(y + dy, y0, rows, height, border);
+          if (qy < 0) break;
+          if (i == 0 && j == 0) continue;
+          if (!((along_row && down_tap) || (down_centre && ((row_open >> (dy + r)) & 1ul))))
+            continue;
+          float v[MAX_CHANNELS];
+          const float d2 = read_tap(src, albedo, plane, (ulong)qy * pitch + qx, channels, demod,
+                                    albedo_min, centre, v);
+          const float spatial = weights[i] * weights[j];
+          const float w = range_inv > 0.0f ? spatial * exp(-d2 * range_inv) : spatial;
+          accumulate(w, v, channels, sum, &wsum);
+        }
+      }
+    }
+  }
+  store_normalised(dst, remod_albedo, plane, at, channels, sum, wsum, remod, albedo_min);
+}

@@ -22,6 +22,7 @@ struct BilateralParams {
   float albedo_min = 0.02f;
   bool albedo_filter = true;  // remodulate with remodulation_albedo (guides.hpp)
   double fireflies = -1;      // the fireflies step's ratio (guides.hpp); < 0: auto
+  bool walk_2d = false;       // one pass over the square (pass_2d_reference), not rows then columns
   Border border = Border::clamp;
 };
 
@@ -97,6 +98,83 @@ Image pass_reference(const Image& src, const std::vector<std::uint8_t>& flags, c
   return dst;
 }
 
+// walk=2d, kernels/bilateral.cl's bilateral_2d in the same operation order: one pass over the
+// (2r+1)^2 square with weights w[|dx|] w[|dy|]. A tap counts when an L-shaped path reaches it
+// from the centre without crossing a flag: along the centre's row and then the tap's column,
+// or along the centre's column and then the tap's row. A step is blocked by the flag of the
+// pixel it leaves; beyond the image's edge, where the border rule maps positions back into it,
+// by the flag between the two pixels the step maps to (none between clamp's copies of one
+// pixel, nor across wrap's seam), so a path cannot go round an edge outside the image.
+// Columns are swept from the centre outwards, right then left, rows up and down within each;
+// `row_open` keeps, for each row of the square, whether the sweep's direction is still open
+// along it.
+Image pass_2d_reference(const Image& src, const std::vector<std::uint8_t>& flags, const Guides* g,
+                        const BilateralParams& p, const Plan& plan, Span rows,
+                        const Image* remod_albedo) {
+  const int w = src.width(), h = src.full_height(), y0 = src.y0(), r = p.r;
+  const int channels = src.color_channels();
+  Image dst = src.like(channels, false);
+  // Whether the step from image position (x, y) to (x + dx, y + dy) is blocked.
+  const auto blocked = [&](int x, int y, int dx, int dy) {
+    if (!plan.use_flags) return false;
+    const int mx = border_index(x, w, p.border), my = border_index(y, h, p.border);
+    const int nx = border_index(x + dx, w, p.border), ny = border_index(y + dy, h, p.border);
+    if (mx < 0 || my < 0 || nx < 0 || ny < 0) return false;
+    const int step = dx ? nx - mx : ny - my;
+    if (step != 1 && step != -1) return false;  // clamp's copies, wrap's seam
+    const std::uint8_t bit =
+        dx ? (step > 0 ? kFlagRight : kFlagLeft) : (step > 0 ? kFlagBottom : kFlagTop);
+    return (flags[std::size_t(my - y0) * src.pitch() + mx] & bit) != 0;
+  };
+  std::vector<char> row_open(2 * r + 1);
+  for (int y = rows.first; y < rows.last; ++y)
+    for (int x = 0; x < w; ++x) {
+      float centre[kMaxGuidedChannels], sum[kMaxGuidedChannels];
+      const float w0 = p.weights[0] * p.weights[0];
+      float wsum = w0;
+      for (int c = 0; c < channels; ++c) {
+        centre[c] = colour_at(src, g, x, y - y0, c, plan.demod, p.albedo_min);
+        sum[c] = w0 * centre[c];
+      }
+      for (const int sx : {1, -1}) {
+        std::fill(row_open.begin(), row_open.end(), 1);
+        bool along_row = true;  // the centre's row, from x to x + dx
+        for (int i = sx > 0 ? 0 : 1; i <= r; ++i) {
+          const int dx = sx * i;
+          if (i > 0) {
+            along_row = along_row && !blocked(x + sx * (i - 1), y, sx, 0);
+            for (int k = -r; k <= r; ++k)
+              row_open[k + r] = row_open[k + r] && !blocked(x + sx * (i - 1), y + k, sx, 0);
+          }
+          const int qx = border_index(x + dx, w, p.border);
+          if (qx < 0) break;
+          for (const int sy : {1, -1}) {
+            bool down_tap = true, down_centre = true;  // the tap's column, the centre's
+            for (int j = sy > 0 ? 0 : 1; j <= r; ++j) {
+              const int dy = sy * j;
+              if (j > 0) {
+                down_tap = down_tap && !blocked(x + dx, y + sy * (j - 1), 0, sy);
+                down_centre = down_centre && !blocked(x, y + sy * (j - 1), 0, sy);
+              }
+              const int qy = border_index(y + dy, h, p.border);
+              if (qy < 0) break;
+              if (i == 0 && j == 0) continue;
+              if (!((along_row && down_tap) || (down_centre && row_open[dy + r]))) continue;
+              float v[kMaxGuidedChannels];
+              const float d2 = read_tap(src, g, qx, qy - y0, plan.demod, p.albedo_min, centre, v);
+              const float spatial = p.weights[i] * p.weights[j];
+              const float wt =
+                  plan.range_inv > 0.0f ? spatial * std::exp(-d2 * plan.range_inv) : spatial;
+              accumulate(wt, v, channels, sum, wsum);
+            }
+          }
+        }
+      }
+      store_normalised(dst, remod_albedo, x, y - y0, sum, wsum, p.albedo_min);
+    }
+  return dst;
+}
+
 // Rows `rows` of flags in a buffer of the guides' pitch, into the run's whole-image flags.
 void keep_rows(StageRun& run, const std::uint8_t* flags, const Image& size, Span rows) {
   if (run.flags.empty()) {
@@ -124,7 +202,8 @@ class BilateralStage : public GuidedStage {
   std::vector<std::string> details(const StageRun& run) const override {
     const Guides* g = run.guides;
     const Plan plan = plan_for(g, 3);  // the channel count matters only to its albedo check
-    std::vector<std::string> d = {"radius " + std::to_string(p_.r)};
+    std::vector<std::string> d = {"radius " + std::to_string(p_.r) +
+                                  (p_.walk_2d ? ", one 2D pass (walk=2d)" : ", rows then columns")};
     d.push_back(plan.use_flags ? "edges from " + std::string(g->has_normal() ? "normals" : "") +
                                      (g->has_normal() && g->has_depth() ? " and " : "") +
                                      (g->has_depth() ? "depth" : "")
@@ -149,8 +228,12 @@ class BilateralStage : public GuidedStage {
     const Remodulation remod(run.guides, plan.demod, p_.albedo_filter, out, p_.border);
     const Image clamped =
         plan.fireflies.ratio > 0 ? clamp_fireflies(in, run.guides, plan.fireflies, inner) : Image();
-    const Image rows = pass_reference(plan.fireflies.ratio > 0 ? clamped : in, flags, run.guides,
-                                      p_, plan, true, inner, plan.demod, nullptr);
+    const Image& colour = plan.fireflies.ratio > 0 ? clamped : in;
+    if (p_.walk_2d)
+      return with_colour(
+          in, pass_2d_reference(colour, flags, run.guides, p_, plan, out, remod.albedo()));
+    const Image rows =
+        pass_reference(colour, flags, run.guides, p_, plan, true, inner, plan.demod, nullptr);
     const Image result =
         pass_reference(rows, flags, run.guides, p_, plan, false, out, false, remod.albedo());
     return with_colour(in, result);
@@ -178,12 +261,26 @@ class BilateralStage : public GuidedStage {
                                                       p_.albedo_filter, in, out, p_.border);
     const auto weights = device.constants(p_.weights, "bilateral weights");
     const int channels = in.color_channels();
-    DeviceImage tmp = device.image_like(in, channels, false);
+    DeviceImage tmp = p_.walk_2d ? DeviceImage() : device.image_like(in, channels, false);
     DeviceImage result = device.image_like(in, in.channels, in.alpha);
     DeviceImage clamped;
     if (plan.fireflies.ratio > 0) clamped = clamp_fireflies(device, dg, in, plan.fireflies, inner);
     const cl::Buffer& colour = plan.fireflies.ratio > 0 ? clamped.buffer : in.buffer;
+    if (p_.walk_2d) {
+      const std::size_t row_bytes = std::size_t(in.pitch) * out.count() * sizeof(float);
+      auto k =
+          device.kernel("bilateral.cl", "bilateral_2d", {{"CHANNELS", std::to_string(channels)}});
+      set_args(k, colour, result.buffer, flags, dg.albedo, remod_with, weights, in.width, in.pitch,
+               strip_rows(in, out), channels, p_.r, int(p_.border), int(plan.use_flags),
+               int(plan.demod), int(plan.demod), p_.albedo_min, plan.range_inv);
+      device.launch(k, "bilateral_2d",
+                    cl::NDRange(ceil_div(in.width, 32) * 32, ceil_div(out.count(), 8) * 8),
+                    cl::NDRange(32, 8),
+                    2 * channels * row_bytes + (plan.demod ? 6 * row_bytes : 0) +
+                        (plan.use_flags ? row_bytes / sizeof(float) : 0));
+    }
     for (const bool horizontal : {true, false}) {
+      if (p_.walk_2d) break;
       const Span rows = horizontal ? inner : out;
       const std::size_t row_bytes = std::size_t(in.pitch) * rows.count() * sizeof(float);
       auto k = device.kernel("bilateral.cl", horizontal ? "bilateral_rows" : "bilateral_cols",
@@ -263,7 +360,15 @@ FilterDef bilateral_filter() {
        .min = 0,
        .max = 1e6,
        .allow_auto = true},
-      fireflies_param()};
+      fireflies_param(),
+      {.name = "walk",
+       .type = ParamType::Choice,
+       .fallback = "separable",
+       .doc = "separable: rows then columns, each walk stopped at the first flag (fast, r "
+              "taps twice); 2d: one pass over the (2r+1)^2 square where a tap counts when an "
+              "L-shaped path (row then column, or column then row) reaches it without crossing "
+              "a flag: no row/column streaks, (2r+1)^2 taps, r up to 31",
+       .choices = {"separable", "2d"}}};
   for (auto& p : guide_params()) params.push_back(std::move(p));
   params.push_back(border_param());
   return {.name = "bilateral",
@@ -291,6 +396,11 @@ FilterDef bilateral_filter() {
             p.albedo_min = float(args.number("albedo_min"));
             p.albedo_filter = args.flag("albedo_filter");
             p.fireflies = args.is_auto("fireflies") ? -1 : args.number("fireflies");
+            p.walk_2d = args.text("walk") == "2d";
+            if (p.walk_2d && p.r > 31)
+              throw Error(ErrorKind::Usage, "filter '" + args.spec_text() +
+                                                "': walk=2d takes r up to 31, not " +
+                                                std::to_string(p.r));
             p.border = parse_border(args.text("border"));
             return std::make_unique<BilateralStage>(args.spec_text(), std::move(p),
                                                     guide_sources(args));

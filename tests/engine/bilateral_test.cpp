@@ -79,9 +79,10 @@ TEST_CASE("filtering never crosses a flagged edge: a two-region image stays two-
         g.depth.at(x, y, 0) = 3.0f;
         for (int c = 0; c < 3; ++c) in.at(x, y, c) = 1.0f;
       }
-  // reflect and wrap fetch mirrored or far pixels beyond the edge, which the walk does not
-  // check (documented); zero and clamp never leave the region.
-  for (const char* border : {"zero", "clamp"}) {
+  // The separable walk with reflect and wrap fetches mirrored or far pixels beyond the edge
+  // unchecked (documented); zero and clamp never leave the region, nor does walk=2d with
+  // reflect (it checks the flags of the pixels a step maps to).
+  for (const char* border : {"zero", "clamp", "zero:walk=2d", "clamp:walk=2d", "reflect:walk=2d"}) {
     const std::string spec = std::string("bilateral:r=8:sigma_r=0:border=") + border;
     auto f = test::guided_stage(spec, &g);
     for (const Image& result : test::reference_and_device(f, in))
@@ -177,6 +178,40 @@ TEST_CASE("self-guided on photos: the range kernel keeps a strong step and smoot
 TEST_CASE("bilateral: device against the reference on odd sizes, guides, albedo and borders") {
   test::check_guided_on_odd_sizes("bilateral", "bilateral:r=7:sigma_r=0.3",
                                   "bilateral:r=2");  // the last without guides: self-guided
+  test::check_guided_on_odd_sizes("bilateral:walk=2d", "bilateral:walk=2d:r=5:sigma_r=0.3",
+                                  "bilateral:walk=2d:r=2");
+}
+
+TEST_CASE("bilateral walk=2d: taps around a corner, one pass of w[|dx|] w[|dy|]; r up to 31") {
+  // A 5x5 plane, r=1, no range kernel, no flags: the centre's 3x3 with weights w[|dx|] w[|dy|].
+  const Guides g = test::plane_guides(5, 5);
+  Image in(5, 5, 1);
+  in.at(2, 2, 0) = 1.0f;
+  auto f = test::guided_stage("bilateral:walk=2d:r=1:sigma=1:sigma_r=0:fireflies=0", &g);
+  const double w0 = 1, w1 = std::exp(-0.5);  // gaussian_weights(1, 1) before normalising
+  const double total = (w0 + 2 * w1) * (w0 + 2 * w1);
+  for (const Image& out : test::reference_and_device(f, in)) {
+    CHECK(out.at(2, 2, 0) == doctest::Approx(w0 * w0 / total).epsilon(1e-5));
+    CHECK(out.at(1, 1, 0) == doctest::Approx(w1 * w1 / total).epsilon(1e-5));  // a corner tap
+    CHECK(out.at(2, 1, 0) == doctest::Approx(w0 * w1 / total).epsilon(1e-5));
+  }
+  // A pocket: the pixel (1, 1) is cut off from its right and lower neighbours (depth 3 there
+  // and beyond), so only its left, upper and upper-left taps remain: the diagonal (2, 2) is
+  // not reached by either L-shaped path.
+  Guides pocket = test::plane_guides(5, 5);
+  for (int y = 0; y < 5; ++y)
+    for (int x = 0; x < 5; ++x)
+      if (x >= 2 || y >= 2) pocket.depth.at(x, y, 0) = 3.0f;
+  Image step(5, 5, 1);
+  for (int y = 0; y < 5; ++y)
+    for (int x = 0; x < 5; ++x) step.at(x, y, 0) = x >= 2 || y >= 2 ? 1.0f : 0.0f;
+  auto p = test::guided_stage("bilateral:walk=2d:r=2:sigma_r=0:fireflies=0:border=zero", &pocket);
+  for (const Image& out : test::reference_and_device(p, step)) {
+    CHECK(out.at(1, 1, 0) == 0.0f);
+    CHECK(out.at(3, 3, 0) == doctest::Approx(1.0f).epsilon(1e-6));
+  }
+  CHECK_THROWS_WITH_AS(make_stage("bilateral:walk=2d:r=32"),
+                       doctest::Contains("walk=2d takes r up to 31"), Error);
 }
 
 TEST_CASE("bilateral: guides of the wrong size or shape are refused before any work") {
