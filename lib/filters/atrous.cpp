@@ -272,7 +272,7 @@ class AtrousStage : public GuidedStage {
   }
 
   // The colour weight's schedule. With normal or depth guides (renders), auto: the first pass
-  // sigma 48 on colour/albedo and 8 on radiance (pixels with no albedo to divide by, or no
+  // sigma 48 on colour/albedo and 6 on radiance (pixels with no albedo to divide by, or no
   // albedo guide): at 4 spp the guides, not the colour, must say what to average first;
   // then / 48 each pass, as the noise left is that much smaller, so a later pass averages
   // only what already agrees and more passes never lose (the fixed sigma of before lost 1.6
@@ -296,8 +296,8 @@ class AtrousStage : public GuidedStage {
     const bool guided = s.has_normal || s.has_depth;
     double sigma = a_.sigma_c, radiance = a_.sigma_c;
     if (a_.sigma_c < 0) {
-      sigma = guided ? (demod ? 48 : 8) : (demod ? 8 : 1);
-      radiance = guided ? 8 : sigma;
+      sigma = guided ? (demod ? 48 : 6) : (demod ? 8 : 1);
+      radiance = guided ? 6 : sigma;
     }
     const double shrink = std::pow(falloff(g), i);
     // Capped: an infinite weight factor would make exp(-0 * inf) a NaN.
@@ -373,7 +373,7 @@ FilterDef atrous_filter() {
        .type = ParamType::Number,
        .fallback = "auto",
        .doc = "colour weight exp(-|dc|^2/sigma^2) of the first pass; each later pass divides "
-              "sigma by `falloff` (auto: with normal or depth guides 48 on colour/albedo and 8 "
+              "sigma by `falloff` (auto: with normal or depth guides 48 on colour/albedo and 6 "
               "where no albedo divides (metals, black, no albedo guide); without them 8 on "
               "colour/albedo, else 1)",
        .min = 1e-4,
