@@ -382,7 +382,8 @@ FilterDef bilateral_filter() {
                     "without normal/depth guides: a separable bilateral with a range kernel "
                     "on the colour",
                     "border=zero leaves taps outside the image out; other borders fetch them "
-                    "(the walk is not stopped there)"},
+                    "(the separable walk is not stopped there; walk=2d checks the flags of the "
+                    "pixels they map to)"},
           .example = "bilateral:r=4:angle=40:dz=0.05",
           .make = [](const Args& args) -> std::unique_ptr<Stage> {
             BilateralParams p;

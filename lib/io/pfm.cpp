@@ -19,11 +19,24 @@ namespace {
 
 constexpr long kMaxSide = 1 << 20;
 
+constexpr int kMaxComment = 4096;
+
 // Reads one whitespace-delimited header token; PFM headers are short, so a bound stops garbage.
+// A `#` before a token starts a comment to the end of its line, as in Netpbm headers: vips
+// writes one ("#vips2ppm - date") after the magic.
 std::string token(std::istream& in, const fs::path& path) {
   std::string t;
   char c = 0;
-  while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
+  while (in.get(c)) {
+    if (c == '#') {
+      int length = 0;
+      while (in.get(c) && c != '\n' && c != '\r')
+        if (++length > kMaxComment)
+          throw Error(ErrorKind::BadData, path.string() + ": not a PFM file (a header comment " +
+                                              "over " + std::to_string(kMaxComment) + " bytes)");
+      continue;
+    }
+    if (!std::isspace(static_cast<unsigned char>(c))) break;
   }
   while (in && !std::isspace(static_cast<unsigned char>(c)) && t.size() < 32) {
     t.push_back(c);

@@ -81,6 +81,21 @@ TEST_CASE("PFM reads big-endian files (positive scale)") {
   fs::remove(path);
 }
 
+TEST_CASE("PFM header comments are skipped, as vips writes them; a runaway one is refused") {
+  const auto path = temp("comment.pfm");
+  write_bytes(path, "PF\n#vips2ppm - 2026-11-23T22:04:13\n1 1\n# scale\n-1.0\n" +
+                        float_bytes(0.25f, false) + float_bytes(0.5f, false) +
+                        float_bytes(2.0f, false));
+  const PixelBuffer pixels = read_pfm(path);
+  CHECK(pixels.samples<float>()[0] == 0.25f);
+  CHECK(pixels.samples<float>()[2] == 2.0f);
+  write_bytes(path, "PF\n#" + std::string(5000, 'x') + "\n1 1\n-1.0\n" + std::string(12, '\0'));
+  std::string message;
+  CHECK(failure(path, message) == ErrorKind::BadData);
+  CHECK(message.find("header comment over 4096 bytes") != std::string::npos);
+  fs::remove(path);
+}
+
 TEST_CASE("PFM headers are validated before allocating") {
   std::string message;
   const auto path = temp("bad.pfm");
