@@ -190,8 +190,9 @@ void bench_guided(Device& device, const Options& o, double copy, nlohmann::json&
     const auto guides = bench_guides(o.width, o.height, albedo);
     // The defaults, larger radii, and the options that cost more (walk=2d) or less (atrous
     // without the fireflies step and the outline rule).
-    for (const std::string spec : {"bilateral", "bilateral:r=8", "bilateral:walk=2d", "atrous",
-                                   "atrous:fireflies=0:outline=0", "atrous:iters=5"}) {
+    for (const std::string spec :
+         {"bilateral", "bilateral:fireflies=0", "bilateral:r=8", "bilateral:walk=2d", "atrous",
+          "atrous:fireflies=0:outline=0", "atrous:iters=5"}) {
       auto stage = make_stage(spec + (albedo ? "" : ":albedo=off"));
       StageRun run;  // uploads the guides on its first call, as a file's run does once
       run.guides = guides.get();

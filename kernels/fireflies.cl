@@ -22,15 +22,33 @@ inline float luminance_at(__global const float* src, __global const float* albed
   return sum / (float)CHANNEL_COUNT(channels);
 }
 
+#define FF_W 32  // work-group: FF_W x FF_H pixels, their luminance tile one wider each side
+#define FF_H 8
+
 // Rows: STRIP_ARGS in common.cl; computes the image rows [first, last) of dst's colour planes.
-__kernel void clamp_fireflies(__global const float* src, __global float* dst,
-                              __global const float* albedo, const int width, const int pitch,
-                              STRIP_ARGS, const int channels, const int border, const int demod,
-                              const float albedo_min, const float ratio) {
-  const int x = get_global_id(0), y = first + (int)get_global_id(1);
+// Each work-group computes the luminance of its pixels and their one-pixel ring once, into
+// local memory (at the positions the border rule maps to), instead of nine times a pixel.
+__kernel __attribute__((reqd_work_group_size(FF_W, FF_H, 1))) void clamp_fireflies(
+    __global const float* src, __global float* dst, __global const float* albedo,
+    const int width, const int pitch, STRIP_ARGS, const int channels, const int border,
+    const int demod, const float albedo_min, const float ratio) {
+  __local float tile[FF_H + 2][FF_W + 2];
+  const int lx = get_local_id(0), ly = get_local_id(1);
+  const int left = (int)get_group_id(0) * FF_W - 1, top = first + (int)get_group_id(1) * FF_H - 1;
+  const ulong plane = (ulong)pitch * rows;
+  for (int i = ly * FF_W + lx; i < (FF_W + 2) * (FF_H + 2); i += FF_W * FF_H) {
+    const int tx = i % (FF_W + 2), ty = i / (FF_W + 2);
+    const int qx = border_index(left + tx, width, border);
+    const int qy = strip_row(min(top + ty, last), y0, rows, height, border);
+    tile[ty][tx] = qx < 0 || qy < 0 ? 0.0f
+                                    : luminance_at(src, albedo, plane, (ulong)qy * pitch + qx,
+                                                   channels, demod, albedo_min);
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const int x = left + 1 + lx, y = top + 1 + ly;
   if (x >= width || y >= last) return;
-  const ulong plane = (ulong)pitch * rows, at = (ulong)(y - y0) * pitch + x;
-  const float centre = luminance_at(src, albedo, plane, at, channels, demod, albedo_min);
+  const ulong at = (ulong)(y - y0) * pitch + x;
+  const float centre = tile[ly + 1][lx + 1];
   float brightest = 0.0f;
   bool any = false;
   for (int dy = -1; dy <= 1; ++dy) {
@@ -40,8 +58,7 @@ __kernel void clamp_fireflies(__global const float* src, __global float* dst,
       const int qx = border_index(x + dx, width, border);
       // Neither the pixel nor a copy of it (clamp at the image's edges).
       if (qx < 0 || (qx == x && qy == y - y0)) continue;
-      const float l =
-          luminance_at(src, albedo, plane, (ulong)qy * pitch + qx, channels, demod, albedo_min);
+      const float l = tile[ly + 1 + dy][lx + 1 + dx];
       brightest = any ? fmax(brightest, l) : l;
       any = true;
     }
