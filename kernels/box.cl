@@ -21,6 +21,13 @@
 #endif
 
 #define TAPS (2 * RADIUS + 1)
+// The mean is the sum times 1 / TAPS, a double the host writes exactly (hex) as BOX_INV: a
+// multiplication where a correctly rounded double division is a long instruction sequence on
+// GPUs. The reference multiplies by the same double.
+#ifndef BOX_INV
+#define BOX_INV (1.0 / TAPS)
+#endif
+#define MEAN(sum) ((float)((sum) * BOX_INV))
 #define SPAN (BOX_SEG + 2 * RADIUS)
 // Odd stride: the work-items of a group read different rows of the tile in different banks.
 #define STRIDE (SPAN | 1)
@@ -50,11 +57,11 @@ __kernel __attribute__((reqd_work_group_size(1, BOX_ROWS, 1))) void box_rows(
   __local float* line = tile + ly * STRIDE;
   double sum = 0.0;
   for (int k = 0; k < TAPS; ++k) sum += line[k];
-  float previous = (float)(sum / TAPS);
+  float previous = MEAN(sum);
   for (int k = 1; k < BOX_SEG; ++k) {
     sum += (double)line[k + 2 * RADIUS] - (double)line[k - 1];
     line[k - 1] = previous;
-    previous = (float)(sum / TAPS);
+    previous = MEAN(sum);
   }
   line[BOX_SEG - 1] = previous;
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -88,10 +95,10 @@ __kernel void box_cols(__global const float* src, __global float* dst, const int
   double sum = 0.0;
   for (int k = -RADIUS; k <= RADIUS; ++k)
     sum += box_tap(column, ys + k, pitch, y0, rows, height, border, interior);
-  dst[(size_t)(ys - y0) * pitch + x] = (float)(sum / TAPS);
+  dst[(size_t)(ys - y0) * pitch + x] = MEAN(sum);
   for (int y = ys + 1; y < ye; ++y) {
     sum += box_tap(column, y + RADIUS, pitch, y0, rows, height, border, interior) -
            box_tap(column, y - RADIUS - 1, pitch, y0, rows, height, border, interior);
-    dst[(size_t)(y - y0) * pitch + x] = (float)(sum / TAPS);
+    dst[(size_t)(y - y0) * pitch + x] = MEAN(sum);
   }
 }
