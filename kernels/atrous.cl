@@ -1,10 +1,11 @@
 // atrous: the edge-avoiding à-trous wavelet filter (Dammertz et al. 2010, with SVGF's normal
 // weight), one pass per launch (lib/filters/atrous.cpp). Pass i reads a 5x5 B3-spline kernel
 // (1/16, 1/4, 3/8, 1/4, 1/16) with holes of step = 2^i pixels and weighs each tap by
-//   colour  exp(-|c_q - c_p|^2 * colour_inv), radiance_inv instead with `split` where the
+//   colour  exp2(-|c_q - c_p|^2 * colour_inv) (colour_inv = log2(e) / sigma^2: exp2 is the
+//           cheaper call), radiance_inv instead with `split` where the
 //           pixel has no albedo to divide by (lib/filters/atrous.cpp PassSetup)
 //   normal  max(0, n_p . n_q)^sigma_n
-//   depth   exp(-|z_p - z_q| / (sigma_z * min(|z_p|, |z_q|)))
+//   depth   exp2(-|z_p - z_q| / (sigma_z * min(|z_p|, |z_q|))) (sigma_z given times ln 2)
 // Geometry against no geometry weighs 0; two pixels without geometry weigh 1. Outline pixels
 // (finish_outline) also take taps under the normal weight max(0, n_p . n_q). The first pass
 // divides colour by albedo (demod), the last multiplies back (remod). Colour channels <= 4.
@@ -54,7 +55,7 @@ inline float geometry_weight(const surface_t p, const surface_t q, const int has
     *relaxed = fmax(0.0f, dot);
   }
   if (has_depth && p.z != q.z) {
-    const float e = exp(-fabs(p.z - q.z) / (sigma_z * fmin(fabs(p.z), fabs(q.z))));
+    const float e = exp2(-fabs(p.z - q.z) / (sigma_z * fmin(fabs(p.z), fabs(q.z))));
     w *= e;
     *relaxed *= e;
   }
@@ -118,7 +119,7 @@ __kernel void atrous_pass(__global const float* src, __global float* dst,
       float v[MAX_CHANNELS];
       const float d2 = read_tap(src, albedo, plane, q_at, channels, demod, albedo_min, centre, v);
       const float spatial = kSpline[i] * kSpline[j];
-      float w = spatial * exp(-d2 * colour_weight);
+      float w = spatial * exp2(-d2 * colour_weight);
       if (guided) {
         float relaxed_geometry;
         const float g = geometry_weight(p, surface_at(geometry, plane, q_at), has_normal,
