@@ -22,6 +22,7 @@ struct AtrousParams {
   bool albedo_filter = true;  // remodulate with remodulation_albedo (guides.hpp)
   double sigma_c = -1;        // the first pass's colour sigma; < 0: auto (AtrousStage::setup)
   double falloff = -1;        // each later pass's sigma_c is the last one's / falloff; < 0: auto
+  double brightness = 1;      // the render's scale: auto sigmas are multiplied by it
   float sigma_n = 48, sigma_z = 0.02f, albedo_min = 0.02f;
   // sigma_z * ln 2: the depth weight as exp2(-|dz| / (sigma_z2 * nearer depth)) is
   // exp(-|dz| / (sigma_z * nearer depth)); exp2 is the cheaper call on a GPU.
@@ -243,8 +244,9 @@ class AtrousStage : public GuidedStage {
       const cl::Buffer& dst = i == a_.iters - 1 ? result.buffer : i % 2 ? pong.buffer : ping.buffer;
       set_args(k, *src, dst, dg.geometry, dg.albedo, remod_with, in.width, in.pitch,
                strip_rows(in, rows), channels, s.step, int(a_.border), int(s.has_normal),
-               int(s.has_depth), s.colour_inv, s.radiance_inv, int(s.split), a_.sigma_n, a_.sigma_z2,
-               int(s.demod), int(s.remod), a_.albedo_min, s.outline ? a_.outline : 0.0f);
+               int(s.has_depth), s.colour_inv, s.radiance_inv, int(s.split), a_.sigma_n,
+               a_.sigma_z2, int(s.demod), int(s.remod), a_.albedo_min,
+               s.outline ? a_.outline : 0.0f);
       const std::size_t row_bytes = std::size_t(in.pitch) * rows.count() * sizeof(float);
       const std::size_t bytes = 2 * channels * row_bytes +
                                 (s.has_normal || s.has_depth ? 4 * row_bytes : 0) +
@@ -301,8 +303,8 @@ class AtrousStage : public GuidedStage {
     const bool guided = s.has_normal || s.has_depth;
     double sigma = a_.sigma_c, radiance = a_.sigma_c;
     if (a_.sigma_c < 0) {
-      sigma = guided ? (demod ? 48 : 6) : (demod ? 8 : 1);
-      radiance = guided ? 6 : sigma;
+      sigma = (guided ? (demod ? 48 : 6) : (demod ? 8 : 1)) * a_.brightness;
+      radiance = guided ? 6 * a_.brightness : sigma;
     }
     const double shrink = std::pow(falloff(g), i);
     // Capped: an infinite weight factor would make exp(-0 * inf) a NaN.
@@ -385,6 +387,14 @@ FilterDef atrous_filter() {
        .min = 1e-4,
        .max = 1e6,
        .allow_auto = true},
+      {.name = "brightness",
+       .type = ParamType::Number,
+       .fallback = "1",
+       .doc = "how bright the render is against the scenes the defaults were chosen on (lit "
+              "surfaces about 0.1-1): the auto sigma_c values are multiplied by it, e.g. 8 "
+              "for a render exposed 3 stops brighter",
+       .min = 1e-6,
+       .max = 1e6},
       {.name = "falloff",
        .type = ParamType::Number,
        .fallback = "auto",
@@ -430,6 +440,7 @@ FilterDef atrous_filter() {
             a.iters = args.integer("iters");
             a.sigma_c = args.is_auto("sigma_c") ? -1 : args.number("sigma_c");
             a.falloff = args.is_auto("falloff") ? -1 : args.number("falloff");
+            a.brightness = args.number("brightness");
             a.sigma_n = float(args.number("sigma_n"));
             a.sigma_n_whole =
                 a.sigma_n == std::floor(a.sigma_n) && a.sigma_n <= 4096 ? int(a.sigma_n) : -1;

@@ -117,3 +117,28 @@ TEST_CASE("atrous: the colour sigma shrinks by falloff each pass, 8 where no alb
   auto flat = test::guided_stage("atrous:iters=3:sigma_c=2:falloff=1", &g);
   CHECK_FALSE(compare(flat.reference(rgb), one.reference(rgb), 1e-3).ok());
 }
+
+TEST_CASE("atrous: a render 8x brighter with brightness=8 comes out 8x brighter, bit for bit") {
+  // Scaling by a power of two is exact in floats, and the weights see (8d)^2 / (8 sigma)^2.
+  const int w = 37, h = 23;
+  const Guides g = test::random_guides(w, h, true);
+  const Image rgb = test::random_image(w, h, 3);
+  Image bright = rgb;
+  for (float& v : bright.data()) v *= 8.0f;
+  auto base = test::guided_stage("atrous:iters=3", &g);
+  auto scaled = test::guided_stage("atrous:iters=3:brightness=8", &g);
+  const std::vector<Image> a = test::reference_and_device(base, rgb);
+  const std::vector<Image> b = test::reference_and_device(scaled, bright);
+  for (int k = 0; k < 2; ++k) {
+    Image expected = a[k];
+    for (float& v : expected.data()) v *= 8.0f;
+    const Comparison c = compare(b[k], expected, 0.0);
+    INFO((k ? "device: " : "reference: "), c.summary());
+    CHECK(c.ok());
+  }
+  // Without it the same render filters differently: the sigmas are in the render's units.
+  auto plain = test::guided_stage("atrous:iters=3", &g);
+  Image unscaled = plain.reference(bright);
+  for (float& v : unscaled.data()) v /= 8.0f;
+  CHECK_FALSE(compare(unscaled, a[0], 1e-4).ok());
+}
