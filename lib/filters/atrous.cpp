@@ -17,16 +17,21 @@ namespace {
 
 constexpr float kSpline[5] = {0.0625f, 0.25f, 0.375f, 0.25f, 0.0625f};
 
+// AtrousParams::sigma_z2 from the parameter sigma_z.
+float depth_scale(double sigma_z) {
+  return float(sigma_z * std::numbers::ln2);
+}
+
 struct AtrousParams {
   int iters = 2;
   bool albedo_filter = true;  // remodulate with remodulation_albedo (guides.hpp)
   double sigma_c = -1;        // the first pass's colour sigma; < 0: auto (AtrousStage::setup)
   double falloff = -1;        // each later pass's sigma_c is the last one's / falloff; < 0: auto
   double brightness = 1;      // the render's scale: auto sigmas are multiplied by it
-  float sigma_n = 48, sigma_z = 0.02f, albedo_min = 0.02f;
-  // sigma_z * ln 2: the depth weight as exp2(-|dz| / (sigma_z2 * nearer depth)) is
-  // exp(-|dz| / (sigma_z * nearer depth)); exp2 is the cheaper call on a GPU.
-  float sigma_z2 = float(0.02 * std::numbers::ln2);
+  float sigma_n = 48, albedo_min = 0.02f;
+  // The parameter sigma_z times ln 2: the depth weight as exp2(-|dz| / (sigma_z2 * nearer
+  // depth)) is exp(-|dz| / (sigma_z * nearer depth)); exp2 is the cheaper call on a GPU.
+  float sigma_z2 = depth_scale(0.02);
   // Outline pixels: where the taps of the pixel's own surface carry less than this share of
   // the spatial weight (an antialiased outline or crease pixel, whose normal blends two
   // surfaces, matches neither), the taps also count with the normal weight max(0, n_p.n_q),
@@ -191,7 +196,7 @@ class AtrousStage : public GuidedStage {
                                                a_.outline)
                                  : "outline rule off");
     if (g && g->has_albedo()) d.push_back(demodulation_detail(a_.albedo_filter));
-    d.push_back(fireflies_detail(fireflies_ratio(a_.fireflies, a_.fireflies < 0, g)));
+    d.push_back(fireflies_detail(fireflies_ratio(a_.fireflies, g)));
     const PassSetup first = setup(g, 0, g && g->has_albedo() ? 3 : 1);
     const auto sigma = [](float inv) { return std::sqrt(std::numbers::log2e / inv); };
     d.push_back(fmt::format(
@@ -272,7 +277,7 @@ class AtrousStage : public GuidedStage {
   // The rows the first pass reads: what the fireflies step computes.
   Span first_pass_reads(Span out, int height) const { return out.widened(reach_after(-1), height); }
   Fireflies fireflies(const Guides* g, int channels) const {
-    return {.ratio = fireflies_ratio(a_.fireflies, a_.fireflies < 0, g),
+    return {.ratio = fireflies_ratio(a_.fireflies, g),
             .demod = demodulates(g, channels),
             .albedo_min = a_.albedo_min,
             .border = a_.border};
@@ -326,8 +331,7 @@ AtrousParams albedo_smoothing(Border border) {
   AtrousParams a;
   a.sigma_n = 128;
   a.sigma_n_whole = 128;
-  a.sigma_z = 0.005f;
-  a.sigma_z2 = float(0.005 * std::numbers::ln2);
+  a.sigma_z2 = depth_scale(0.005);
   a.border = border;
   return a;
 }
@@ -444,8 +448,7 @@ FilterDef atrous_filter() {
             a.sigma_n = float(args.number("sigma_n"));
             a.sigma_n_whole =
                 a.sigma_n == std::floor(a.sigma_n) && a.sigma_n <= 4096 ? int(a.sigma_n) : -1;
-            a.sigma_z = float(args.number("sigma_z"));
-            a.sigma_z2 = float(args.number("sigma_z") * std::numbers::ln2);
+            a.sigma_z2 = depth_scale(args.number("sigma_z"));
             a.outline = float(args.number("outline"));
             a.fireflies = args.is_auto("fireflies") ? -1 : args.number("fireflies");
             a.albedo_min = float(args.number("albedo_min"));

@@ -266,33 +266,31 @@ class BilateralStage : public GuidedStage {
     DeviceImage clamped;
     if (plan.fireflies.ratio > 0) clamped = clamp_fireflies(device, dg, in, plan.fireflies, inner);
     const cl::Buffer& colour = plan.fireflies.ratio > 0 ? clamped.buffer : in.buffer;
-    if (p_.walk_2d) {
-      const std::size_t row_bytes = std::size_t(in.pitch) * out.count() * sizeof(float);
-      auto k =
-          device.kernel("bilateral.cl", "bilateral_2d", {{"CHANNELS", std::to_string(channels)}});
-      set_args(k, colour, result.buffer, flags, dg.albedo, remod_with, weights, in.width, in.pitch,
-               strip_rows(in, out), channels, p_.r, int(p_.border), int(plan.use_flags),
-               int(plan.demod), int(plan.demod), p_.albedo_min, plan.range_inv);
-      device.launch(k, "bilateral_2d",
-                    cl::NDRange(ceil_div(in.width, 32) * 32, ceil_div(out.count(), 8) * 8),
+    // walk=2d: one pass over the square; else rows into tmp, then columns. Each pass divides
+    // by the albedo (demod) and/or multiplies back (remod) as it reads or writes colour.
+    struct Pass {
+      const char* kernel;
+      const cl::Buffer& src;
+      const cl::Buffer& dst;
+      Span rows;
+      bool demod, remod;
+    };
+    const std::vector<Pass> passes =
+        p_.walk_2d ? std::vector<Pass>{{"bilateral_2d", colour, result.buffer, out, plan.demod,
+                                        plan.demod}}
+                   : std::vector<Pass>{
+                         {"bilateral_rows", colour, tmp.buffer, inner, plan.demod, false},
+                         {"bilateral_cols", tmp.buffer, result.buffer, out, false, plan.demod}};
+    for (const Pass& pass : passes) {
+      const std::size_t row_bytes = std::size_t(in.pitch) * pass.rows.count() * sizeof(float);
+      auto k = device.kernel("bilateral.cl", pass.kernel, {{"CHANNELS", std::to_string(channels)}});
+      set_args(k, pass.src, pass.dst, flags, dg.albedo, remod_with, weights, in.width, in.pitch,
+               strip_rows(in, pass.rows), channels, p_.r, int(p_.border), int(plan.use_flags),
+               int(pass.demod), int(pass.remod), p_.albedo_min, plan.range_inv);
+      device.launch(k, pass.kernel,
+                    cl::NDRange(ceil_div(in.width, 32) * 32, ceil_div(pass.rows.count(), 8) * 8),
                     cl::NDRange(32, 8),
-                    2 * channels * row_bytes + (plan.demod ? 6 * row_bytes : 0) +
-                        (plan.use_flags ? row_bytes / sizeof(float) : 0));
-    }
-    for (const bool horizontal : {true, false}) {
-      if (p_.walk_2d) break;
-      const Span rows = horizontal ? inner : out;
-      const std::size_t row_bytes = std::size_t(in.pitch) * rows.count() * sizeof(float);
-      auto k = device.kernel("bilateral.cl", horizontal ? "bilateral_rows" : "bilateral_cols",
-                             {{"CHANNELS", std::to_string(channels)}});
-      set_args(k, horizontal ? colour : tmp.buffer, horizontal ? tmp.buffer : result.buffer, flags,
-               dg.albedo, remod_with, weights, in.width, in.pitch, strip_rows(in, rows), channels,
-               p_.r, int(p_.border), int(plan.use_flags), int(plan.demod && horizontal),
-               int(plan.demod && !horizontal), p_.albedo_min, plan.range_inv);
-      device.launch(k, horizontal ? "bilateral_rows" : "bilateral_cols",
-                    cl::NDRange(ceil_div(in.width, 32) * 32, ceil_div(rows.count(), 8) * 8),
-                    cl::NDRange(32, 8),
-                    2 * channels * row_bytes + (plan.demod ? 3 * row_bytes : 0) +
+                    2 * channels * row_bytes + 3 * row_bytes * (pass.demod + pass.remod) +
                         (plan.use_flags ? row_bytes / sizeof(float) : 0));
     }
     copy_alpha(device, in, result);
@@ -312,7 +310,7 @@ class BilateralStage : public GuidedStage {
     // Chosen by PSNR on the shared Blender scene (README, scripts/render-psnr.py).
     const double sigma_r = p_.sigma_r >= 0 ? p_.sigma_r : plan.use_flags ? 2 : 0.1;
     plan.range_inv = sigma_r > 0 ? float(1 / (2 * sigma_r * sigma_r)) : 0.0f;
-    plan.fireflies = {.ratio = fireflies_ratio(p_.fireflies, p_.fireflies < 0, g),
+    plan.fireflies = {.ratio = fireflies_ratio(p_.fireflies, g),
                       .demod = plan.demod,
                       .albedo_min = p_.albedo_min,
                       .border = p_.border};

@@ -81,8 +81,8 @@ Param fireflies_param() {
           .allow_auto = true};
 }
 
-float fireflies_ratio(double value, bool is_auto, const Guides* g) {
-  if (!is_auto) return float(value);
+float fireflies_ratio(double value, const Guides* g) {
+  if (value >= 0) return float(value);
   return g && g->any_geometry() ? 1.5f : 0.0f;
 }
 

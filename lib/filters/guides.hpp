@@ -193,7 +193,7 @@ DeviceImage clamp_fireflies(Device& device, const DeviceGuides& dg, const Device
 // with normal or depth guides (renders), off without (photos, whose small highlights are
 // real).
 Param fireflies_param();
-float fireflies_ratio(double value, bool is_auto, const Guides* g);
+float fireflies_ratio(double value, const Guides* g);  // value < 0: auto
 // What -v says of the fireflies step.
 std::string fireflies_detail(float ratio);
 
