@@ -66,9 +66,9 @@
 // output it feeds (tap j = t - s of output s, so each output's taps still come in order).
 // steps and radius are compile-time constants at both calls, so the loops unroll (compiled
 // only where a pass slides: elsewhere the unused function's loops warn that they cannot).
-#if ROWS_SLIDE || COLS_SLIDE
-inline void slide(__local const float* window, __constant const float* weights, const int steps,
-                  const int radius, float* acc) {
+#if ROWS_SLIDE || COLS_SLIDE || defined(FUSED_S)
+static inline void slide(__local const float* window, __constant const float* weights,
+                         const int steps, const int radius, float* acc) {
 #pragma unroll
   for (int s = 0; s < steps; ++s) acc[s] = 0.0f;
 #pragma unroll
@@ -206,6 +206,107 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
     sum = fma(weights[i], yy < 0 ? 0.0f : src[(size_t)yy * pitch + x], sum);
   }
   dst[(size_t)(y - y0) * pitch + x] = sum + offset;
+}
+#endif
+
+// Fused (FUSED_S defined, radii up to a tuning limit): both passes in one kernel, so the image
+// is read once and written once; the two-pass path also writes and reads the rows pass's
+// result, twice the floor's bytes. A 32 x FUSED_S work-group owns FUSED_W = 32 * FUSED_S
+// columns and walks down `band` output rows FUSED_S rows at a time (a chunk):
+//   1. the chunk's input rows (plus RADIUS_X columns each side), loaded into registers while
+//      the chunk before was computed, go into a local tile;
+//   2. rows pass: work-item (lx, ly) filters row ly at its FUSED_S neighbouring columns (a
+//      sliding window, as ROWS_SLIDE) into `mid`, FUSED_S rows of FUSED_W;
+//   3. columns pass: work-item t owns column t: it keeps the last 2 * RADIUS_Y + FUSED_S
+//      rows-pass values of its column in registers, shifts the chunk's FUSED_S in from `mid`
+//      and computes FUSED_S outputs from them.
+// The first WARMUP chunks only fill the windows (the 2 * RADIUS_Y rows above the band). Two
+// barriers a chunk: after the tile store (every work-item has read `mid` for the previous
+// chunk, so the rows pass may overwrite it) and after the rows pass.
+// Each tap is still fma in tap order: results equal the reference bit for bit.
+#ifdef FUSED_S
+#define FUSED_W (32 * FUSED_S)
+#define FUSED_SPAN (FUSED_W + 2 * RADIUS_X)
+#define WINDOW (2 * RADIUS_Y + FUSED_S)
+#define WARMUP ((2 * RADIUS_Y + FUSED_S - 1) / FUSED_S)
+#define FUSED_LOADS ((FUSED_SPAN + FUSED_W - 1) / FUSED_W)  // tile values per work-item and row
+#define STRIP_VALUES rows, y0, height, first, last
+
+// Image rows v .. v + FUSED_S - 1 (through the border rule), this work-item's share of a tile.
+static inline void load_chunk(__global const float* src, float next[FUSED_S][FUSED_LOADS],
+                              const int v, const int t, const int left, const bool interior,
+                              const int width, const int pitch, STRIP_ARGS, const int border) {
+#pragma unroll
+  for (int i = 0; i < FUSED_S; ++i) {
+    const int y = strip_row(v + i, y0, rows, height, border);
+    __global const float* row = src + (size_t)max(y, 0) * pitch;
+#pragma unroll
+    for (int l = 0; l < FUSED_LOADS; ++l) {
+      const int c = t + l * FUSED_W;
+      const int x = interior ? left + c : border_index(left + c, width, border);
+      next[i][l] = (c >= FUSED_SPAN || x < 0 || y < 0) ? 0.0f : row[x];
+    }
+  }
+}
+
+__kernel __attribute__((reqd_work_group_size(32, FUSED_S, 1))) void CAT(FILTER, _fused)(
+    __global const float* src, __global float* dst, const int width, const int pitch, STRIP_ARGS,
+    const int border, __constant const float* row_weights, __constant const float* col_weights,
+    const float offset, const int band) {
+  __local float tile[FUSED_S][FUSED_SPAN];
+  __local float mid[FUSED_S][FUSED_W];
+  const size_t plane = (size_t)get_global_id(2) * pitch * rows;
+  src += plane;
+  dst += plane;
+  const int lx = get_local_id(0);
+  const int ly = get_local_id(1);
+  const int t = ly * 32 + lx;  // the column this work-item owns in the columns pass
+  const int left = (int)get_group_id(0) * FUSED_W - RADIUS_X;  // image column of tile[.][0]
+  const int band_first = first + (int)get_group_id(1) * band;
+  const int band_last = min(band_first + band, last);
+  // Chunk k loads image rows v0 + k * FUSED_S + [0, FUSED_S); chunk WARMUP + j writes the
+  // output rows band_first + j * FUSED_S + [0, FUSED_S).
+  const int v0 = band_first + RADIUS_Y - WARMUP * FUSED_S;
+  const int chunks = WARMUP + (band_last - band_first + FUSED_S - 1) / FUSED_S;
+  const bool interior = left >= 0 && left + FUSED_SPAN <= width;
+  float next[FUSED_S][FUSED_LOADS];
+  load_chunk(src, next, v0, t, left, interior, width, pitch, STRIP_VALUES, border);
+  float window[WINDOW];  // rows-pass values of column t, oldest first
+#pragma unroll
+  for (int i = 0; i < WINDOW; ++i) window[i] = 0.0f;
+  for (int k = 0; k < chunks; ++k) {
+#pragma unroll
+    for (int i = 0; i < FUSED_S; ++i)
+#pragma unroll
+      for (int l = 0; l < FUSED_LOADS; ++l)
+        if (t + l * FUSED_W < FUSED_SPAN) tile[i][t + l * FUSED_W] = next[i][l];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (k + 1 < chunks)
+      load_chunk(src, next, v0 + (k + 1) * FUSED_S, t, left, interior, width, pitch, STRIP_VALUES,
+                 border);
+    {
+      float acc[FUSED_S];
+      slide(&tile[ly][lx * FUSED_S], row_weights, FUSED_S, RADIUS_X, acc);
+#pragma unroll
+      for (int s = 0; s < FUSED_S; ++s) mid[ly][lx * FUSED_S + s] = acc[s];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (int i = 0; i < 2 * RADIUS_Y; ++i) window[i] = window[i + FUSED_S];
+#pragma unroll
+    for (int s = 0; s < FUSED_S; ++s) window[2 * RADIUS_Y + s] = mid[s][t];
+    if (k >= WARMUP) {
+      const int x = left + RADIUS_X + t;
+      const int y = band_first + (k - WARMUP) * FUSED_S;
+#pragma unroll
+      for (int s = 0; s < FUSED_S; ++s) {
+        float sum = 0.0f;
+#pragma unroll
+        for (int i = 0; i <= 2 * RADIUS_Y; ++i) sum = fma(col_weights[i], window[s + i], sum);
+        if (x < width && y + s < band_last) dst[(size_t)(y + s - y0) * pitch + x] = sum + offset;
+      }
+    }
+  }
 }
 #endif
 

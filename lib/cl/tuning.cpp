@@ -38,7 +38,11 @@ struct Row {
 // scripts/results/h100-2026-11-23-s8/vec-sweep.txt, conv-ab.txt). Sliding windows from r=8
 // (rows, 5 outputs) and r=16 (columns, 16): gaussian r=16 0.306 -> 0.253 ms (rows alone),
 // r=32 1.08 -> 0.71 (rows) / 0.68 (columns), r=64 2.18 -> 1.38 / 1.33, both 0.49-0.55;
-// r <= 8 and columns below 16 within noise or slower (slide-sweep{,2}.txt there).
+// r <= 8 and columns below 16 within noise or slower (slide-sweep{,2}.txt there). The fused
+// kernel up to r=7 (5 rows a step, bands of 128 rows; H100, 2026-11-24, two alternating
+// rounds against the two passes in one call): 1 channel r=1/2 0.189 -> 0.130 ms, r=4 0.191 ->
+// 0.155, r=6 0.198 -> 0.182, r=8 0.205 -> 0.209 (so not there); 3 channels r=2 0.544 ->
+// 0.350, r=8 0.589 -> 0.555, r=12 0.598 -> 0.666 (scripts/results/h100-2026-11-24-s10/fused4).
 // CPUs (PoCL): small groups; each work-group becomes a loop on one core. Rows per work-item
 // measured on this project's 2-core EPYC (5120x2880 RGB float, PoCL 3.1): separable columns
 // r=12 103 ms at 1 row, 42 at 8, 35 at 16; conv 3x3 21 ms at 1 row, 25 at 8 (tiled: 165).
@@ -55,6 +59,7 @@ constexpr Row kTable[] = {
       .cols_steps = 16,
       .rows_slide = 8,
       .cols_slide = 16,
+      .fused_radius = 7,
       .conv_vec = 4,
       .box_rows = 16,
       .hist_group = 1024,
@@ -127,6 +132,9 @@ const std::vector<TuningField>& tuning_fields() {
                                                   {"rows_slide_steps", &Tuning::rows_slide_steps},
                                                   {"cols_slide", &Tuning::cols_slide, 0},
                                                   {"cols_slide_steps", &Tuning::cols_slide_steps},
+                                                  {"fused_radius", &Tuning::fused_radius, 0},
+                                                  {"fused_steps", &Tuning::fused_steps},
+                                                  {"fused_band", &Tuning::fused_band},
                                                   {"conv_w", &Tuning::conv_w},
                                                   {"conv_h", &Tuning::conv_h},
                                                   {"conv_run", &Tuning::conv_run},

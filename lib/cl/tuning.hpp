@@ -20,6 +20,10 @@ struct Tuning {
   // separable.cl) instead of *_steps outputs a group's width apart: fewer local-memory reads
   // per output, which is what limits large radii.
   int rows_slide = 0, rows_slide_steps = 5, cols_slide = 0, cols_slide_steps = 16;
+  // separable.cl fused kernel (both passes at once: the image read once, written once) for
+  // radii up to fused_radius (0: never): 32 x fused_steps work-groups of 32 * fused_steps
+  // columns, fused_steps rows a step, fused_band output rows each.
+  int fused_radius = 0, fused_steps = 5, fused_band = 128;
   // conv.cl: CONV_W x CONV_H work-groups, up to conv_run outputs down a column per work-item
   // (fewer when the tile of a large kernel would not fit in local memory).
   int conv_w = 32, conv_h = 8, conv_run = 8;

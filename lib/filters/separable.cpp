@@ -96,6 +96,8 @@ class SeparableStage : public Stage {
     DeviceImage result = device.image_like(src, src.channels, src.alpha);
     if (t.vec > 0)
       enqueue_vector(device, t, src, result, out);
+    else if (fused_fits(t, device.info().local_memory))
+      enqueue_fused(device, t, src, result, out);
     else
       enqueue_two_pass(device, t, src, result, out);
     copy_alpha(device, src, result);
@@ -163,6 +165,32 @@ class SeparableStage : public Stage {
                     : std::size_t(ceil_div(out.count(), cols.h * cols.steps)) * cols.h;
     device.launch(cols_kernel, k_.filter + "_cols", cl::NDRange(src.width, rows_needed, planes),
                   cl::NDRange(cols.w, cols.h, 1), pass_bytes(src, out, planes));
+  }
+
+  // Whether the fused kernel runs: radii within the tuning's limit and its tile and rows-pass
+  // rows in local memory.
+  bool fused_fits(const Tuning& t, std::uint64_t local_memory) const {
+    const int rx = radius(k_.rows), ry = radius(k_.cols), w = 32 * t.fused_steps;
+    if (std::max(rx, ry) > t.fused_radius) return false;
+    const std::uint64_t floats = std::uint64_t(t.fused_steps) * (2 * w + 2 * rx);  // tile, mid
+    return 4 * floats <= local_memory - 1024;
+  }
+
+  void enqueue_fused(Device& device, const Tuning& t, const DeviceImage& src, DeviceImage& result,
+                     Span out) const {
+    Defines defines = common_defines();
+    defines.emplace_back("FUSED_S", std::to_string(t.fused_steps));
+    const int planes = src.color_channels();
+    auto kernel = device.kernel("separable.cl", k_.filter + "_fused", defines);
+    const auto rows_weights = device.constants(k_.rows, k_.filter + " row weights");
+    const auto cols_weights = device.constants(k_.cols, k_.filter + " column weights");
+    set_args(kernel, src.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
+             int(k_.border), rows_weights, cols_weights, k_.offset, t.fused_band);
+    device.launch(
+        kernel, k_.filter + "_fused",
+        cl::NDRange(std::size_t(ceil_div(src.width, 32 * t.fused_steps)) * 32,
+                    std::size_t(ceil_div(out.count(), t.fused_band)) * t.fused_steps, planes),
+        cl::NDRange(32, t.fused_steps, 1), pass_bytes(src, out, planes));
   }
 
   // The CPU form: the same two passes, VEC outputs per work-item with vector arithmetic.

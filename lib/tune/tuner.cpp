@@ -68,7 +68,10 @@ std::vector<Family> families_for(bool vector_kernels) {
             {"cols_h", {4, 8, 16}},
             {"cols_steps", {2, 4, 8, 16, 32}},
             {"cols_slide", {0, 8, 12, 16, 24}},
-            {"cols_slide_steps", {4, 8, 16, 32}}}},
+            {"cols_slide_steps", {4, 8, 16, 32}},
+            {"fused_radius", {0, 2, 4, 7, 16}},  // 0: the two passes above
+            {"fused_steps", {3, 5, 7}},
+            {"fused_band", {32, 64, 128, 256}}}},
           {"conv",
            {"sharpen"},
            {{"conv_vec", {0, 2, 4, 8}},  // 0: the local tile; the knobs after it tune either

@@ -121,3 +121,40 @@ TEST_CASE("sliding-window rows and columns passes (rows_slide, cols_slide) equal
     test::check_device_matches(device, "gaussian:r=3", test::random_image(1, 1, 2));
   }
 }
+
+TEST_CASE("the fused kernel (both passes at once) equals the reference bit for bit") {
+  DeviceInfo info = test::device().info();
+  info.type = "gpu";
+  Device device(info, default_cache_dir());
+  // Odd and even steps; bands shorter than, equal to and longer than a step, and than the
+  // image; radii whose 2r is and is not a multiple of the steps.
+  for (const char* shape :
+       {"fused_radius=16,fused_steps=5,fused_band=64", "fused_radius=16,fused_steps=3,fused_band=1",
+        "fused_radius=16,fused_steps=4,fused_band=7",
+        "fused_radius=16,fused_steps=1,fused_band=600"}) {
+    Tuning t = device.tuning();
+    apply_settings(t, shape, "test");
+    device.set_tuning(t, "test");
+    for (int r : {1, 2, 5, 8, 16})
+      for (const char* border : test::kBorders) {
+        INFO(shape, " r=", r, " ", border);
+        const std::string b = std::string(":border=") + border;
+        test::check_device_matches(device, "gaussian:r=" + std::to_string(r) + b,
+                                   test::random_image(101, 67, 3, false, unsigned(r)), 0.0);
+        test::check_device_matches(device, "box:r=" + std::to_string(r) + b,
+                                   test::random_image(7, 5, 1, false, unsigned(r)), 0.0);
+      }
+    test::check_device_matches(device, "sep:h=1,2,1:v=1,4,6,4,1,2,3:offset=0.25",
+                               test::random_image(1023, 517, 1), 0.0);
+    test::check_device_matches(device, "sep:h=1,4,6,4,1,2,3,5,7:v=1,2,1:border=reflect",
+                               test::random_image(161, 33, 2), 0.0);
+    test::check_device_matches(device, "gaussian:r=3", test::random_image(1, 1, 2), 0.0);
+    test::check_device_matches(device, "gaussian:r=16:border=reflect",
+                               test::random_image(2, 300, 1), 0.0);
+  }
+  // Past fused_radius the two passes run (a radius of 17 with the limit at 16).
+  Tuning t = device.tuning();
+  apply_settings(t, "fused_radius=16", "test");
+  device.set_tuning(t, "test");
+  test::check_device_matches(device, "gaussian:r=17", test::random_image(99, 41, 1), 0.0);
+}

@@ -112,6 +112,27 @@ TEST_CASE("strips equal the whole image with the tiled kernels GPUs run") {
   }
 }
 
+TEST_CASE("strips equal the whole image with the fused separable kernel") {
+  // The fused kernel walks bands of rows and loads each step's rows through the strip's row
+  // mapping: a strip's edges fall inside bands and steps.
+  DeviceInfo info = test::device().info();
+  info.type = "gpu";
+  for (const char* shape : {"fused_radius=16,fused_steps=3,fused_band=5", "fused_radius=2"}) {
+    Device device(info, default_cache_dir());
+    Tuning t = device.tuning();
+    apply_settings(t, shape, "test");
+    device.set_tuning(t, "test");
+    for (const int h : {1, 2, 7, 517}) {
+      const PixelBuffer input = test::random_pixels(kWidth * 5, h, 3, PixelType::u8, 17 + h);
+      for (const char* border : test::kBorders)
+        for (const char* spec :
+             {"gaussian:r=1", "gaussian:r=8", "box:r=16", "sep:h=1,2,1:v=1,2,3,4,5"})
+          check_strips_equal_whole({spec + std::string(":border=") + border}, input,
+                                   {std::begin(kStripRows), std::end(kStripRows)}, device);
+    }
+  }
+}
+
 TEST_CASE("strips equal the whole image: a radius larger than the strips") {
   // Each strip of 3 rows reads 403: the reference's share of this test is most of its time.
   for (const int h : {517, 1031}) {
