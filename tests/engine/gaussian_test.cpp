@@ -127,23 +127,25 @@ TEST_CASE("the fused kernel (both passes at once) equals the reference bit for b
   info.type = "gpu";
   Device device(info, default_cache_dir());
   // Odd and even steps; bands shorter than, equal to and longer than a step, and than the
-  // image; radii whose 2r is and is not a multiple of the steps.
-  for (const char* shape :
-       {"fused_radius=16,fused_steps=5,fused_band=64", "fused_radius=16,fused_steps=3,fused_band=1",
-        "fused_radius=16,fused_steps=4,fused_band=7",
-        "fused_radius=16,fused_steps=1,fused_band=600"}) {
+  // image; radii whose 2r is and is not a multiple of the steps (each radius is a program).
+  for (const auto& [shape, radii] :
+       {std::pair{"fused_radius=16,fused_steps=5,fused_band=64", std::vector{1, 2, 5, 8, 16}},
+        std::pair{"fused_radius=16,fused_steps=3,fused_band=1", std::vector{2, 3, 16}},
+        std::pair{"fused_radius=16,fused_steps=4,fused_band=7", std::vector{2, 5, 16}},
+        std::pair{"fused_radius=16,fused_steps=1,fused_band=600", std::vector{1, 7}}}) {
     Tuning t = device.tuning();
     apply_settings(t, shape, "test");
     device.set_tuning(t, "test");
-    for (int r : {1, 2, 5, 8, 16})
+    for (int r : radii)
       for (const char* border : test::kBorders) {
         INFO(shape, " r=", r, " ", border);
         const std::string b = std::string(":border=") + border;
         test::check_device_matches(device, "gaussian:r=" + std::to_string(r) + b,
                                    test::random_image(101, 67, 3, false, unsigned(r)), 0.0);
-        test::check_device_matches(device, "box:r=" + std::to_string(r) + b,
+        test::check_device_matches(device, "gaussian:r=" + std::to_string(r) + b,
                                    test::random_image(7, 5, 1, false, unsigned(r)), 0.0);
       }
+    test::check_device_matches(device, "box:r=4:border=reflect", test::random_image(33, 9, 1), 0.0);
     test::check_device_matches(device, "sep:h=1,2,1:v=1,4,6,4,1,2,3:offset=0.25",
                                test::random_image(1023, 517, 1), 0.0);
     test::check_device_matches(device, "sep:h=1,4,6,4,1,2,3,5,7:v=1,2,1:border=reflect",
@@ -152,9 +154,41 @@ TEST_CASE("the fused kernel (both passes at once) equals the reference bit for b
     test::check_device_matches(device, "gaussian:r=16:border=reflect",
                                test::random_image(2, 300, 1), 0.0);
   }
-  // Past fused_radius the two passes run (a radius of 17 with the limit at 16).
-  Tuning t = device.tuning();
-  apply_settings(t, "fused_radius=16", "test");
-  device.set_tuning(t, "test");
-  test::check_device_matches(device, "gaussian:r=17", test::random_image(99, 41, 1), 0.0);
+}
+
+TEST_CASE("the fused kernel runs up to fused_radius, on devices without the vector kernels") {
+  // Which kernels a stage launched, by their timing labels.
+  const auto kernels = [](Device& device, const std::string& spec) {
+    const auto stage = make_stage(spec);
+    const DeviceImage in = upload(device, to_pixels(test::random_image(40, 30, 1), PixelType::f32));
+    device.take_timings();
+    stage->enqueue(device, in);
+    std::string labels;
+    for (const auto& t : device.take_timings()) labels += (labels.empty() ? "" : " ") + t.label;
+    return labels;
+  };
+  DeviceInfo info = test::device().info();
+  info.type = "gpu";
+  Device gpu(info, default_cache_dir());
+  Tuning t = gpu.tuning();
+  apply_settings(t, "fused_radius=7", "test");
+  gpu.set_tuning(t, "test");
+  CHECK(kernels(gpu, "gaussian:r=7") == "gaussian_fused");
+  CHECK(kernels(gpu, "gaussian:r=8") == "gaussian_rows gaussian_cols");
+  CHECK(kernels(gpu, "sep:h=1,2,1:v=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17") ==
+        "sep_rows sep_cols");
+  // Local memory too small for the tile and the rows-pass rows: the two passes.
+  DeviceInfo small = info;
+  small.local_memory = 2 * 1024;
+  Device tiny(small, default_cache_dir());
+  tiny.set_tuning(t, "test");
+  CHECK(kernels(tiny, "gaussian:r=2") == "gaussian_rows gaussian_cols");
+  // CPUs run the vector kernels whatever fused_radius says.
+  Tuning cpu = test::device().tuning();
+  if (cpu.vec > 0) {
+    Device host(test::device().info(), default_cache_dir());
+    apply_settings(cpu, "fused_radius=7", "test");
+    host.set_tuning(cpu, "test");
+    CHECK(kernels(host, "gaussian:r=2") == "gaussian_rows_vec gaussian_cols_vec");
+  }
 }
