@@ -498,7 +498,9 @@ class PngWriter : public ImageWriter {
     }
     pending_.push_back({block_, workers_.submit([this, block = block_] { compress(*block); })});
     block_.reset();
-    while (pending_.size() > std::size_t(2 * threads_)) write_next();
+    // Every worker busy and one block ready: more only held memory (512 KiB raw and its
+    // compressed form each).
+    while (pending_.size() > std::size_t(threads_ + 1)) write_next();
   }
 
   // The filtered form of the block's last rows, up to 32 KiB.
