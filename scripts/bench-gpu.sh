@@ -5,7 +5,7 @@
 #   cp scripts/bench-gpu.sh scripts/bench-peers.py scripts/bench-cli.py scripts/bench-table.py .gpu/
 #   cp /usr/share/wallpapers/Altai/contents/images/5120x2880.png .gpu/altai.png   # for cli
 #   device run: source .gpu/env.sh && bash .gpu/bench-gpu.sh [tests] [bench] [hist] [sweep]
-#               [peers] [hist-peers] [stream] [cli] [table]
+#               [peers] [hist-peers] [stream] [multi] [cli] [table]
 # table: the README's table from this call's bench and peers results (scripts/bench-table.py).
 # cli: the real CLI end to end (scripts/bench-cli.py); HALO_DEVICES="0 all" for the batch on
 # one and on every GPU.
@@ -33,6 +33,15 @@ for step in $steps; do
           -f sharpen -f gaussian:r=2 -f gaussian:r=8 -f gaussian:r=16 -f box:r=4 -f box:r=32 | tail -6
       done 2>&1 | tee "$out/sweep.txt" ;;
     stream) "$here/bin/halo_bench" --no-filters --no-guided --no-histograms --stream ${HALO_STREAM:-16} --runs 10 --json "$out/stream.json" | tee "$out/stream.txt" ;;
+    # The streamed mode on GPU 0 alone, then on every GPU at once (one process each): the
+    # device side's scaling with GPUs (nvidia-h200-x2).
+    multi)
+      gpus=$("$here/bin/halo" devices | grep -c '\[gpu')
+      s="$here/bin/halo_bench --no-filters --no-guided --no-histograms --stream ${HALO_STREAM:-16} --runs 10"
+      $s --device 0 --json "$out/multi-one.json" > "$out/multi-one.txt" 2>&1
+      for ((g = 0; g < gpus; ++g)); do $s --device $g --json "$out/multi-$g.json" > "$out/multi-$g.txt" 2>&1 & done
+      wait
+      grep -h -A6 "streamed frames" "$out"/multi-*.txt ;;
     cli) python3 "$here/bench-cli.py" --halo "$here/bin/halo" --photo "$here/altai.png" --devices "${HALO_DEVICES:-0}" --jobs ${HALO_JOBS:-16} --json "$out/cli.json" | tee "$out/cli.txt" ;;
     peers) timeout 300 python3 "$here/bench-peers.py" --size 7680x4320 --json "$out/peers.json" | tee "$out/peers.txt" ;;
     table) for ch in 1 3; do python3 "$here/bench-table.py" "$out/halo_bench.json" "$out/peers.json" --channels $ch; echo; done | tee "$out/table.md" ;;
