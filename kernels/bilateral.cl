@@ -112,7 +112,7 @@ inline void bilateral_pass(__global const float* src, __global float* dst,
       const int use_flags, const int demod, const int remod, const float albedo_min,           \
       const float range_inv
 #define PASS_VALUES                                                                            \
-  src, dst, flags, albedo, remod_albedo, weights, width, pitch, rows, y0, height, first, last, \
+  src, dst, flags, albedo, remod_albedo, weights, width, pitch, STRIP_VALUES,                  \
       channels, r, border, use_flags, demod, remod, albedo_min, range_inv
 
 __kernel void bilateral_rows(PASS_ARGS) {

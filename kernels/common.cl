@@ -36,6 +36,8 @@ inline int border_index(int i, const int n, const int border) {
 // host sizes strips by each stage's reach, lib/pipeline/strips.hpp); rows that only padding
 // work-items touch are clamped into it, so no read leaves the buffer.
 #define STRIP_ARGS const int rows, const int y0, const int height, const int first, const int last
+// The same five handed on to a helper that takes STRIP_ARGS.
+#define STRIP_VALUES rows, y0, height, first, last
 
 // Buffer row of image row y (any integer), -1 for "zero".
 inline int strip_row(const int y, const int y0, const int rows, const int height,

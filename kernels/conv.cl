@@ -143,11 +143,9 @@ inline void conv_edge(__global const float* src, __global float* dst, const int 
                       const float offset) {
   for (int o = 0; o < VEC_ROWS && y + o < last; ++o)
     for (int k = 0; k < VEC && x0 + k < width; ++k) {
-      float v = conv_at(src, x0 + k, y + o, width, pitch, rows, y0, height, first, last, border,
-                        weights);
+      float v = conv_at(src, x0 + k, y + o, width, pitch, STRIP_VALUES, border, weights);
 #if MAGNITUDE
-      const float v2 = conv_at(src, x0 + k, y + o, width, pitch, rows, y0, height, first, last,
-                               border, weights2);
+      const float v2 = conv_at(src, x0 + k, y + o, width, pitch, STRIP_VALUES, border, weights2);
       v = sqrt(v * v + v2 * v2);
 #endif
       dst[(size_t)(y + o - y0) * pitch + x0 + k] = v + offset;
@@ -166,8 +164,7 @@ __kernel void conv_vec(__global const float* src, __global float* dst, const int
   src += plane;
   dst += plane;
   if (x0 - RX < 0 || x0 + VEC + RX > width) {
-    conv_edge(src, dst, x0, y, width, pitch, rows, y0, height, first, last, border, weights,
-              weights2, offset);
+    conv_edge(src, dst, x0, y, width, pitch, STRIP_VALUES, border, weights, weights2, offset);
     return;
   }
   const bool interior = y - RY >= y0 && y + VEC_ROWS + RY <= y0 + rows;

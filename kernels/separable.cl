@@ -230,7 +230,6 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
 #define WINDOW (2 * RADIUS_Y + FUSED_S)
 #define WARMUP ((2 * RADIUS_Y + FUSED_S - 1) / FUSED_S)
 #define FUSED_LOADS ((FUSED_SPAN + FUSED_W - 1) / FUSED_W)  // tile values per work-item and row
-#define STRIP_VALUES rows, y0, height, first, last
 
 // Image rows v .. v + FUSED_S - 1 (through the border rule), this work-item's share of a tile.
 static inline void load_chunk(__global const float* src, float next[FUSED_S][FUSED_LOADS],

@@ -35,6 +35,9 @@ struct DeviceInfo {
   std::size_t max_work_group = 0;
   bool fp64 = false;           // cl_khr_fp64: double arithmetic in kernels
   bool int64_atomics = false;  // cl_khr_int64_base_atomics: 64-bit histogram totals
+
+  // Local memory a kernel's tiles may take: drivers keep a little for themselves.
+  std::uint64_t local_budget() const { return local_memory > 1024 ? local_memory - 1024 : 0; }
 };
 
 // Every device of every platform; empty when there is no OpenCL platform at all.

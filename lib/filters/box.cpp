@@ -94,7 +94,7 @@ class BoxStage : public Stage {
     const int planes = src.color_channels();
     const Span rows_pass = out.widened(r_, src.full_height);
     int rows = t.box_rows;
-    while (rows > 1 && 4ull * rows * ((t.box_seg + 2 * r_) | 1) > device.info().local_memory - 1024)
+    while (rows > 1 && 4ull * rows * ((t.box_seg + 2 * r_) | 1) > device.info().local_budget())
       rows /= 2;
     const Defines defines = {{"RADIUS", std::to_string(r_)},
                              {"BOX_SEG", std::to_string(t.box_seg)},

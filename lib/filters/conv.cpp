@@ -93,7 +93,7 @@ class ConvStage : public Stage {
       global = cl::NDRange(ceil_div(src.width, vec), ceil_div(out.count(), t.vec_conv), planes);
       local = cl::NDRange(t.vec_w, t.vec_h, 1);
     } else {
-      const int run = conv_run(t, device.info().local_memory);
+      const int run = conv_run(t, device.info().local_budget());
       for (const auto& [key, value] :
            {std::pair{"GROUP_W", t.conv_w}, {"GROUP_H", t.conv_h}, {"CONV_RUN", run}})
         defines.push_back({key, std::to_string(value)});
@@ -112,10 +112,10 @@ class ConvStage : public Stage {
 
  private:
   // The longest run of outputs per work-item whose tile still fits in local memory.
-  int conv_run(const Tuning& t, std::uint64_t local_memory) const {
+  int conv_run(const Tuning& t, std::uint64_t local_budget) const {
     int run = t.conv_run;
-    while (run > 1 && 4ull * (t.conv_w + k_.width - 1) * (t.conv_h * run + k_.height - 1) >
-                          local_memory - 1024)
+    while (run > 1 &&
+           4ull * (t.conv_w + k_.width - 1) * (t.conv_h * run + k_.height - 1) > local_budget)
       run /= 2;
     return run;
   }

@@ -194,7 +194,7 @@ Source source_of(const DeviceImage& image, Span rows) {
 }
 
 std::string method_for(const HistogramSpec& spec, int counters, const DeviceInfo& info) {
-  const std::uint64_t budget = info.local_memory - 1024;
+  const std::uint64_t budget = info.local_budget();
   if (spec.method != "auto") {
     if (spec.method == "private" && 4ull * counters > budget)
       throw Error(ErrorKind::Usage, "histogram: method=private needs " +
@@ -246,7 +246,7 @@ struct CountPlan {
 CountPlan plan_count(Device& device, const HistogramSpec& spec, const Source& src, Histogram& h) {
   const int counters = h.hists * h.bins + 4;
   h.method = method_for(spec, counters, device.info());
-  const std::uint64_t budget = device.info().local_memory - 1024;
+  const std::uint64_t budget = device.info().local_budget();
   const Tuning& tuning = device.tuning();
   CountPlan p;
   if (h.method == "private")

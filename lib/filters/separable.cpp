@@ -64,8 +64,7 @@ struct ColsShape {
   bool direct;
 };
 
-ColsShape cols_shape(const Tuning& t, int ry, int steps, std::uint64_t local_memory) {
-  const std::uint64_t budget = local_memory - 1024;  // drivers keep a little for themselves
+ColsShape cols_shape(const Tuning& t, int ry, int steps, std::uint64_t budget) {
   for (int w = t.cols_w; w >= 16; w /= 2) {
     const int halo = ceil_div(ry, t.cols_h);
     const std::uint64_t bytes = 4ull * w * ((steps + 2 * halo) * t.cols_h + 1);
@@ -96,7 +95,7 @@ class SeparableStage : public Stage {
     DeviceImage result = device.image_like(src, src.channels, src.alpha);
     if (t.vec > 0)
       enqueue_vector(device, t, src, result, out);
-    else if (fused_fits(t, device.info().local_memory))
+    else if (fused_fits(t, device.info().local_budget()))
       enqueue_fused(device, t, src, result, out);
     else
       enqueue_two_pass(device, t, src, result, out);
@@ -129,7 +128,7 @@ class SeparableStage : public Stage {
     const bool cols_slide = t.cols_slide > 0 && ry >= t.cols_slide;
     const int rows_steps = rows_slide ? t.rows_slide_steps : t.rows_steps;
     const ColsShape cols = cols_shape(t, ry, cols_slide ? t.cols_slide_steps : t.cols_steps,
-                                      device.info().local_memory);
+                                      device.info().local_budget());
     Defines defines = common_defines();
     for (const auto& [name, value] : {std::pair{"ROWS_W", t.rows_w},
                                       {"ROWS_H", t.rows_h},
@@ -169,11 +168,11 @@ class SeparableStage : public Stage {
 
   // Whether the fused kernel runs: radii within the tuning's limit and its tile and rows-pass
   // rows in local memory.
-  bool fused_fits(const Tuning& t, std::uint64_t local_memory) const {
+  bool fused_fits(const Tuning& t, std::uint64_t local_budget) const {
     const int rx = radius(k_.rows), ry = radius(k_.cols), w = 32 * t.fused_steps;
     if (std::max(rx, ry) > t.fused_radius) return false;
     const std::uint64_t floats = std::uint64_t(t.fused_steps) * (2 * w + 2 * rx);  // tile, mid
-    return 4 * floats <= local_memory - 1024;
+    return 4 * floats <= local_budget;
   }
 
   void enqueue_fused(Device& device, const Tuning& t, const DeviceImage& src, DeviceImage& result,
