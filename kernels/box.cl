@@ -115,3 +115,125 @@ __kernel void box_cols(__global const float* src, __global float* dst, const int
     dst[(size_t)(y - y0) * pitch + x] = MEAN(sum);
   }
 }
+
+// box_walk (WALK_W defined; GPUs): both passes in one kernel, so the image is read once and
+// written once where box_rows + box_cols also write and read the rows pass's result. A
+// work-group of WALK_W work-items owns WALK_W columns and walks down a band of `band` output
+// rows, WALK_S image rows a step:
+//   1. the step's rows (WALK_SPAN = WALK_W + 2 RADIUS columns each), loaded into registers
+//      while the step before was computed, go into a local tile;
+//   2. rows pass as prefix sums: WALK_G work-items per row each sum a chunk of the row in
+//      double, then add the totals of the chunks before theirs: pre[i][j] = the sum of the
+//      row's first j values. The sum of any window is then pre[j + TAPS] - pre[j];
+//   3. columns pass as running sums: work-item t owns column t; it rounds its window sum to
+//      float (the reference's rows-pass value), keeps the last TAPS of them in a local ring of
+//      its own and slides its column's double sum by the new value minus the oldest.
+// Sums of floats in double are exact wherever the running sums of box_rows/box_cols are (a
+// span of 2 WALK_W + RADIUS values at most), so every order gives the reference's values.
+// Four barriers a step: before the tile (it shares memory with the prefix sums), after it,
+// after the chunk totals, after the prefix sums.
+// Defines: RADIUS, WALK_W, WALK_S (WALK_W a multiple of WALK_S), BOX_INV.
+#ifdef WALK_W
+#define WALK_SPAN (WALK_W + 2 * RADIUS)
+#define WALK_G (WALK_W / WALK_S)
+#define WALK_CHUNK ((WALK_SPAN + WALK_G - 1) / WALK_G)
+// A tile row pads each chunk by one float: the WALK_G work-items of a row read its chunks in
+// step, and an odd chunk stride puts them in different banks.
+#define WALK_STRIDE (WALK_G * (WALK_CHUNK + 1))
+#define WALK_LOADS ((WALK_SPAN + WALK_W - 1) / WALK_W)  // tile values per work-item and row
+
+// Image rows v .. v + WALK_S - 1 (through the border rule), this work-item's share of a tile.
+static inline void walk_load(__global const float* src, float next[WALK_S][WALK_LOADS],
+                             const int v, const int t, const int left, const bool interior,
+                             const int width, const int pitch, STRIP_ARGS, const int border) {
+#pragma unroll
+  for (int i = 0; i < WALK_S; ++i) {
+    const int y = strip_row(v + i, y0, rows, height, border);
+    __global const float* row = src + (size_t)max(y, 0) * pitch;
+#pragma unroll
+    for (int l = 0; l < WALK_LOADS; ++l) {
+      const int c = t + l * WALK_W;
+      const int x = interior ? left + c : border_index(left + c, width, border);
+      next[i][l] = (c >= WALK_SPAN || x < 0 || y < 0) ? 0.0f : row[x];
+    }
+  }
+}
+
+__kernel __attribute__((reqd_work_group_size(WALK_W, 1, 1))) void box_walk(
+    __global const float* src, __global float* dst, const int width, const int pitch, STRIP_ARGS,
+    const int border, const int band) {
+  // The tile is dead once its chunks are summed, so the prefix sums take its place: less
+  // local memory, more work-groups at once. A fourth barrier a step pays for it.
+  __local double pre[WALK_S][WALK_SPAN + 1];
+  __local float(*tile)[WALK_STRIDE] = (__local float(*)[WALK_STRIDE])pre;
+  __local double total[WALK_S][WALK_G];
+  __local float ring[TAPS][WALK_W];
+  const size_t plane = (size_t)get_global_id(2) * pitch * rows;
+  src += plane;
+  dst += plane;
+  const int t = get_local_id(0);
+  const int x0 = (int)get_group_id(0) * WALK_W;
+  const int left = x0 - RADIUS;  // image column of the tile's first value
+  const bool interior = left >= 0 && left + WALK_SPAN <= width;
+  const int band_first = first + (int)get_group_id(1) * band;
+  const int band_last = min(band_first + band, last);
+  // Image row v0 + n is the walk's n-th; from n = 2 RADIUS on it completes output row
+  // v0 + n - RADIUS.
+  const int v0 = band_first - RADIUS;
+  const int walk = band_last - band_first + 2 * RADIUS;
+  // The prefix phase: row i of a step, chunk g of it.
+  const int i_row = t / WALK_G, g = t % WALK_G;
+  float next[WALK_S][WALK_LOADS];
+  walk_load(src, next, v0, t, left, interior, width, pitch, STRIP_VALUES, border);
+  for (int k = 0; k < TAPS; ++k) ring[k][t] = 0.0f;
+  double sum = 0.0;  // the column's last TAPS rows-pass values
+  int slot = 0;      // ring entry of the oldest of them
+  for (int n0 = 0; n0 < walk; n0 += WALK_S) {
+    barrier(CLK_LOCAL_MEM_FENCE);  // the step before has read `pre`
+#pragma unroll
+    for (int i = 0; i < WALK_S; ++i)
+#pragma unroll
+      for (int l = 0; l < WALK_LOADS; ++l) {
+        const int c = t + l * WALK_W;
+        if (c < WALK_SPAN) tile[i][c + c / WALK_CHUNK] = next[i][l];
+      }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (n0 + WALK_S < walk)
+      walk_load(src, next, v0 + n0 + WALK_S, t, left, interior, width, pitch, STRIP_VALUES,
+                border);
+
+    double partial[WALK_CHUNK];  // this chunk's running sum
+    double running = 0.0;
+#pragma unroll
+    for (int e = 0; e < WALK_CHUNK; ++e) {
+      const int c = g * WALK_CHUNK + e;
+      running += c < WALK_SPAN ? (double)tile[i_row][g * (WALK_CHUNK + 1) + e] : 0.0;
+      partial[e] = running;
+    }
+    total[i_row][g] = running;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    double offset = 0.0;  // every total loaded at once: a chain of adds, not of loads
+#pragma unroll
+    for (int h = 0; h < WALK_G - 1; ++h) offset += h < g ? total[i_row][h] : 0.0;
+    if (g == 0) pre[i_row][0] = 0.0;
+#pragma unroll
+    for (int e = 0; e < WALK_CHUNK; ++e) {
+      const int c = g * WALK_CHUNK + e;
+      if (c < WALK_SPAN) pre[i_row][c + 1] = offset + partial[e];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+#pragma unroll
+    for (int i = 0; i < WALK_S; ++i) {
+      // Rows past the walk (its last step's padding) come after every output: no test.
+      const int n = n0 + i;
+      const float value = MEAN(pre[i][t + TAPS] - pre[i][t]);  // rows pass, rounded as tmp is
+      sum += (double)value - (double)ring[slot][t];
+      ring[slot][t] = value;
+      slot = slot + 1 == TAPS ? 0 : slot + 1;
+      const int y = v0 + n - RADIUS;
+      if (n >= 2 * RADIUS && n < walk && x0 + t < width) dst[(size_t)(y - y0) * pitch + x0 + t] = MEAN(sum);
+    }
+  }
+}
+#endif

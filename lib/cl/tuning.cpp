@@ -43,6 +43,11 @@ struct Row {
 // rounds against the two passes in one call): 1 channel r=1/2 0.189 -> 0.130 ms, r=4 0.191 ->
 // 0.155, r=6 0.198 -> 0.182, r=8 0.205 -> 0.209 (so not there); 3 channels r=2 0.544 ->
 // 0.350, r=8 0.589 -> 0.555, r=12 0.598 -> 0.666 (scripts/results/h100-2026-11-24-s10/fused4).
+// box_walk (box r >= 17 in one kernel) in groups of 128 columns, 4 rows a step, bands of 256
+// (H100, 2026-11-24, two rounds alternating with the two passes in one call, 8K float):
+// 1 channel r=17 0.49 -> 0.24 ms, r=32 0.49 -> 0.27, r=64 0.70 -> 0.57; 3 channels r=32 1.33
+// -> 0.68; 8 rows a step 0.285 at r=32, 512-row bands better at r=64 only
+// (scripts/results/h100-2026-11-24-s11/walk{2,3}).
 // CPUs (PoCL): small groups; each work-group becomes a loop on one core. Rows per work-item
 // measured on this project's 2-core EPYC (5120x2880 RGB float, PoCL 3.1): separable columns
 // r=12 103 ms at 1 row, 42 at 8, 35 at 16; conv 3x3 21 ms at 1 row, 25 at 8 (tiled: 165).
@@ -62,6 +67,8 @@ constexpr Row kTable[] = {
       .fused_radius = 7,
       .conv_vec = 4,
       .box_rows = 16,
+      .box_walk = 128,
+      .box_walk_steps = 4,
       .hist_group = 1024,
       .hist_in_flight = 2,
       .vec_w = 16,
@@ -141,6 +148,9 @@ const std::vector<TuningField>& tuning_fields() {
                                                   {"conv_vec", &Tuning::conv_vec, 0},
                                                   {"box_seg", &Tuning::box_seg},
                                                   {"box_rows", &Tuning::box_rows},
+                                                  {"box_walk", &Tuning::box_walk, 0},
+                                                  {"box_walk_steps", &Tuning::box_walk_steps},
+                                                  {"box_walk_band", &Tuning::box_walk_band},
                                                   {"hist_group", &Tuning::hist_group},
                                                   {"hist_subhists", &Tuning::hist_subhists},
                                                   {"hist_in_flight", &Tuning::hist_in_flight},

@@ -33,6 +33,10 @@ struct Tuning {
   // box.cl running sums: box_seg outputs per work-item, box_rows image rows per work-group of
   // the rows pass (fewer when the tile would not fit in local memory).
   int box_seg = 64, box_rows = 32;
+  // box.cl box_walk (both passes at once, GPUs): box_walk columns per work-group (0: never;
+  // halved while its local memory does not fit), box_walk_steps rows a step (dividing
+  // box_walk), box_walk_band output rows per work-group.
+  int box_walk = 0, box_walk_steps = 8, box_walk_band = 256;
   // histogram.cl local strategy: work-group size and local sub-histogram copies (fewer where
   // they would not fit in local memory).
   int hist_group = 256, hist_subhists = 4;

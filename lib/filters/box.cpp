@@ -2,7 +2,8 @@
 // 2R+1 equal float weights through the separable kernels (box_rows/box_cols in
 // kernels/separable.cl); from kRunningRadius up, running sums in double make the cost
 // independent of the radius (box_rows/box_cols in kernels/box.cl). The choice depends only on
-// R, so the reference always follows the same arithmetic as the device.
+// R, so the reference always follows the same arithmetic as the device. GPUs run the two
+// running-sum passes as one kernel (box_walk) where its local memory fits.
 #include <fmt/format.h>
 
 #include "cl/tuning.hpp"
@@ -91,6 +92,12 @@ class BoxStage : public Stage {
     if (!device.info().fp64) return fallback_->enqueue_rows(device, input, out, run);
     const DeviceImage src = gray_if(gray_, device, input, spec());
     const Tuning& t = device.tuning();
+    if (const int w = walk_width(t, device.info().local_budget())) {
+      DeviceImage result = device.image_like(src, src.channels, src.alpha);
+      enqueue_walk(device, t, w, src, result, out);
+      copy_alpha(device, src, result);
+      return result;
+    }
     const int planes = src.color_channels();
     const Span rows_pass = out.widened(r_, src.full_height);
     int rows = t.box_rows;
@@ -123,6 +130,38 @@ class BoxStage : public Stage {
   }
 
  private:
+  // box_walk's local memory at w columns: the prefix sums (the tile shares them, and is
+  // never larger), the chunk totals and the ring of rows-pass values (kernels/box.cl).
+  std::uint64_t walk_bytes(int w, int steps) const {
+    const std::uint64_t span = w + 2 * r_, g = w / steps;
+    return 8 * steps * (span + 1) + 8 * steps * g + 4 * std::uint64_t(2 * r_ + 1) * w;
+  }
+
+  // The columns a box_walk work-group owns: box_walk, halved until its local memory fits;
+  // 0 where the device does not walk (box_walk 0) or nothing fits.
+  int walk_width(const Tuning& t, std::uint64_t local_budget) const {
+    for (int w = t.box_walk; w >= t.box_walk_steps && w % t.box_walk_steps == 0; w /= 2)
+      if (walk_bytes(w, t.box_walk_steps) <= local_budget) return w;
+    return 0;
+  }
+
+  void enqueue_walk(Device& device, const Tuning& t, int w, const DeviceImage& src,
+                    DeviceImage& result, Span out) const {
+    const int planes = src.color_channels();
+    const Defines defines = {{"RADIUS", std::to_string(r_)},
+                             {"WALK_W", std::to_string(w)},
+                             {"WALK_S", std::to_string(t.box_walk_steps)},
+                             {"BOX_INV", fmt::format("{:a}", 1.0 / (2 * r_ + 1))}};
+    auto kernel = device.kernel("box.cl", "box_walk", defines);
+    set_args(kernel, src.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
+             int(border_), t.box_walk_band);
+    device.launch(kernel, "box_walk",
+                  cl::NDRange(std::size_t(ceil_div(src.width, w)) * w,
+                              ceil_div(out.count(), t.box_walk_band), planes),
+                  cl::NDRange(w, 1, 1),
+                  2 * std::size_t(src.pitch) * out.count() * sizeof(float) * planes);
+  }
+
   // in[i] with the border rule applied, as double.
   double sample(const float* in, int i, int n, int stride) const {
     const int j = border_index(i, n, border_);

@@ -38,7 +38,8 @@ struct Family {
 // the family's kernels read (cl/tuning.hpp), the values those that fit any device's limits
 // or are skipped with the reason when they do not.
 std::vector<Family> families_for(bool vector_kernels) {
-  // box r <= 16 runs the separable kernels (the gaussian family); from 17 on, running sums.
+  // box r <= 16 runs the separable kernels (the gaussian family); from 17 on, running sums
+  // (GPUs: box_walk, both passes in one kernel, or box_rows + box_cols).
   const Family box{
       "box", {"box:r=32"}, {{"box_seg", {16, 32, 64, 128, 256}}, {"box_rows", {4, 8, 16, 32}}}};
   const Family histogram{"histogram",
@@ -81,7 +82,13 @@ std::vector<Family> families_for(bool vector_kernels) {
             {"conv_w", {16, 32, 64}},
             {"conv_h", {2, 4, 8, 16}},
             {"conv_run", {1, 2, 4, 8, 16}}}},
-          box,
+          {"box",
+           box.work,
+           {{"box_walk", {0, 32, 64, 128}},  // 0: the two passes, box_seg and box_rows
+            {"box_walk_steps", {2, 4, 8}},
+            {"box_walk_band", {128, 256, 512, 1024}},
+            {"box_seg", {16, 32, 64, 128, 256}},
+            {"box_rows", {4, 8, 16, 32}}}},
           histogram};
 }
 

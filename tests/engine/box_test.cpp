@@ -51,3 +51,59 @@ TEST_CASE("devices without double precision run equal weights, agreeing to 1e-5"
       test::check_device_matches(device, "box:r=" + std::to_string(r) + ":border=" + border,
                                  test::random_image(45, 23, 3, false, unsigned(r)));
 }
+
+TEST_CASE("box_walk (both passes at once) equals the reference bit for bit") {
+  DeviceInfo info = test::device().info();
+  info.type = "gpu";
+  Device device(info, default_cache_dir());
+  // Widths of one and several chunks a row; steps of 1, 4 and 8 rows; bands shorter than a
+  // step, than the radius and than the image, and longer; 2r + 1 taps against the steps.
+  for (const char* shape : {"box_walk=64,box_walk_steps=8,box_walk_band=256",
+                            "box_walk=16,box_walk_steps=4,box_walk_band=7",
+                            "box_walk=8,box_walk_steps=8,box_walk_band=1",
+                            "box_walk=32,box_walk_steps=1,box_walk_band=600"}) {
+    Tuning t = device.tuning();
+    apply_settings(t, shape, "test");
+    device.set_tuning(t, "test");
+    for (int r : {17, 20, 33})
+      for (const char* border : test::kBorders) {
+        INFO(shape, " r=", r, " ", border);
+        const std::string spec = "box:r=" + std::to_string(r) + ":border=" + border;
+        test::check_device_matches(device, spec,
+                                   test::random_image(101, 67, 3, false, unsigned(r)), 0.0);
+        test::check_device_matches(device, spec, test::random_image(7, 5, 1, false, unsigned(r)),
+                                   0.0);
+      }
+    test::check_device_matches(device, "box:r=17", test::random_image(1, 1, 2), 0.0);
+    test::check_device_matches(device, "box:r=64:border=reflect", test::random_image(2, 300, 1),
+                               0.0);
+    test::check_device_matches(device, "box:r=32:border=clamp", test::random_image(1023, 517, 1),
+                               0.0);
+  }
+}
+
+TEST_CASE("box_walk runs where box_walk is set and its local memory fits") {
+  const auto kernels = [](Device& device, const std::string& spec) {
+    const auto stage = make_stage(spec);
+    const DeviceImage in = upload(device, to_pixels(test::random_image(40, 30, 1), PixelType::f32));
+    device.take_timings();
+    stage->enqueue(device, in);
+    std::string labels;
+    for (const auto& t : device.take_timings()) labels += (labels.empty() ? "" : " ") + t.label;
+    return labels;
+  };
+  DeviceInfo info = test::device().info();
+  info.type = "gpu";
+  info.local_memory = 48 * 1024;
+  Device gpu(info, default_cache_dir());
+  Tuning t = gpu.tuning();
+  apply_settings(t, "box_walk=128,box_walk_steps=8", "test");
+  gpu.set_tuning(t, "test");
+  CHECK(kernels(gpu, "box:r=32") == "box_walk");
+  CHECK(kernels(gpu, "box:r=100") == "box_walk");  // at 16 columns a group
+  CHECK(kernels(gpu, "box:r=400") == "box_rows box_cols");  // not even at 8
+  CHECK(kernels(gpu, "box:r=16").find("box_walk") == std::string::npos);  // equal weights
+  apply_settings(t, "box_walk=0", "test");
+  gpu.set_tuning(t, "test");
+  CHECK(kernels(gpu, "box:r=32") == "box_rows box_cols");
+}

@@ -133,6 +133,22 @@ TEST_CASE("strips equal the whole image with the fused separable kernel") {
   }
 }
 
+TEST_CASE("strips equal the whole image with box_walk") {
+  // box_walk's bands start inside strips, and its warm-up rows cross the strip's edges.
+  DeviceInfo info = test::device().info();
+  info.type = "gpu";
+  Device device(info, default_cache_dir());
+  Tuning t = device.tuning();
+  apply_settings(t, "box_walk=16,box_walk_steps=4,box_walk_band=5", "test");
+  device.set_tuning(t, "test");
+  for (const int h : {1, 2, 7, 517}) {
+    const PixelBuffer input = test::random_pixels(kWidth * 5, h, 3, PixelType::u8, 23 + h);
+    for (const char* border : test::kBorders)
+      check_strips_equal_whole({std::string("box:r=19:border=") + border}, input,
+                               {std::begin(kStripRows), std::end(kStripRows)}, device);
+  }
+}
+
 TEST_CASE("strips equal the whole image: a radius larger than the strips") {
   // Each strip of 3 rows reads 403: the reference's share of this test is most of its time.
   for (const int h : {517, 1031}) {
