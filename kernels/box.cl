@@ -129,7 +129,7 @@ __kernel void box_cols(__global const float* src, __global float* dst, const int
 //      float (the reference's rows-pass value), keeps the last TAPS of them in a local ring of
 //      its own and slides its column's double sum by the new value minus the oldest.
 // Sums of floats in double are exact wherever the running sums of box_rows/box_cols are (a
-// span of 2 WALK_W + RADIUS values at most), so every order gives the reference's values.
+// prefix adds WALK_W + 2 RADIUS values at most), so any order gives the reference's values.
 // Four barriers a step: before the tile (it shares memory with the prefix sums), after it,
 // after the chunk totals, after the prefix sums.
 // Defines: RADIUS, WALK_W, WALK_S (WALK_W a multiple of WALK_S), BOX_INV.
@@ -232,7 +232,8 @@ __kernel __attribute__((reqd_work_group_size(WALK_W, 1, 1))) void box_walk(
       ring[slot][t] = value;
       slot = slot + 1 == TAPS ? 0 : slot + 1;
       const int y = v0 + n - RADIUS;
-      if (n >= 2 * RADIUS && n < walk && x0 + t < width) dst[(size_t)(y - y0) * pitch + x0 + t] = MEAN(sum);
+      if (n >= 2 * RADIUS && n < walk && x0 + t < width)
+        dst[(size_t)(y - y0) * pitch + x0 + t] = MEAN(sum);
     }
   }
 }

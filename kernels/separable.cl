@@ -18,6 +18,21 @@
 // without giving up fused multiply-adds.
 #pragma OPENCL FP_CONTRACT OFF
 
+// ROW_WEIGHTS / COL_WEIGHTS (float literals, comma-separated): the weights compiled in, so
+// each tap's weight can be an immediate operand instead of a load from constant memory.
+#ifdef ROW_WEIGHTS
+__constant float kRowWeights[] = {ROW_WEIGHTS};
+#define ROW_W(arg) kRowWeights
+#else
+#define ROW_W(arg) arg
+#endif
+#ifdef COL_WEIGHTS
+__constant float kColWeights[] = {COL_WEIGHTS};
+#define COL_W(arg) kColWeights
+#else
+#define COL_W(arg) arg
+#endif
+
 #ifndef FILTER
 #define FILTER sep
 #endif
@@ -118,7 +133,7 @@ __kernel __attribute__((reqd_work_group_size(ROWS_W, ROWS_H, 1))) void CAT(FILTE
   const int c = ROWS_HALO * ROWS_W + lx * ROWS_STEPS;  // this work-item's first output in the tile
   const int x = ((int)get_group_id(0) * ROWS_STEPS) * ROWS_W + lx * ROWS_STEPS;
   float acc[ROWS_STEPS];
-  slide(&tile[ly][c - RADIUS_X], weights, ROWS_STEPS, RADIUS_X, acc);
+  slide(&tile[ly][c - RADIUS_X], ROW_W(weights), ROWS_STEPS, RADIUS_X, acc);
   __global float* out = dst + (size_t)(y - y0) * pitch;
 #pragma unroll
   for (int s = 0; s < ROWS_STEPS; ++s)
@@ -131,7 +146,7 @@ __kernel __attribute__((reqd_work_group_size(ROWS_W, ROWS_H, 1))) void CAT(FILTE
     __local const float* taps = &tile[ly][lx + s * ROWS_W - RADIUS_X];
     float sum = 0.0f;
 #pragma unroll
-    for (int j = 0; j <= 2 * RADIUS_X; ++j) sum = fma(weights[j], taps[j], sum);
+    for (int j = 0; j <= 2 * RADIUS_X; ++j) sum = fma(ROW_W(weights)[j], taps[j], sum);
     dst[(size_t)(y - y0) * pitch + x] = sum;
   }
 #endif
@@ -171,7 +186,7 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
   const int c = COLS_HALO * COLS_H + ly * COLS_STEPS;  // this work-item's first output in the tile
   const int y = top + c;
   float acc[COLS_STEPS];
-  slide(&tile[lx][c - RADIUS_Y], weights, COLS_STEPS, RADIUS_Y, acc);
+  slide(&tile[lx][c - RADIUS_Y], COL_W(weights), COLS_STEPS, RADIUS_Y, acc);
 #pragma unroll
   for (int s = 0; s < COLS_STEPS; ++s)
     if (y + s < last) dst[(size_t)(y + s - y0) * pitch + x] = acc[s] + offset;
@@ -183,7 +198,7 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
     __local const float* taps = &tile[lx][ly + s * COLS_H - RADIUS_Y];
     float sum = 0.0f;
 #pragma unroll
-    for (int i = 0; i <= 2 * RADIUS_Y; ++i) sum = fma(weights[i], taps[i], sum);
+    for (int i = 0; i <= 2 * RADIUS_Y; ++i) sum = fma(COL_W(weights)[i], taps[i], sum);
     dst[(size_t)(y - y0) * pitch + x] = sum + offset;
   }
 #endif
@@ -203,7 +218,7 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
   float sum = 0.0f;
   for (int i = 0; i <= 2 * RADIUS_Y; ++i) {
     const int yy = strip_row(y + i - RADIUS_Y, y0, rows, height, border);
-    sum = fma(weights[i], yy < 0 ? 0.0f : src[(size_t)yy * pitch + x], sum);
+    sum = fma(COL_W(weights)[i], yy < 0 ? 0.0f : src[(size_t)yy * pitch + x], sum);
   }
   dst[(size_t)(y - y0) * pitch + x] = sum + offset;
 }
@@ -285,7 +300,7 @@ __kernel __attribute__((reqd_work_group_size(32, FUSED_S, 1))) void CAT(FILTER, 
                  border);
     {
       float acc[FUSED_S];
-      slide(&tile[ly][lx * FUSED_S], row_weights, FUSED_S, RADIUS_X, acc);
+      slide(&tile[ly][lx * FUSED_S], ROW_W(row_weights), FUSED_S, RADIUS_X, acc);
 #pragma unroll
       for (int s = 0; s < FUSED_S; ++s) mid[ly][lx * FUSED_S + s] = acc[s];
     }
@@ -301,7 +316,7 @@ __kernel __attribute__((reqd_work_group_size(32, FUSED_S, 1))) void CAT(FILTER, 
       for (int s = 0; s < FUSED_S; ++s) {
         float sum = 0.0f;
 #pragma unroll
-        for (int i = 0; i <= 2 * RADIUS_Y; ++i) sum = fma(col_weights[i], window[s + i], sum);
+        for (int i = 0; i <= 2 * RADIUS_Y; ++i) sum = fma(COL_W(col_weights)[i], window[s + i], sum);
         if (x < width && y + s < band_last) dst[(size_t)(y + s - y0) * pitch + x] = sum + offset;
       }
     }

@@ -43,6 +43,12 @@ struct Row {
 // rounds against the two passes in one call): 1 channel r=1/2 0.189 -> 0.130 ms, r=4 0.191 ->
 // 0.155, r=6 0.198 -> 0.182, r=8 0.205 -> 0.209 (so not there); 3 channels r=2 0.544 ->
 // 0.350, r=8 0.589 -> 0.555, r=12 0.598 -> 0.666 (scripts/results/h100-2026-11-24-s10/fused4).
+// Weights compiled into the fused kernel (H100, 2026-11-24, A/B in one call, 8K float, 1
+// channel): gaussian r=4 0.157 -> 0.137 ms, r=8 0.210 -> 0.170, r=12 0.249 -> 0.211, r=16
+// 0.334 -> 0.248, so it now runs to r=12 (r=12 two passes 0.208; 3 channels 0.599 against
+// 0.551 fused; r=14 two passes 0.220, fused r=16 0.248 against 0.227). In the two passes
+// they cost at r=8..32 (r=16 0.225 -> 0.276, r=24 0.268 -> 0.295) and pay from r=48 (0.403
+// -> 0.364, r=64 0.511 -> 0.449); scripts/results/h100-2026-11-24-s11/weights{,2}.
 // box_walk (box r >= 17 in one kernel) in groups of 128 columns, 4 rows a step, bands of 256
 // (H100, 2026-11-24, two rounds alternating with the two passes in one call, 8K float):
 // 1 channel r=17 0.49 -> 0.24 ms, r=32 0.49 -> 0.27, r=64 0.70 -> 0.57; 3 channels r=32 1.33
@@ -64,7 +70,8 @@ constexpr Row kTable[] = {
       .cols_steps = 16,
       .rows_slide = 8,
       .cols_slide = 16,
-      .fused_radius = 7,
+      .fused_radius = 12,
+      .inline_weights = 48,
       .conv_vec = 4,
       .box_rows = 16,
       .box_walk = 128,
@@ -142,6 +149,7 @@ const std::vector<TuningField>& tuning_fields() {
                                                   {"fused_radius", &Tuning::fused_radius, 0},
                                                   {"fused_steps", &Tuning::fused_steps},
                                                   {"fused_band", &Tuning::fused_band},
+                                                  {"inline_weights", &Tuning::inline_weights, 0},
                                                   {"conv_w", &Tuning::conv_w},
                                                   {"conv_h", &Tuning::conv_h},
                                                   {"conv_run", &Tuning::conv_run},

@@ -24,6 +24,10 @@ struct Tuning {
   // radii up to fused_radius (0: never): 32 x fused_steps work-groups of 32 * fused_steps
   // columns, fused_steps rows a step, fused_band output rows each.
   int fused_radius = 0, fused_steps = 5, fused_band = 128;
+  // From this radius on (0: never) the two passes have their weights compiled in (immediate
+  // operands instead of loads from constant memory, one program per weight set); the fused
+  // kernel always does.
+  int inline_weights = 0;
   // conv.cl: CONV_W x CONV_H work-groups, up to conv_run outputs down a column per work-item
   // (fewer when the tile of a large kernel would not fit in local memory).
   int conv_w = 32, conv_h = 8, conv_run = 8;

@@ -2,6 +2,8 @@
 // filter (any pair of 1D kernels).
 #include "filters/separable.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -110,6 +112,21 @@ class SeparableStage : public Stage {
             {"RADIUS_Y", std::to_string(radius(k_.cols))}};
   }
 
+  // The weights compiled into the program (ROW_WEIGHTS / COL_WEIGHTS in separable.cl), exact
+  // as hex literals: each weight set becomes a program of its own (cached like any other).
+  void inline_weights(Defines& defines) const {
+    const auto literals = [](const std::vector<float>& weights) {
+      std::string text;
+      for (const float w : weights) {
+        if (!text.empty()) text += ',';
+        text += fmt::format("{:a}f", w);
+      }
+      return text;
+    };
+    defines.emplace_back("ROW_WEIGHTS", literals(k_.rows));
+    defines.emplace_back("COL_WEIGHTS", literals(k_.cols));
+  }
+
   // The rows the rows pass computes: those the columns pass reads for `out`.
   Span rows_pass(const DeviceImage& src, Span out) const {
     return out.widened(radius(k_.cols), src.full_height);
@@ -142,6 +159,7 @@ class SeparableStage : public Stage {
                                       {"ROWS_SLIDE", int(rows_slide)},
                                       {"COLS_SLIDE", int(cols_slide && !cols.direct)}})
       defines.emplace_back(name, std::to_string(value));
+    if (t.inline_weights > 0 && std::max(rx, ry) >= t.inline_weights) inline_weights(defines);
     const int planes = src.color_channels();
     const Span rows = rows_pass(src, out);
 
@@ -179,6 +197,7 @@ class SeparableStage : public Stage {
                      Span out) const {
     Defines defines = common_defines();
     defines.emplace_back("FUSED_S", std::to_string(t.fused_steps));
+    inline_weights(defines);
     const int planes = src.color_channels();
     auto kernel = device.kernel("separable.cl", k_.filter + "_fused", defines);
     const auto rows_weights = device.constants(k_.rows, k_.filter + " row weights");

@@ -57,9 +57,10 @@ std::vector<Family> families_for(bool vector_kernels) {
             {"conv", {"sharpen"}, {{"vec_conv", {1, 2, 4, 8}}}},
             box,
             histogram};
-  // r=32 stands for the large radii, where the sliding windows (rows_slide, cols_slide) pay.
+  // r=32 and r=64 stand for the large radii, where the sliding windows (rows_slide,
+  // cols_slide) and the weights compiled in (inline_weights) pay.
   return {{"gaussian",
-           {"gaussian:r=2", "gaussian:r=8", "gaussian:r=16", "gaussian:r=32"},
+           {"gaussian:r=2", "gaussian:r=8", "gaussian:r=16", "gaussian:r=32", "gaussian:r=64"},
            {{"rows_w", {16, 32, 64}},
             {"rows_h", {1, 2, 4, 8}},
             {"rows_steps", {2, 4, 8, 16}},
@@ -70,7 +71,8 @@ std::vector<Family> families_for(bool vector_kernels) {
             {"cols_steps", {2, 4, 8, 16, 32}},
             {"cols_slide", {0, 8, 12, 16, 24}},
             {"cols_slide_steps", {4, 8, 16, 32}},
-            {"fused_radius", {0, 2, 4, 7, 16}},  // 0: the two passes above
+            {"fused_radius", {0, 2, 4, 7, 12, 16}},  // 0: the two passes above
+            {"inline_weights", {0, 16, 32, 48, 64}},
             {"fused_steps", {3, 5, 7}},
             {"fused_band", {32, 64, 128, 256}}}},
           {"conv",

@@ -156,6 +156,26 @@ TEST_CASE("the fused kernel (both passes at once) equals the reference bit for b
   }
 }
 
+TEST_CASE("the two passes with their weights compiled in equal the reference bit for bit") {
+  DeviceInfo info = test::device().info();
+  info.type = "gpu";
+  Device device(info, default_cache_dir());
+  Tuning t = device.tuning();
+  // Tiled and sliding passes, both from r=1; fused_radius 0 so every radius runs two passes.
+  apply_settings(t, "inline_weights=1,fused_radius=0,rows_slide=8,cols_slide=16", "test");
+  device.set_tuning(t, "test");
+  for (int r : {1, 3, 8, 16, 40})
+    for (const char* border : test::kBorders) {
+      INFO("r=", r, " ", border);
+      test::check_device_matches(device,
+                                 "gaussian:r=" + std::to_string(r) + ":border=" + border,
+                                 test::random_image(101, 67, 2, false, unsigned(r)), 0.0);
+    }
+  // Weights that are not a gaussian's: negative, tiny, rx != ry, with an offset.
+  test::check_device_matches(device, "sep:h=-1,2e-7,3.5:v=1,-4,6,-4,1:offset=0.25",
+                             test::random_image(1023, 517, 1), 0.0);
+}
+
 TEST_CASE("the fused kernel runs up to fused_radius, on devices without the vector kernels") {
   // Which kernels a stage launched, by their timing labels.
   const auto kernels = [](Device& device, const std::string& spec) {
