@@ -35,28 +35,28 @@ TEST_CASE("settings text: every field by name, round trip, and bad items refused
 TEST_CASE("a tuned file overrides the table for its device only, HALO_TUNING overrides both") {
   const fs::path dir = fs::temp_directory_path() / ("halo-tuning-" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  const DeviceInfo cpu = test::device().info();
-  DeviceInfo tiled = cpu;
-  tiled.type = "gpu";  // tests' tiled_device: same name and driver, other type
-  CHECK(tuned_file(dir, cpu) != tuned_file(dir, tiled));
-  DeviceInfo new_driver = cpu;
+  const DeviceInfo own = test::device().info();  // the test device: PoCL here, a GPU there
+  DeviceInfo other = own;
+  other.type = own.type == "gpu" ? "cpu" : "gpu";  // same name and driver, the other type
+  CHECK(tuned_file(dir, own) != tuned_file(dir, other));
+  DeviceInfo new_driver = own;
   new_driver.driver_version += ".1";
-  CHECK(tuned_file(dir, cpu) != tuned_file(dir, new_driver));
+  CHECK(tuned_file(dir, own) != tuned_file(dir, new_driver));
 
-  CHECK(choose_tuning(cpu, dir).source.find("table row") == 0);
-  fs::create_directories(tuned_file(dir, cpu).parent_path());
-  std::ofstream(tuned_file(dir, cpu))
+  CHECK(choose_tuning(own, dir).source.find("table row") == 0);
+  fs::create_directories(tuned_file(dir, own).parent_path());
+  std::ofstream(tuned_file(dir, own))
       << R"({"tuned_at": "2026-11-23T00:00:00Z", "settings": {"box_seg": 40, "conv_h": 2}})";
-  const TuningChoice chosen = choose_tuning(cpu, dir);
+  const TuningChoice chosen = choose_tuning(own, dir);
   CHECK(chosen.source.find("tuned 2026-11-23T00:00:00Z") == 0);
   CHECK(chosen.tuning.box_seg == 40);
   CHECK(chosen.tuning.conv_h == 2);
-  CHECK(chosen.tuning.vec == table_tuning(cpu).vec);  // fields it does not name: the table's
-  CHECK(choose_tuning(tiled, dir).source.find("table row") == 0);
-  CHECK(choose_tuning(cpu, std::nullopt).tuning.box_seg == table_tuning(cpu).box_seg);
+  CHECK(chosen.tuning.vec == table_tuning(own).vec);  // fields it does not name: the table's
+  CHECK(choose_tuning(other, dir).source.find("table row") == 0);
+  CHECK(choose_tuning(own, std::nullopt).tuning.box_seg == table_tuning(own).box_seg);
 
   setenv("HALO_TUNING", "box_seg=24", 1);
-  const TuningChoice over = choose_tuning(cpu, dir);
+  const TuningChoice over = choose_tuning(own, dir);
   unsetenv("HALO_TUNING");
   CHECK(over.tuning.box_seg == 24);
   CHECK(over.tuning.conv_h == 2);
