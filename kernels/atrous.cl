@@ -100,7 +100,7 @@ __kernel void atrous_pass(__global const float* src, __global float* dst,
   const ulong plane = (ulong)pitch * rows, at = (ulong)(y - y0) * pitch + x;
   const bool guided = has_normal || has_depth;
   surface_t p = {0.0f, 0.0f, 0.0f, 0.0f};
-  if (guided) p = surface_at(geometry, plane, at);
+  if (guided) p = surface_at(geometry, at);
   float centre[MAX_CHANNELS], sum[MAX_CHANNELS], relaxed[MAX_CHANNELS];
   for (int c = 0; c < CHANNEL_COUNT(channels); ++c) {
     centre[c] = colour_at(src, albedo, plane, at, c, demod, albedo_min);
@@ -122,7 +122,7 @@ __kernel void atrous_pass(__global const float* src, __global float* dst,
       float w = spatial * exp2(-d2 * colour_weight);
       if (guided) {
         float relaxed_geometry;
-        const float g = geometry_weight(p, surface_at(geometry, plane, q_at), has_normal,
+        const float g = geometry_weight(p, surface_at(geometry, q_at), has_normal,
                                         has_depth, sigma_n, sigma_z, &relaxed_geometry);
         if (outline > 0.0f) {
           if (i != 2 || j != 2) {

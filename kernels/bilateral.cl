@@ -27,12 +27,11 @@ __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1))) void bilateral_fla
   __local surface_t tile[TILE + 2][TILE + 2];
   const int lx = get_local_id(0), ly = get_local_id(1);
   const int left = get_group_id(0) * TILE - 1, top = first + get_group_id(1) * TILE - 1;
-  const ulong plane = (ulong)pitch * rows;
   for (int i = ly * TILE + lx; i < (TILE + 2) * (TILE + 2); i += TILE * TILE) {
     const int tx = i % (TILE + 2), ty = i / (TILE + 2);
     const int x = clamp(left + tx, 0, width - 1);
     const int y = clamp(clamp(top + ty, 0, height - 1) - y0, 0, rows - 1);
-    tile[ty][tx] = surface_at(geometry, plane, (ulong)y * pitch + x);
+    tile[ty][tx] = surface_at(geometry, (ulong)y * pitch + x);
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   const int x = left + 1 + lx, y = top + 1 + ly;

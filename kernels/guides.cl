@@ -2,9 +2,10 @@
 // discontinuity test. Must match lib/filters/guides.hpp operation for operation (the
 // flags are compared bit for bit).
 //
-// Geometry buffer: 4 planes of `plane` floats (unit normal x, y, z, then depth). A pixel is
-// geometry unless its normal is (0,0,0) or its depth is NaN; a buffer that was not given
-// reads as 0 and its test is skipped (has_normal, has_depth).
+// Geometry buffer: 4 floats a pixel (unit normal x, y, z, then depth), interleaved so a tap
+// is one 16-byte load (the guided filters read the geometry of every tap; as 4 planes it took
+// 4 loads). A pixel is geometry unless its normal is (0,0,0) or its depth is NaN; a buffer
+// that was not given reads as 0 and its test is skipped (has_normal, has_depth).
 #ifndef HALO_GUIDES_CL
 #define HALO_GUIDES_CL
 #pragma OPENCL FP_CONTRACT OFF
@@ -20,9 +21,10 @@ typedef struct {
   float nx, ny, nz, z;
 } surface_t;
 
-inline surface_t surface_at(__global const float* geometry, const ulong plane, const ulong at) {
-  surface_t s = {geometry[at], geometry[plane + at], geometry[2 * plane + at],
-                 geometry[3 * plane + at]};
+inline surface_t surface_at(__global const float* geometry, const ulong at) {
+  // A float4 is 16-byte aligned, so this is one 128-bit load (vload4 promises only 4 bytes).
+  const float4 g = ((__global const float4*)geometry)[at];
+  surface_t s = {g.x, g.y, g.z, g.w};
   return s;
 }
 

@@ -74,12 +74,16 @@ DeviceGuides upload_guides(Device& device, const Guides* given) {
   const Guides& guides = *given;
   const std::size_t plane = guides.any().plane_size();
   if (guides.any_geometry()) {
+    // Interleaved: normal x, y, z and depth of a pixel side by side (kernels/guides.cl).
     std::vector<float> geometry(4 * plane, 0.0f);
-    if (guides.has_normal())
-      std::copy(guides.normal.data().begin(), guides.normal.data().end(), geometry.begin());
-    if (guides.has_depth())
-      std::copy(guides.depth.data().begin(), guides.depth.data().end(),
-                geometry.begin() + 3 * plane);
+    for (int c = 0; c < 3 && guides.has_normal(); ++c) {
+      const float* n = guides.normal.data().data() + c * plane;
+      for (std::size_t i = 0; i < plane; ++i) geometry[4 * i + c] = n[i];
+    }
+    if (guides.has_depth()) {
+      const float* z = guides.depth.data().data();
+      for (std::size_t i = 0; i < plane; ++i) geometry[4 * i + 3] = z[i];
+    }
     d.geometry = device.buffer(geometry.size() * sizeof(float), "normal and depth guides");
     device.write(d.geometry, geometry.data(), geometry.size() * sizeof(float), "upload");
   }
