@@ -69,8 +69,8 @@ TEST_CASE("box_walk (both passes at once) equals the reference bit for bit") {
       for (const char* border : test::kBorders) {
         INFO(shape, " r=", r, " ", border);
         const std::string spec = "box:r=" + std::to_string(r) + ":border=" + border;
-        test::check_device_matches(device, spec,
-                                   test::random_image(101, 67, 3, false, unsigned(r)), 0.0);
+        test::check_device_matches(device, spec, test::random_image(101, 67, 3, false, unsigned(r)),
+                                   0.0);
         test::check_device_matches(device, spec, test::random_image(7, 5, 1, false, unsigned(r)),
                                    0.0);
       }
@@ -100,8 +100,8 @@ TEST_CASE("box_walk runs where box_walk is set and its local memory fits") {
   apply_settings(t, "box_walk=128,box_walk_steps=8", "test");
   gpu.set_tuning(t, "test");
   CHECK(kernels(gpu, "box:r=32") == "box_walk");
-  CHECK(kernels(gpu, "box:r=100") == "box_walk");  // at 16 columns a group
-  CHECK(kernels(gpu, "box:r=400") == "box_rows box_cols");  // not even at 8
+  CHECK(kernels(gpu, "box:r=100") == "box_walk");                         // at 32 columns a group
+  CHECK(kernels(gpu, "box:r=400") == "box_rows box_cols");                // not even at 8
   CHECK(kernels(gpu, "box:r=16").find("box_walk") == std::string::npos);  // equal weights
   apply_settings(t, "box_walk=0", "test");
   gpu.set_tuning(t, "test");

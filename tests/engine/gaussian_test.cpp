@@ -167,8 +167,7 @@ TEST_CASE("the two passes with their weights compiled in equal the reference bit
   for (int r : {1, 3, 8, 16, 40})
     for (const char* border : test::kBorders) {
       INFO("r=", r, " ", border);
-      test::check_device_matches(device,
-                                 "gaussian:r=" + std::to_string(r) + ":border=" + border,
+      test::check_device_matches(device, "gaussian:r=" + std::to_string(r) + ":border=" + border,
                                  test::random_image(101, 67, 2, false, unsigned(r)), 0.0);
     }
   // Weights that are not a gaussian's: negative, tiny, rx != ry, with an offset.
