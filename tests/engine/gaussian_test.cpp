@@ -176,38 +176,28 @@ TEST_CASE("the two passes with their weights compiled in equal the reference bit
 }
 
 TEST_CASE("the fused kernel runs up to fused_radius, on devices without the vector kernels") {
-  // Which kernels a stage launched, by their timing labels.
-  const auto kernels = [](Device& device, const std::string& spec) {
-    const auto stage = make_stage(spec);
-    const DeviceImage in = upload(device, to_pixels(test::random_image(40, 30, 1), PixelType::f32));
-    device.take_timings();
-    stage->enqueue(device, in);
-    std::string labels;
-    for (const auto& t : device.take_timings()) labels += (labels.empty() ? "" : " ") + t.label;
-    return labels;
-  };
   DeviceInfo info = test::device().info();
   info.type = "gpu";
   Device gpu(info, default_cache_dir());
   Tuning t = gpu.tuning();
   apply_settings(t, "fused_radius=7", "test");
   gpu.set_tuning(t, "test");
-  CHECK(kernels(gpu, "gaussian:r=7") == "gaussian_fused");
-  CHECK(kernels(gpu, "gaussian:r=8") == "gaussian_rows gaussian_cols");
-  CHECK(kernels(gpu, "sep:h=1,2,1:v=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17") ==
+  CHECK(test::launched_kernels(gpu, "gaussian:r=7") == "gaussian_fused");
+  CHECK(test::launched_kernels(gpu, "gaussian:r=8") == "gaussian_rows gaussian_cols");
+  CHECK(test::launched_kernels(gpu, "sep:h=1,2,1:v=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17") ==
         "sep_rows sep_cols");
   // Local memory too small for the tile and the rows-pass rows: the two passes.
   DeviceInfo small = info;
   small.local_memory = 2 * 1024;
   Device tiny(small, default_cache_dir());
   tiny.set_tuning(t, "test");
-  CHECK(kernels(tiny, "gaussian:r=2") == "gaussian_rows gaussian_cols");
+  CHECK(test::launched_kernels(tiny, "gaussian:r=2") == "gaussian_rows gaussian_cols");
   // CPUs run the vector kernels whatever fused_radius says.
   Tuning cpu = test::device().tuning();
   if (cpu.vec > 0) {
     Device host(test::device().info(), default_cache_dir());
     apply_settings(cpu, "fused_radius=7", "test");
     host.set_tuning(cpu, "test");
-    CHECK(kernels(host, "gaussian:r=2") == "gaussian_rows_vec gaussian_cols_vec");
+    CHECK(test::launched_kernels(host, "gaussian:r=2") == "gaussian_rows_vec gaussian_cols_vec");
   }
 }

@@ -26,4 +26,16 @@ inline void check_device_matches(const std::string& spec, const Image& in) {
   check_device_matches(device(), spec, in);
 }
 
+// The kernels a stage launches on a 40x30 image, by their timing labels ("gaussian_rows
+// gaussian_cols"): which path a tuning and a device's limits chose.
+inline std::string launched_kernels(Device& device, const std::string& spec) {
+  const auto stage = make_stage(spec);
+  const DeviceImage in = upload(device, to_pixels(random_image(40, 30, 1), PixelType::f32));
+  device.take_timings();
+  stage->enqueue(device, in);
+  std::string labels;
+  for (const auto& t : device.take_timings()) labels += (labels.empty() ? "" : " ") + t.label;
+  return labels;
+}
+
 }  // namespace halo::test
