@@ -200,10 +200,8 @@ class SeparableStage : public Stage {
     inline_weights(defines);
     const int planes = src.color_channels();
     auto kernel = device.kernel("separable.cl", k_.filter + "_fused", defines);
-    const auto rows_weights = device.constants(k_.rows, k_.filter + " row weights");
-    const auto cols_weights = device.constants(k_.cols, k_.filter + " column weights");
     set_args(kernel, src.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
-             int(k_.border), rows_weights, cols_weights, k_.offset, t.fused_band);
+             int(k_.border), k_.offset, t.fused_band);
     device.launch(
         kernel, k_.filter + "_fused",
         cl::NDRange(std::size_t(ceil_div(src.width, 32 * t.fused_steps)) * 32,
