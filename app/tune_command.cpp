@@ -108,8 +108,9 @@ Command add_tune_command(CLI::App& app, const GlobalOptions& global) {
       "the CPU reference, and store them for later runs (per device and driver)");
   cmd->add_option("--filters", cli->families,
                   "kernel families to tune (default: all): gaussian (the separable passes: "
-                  "gaussian, box up to r=16, separable conv kernels, unsharp), conv (the other "
-                  "conv kernels: sharpen, emboss, edge), box (running sums, r >= 17), histogram")
+                  "gaussian, box up to r=16, separable conv kernels, unsharp; on GPUs also the "
+                  "fused kernel and compiled-in weights), conv (the other conv kernels: sharpen, "
+                  "emboss, edge), box (running sums, r >= 17; on GPUs box_walk), histogram")
       ->delimiter(',')
       ->check(CLI::IsMember(tune_families()));
   cmd->add_option("--size", cli->size,
