@@ -79,6 +79,9 @@ TEST_CASE("box_walk (both passes at once) equals the reference bit for bit") {
                                0.0);
     test::check_device_matches(device, "box:r=32:border=clamp", test::random_image(1023, 517, 1),
                                0.0);
+    // Alpha passes through; gray=1 walks the one grey plane.
+    test::check_device_matches(device, "box:r=18", test::random_image(45, 38, 4, true), 0.0);
+    test::check_device_matches(device, "box:r=18:gray=1", test::random_image(45, 38, 4, true), 0.0);
   }
 }
 
