@@ -5,6 +5,7 @@
 #include <random>
 
 #include "cl/device.hpp"
+#include "cl/tuning.hpp"
 #include "core/image.hpp"
 
 namespace halo::test {
@@ -35,15 +36,26 @@ inline Device& device() {
   return device;
 }
 
-// The same device typed as a GPU without a tuning row: it runs the tiled kernels GPUs run,
-// not the CPU vector ones, so they are checked on any machine.
+// The test device's description typed as a GPU without a tuning row: a device made from it
+// runs the tiled kernels GPUs run, not the CPU vector ones, so they are checked on any machine.
+inline DeviceInfo gpu_info() {
+  DeviceInfo info = device().info();
+  info.type = "gpu";
+  return info;
+}
+
+// One such device, shared.
 inline Device& tiled_device() {
-  static Device tiled = [] {
-    DeviceInfo info = device().info();
-    info.type = "gpu";
-    return Device(info, default_cache_dir());
-  }();
+  static Device tiled(gpu_info(), default_cache_dir());
   return tiled;
+}
+
+// Applies "name=value,..." over a device's current launch shapes: a path the table does not
+// take on this machine.
+inline void retune(Device& device, const std::string& settings) {
+  Tuning t = device.tuning();
+  apply_settings(t, settings, "test");
+  device.set_tuning(t, "test");
 }
 
 // A 1-channel image from rows of values, for hand-computed cases.

@@ -53,18 +53,14 @@ TEST_CASE("devices without double precision run equal weights, agreeing to 1e-5"
 }
 
 TEST_CASE("box_walk (both passes at once) equals the reference bit for bit") {
-  DeviceInfo info = test::device().info();
-  info.type = "gpu";
-  Device device(info, default_cache_dir());
+  Device device(test::gpu_info(), default_cache_dir());
   // Widths of one and several chunks a row; steps of 1, 4 and 8 rows; bands shorter than a
   // step, than the radius and than the image, and longer; 2r + 1 taps against the steps.
   for (const char* shape : {"box_walk=64,box_walk_steps=8,box_walk_band=256",
                             "box_walk=16,box_walk_steps=4,box_walk_band=7",
                             "box_walk=8,box_walk_steps=8,box_walk_band=1",
                             "box_walk=32,box_walk_steps=1,box_walk_band=600"}) {
-    Tuning t = device.tuning();
-    apply_settings(t, shape, "test");
-    device.set_tuning(t, "test");
+    test::retune(device, shape);
     for (int r : {17, 20, 33})
       for (const char* border : test::kBorders) {
         INFO(shape, " r=", r, " ", border);
@@ -86,19 +82,15 @@ TEST_CASE("box_walk (both passes at once) equals the reference bit for bit") {
 }
 
 TEST_CASE("box_walk runs where box_walk is set and its local memory fits") {
-  DeviceInfo info = test::device().info();
-  info.type = "gpu";
+  DeviceInfo info = test::gpu_info();
   info.local_memory = 48 * 1024;
   Device gpu(info, default_cache_dir());
-  Tuning t = gpu.tuning();
-  apply_settings(t, "box_walk=128,box_walk_steps=8", "test");
-  gpu.set_tuning(t, "test");
+  test::retune(gpu, "box_walk=128,box_walk_steps=8");
   CHECK(test::launched_kernels(gpu, "box:r=32") == "box_walk");
   CHECK(test::launched_kernels(gpu, "box:r=100") == "box_walk");           // at 32 columns a group
   CHECK(test::launched_kernels(gpu, "box:r=400") == "box_rows box_cols");  // not even at 8
   // r=16 sums equal weights (the separable kernels), a different arithmetic.
   CHECK(test::launched_kernels(gpu, "box:r=16").find("box_walk") == std::string::npos);
-  apply_settings(t, "box_walk=0", "test");
-  gpu.set_tuning(t, "test");
+  test::retune(gpu, "box_walk=0");
   CHECK(test::launched_kernels(gpu, "box:r=32") == "box_rows box_cols");
 }

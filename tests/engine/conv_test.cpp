@@ -168,13 +168,9 @@ TEST_CASE("the tiled conv kernel GPUs run, against the reference: sizes, kernels
 }
 
 TEST_CASE("conv_vec at GPU shapes (the NVIDIA row's conv_vec 4, 4 rows, 16x16), every border") {
-  DeviceInfo info = test::device().info();
-  info.type = "gpu";
-  Device device(info, default_cache_dir());
+  Device device(test::gpu_info(), default_cache_dir());
   for (const char* shape : {"conv_vec=4,vec_conv=4,vec_w=16,vec_h=16", "conv_vec=2,vec_conv=3"}) {
-    Tuning t = device.tuning();
-    apply_settings(t, shape, "test");
-    device.set_tuning(t, "test");
+    test::retune(device, shape);
     for (const char* border : test::kBorders)
       for (const auto& size : {std::pair{1, 1}, {7, 5}, {9, 4}, {1023, 517}}) {
         INFO(shape, " ", border, " ", size.first, "x", size.second);

@@ -17,11 +17,7 @@ namespace {
 // The test device, and the same device typed as a GPU without a tuning row: on a CPU the
 // first converts with host code in its mapped buffers, the second with the kernels GPUs run.
 std::vector<Device*> both_paths() {
-  static Device per_pixel = [] {
-    DeviceInfo info = test::device().info();
-    info.type = "gpu";
-    return Device(info, default_cache_dir());
-  }();
+  static Device per_pixel(test::gpu_info(), default_cache_dir());
   return {&test::device(), &per_pixel};
 }
 

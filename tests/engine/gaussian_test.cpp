@@ -83,9 +83,7 @@ TEST_CASE("with little local memory: the two-pass kernels, and direct columns fo
 }
 
 TEST_CASE("the tiled separable kernels with the device's own local memory") {
-  DeviceInfo info = test::device().info();
-  info.type = "gpu";  // no CPU vector kernels: what GPUs run, checked here on any device
-  Device device(info, default_cache_dir());
+  Device device(test::gpu_info(), default_cache_dir());
   for (int r : {1, 2, 5, 8, 16, 31})
     for (const char* border : test::kBorders)
       test::check_device_matches(device, "gaussian:r=" + std::to_string(r) + ":border=" + border,
@@ -95,18 +93,14 @@ TEST_CASE("the tiled separable kernels with the device's own local memory") {
 }
 
 TEST_CASE("sliding-window rows and columns passes (rows_slide, cols_slide) equal the reference") {
-  DeviceInfo info = test::device().info();
-  info.type = "gpu";
-  Device device(info, default_cache_dir());
+  Device device(test::gpu_info(), default_cache_dir());
   // From radius 1 at several window lengths, and from radius 9 (r=8 strided, r=31 sliding).
   for (const char* shape :
        {"rows_slide=1,cols_slide=1,rows_slide_steps=5,cols_slide_steps=8",
         "rows_slide=1,cols_slide=1,rows_slide_steps=1,cols_slide_steps=3,cols_h=4",
         "rows_slide=1,rows_slide_steps=7,rows_w=16,cols_slide=1,cols_slide_steps=16",
         "rows_slide=9,cols_slide=9"}) {
-    Tuning t = device.tuning();
-    apply_settings(t, shape, "test");
-    device.set_tuning(t, "test");
+    test::retune(device, shape);
     for (int r : {1, 8, 31})
       for (const char* border : test::kBorders) {
         INFO(shape, " r=", r, " ", border);
@@ -123,9 +117,7 @@ TEST_CASE("sliding-window rows and columns passes (rows_slide, cols_slide) equal
 }
 
 TEST_CASE("the fused kernel (both passes at once) equals the reference bit for bit") {
-  DeviceInfo info = test::device().info();
-  info.type = "gpu";
-  Device device(info, default_cache_dir());
+  Device device(test::gpu_info(), default_cache_dir());
   // Odd and even steps; bands shorter than, equal to and longer than a step, and than the
   // image; radii whose 2r is and is not a multiple of the steps (each radius is a program).
   for (const auto& [shape, radii] :
@@ -133,9 +125,7 @@ TEST_CASE("the fused kernel (both passes at once) equals the reference bit for b
         std::pair{"fused_radius=16,fused_steps=3,fused_band=1", std::vector{2, 3, 16}},
         std::pair{"fused_radius=16,fused_steps=4,fused_band=7", std::vector{2, 5, 16}},
         std::pair{"fused_radius=16,fused_steps=1,fused_band=600", std::vector{1, 7}}}) {
-    Tuning t = device.tuning();
-    apply_settings(t, shape, "test");
-    device.set_tuning(t, "test");
+    test::retune(device, shape);
     for (int r : radii)
       for (const char* border : test::kBorders) {
         INFO(shape, " r=", r, " ", border);
@@ -157,13 +147,9 @@ TEST_CASE("the fused kernel (both passes at once) equals the reference bit for b
 }
 
 TEST_CASE("the two passes with their weights compiled in equal the reference bit for bit") {
-  DeviceInfo info = test::device().info();
-  info.type = "gpu";
-  Device device(info, default_cache_dir());
-  Tuning t = device.tuning();
+  Device device(test::gpu_info(), default_cache_dir());
   // Tiled and sliding passes, both from r=1; fused_radius 0 so every radius runs two passes.
-  apply_settings(t, "inline_weights=1,fused_radius=0,rows_slide=8,cols_slide=16", "test");
-  device.set_tuning(t, "test");
+  test::retune(device, "inline_weights=1,fused_radius=0,rows_slide=8,cols_slide=16");
   for (int r : {1, 3, 8, 16, 40})
     for (const char* border : test::kBorders) {
       INFO("r=", r, " ", border);
@@ -176,12 +162,9 @@ TEST_CASE("the two passes with their weights compiled in equal the reference bit
 }
 
 TEST_CASE("the fused kernel runs up to fused_radius, on devices without the vector kernels") {
-  DeviceInfo info = test::device().info();
-  info.type = "gpu";
+  DeviceInfo info = test::gpu_info();
   Device gpu(info, default_cache_dir());
-  Tuning t = gpu.tuning();
-  apply_settings(t, "fused_radius=7", "test");
-  gpu.set_tuning(t, "test");
+  test::retune(gpu, "fused_radius=7");
   CHECK(test::launched_kernels(gpu, "gaussian:r=7") == "gaussian_fused");
   CHECK(test::launched_kernels(gpu, "gaussian:r=8") == "gaussian_rows gaussian_cols");
   CHECK(test::launched_kernels(gpu, "sep:h=1,2,1:v=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17") ==
@@ -190,14 +173,12 @@ TEST_CASE("the fused kernel runs up to fused_radius, on devices without the vect
   DeviceInfo small = info;
   small.local_memory = 2 * 1024;
   Device tiny(small, default_cache_dir());
-  tiny.set_tuning(t, "test");
+  test::retune(tiny, "fused_radius=7");
   CHECK(test::launched_kernels(tiny, "gaussian:r=2") == "gaussian_rows gaussian_cols");
   // CPUs run the vector kernels whatever fused_radius says.
-  Tuning cpu = test::device().tuning();
-  if (cpu.vec > 0) {
+  if (test::device().tuning().vec > 0) {
     Device host(test::device().info(), default_cache_dir());
-    apply_settings(cpu, "fused_radius=7", "test");
-    host.set_tuning(cpu, "test");
+    test::retune(host, "fused_radius=7");
     CHECK(test::launched_kernels(host, "gaussian:r=2") == "gaussian_rows_vec gaussian_cols_vec");
   }
 }

@@ -115,13 +115,10 @@ TEST_CASE("strips equal the whole image with the tiled kernels GPUs run") {
 TEST_CASE("strips equal the whole image with the fused separable kernel") {
   // The fused kernel walks bands of rows and loads each step's rows through the strip's row
   // mapping: a strip's edges fall inside bands and steps.
-  DeviceInfo info = test::device().info();
-  info.type = "gpu";
+  DeviceInfo info = test::gpu_info();
   for (const char* shape : {"fused_radius=16,fused_steps=3,fused_band=5", "fused_radius=2"}) {
     Device device(info, default_cache_dir());
-    Tuning t = device.tuning();
-    apply_settings(t, shape, "test");
-    device.set_tuning(t, "test");
+    test::retune(device, shape);
     for (const int h : {1, 2, 7, 517}) {
       const PixelBuffer input = test::random_pixels(kWidth * 5, h, 3, PixelType::u8, 17 + h);
       for (const char* border : test::kBorders)
@@ -135,12 +132,8 @@ TEST_CASE("strips equal the whole image with the fused separable kernel") {
 
 TEST_CASE("strips equal the whole image with box_walk") {
   // box_walk's bands start inside strips, and its warm-up rows cross the strip's edges.
-  DeviceInfo info = test::device().info();
-  info.type = "gpu";
-  Device device(info, default_cache_dir());
-  Tuning t = device.tuning();
-  apply_settings(t, "box_walk=16,box_walk_steps=4,box_walk_band=5", "test");
-  device.set_tuning(t, "test");
+  Device device(test::gpu_info(), default_cache_dir());
+  test::retune(device, "box_walk=16,box_walk_steps=4,box_walk_band=5");
   for (const int h : {1, 2, 7, 517}) {
     const PixelBuffer input = test::random_pixels(kWidth * 5, h, 3, PixelType::u8, 23 + h);
     for (const char* border : test::kBorders)
