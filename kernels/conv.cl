@@ -122,6 +122,9 @@ __kernel __attribute__((reqd_work_group_size(GROUP_W, GROUP_H, 1))) void conv_ti
 #ifndef VEC_ROWS
 #define VEC_ROWS 1
 #endif
+#ifndef CONV_WINDOW
+#define CONV_WINDOW 0
+#endif
 
 // The output at (x, y) one tap at a time, for lanes near the left and right edges.
 inline float conv_at(__global const float* src, const int x, const int y, const int width,
@@ -152,6 +155,87 @@ inline void conv_edge(__global const float* src, __global float* dst, const int 
     }
 }
 
+#if CONV_WINDOW
+// The KW shifted vectors of row yy at x0 (zeros for yy < 0): one aligned vector load (x0 and
+// the pitch are multiples of VEC) and RX scalars on each side. KW shifted vloads would each
+// split into VEC scalar loads on a GPU (vload only promises a float's alignment).
+inline void conv_window(__global const float* src, const int yy, const int pitch, const int x0,
+                        FLOATV* v) {
+  float win[VEC + 2 * RX];
+  if (yy < 0) {
+#pragma unroll
+    for (int k = 0; k < VEC + 2 * RX; ++k) win[k] = 0.0f;
+  } else {
+    __global const float* p = src + (size_t)yy * pitch + x0;
+    VSTORE(*(__global const FLOATV*)p, 0, win + RX);
+#pragma unroll
+    for (int k = 0; k < RX; ++k) {
+      win[k] = p[k - RX];
+      win[RX + VEC + k] = p[VEC + k];
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < KW; ++j) v[j] = VLOAD(0, win + j);
+}
+
+// The GPU form: the work-item slides down VEC_ROWS rows of VEC outputs, each input row read
+// once, and stores aligned vectors (a vstore would split as a vload does). acc[k] is the output k rows above the newest row, which gets kernel row k from it:
+// every output takes its kernel rows in order, each left to right (the reference's order).
+inline void conv_slide(__global const float* src, __global float* dst, const int x0, const int y,
+                       const int pitch, STRIP_ARGS, const int border,
+                       __constant const float* weights, __constant const float* weights2,
+                       const float offset) {
+  const bool interior = y - RY >= y0 && y + VEC_ROWS + RY <= y0 + rows;
+  FLOATV acc[KH];
+#if MAGNITUDE
+  FLOATV acc2[KH];
+#endif
+#pragma unroll
+  for (int k = 0; k < KH; ++k) {
+    acc[k] = 0.0f;
+#if MAGNITUDE
+    acc2[k] = 0.0f;
+#endif
+  }
+  const int n = min(VEC_ROWS, last - y);
+#pragma unroll
+  for (int t = 0; t < VEC_ROWS + KH - 1; ++t) {
+    if (t == n + KH - 1) break;  // the strip's last rows
+    const int yy = interior ? y - RY + t - y0 : strip_row(y - RY + t, y0, rows, height, border);
+    FLOATV v[KW];
+    conv_window(src, yy, pitch, x0, v);
+#pragma unroll
+    for (int k = 0; k < KH; ++k)
+#pragma unroll
+      for (int j = 0; j < KW; ++j) {
+        acc[k] = fma((FLOATV)(weights[k * KW + j]), v[j], acc[k]);
+#if MAGNITUDE
+        acc2[k] = fma((FLOATV)(weights2[k * KW + j]), v[j], acc2[k]);
+#endif
+      }
+    if (t >= KH - 1) {
+#if MAGNITUDE
+      const FLOATV r = sqrt(acc[KH - 1] * acc[KH - 1] + acc2[KH - 1] * acc2[KH - 1]);
+#else
+      const FLOATV r = acc[KH - 1];
+#endif
+      *(__global FLOATV*)(dst + (size_t)(y + t - (KH - 1) - y0) * pitch + x0) = r + offset;
+    }
+#pragma unroll
+    for (int k = KH - 1; k > 0; --k) {
+      acc[k] = acc[k - 1];
+#if MAGNITUDE
+      acc2[k] = acc2[k - 1];
+#endif
+    }
+    acc[0] = 0.0f;
+#if MAGNITUDE
+    acc2[0] = 0.0f;
+#endif
+  }
+}
+#endif
+
 // Each input row is loaded once (KW shifted vectors) and added to every output it feeds:
 // output o gets kernel row i = t - o from loaded row t, rows in order, each left to right.
 __kernel void conv_vec(__global const float* src, __global float* dst, const int width,
@@ -167,6 +251,9 @@ __kernel void conv_vec(__global const float* src, __global float* dst, const int
     conv_edge(src, dst, x0, y, width, pitch, STRIP_VALUES, border, weights, weights2, offset);
     return;
   }
+#if CONV_WINDOW
+  conv_slide(src, dst, x0, y, pitch, STRIP_VALUES, border, weights, weights2, offset);
+#else
   const bool interior = y - RY >= y0 && y + VEC_ROWS + RY <= y0 + rows;
   FLOATV acc[VEC_ROWS];
 #if MAGNITUDE
@@ -207,5 +294,6 @@ __kernel void conv_vec(__global const float* src, __global float* dst, const int
 #endif
     VSTORE(r + offset, 0, dst + (size_t)(y + o - y0) * pitch + x0);
   }
+#endif
 }
 #endif

@@ -54,6 +54,12 @@ struct Row {
 // 1 channel r=17 0.49 -> 0.24 ms, r=32 0.49 -> 0.27, r=64 0.70 -> 0.57; 3 channels r=32 1.33
 // -> 0.68; 8 rows a step 0.285 at r=32, 512-row bands better at r=64 only
 // (scripts/results/h100-2026-11-24-s11/walk{2,3}).
+// conv_vec's GPU form (conv_slide: an aligned vector load with scalar edges where three
+// unaligned vload4s split into twelve scalar loads) in 32x4 groups (H100, 2026-11-24, A/B
+// against the old kernel in 16x16 groups, two rounds in one call, 8K float): 1 channel
+// sharpen 0.140 -> 0.125 ms, Sobel 0.227 -> 0.189, 5x5 0.307 -> 0.212; 3 channels sharpen
+// 0.370 -> 0.331, 5x5 0.828 -> 0.548. 8+ rows a work-item were slower for 3x3
+// (scripts/results/h100-2026-11-24-s12/conv{1,2,3}).
 // CPUs (PoCL): small groups; each work-group becomes a loop on one core. Rows per work-item
 // measured on this project's 2-core EPYC (5120x2880 RGB float, PoCL 3.1): separable columns
 // r=12 103 ms at 1 row, 42 at 8, 35 at 16; conv 3x3 21 ms at 1 row, 25 at 8 (tiled: 165).
@@ -78,8 +84,8 @@ constexpr Row kTable[] = {
       .box_walk_steps = 4,
       .hist_group = 1024,
       .hist_in_flight = 2,
-      .vec_w = 16,
-      .vec_h = 16,
+      .vec_w = 32,
+      .vec_h = 4,
       .vec_conv = 4}},
     {"cpu",
      "",

@@ -1,6 +1,7 @@
 // The convolution family: hand-computed cases on the reference, then the OpenCL kernel against
 // the reference on awkward sizes, channel counts and every border mode.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "cl/tuning.hpp"
 #include "engine/separable_support.hpp"
@@ -167,9 +168,12 @@ TEST_CASE("the tiled conv kernel GPUs run, against the reference: sizes, kernels
     }
 }
 
-TEST_CASE("conv_vec at GPU shapes (the NVIDIA row's conv_vec 4, 4 rows, 16x16), every border") {
+TEST_CASE("conv_vec at GPU shapes (the NVIDIA row's conv_vec 4, 4 rows, 32x4), every border") {
+  // The GPU form (conv_slide): aligned vector loads with scalar edges, vec_conv rows a
+  // work-item; 7x7 reaches further than a vector, 1x5 has no horizontal edge.
   Device device(test::gpu_info(), default_cache_dir());
-  for (const char* shape : {"conv_vec=4,vec_conv=4,vec_w=16,vec_h=16", "conv_vec=2,vec_conv=3"}) {
+  for (const char* shape : {"conv_vec=4,vec_conv=4,vec_w=32,vec_h=4", "conv_vec=2,vec_conv=3",
+                            "conv_vec=4,vec_conv=1", "conv_vec=8,vec_conv=9,vec_w=8,vec_h=2"}) {
     test::retune(device, shape);
     for (const char* border : test::kBorders)
       for (const auto& size : {std::pair{1, 1}, {7, 5}, {9, 4}, {1023, 517}}) {
@@ -179,6 +183,10 @@ TEST_CASE("conv_vec at GPU shapes (the NVIDIA row's conv_vec 4, 4 rows, 16x16), 
         check_device_matches("sharpen" + b, in, device);
         check_device_matches("edge:mode=sobel" + b, in, device);
         check_device_matches("conv:k=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15:w=5:h=3" + b, in, device);
+        check_device_matches("conv:k=1,2,3,4,5:w=1:h=5" + b, in, device);
+        std::string k49 = "conv:k=1";
+        for (int i = 2; i <= 49; ++i) k49 += fmt::format(",{}", i % 7 - 3);
+        check_device_matches(k49 + ":scale=7" + b, in, device);
       }
   }
 }

@@ -142,6 +142,20 @@ TEST_CASE("strips equal the whole image with box_walk") {
   }
 }
 
+TEST_CASE("strips equal the whole image with conv_vec's sliding GPU form") {
+  // conv_slide walks vec_conv rows per work-item and stops at the strip's last row; a strip's
+  // first and last rows fall inside a work-item's run.
+  Device device(test::gpu_info(), default_cache_dir());
+  test::retune(device, "conv_vec=4,vec_conv=5,vec_w=8,vec_h=2");
+  for (const int h : {1, 2, 7, 517}) {
+    const PixelBuffer input = test::random_pixels(kWidth * 5, h, 3, PixelType::u8, 29 + h);
+    for (const char* border : test::kBorders)
+      for (const char* spec : {"sharpen", "edge:mode=sobel", "conv:k=1,2,3,4,5:w=1:h=5"})
+        check_strips_equal_whole({spec + std::string(":border=") + border}, input,
+                                 {std::begin(kStripRows), std::end(kStripRows)}, device);
+  }
+}
+
 TEST_CASE("strips equal the whole image: a radius larger than the strips") {
   // Each strip of 3 rows reads 403: the reference's share of this test is most of its time.
   for (const int h : {517, 1031}) {
