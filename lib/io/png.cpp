@@ -81,6 +81,9 @@ class PngReader : public ImageReader {
     png_infop info = read_.info;
     if (setjmp(png_jmpbuf(png))) fail("cannot read");
     png_set_read_fn(png, file_.get(), read_png_bytes);
+    // zlib's Adler-32 over the inflated rows took a fifth of decoding (a 16384x16384 RGB8
+    // PNG: 1.31 -> 1.02 s); every chunk's CRC-32 still catches damaged data.
+    png_set_option(png, PNG_IGNORE_ADLER32, PNG_OPTION_ON);
     png_read_info(png, info);
     const int colour = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
     if (colour == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);

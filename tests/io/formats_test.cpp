@@ -160,6 +160,21 @@ TEST_CASE("input errors: missing, empty, corrupt, truncated") {
   fs::copy_file(dir / "whole.png", dir / "cut.png");
   fs::resize_file(dir / "cut.png", size / 2);
   CHECK(kind_of(dir / "cut.png") == ErrorKind::BadData);
+  // One byte flipped inside the image data of stored (uncompressed) deflate blocks, which
+  // still inflate: the reader skips zlib's Adler-32, the chunk's CRC-32 still refuses it.
+  WriteOptions stored;
+  stored.compression = "0";
+  write_image(dir / "stored.png", gradient(64, 64, 3, PixelType::u8), SampleType::u8, stored);
+  std::string bytes;
+  {
+    std::ifstream in(dir / "stored.png", std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto idat = bytes.find("IDAT");
+  REQUIRE(idat != std::string::npos);
+  bytes[idat + 4 + 100] ^= 0x20;
+  std::ofstream(dir / "flipped.png", std::ios::binary) << bytes;
+  CHECK(kind_of(dir / "flipped.png") == ErrorKind::BadData);
 }
 
 TEST_CASE("outputs are atomic: nothing is left behind on failure") {
