@@ -179,8 +179,9 @@ inline void conv_window(__global const float* src, const int yy, const int pitch
 }
 
 // The GPU form: the work-item slides down VEC_ROWS rows of VEC outputs, each input row read
-// once, and stores aligned vectors (a vstore would split as a vload does). acc[k] is the output k rows above the newest row, which gets kernel row k from it:
-// every output takes its kernel rows in order, each left to right (the reference's order).
+// once, and stores aligned vectors (a vstore would split as a vload does). acc[k] is the
+// output k rows above the newest row, which gets kernel row k from it: every output takes its
+// kernel rows in order, each left to right (the reference's order).
 inline void conv_slide(__global const float* src, __global float* dst, const int x0, const int y,
                        const int pitch, STRIP_ARGS, const int border,
                        __constant const float* weights, __constant const float* weights2,

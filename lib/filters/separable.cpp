@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 
 #include "cl/tuning.hpp"
@@ -91,12 +92,12 @@ class SeparableStage : public Stage {
   }
 
   DeviceImage enqueue_rows(Device& device, const DeviceImage& input, Span out,
-                           StageRun&) const override {
+                           StageRun& run) const override {
     const DeviceImage src = gray_if(k_.gray, device, input, spec());
     const Tuning& t = device.tuning();
     DeviceImage result = device.image_like(src, src.channels, src.alpha);
     if (t.vec > 0)
-      enqueue_vector(device, t, src, result, out);
+      enqueue_vector(device, t, src, result, out, run);
     else if (fused_fits(t, device.info().local_budget()))
       enqueue_fused(device, t, src, result, out);
     else
@@ -209,9 +210,35 @@ class SeparableStage : public Stage {
         cl::NDRange(32, t.fused_steps, 1), pass_bytes(src, out, planes));
   }
 
+  // Where the device shares host memory (in order): the rows of `rows` that the last strip's
+  // rows pass left in `tmp`'s buffer are moved into place; returns the rows still to compute.
+  static Span carry_rows_in(Device& device, const DeviceImage& tmp, Span rows, int planes,
+                            const StageRun::RowsCarry& carry) {
+    if (!device.shares_host_memory() || carry.buffer() != tmp.buffer() ||
+        !(carry.rows.first <= rows.first && rows.first < carry.rows.last &&
+          carry.rows.last <= rows.last))
+      return rows;
+    const std::size_t pitch = tmp.pitch, count = carry.rows.last - rows.first;
+    const std::size_t from = (rows.first - carry.y0) * pitch, to = (rows.first - tmp.y0) * pitch;
+    const std::size_t old_plane = carry.height * pitch, new_plane = tmp.height * pitch;
+    const std::size_t floats = std::max(old_plane, new_plane) * planes;
+    device.on_host(tmp.buffer, floats * sizeof(float), CL_MAP_READ | CL_MAP_WRITE, "rows carried",
+                   2 * count * pitch * planes * sizeof(float), [&](void* data) {
+                     // Rows move up; plane by plane in the order that never overwrites a
+                     // plane's rows before they moved (planes grew: last first).
+                     float* f = static_cast<float*>(data);
+                     for (int i = 0; i < planes; ++i) {
+                       const int p = new_plane > old_plane ? planes - 1 - i : i;
+                       std::memmove(f + p * new_plane + to, f + p * old_plane + from,
+                                    count * pitch * sizeof(float));
+                     }
+                   });
+    return {carry.rows.last, rows.last};
+  }
+
   // The CPU form: the same two passes, VEC outputs per work-item with vector arithmetic.
   void enqueue_vector(Device& device, const Tuning& t, const DeviceImage& src, DeviceImage& result,
-                      Span out) const {
+                      Span out, StageRun& run) const {
     Defines defines = common_defines();
     defines.emplace_back("VEC", std::to_string(t.vec));
     defines.emplace_back("VEC_ROWS", std::to_string(t.vec_cols));
@@ -220,12 +247,17 @@ class SeparableStage : public Stage {
     const cl::NDRange local(t.vec_w, t.vec_h, 1);
     const Span rows = rows_pass(src, out);
     DeviceImage tmp = device.image_like(src, planes, false);
-    auto rows_kernel = device.kernel("separable.cl", k_.filter + "_rows_vec", defines);
-    const auto rows_weights = device.constants(k_.rows, k_.filter + " row weights");
-    set_args(rows_kernel, src.buffer, tmp.buffer, src.width, src.pitch, strip_rows(src, rows),
-             int(k_.border), rows_weights);
-    device.launch(rows_kernel, k_.filter + "_rows_vec", cl::NDRange(groups_x, rows.count(), planes),
-                  local, pass_bytes(src, rows, planes));
+    const Span todo = carry_rows_in(device, tmp, rows, planes, run.rows_carry);
+    if (!todo.empty()) {
+      auto rows_kernel = device.kernel("separable.cl", k_.filter + "_rows_vec", defines);
+      const auto rows_weights = device.constants(k_.rows, k_.filter + " row weights");
+      set_args(rows_kernel, src.buffer, tmp.buffer, src.width, src.pitch, strip_rows(src, todo),
+               int(k_.border), rows_weights);
+      device.launch(rows_kernel, k_.filter + "_rows_vec",
+                    cl::NDRange(groups_x, todo.count(), planes), local,
+                    pass_bytes(src, todo, planes));
+    }
+    run.rows_carry = {tmp.buffer, tmp.y0, tmp.height, rows};
     auto cols_kernel = device.kernel("separable.cl", k_.filter + "_cols_vec", defines);
     const auto cols_weights = device.constants(k_.cols, k_.filter + " column weights");
     set_args(cols_kernel, tmp.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
