@@ -152,6 +152,15 @@ class JpegReader : public ImageReader {
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
     if (setjmp(errors_.jump)) fail("cannot read pixels");
     const int channels = int(header_.channels.size());
+    if (!cmyk_ && type == PixelType::u8 && first == 0 && n == channels) {
+      // The common case: rows go straight into `out`; the copy below took half the time of
+      // decoding the 5120x2880 Altai JPEG (0.084 -> 0.046 s).
+      for (int r = 0; r < count; ++r) {
+        JSAMPROW row = reinterpret_cast<JSAMPROW>(out + std::size_t(r) * header_.width * n);
+        if (jpeg_read_scanlines(&info_, &row, 1) != 1) fail("cannot read pixels");
+      }
+      return;
+    }
     for (int r = 0; r < count; ++r) {
       JSAMPROW row = row_.data();
       if (jpeg_read_scanlines(&info_, &row, 1) != 1) fail("cannot read pixels");
