@@ -217,7 +217,7 @@ class PngReader : public ImageReader {
 // ---------------------------------------------------------------------------------------------
 // Writing
 
-constexpr std::size_t kWindow = 32768;        // deflate's window: the next block's dictionary
+constexpr std::size_t kWindow = 32768;  // deflate's window: the next block's dictionary
 // Raw bytes per block: 256 KiB kept the speed of 512 KiB (the Altai photo, the 16K image) in
 // 3 MiB less memory (blocks in flight hold their raw and deflated bytes); 128 KiB was slower.
 constexpr std::size_t kBlockBytes = 1 << 18;
