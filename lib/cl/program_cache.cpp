@@ -80,13 +80,14 @@ ProgramCache::ProgramCache(cl::Context context, cl::Device device, std::string i
       dir_(std::move(dir)) {}
 
 cl::Program ProgramCache::get(const std::string& file, const Defines& defines) {
-  const std::string source = kernel_source(file);
   const std::string options = build_options(base_options_, defines);
+  const std::string request = file + "\n" + options;
+  std::lock_guard lock(mutex_);
+  if (const auto it = memory_.find(request); it != memory_.end()) return it->second;
+  const std::string source = kernel_source(file);
   const std::string key_text = identity_ + "\n" + options + "\n" + source;
   // A collision is harmless: the key text is stored next to the binary and compared on load.
   const std::string key = fnv1a_hex(key_text);
-  std::lock_guard lock(mutex_);
-  if (const auto it = memory_.find(key); it != memory_.end()) return it->second;
 
   const std::string label = file + " [" + options + "]";
   if (dir_) {
@@ -95,7 +96,7 @@ cl::Program ProgramCache::get(const std::string& file, const Defines& defines) {
       if (stored_key && *stored_key == key_text) {
         spdlog::debug("kernel cache: loaded {} from {}", label, dir_->string());
         ++loaded_;
-        return memory_[key] = *program;
+        return memory_[request] = *program;
       }
     }
   }
@@ -122,7 +123,7 @@ cl::Program ProgramCache::get(const std::string& file, const Defines& defines) {
     store(program, *dir_ / (key + ".bin"));
     write_atomically(*dir_ / (key + ".key"), key_text);
   }
-  return memory_[key] = program;
+  return memory_[request] = program;
 }
 
 std::optional<cl::Program> ProgramCache::load(const fs::path& path, const std::string& options) {
