@@ -6,9 +6,10 @@
 // once into registers and adds it to each output that row contributes to. Weights sit in
 // constant memory.
 // conv_vec is the CPU form (lib/cl/tuning.cpp vec > 0): VEC outputs along a row and VEC_ROWS
-// down a column per work-item as vector fma, taps read straight from memory.
+// down a column per work-item as vector fma, taps read straight from memory. With CONV_SLIDE
+// (GPUs, where conv_vec is set) it runs conv_slide instead: aligned row loads, rows slid.
 // Defines: KW, KH (odd kernel size), GROUP_W, GROUP_H, CONV_RUN, MAGNITUDE (1: out =
-// sqrt(a^2 + b^2) of two kernels, for Sobel). Rows: see STRIP_ARGS in common.cl; the launch
+// sqrt(a^2 + b^2) of two kernels, for Sobel), VEC, VEC_ROWS, CONV_SLIDE. Rows: see STRIP_ARGS in common.cl; the launch
 // covers rows [first, last) in groups of GROUP_H * CONV_RUN. CPU reference: lib/filters/conv.cpp.
 #include "common.cl"
 // Taps are fma(w, v, acc) in the reference's order; the magnitude keeps plain operations.
@@ -31,6 +32,13 @@
 #endif
 #ifndef MAGNITUDE
 #define MAGNITUDE 0
+#endif
+// An output from its accumulators: the kernel's sum, or with MAGNITUDE the length of both
+// kernels' sums (b is not evaluated, nor declared, without MAGNITUDE).
+#if MAGNITUDE
+#define CONV_RESULT(a, b) sqrt((a) * (a) + (b) * (b))
+#else
+#define CONV_RESULT(a, b) (a)
 #endif
 
 #define RX (KW / 2)
@@ -109,11 +117,7 @@ __kernel __attribute__((reqd_work_group_size(GROUP_W, GROUP_H, 1))) void conv_ti
 #pragma unroll
   for (int o = 0; o < CONV_RUN; ++o) {
     const int y = gy0 + cy + o;
-#if MAGNITUDE
-    const float v = sqrt(acc[o] * acc[o] + acc2[o] * acc2[o]);
-#else
-    const float v = acc[o];
-#endif
+    const float v = CONV_RESULT(acc[o], acc2[o]);
     if (y < last) dst[(size_t)(y - y0) * pitch + x] = v + offset;
   }
 }
@@ -122,8 +126,8 @@ __kernel __attribute__((reqd_work_group_size(GROUP_W, GROUP_H, 1))) void conv_ti
 #ifndef VEC_ROWS
 #define VEC_ROWS 1
 #endif
-#ifndef CONV_WINDOW
-#define CONV_WINDOW 0
+#ifndef CONV_SLIDE
+#define CONV_SLIDE 0
 #endif
 
 // The output at (x, y) one tap at a time, for lanes near the left and right edges.
@@ -155,7 +159,7 @@ inline void conv_edge(__global const float* src, __global float* dst, const int 
     }
 }
 
-#if CONV_WINDOW
+#if CONV_SLIDE
 // The KW shifted vectors of row yy at x0 (zeros for yy < 0): one aligned vector load (x0 and
 // the pitch are multiples of VEC) and RX scalars on each side. KW shifted vloads would each
 // split into VEC scalar loads on a GPU (vload only promises a float's alignment).
@@ -215,11 +219,7 @@ inline void conv_slide(__global const float* src, __global float* dst, const int
 #endif
       }
     if (t >= KH - 1) {
-#if MAGNITUDE
-      const FLOATV r = sqrt(acc[KH - 1] * acc[KH - 1] + acc2[KH - 1] * acc2[KH - 1]);
-#else
-      const FLOATV r = acc[KH - 1];
-#endif
+      const FLOATV r = CONV_RESULT(acc[KH - 1], acc2[KH - 1]);
       *(__global FLOATV*)(dst + (size_t)(y + t - (KH - 1) - y0) * pitch + x0) = r + offset;
     }
 #pragma unroll
@@ -252,7 +252,7 @@ __kernel void conv_vec(__global const float* src, __global float* dst, const int
     conv_edge(src, dst, x0, y, width, pitch, STRIP_VALUES, border, weights, weights2, offset);
     return;
   }
-#if CONV_WINDOW
+#if CONV_SLIDE
   conv_slide(src, dst, x0, y, pitch, STRIP_VALUES, border, weights, weights2, offset);
 #else
   const bool interior = y - RY >= y0 && y + VEC_ROWS + RY <= y0 + rows;
@@ -288,11 +288,7 @@ __kernel void conv_vec(__global const float* src, __global float* dst, const int
     }
   }
   for (int o = 0; o < VEC_ROWS && y + o < last; ++o) {
-#if MAGNITUDE
-    const FLOATV r = sqrt(acc[o] * acc[o] + acc2[o] * acc2[o]);
-#else
-    const FLOATV r = acc[o];
-#endif
+    const FLOATV r = CONV_RESULT(acc[o], acc2[o]);
     VSTORE(r + offset, 0, dst + (size_t)(y + o - y0) * pitch + x0);
   }
 #endif

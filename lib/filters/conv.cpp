@@ -90,7 +90,7 @@ class ConvStage : public Stage {
       name = "conv_vec";
       defines.push_back({"VEC", std::to_string(vec)});
       defines.push_back({"VEC_ROWS", std::to_string(t.vec_conv)});
-      defines.push_back({"CONV_WINDOW", t.vec > 0 ? "0" : "1"});
+      defines.push_back({"CONV_SLIDE", t.vec > 0 ? "0" : "1"});
       global = cl::NDRange(ceil_div(src.width, vec), ceil_div(out.count(), t.vec_conv), planes);
       local = cl::NDRange(t.vec_w, t.vec_h, 1);
     } else {

@@ -79,6 +79,21 @@ void check_strips_equal_whole(const std::vector<std::string>& specs, const Pixel
   }
 }
 
+// `specs` with every border through a GPU-typed device with launch shapes `shape` (a kernel
+// the table gives GPUs only), strips against the whole image on RGB images 1, 2, 7 and 517
+// rows tall (random, seeded by `seed` plus the height).
+void check_strips_at_gpu_shape(const char* shape, const std::vector<std::string>& specs, int seed) {
+  Device device(test::gpu_info(), default_cache_dir());
+  test::retune(device, shape);
+  for (const int h : {1, 2, 7, 517}) {
+    const PixelBuffer input = test::random_pixels(kWidth * 5, h, 3, PixelType::u8, seed + h);
+    for (const char* border : test::kBorders)
+      for (const auto& spec : specs)
+        check_strips_equal_whole({spec + ":border=" + border}, input,
+                                 {std::begin(kStripRows), std::end(kStripRows)}, device);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("strips equal the whole image: every filter, border, channel count and height") {
@@ -115,45 +130,21 @@ TEST_CASE("strips equal the whole image with the tiled kernels GPUs run") {
 TEST_CASE("strips equal the whole image with the fused separable kernel") {
   // The fused kernel walks bands of rows and loads each step's rows through the strip's row
   // mapping: a strip's edges fall inside bands and steps.
-  DeviceInfo info = test::gpu_info();
-  for (const char* shape : {"fused_radius=16,fused_steps=3,fused_band=5", "fused_radius=2"}) {
-    Device device(info, default_cache_dir());
-    test::retune(device, shape);
-    for (const int h : {1, 2, 7, 517}) {
-      const PixelBuffer input = test::random_pixels(kWidth * 5, h, 3, PixelType::u8, 17 + h);
-      for (const char* border : test::kBorders)
-        for (const char* spec :
-             {"gaussian:r=1", "gaussian:r=8", "box:r=16", "sep:h=1,2,1:v=1,2,3,4,5"})
-          check_strips_equal_whole({spec + std::string(":border=") + border}, input,
-                                   {std::begin(kStripRows), std::end(kStripRows)}, device);
-    }
-  }
+  for (const char* shape : {"fused_radius=16,fused_steps=3,fused_band=5", "fused_radius=2"})
+    check_strips_at_gpu_shape(
+        shape, {"gaussian:r=1", "gaussian:r=8", "box:r=16", "sep:h=1,2,1:v=1,2,3,4,5"}, 17);
 }
 
 TEST_CASE("strips equal the whole image with box_walk") {
   // box_walk's bands start inside strips, and its warm-up rows cross the strip's edges.
-  Device device(test::gpu_info(), default_cache_dir());
-  test::retune(device, "box_walk=16,box_walk_steps=4,box_walk_band=5");
-  for (const int h : {1, 2, 7, 517}) {
-    const PixelBuffer input = test::random_pixels(kWidth * 5, h, 3, PixelType::u8, 23 + h);
-    for (const char* border : test::kBorders)
-      check_strips_equal_whole({std::string("box:r=19:border=") + border}, input,
-                               {std::begin(kStripRows), std::end(kStripRows)}, device);
-  }
+  check_strips_at_gpu_shape("box_walk=16,box_walk_steps=4,box_walk_band=5", {"box:r=19"}, 23);
 }
 
 TEST_CASE("strips equal the whole image with conv_vec's sliding GPU form") {
   // conv_slide walks vec_conv rows per work-item and stops at the strip's last row; a strip's
   // first and last rows fall inside a work-item's run.
-  Device device(test::gpu_info(), default_cache_dir());
-  test::retune(device, "conv_vec=4,vec_conv=5,vec_w=8,vec_h=2");
-  for (const int h : {1, 2, 7, 517}) {
-    const PixelBuffer input = test::random_pixels(kWidth * 5, h, 3, PixelType::u8, 29 + h);
-    for (const char* border : test::kBorders)
-      for (const char* spec : {"sharpen", "edge:mode=sobel", "conv:k=1,2,3,4,5:w=1:h=5"})
-        check_strips_equal_whole({spec + std::string(":border=") + border}, input,
-                                 {std::begin(kStripRows), std::end(kStripRows)}, device);
-  }
+  check_strips_at_gpu_shape("conv_vec=4,vec_conv=5,vec_w=8,vec_h=2",
+                            {"sharpen", "edge:mode=sobel", "conv:k=1,2,3,4,5:w=1:h=5"}, 29);
 }
 
 TEST_CASE("strips equal the whole image: a radius larger than the strips") {
