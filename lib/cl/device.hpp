@@ -60,6 +60,9 @@ struct DeviceImage {
   bool alpha = false;
   int pitch = 0;
   PixelType source = PixelType::f32;  // as halo::Image::source()
+  // Set by a caller that drops the image once the stage it is given to has read it (the
+  // streaming lane): that stage may write its result into the same buffer (result_for).
+  bool scratch = false;
 
   int color_channels() const { return channels - (alpha ? 1 : 0); }
   Span span() const { return {y0, y0 + height}; }

@@ -108,7 +108,7 @@ class BoxStage : public Stage {
                              {"BOX_ROWS", std::to_string(rows)},
                              {"BOX_INV", fmt::format("{:a}", 1.0 / (2 * r_ + 1))}};
     DeviceImage tmp = device.image_like(src, planes, false);
-    DeviceImage result = device.image_like(src, src.channels, src.alpha);
+    DeviceImage result = result_for(device, src);  // box_rows is done with src first
     const auto bytes = [&](Span s) {
       return 2 * std::size_t(src.pitch) * s.count() * sizeof(float) * planes;
     };

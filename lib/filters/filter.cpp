@@ -143,10 +143,17 @@ void copy_alpha(const Image& in, Image& out) {
 }
 
 void copy_alpha(Device& device, const DeviceImage& in, DeviceImage& out) {
-  if (!in.alpha || !out.alpha) return;
+  if (!in.alpha || !out.alpha || in.buffer() == out.buffer()) return;
   const std::size_t plane = in.plane_size() * sizeof(float);
   device.copy(in.buffer, out.buffer, plane * (in.channels - 1), plane * (out.channels - 1), plane,
               "alpha");
+}
+
+DeviceImage result_for(Device& device, const DeviceImage& src) {
+  if (!src.scratch) return device.image_like(src, src.channels, src.alpha);
+  DeviceImage result = src;
+  result.scratch = false;
+  return result;
 }
 
 }  // namespace halo

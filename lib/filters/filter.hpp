@@ -142,8 +142,15 @@ std::vector<float> scaled_weights(const std::vector<double>& values, double scal
 // scale=auto: the sum of the values, or 1 when they sum to 0 (edge and emboss kernels).
 double sum_or_one(const std::vector<double>& values);
 
-// Copies the alpha plane (if any) from in to out unchanged.
+// Copies the alpha plane (if any) from in to out unchanged (nothing to do when out is in's
+// own buffer).
 void copy_alpha(const Image& in, Image& out);
 void copy_alpha(Device& device, const DeviceImage& in, DeviceImage& out);
+
+// The image a stage writes its result into: src's own buffer when the caller drops src after
+// the stage (DeviceImage::scratch; one strip buffer less, which on a CPU device is host
+// memory), else a new image like it. Only for stages whose kernels read src no more once the
+// result is being written (two passes through a temporary).
+DeviceImage result_for(Device& device, const DeviceImage& src);
 
 }  // namespace halo

@@ -95,11 +95,16 @@ class SeparableStage : public Stage {
                            StageRun& run) const override {
     const DeviceImage src = gray_if(k_.gray, device, input, spec());
     const Tuning& t = device.tuning();
-    DeviceImage result = device.image_like(src, src.channels, src.alpha);
+    if (t.vec == 0 && fused_fits(t, device.info().local_budget())) {
+      DeviceImage result = device.image_like(src, src.channels, src.alpha);
+      enqueue_fused(device, t, src, result, out);
+      copy_alpha(device, src, result);
+      return result;
+    }
+    // Two passes: src is read only by the rows pass, so the result may take its buffer.
+    DeviceImage result = result_for(device, src);
     if (t.vec > 0)
       enqueue_vector(device, t, src, result, out, run);
-    else if (fused_fits(t, device.info().local_budget()))
-      enqueue_fused(device, t, src, result, out);
     else
       enqueue_two_pass(device, t, src, result, out);
     copy_alpha(device, src, result);

@@ -43,7 +43,9 @@ class UnsharpStage : public Stage {
 
   DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                            StageRun& run) const override {
-    DeviceImage result = blur_->enqueue_rows(device, in, out, run);
+    DeviceImage kept = in;  // read again below: the blur must not write its result there
+    kept.scratch = false;
+    DeviceImage result = blur_->enqueue_rows(device, kept, out, run);
     auto kernel = device.kernel("unsharp.cl", "unsharp", {});
     // In place over the blurred image: each work-item reads its own sample first.
     set_args(kernel, in.buffer, result.buffer, result.buffer, in.width, in.pitch,

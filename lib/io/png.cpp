@@ -219,7 +219,7 @@ class PngReader : public ImageReader {
 
 constexpr std::size_t kWindow = 32768;  // deflate's window: the next block's dictionary
 // Raw bytes per block: 256 KiB kept the speed of 512 KiB (the Altai photo, the 16K image) in
-// 3 MiB less memory (blocks in flight hold their raw and deflated bytes); 128 KiB was slower.
+// 3 MiB less memory (each block in flight holds its rows); 128 KiB was slower.
 constexpr std::size_t kBlockBytes = 1 << 18;
 
 enum class Filter { none = 0, sub = 1, up = 2, average = 3, paeth = 4, adaptive = 5 };
@@ -295,11 +295,13 @@ void filter_adaptive(const std::uint8_t* row, const std::uint8_t* previous, std:
 }
 
 // A block of rows to filter and compress: its raw rows (PNG byte order; `used` bytes of
-// `rows`), the row before it, the 32 KiB of filtered data before it (the dictionary), and
-// where its deflated bytes go. The writer recycles the buffers from block to block: fresh
-// memory for every block cost page faults.
+// `rows`), the row before it and the 32 KiB of filtered data before it (the dictionary).
+// The writer recycles the buffers from block to block: fresh memory for every block cost page
+// faults.
 struct Block {
-  std::vector<std::uint8_t> rows, previous, dictionary, deflated;
+  // Once a worker has filtered the rows into a buffer of its own, `rows` holds their deflated
+  // form (deflated_size bytes) instead: one buffer a block in flight, not two.
+  std::vector<std::uint8_t> rows, previous, dictionary;
   std::size_t used = 0, deflated_size = 0;
   bool last = false;
   uLong adler = 1;  // of the filtered bytes
@@ -503,8 +505,7 @@ class PngWriter : public ImageWriter {
     }
     pending_.push_back({block_, workers_.submit([this, block = block_] { compress(*block); })});
     block_.reset();
-    // Every worker busy and one block ready: more only held memory (256 KiB raw and its
-    // compressed form each).
+    // Every worker busy and one block ready: more only held memory (256 KiB each).
     while (pending_.size() > std::size_t(threads_ + 1)) write_next();
   }
 
@@ -532,7 +533,8 @@ class PngWriter : public ImageWriter {
     }
   }
 
-  // On a worker: filters the block's rows and deflates them into b.deflated.
+  // On a worker: filters the block's rows and deflates them into b.rows, whose raw bytes the
+  // filtered copy replaces.
   void compress(Block& b) const {
     thread_local std::vector<std::uint8_t> filtered;  // each worker's own, kept
     const std::size_t rows = b.used / row_bytes_, n = rows * (row_bytes_ + 1);
@@ -545,13 +547,13 @@ class PngWriter : public ImageWriter {
     if (!b.dictionary.empty())
       deflateSetDictionary(&z, b.dictionary.data(), uInt(b.dictionary.size()));
     const std::size_t bound = deflateBound(&z, uLong(n)) + 16;
-    if (b.deflated.size() < bound) b.deflated.resize(bound);
+    if (b.rows.size() < bound) b.rows.resize(bound);
     z.next_in = filtered.data();
     z.avail_in = uInt(n);
-    z.next_out = b.deflated.data();
-    z.avail_out = uInt(b.deflated.size());
+    z.next_out = b.rows.data();
+    z.avail_out = uInt(b.rows.size());
     const int status = deflate(&z, b.last ? Z_FINISH : Z_SYNC_FLUSH);
-    b.deflated_size = b.deflated.size() - z.avail_out;
+    b.deflated_size = b.rows.size() - z.avail_out;
     deflateEnd(&z);
     if (status != (b.last ? Z_STREAM_END : Z_OK) || z.avail_in != 0 || z.avail_out == 0)
       throw Error(ErrorKind::Internal, "deflate failed");
@@ -564,7 +566,7 @@ class PngWriter : public ImageWriter {
     done.get();
     adler_ =
         adler32_combine(adler_, block->adler, z_off_t(block->used / row_bytes_ * (row_bytes_ + 1)));
-    if (block->deflated_size) chunk("IDAT", block->deflated.data(), block->deflated_size);
+    if (block->deflated_size) chunk("IDAT", block->rows.data(), block->deflated_size);
     spares_.push_back(std::move(block));
   }
 

@@ -302,6 +302,7 @@ class DeviceLane {
         run->device_guides = set >= 0 ? &guides[set] : nullptr;
       }
       device_.set_stage(stages[i]->spec());
+      current.scratch = true;  // dropped below: the stage may put its result there
       current = stages[i]->enqueue_rows(device_, current, rows, runs_[i]);
       if (options_.verify) {
         device_.set_stage("verify");
@@ -584,8 +585,12 @@ int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelT
     throw Error(
         ErrorKind::BadData,
         need(2 * reach + 1, fmt::format("a strip of one row ({} rows read)", 2 * reach + 1)));
-  const std::size_t wanted =
-      std::max<std::size_t>({limits.target_bytes / float_row, 4 * std::size_t(reach), 1});
+  // A CPU device carries the rows pass's shared rows to the next strip (separable.cpp), so
+  // there the halo rows are only read again: twice the reach is enough (5K photo, gaussian
+  // sigma=4: 34 rows instead of 48, 4 MiB less at the same speed).
+  const bool carries = limits.device_is_host && limits.device_bytes > 0;  // not the reference
+  const std::size_t floor = (carries ? 2 : 4) * std::size_t(reach);
+  const std::size_t wanted = std::max<std::size_t>({limits.target_bytes / float_row, floor, 1});
   return int(std::min({wanted, most, std::size_t(input.height)}));
 }
 

@@ -87,7 +87,8 @@ struct StripLimits {
 
 // Output rows per strip for `input` through `pipeline`: about target_bytes a buffer, at least
 // four times the chain's reach (the halo rows a strip reads again then cost at most half
-// more, and only in the passes that read them), within the limits; the image's height when a
+// more, and only in the passes that read them; twice on a CPU device, which carries a
+// separable stage's rows-pass rows over), within the limits; the image's height when a
 // stage needs the whole image. Error(BadData) when not even one row (or the whole image) fits,
 // naming what it needs and the limit.
 int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelType out_type,

@@ -12,14 +12,23 @@ namespace halo::test {
 
 inline constexpr const char* kBorders[] = {"zero", "clamp", "reflect", "wrap"};
 
+// Twice: with the input kept (as benchmarks and the tuner run a stage) and given up to the
+// stage (DeviceImage::scratch, as the streaming lane runs it: the result may take its buffer).
 inline void check_device_matches(Device& device, const std::string& spec, const Image& in,
                                  double tolerance = 1e-5) {
   const auto stage = make_stage(spec);
-  const DeviceImage result = stage->enqueue(device, upload(device, to_pixels(in, PixelType::f32)));
-  const Comparison c = compare(download_image(device, result), stage->reference(in), tolerance);
-  device.take_timings();
-  INFO(spec, " on ", in.width(), "x", in.height(), "x", in.channels(), ": ", c.summary());
-  CHECK(c.ok());
+  const Image expected = stage->reference(in);
+  for (const bool scratch : {false, true}) {
+    DeviceImage input = upload(device, to_pixels(in, PixelType::f32));
+    input.scratch = scratch;
+    const DeviceImage result = stage->enqueue(device, input);
+    const Comparison c = compare(download_image(device, result), expected, tolerance);
+    device.take_timings();
+    INFO(spec, " on ", in.width(), "x", in.height(), "x", in.channels(), scratch ? " (scratch)" : "",
+         ": ", c.summary());
+    CHECK(c.ok());
+    if (!scratch) CHECK(compare(download_image(device, input), in, 0.0).ok());  // left alone
+  }
 }
 
 inline void check_device_matches(const std::string& spec, const Image& in) {

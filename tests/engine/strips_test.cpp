@@ -234,6 +234,28 @@ TEST_CASE("strip plans: every row delivered once; inputs widened by the chain's 
   CHECK(pipeline.whole_image_reason(PixelType::f32).find("range=auto") != std::string::npos);
 }
 
+TEST_CASE("strip rows: about 2 MiB a float buffer, at least 2x the reach on a CPU device") {
+  StreamInput photo;  // a 5K RGB photo: 61440 bytes a float row (5120 floats a plane's row)
+  photo.width = 5120, photo.height = 2880, photo.channels = 3, photo.type = PixelType::u8;
+  const auto rows = [&](const char* spec, StripLimits limits) {
+    return choose_strip_rows(Pipeline(std::vector<StageSpec>{{spec, ""}}), photo, PixelType::u8,
+                             limits);
+  };
+  StripLimits cpu;  // a CPU device: its buffers are host memory, and it carries rows over
+  cpu.device_bytes = std::size_t(8) << 30, cpu.max_allocation = std::size_t(2) << 30;
+  CHECK(rows("gaussian:r=12", cpu) == 34);  // 2 MiB / 61440 bytes; 2 x 12 is less
+  CHECK(rows("gaussian:r=24", cpu) == 48);  // twice the reach
+  StripLimits reference;  // no device: nothing carried, four times the reach
+  CHECK(rows("gaussian:r=12", reference) == 48);
+  StripLimits gpu = cpu;
+  gpu.device_is_host = false, gpu.target_bytes = std::size_t(16) << 20;
+  CHECK(rows("gaussian:r=12", gpu) == 273);
+  CHECK(rows("gaussian:r=100", gpu) == 400);
+  StripLimits tight = cpu;  // the host budget wins over the floor: 72 rows of 425 KiB fit
+  tight.host_bytes = std::size_t(30) << 20;
+  CHECK(rows("gaussian:r=24", tight) == 72 - 2 * 24);
+}
+
 TEST_CASE("streaming: rows are read once and in order, written in order, verified per strip") {
   const Pipeline pipeline(std::vector<StageSpec>{{"gaussian:r=3", ""}, {"sharpen", ""}});
   const PixelBuffer input = test::random_pixels(31, 200, 3, PixelType::u8, 2);
