@@ -505,8 +505,9 @@ class PngWriter : public ImageWriter {
     }
     pending_.push_back({block_, workers_.submit([this, block = block_] { compress(*block); })});
     block_.reset();
-    // Every worker busy and one block ready: more only held memory (256 KiB each).
-    while (pending_.size() > std::size_t(threads_ + 1)) write_next();
+    // A block for every worker: more only held memory (256 KiB each; one more ready for the
+    // next free worker was not faster, the rows come as fast as a block is written out).
+    while (pending_.size() > std::size_t(threads_)) write_next();
   }
 
   // The filtered form of the block's last rows, up to 32 KiB.

@@ -79,9 +79,10 @@ struct StripLimits {
   std::size_t device_bytes = 0, max_allocation = 0;
   bool device_is_host = true;
   // Float bytes per strip buffer to aim for: big strips keep launches and re-read halo rows
-  // few; on a CPU smaller ones stay in its caches and keep memory low (2 MiB: 5K RGB photos
-  // ran as fast in strips of 48 rows as of 136, in 110 MiB instead of 137).
-  std::size_t target_bytes = std::size_t(2) << 20;
+  // few; on a CPU smaller ones stay in its caches and keep memory low (1.5 MiB: a 5K RGB
+  // photo's 3x3 conv ran as fast in strips of 25 rows as of 34, in 86 MiB instead of 88;
+  // of 17 rows, 3% slower).
+  std::size_t target_bytes = std::size_t(3) << 19;
   int in_flight = 2;  // StreamOptions::in_flight
 };
 

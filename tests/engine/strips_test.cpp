@@ -234,7 +234,7 @@ TEST_CASE("strip plans: every row delivered once; inputs widened by the chain's 
   CHECK(pipeline.whole_image_reason(PixelType::f32).find("range=auto") != std::string::npos);
 }
 
-TEST_CASE("strip rows: about 2 MiB a float buffer, at least 2x the reach on a CPU device") {
+TEST_CASE("strip rows: about 1.5 MiB a float buffer, at least 2x the reach on a CPU device") {
   StreamInput photo;  // a 5K RGB photo: 61440 bytes a float row (5120 floats a plane's row)
   photo.width = 5120, photo.height = 2880, photo.channels = 3, photo.type = PixelType::u8;
   const auto rows = [&](const char* spec, StripLimits limits) {
@@ -243,8 +243,9 @@ TEST_CASE("strip rows: about 2 MiB a float buffer, at least 2x the reach on a CP
   };
   StripLimits cpu;  // a CPU device: its buffers are host memory, and it carries rows over
   cpu.device_bytes = std::size_t(8) << 30, cpu.max_allocation = std::size_t(2) << 30;
-  CHECK(rows("gaussian:r=12", cpu) == 34);  // 2 MiB / 61440 bytes; 2 x 12 is less
-  CHECK(rows("gaussian:r=24", cpu) == 48);  // twice the reach
+  CHECK(rows("gaussian:r=8", cpu) == 25);   // 1.5 MiB / 61440 bytes; 2 x 8 is less
+  CHECK(rows("gaussian:r=16", cpu) == 32);  // twice the reach
+  CHECK(rows("gaussian:r=24", cpu) == 48);
   StripLimits reference;  // no device: nothing carried, four times the reach
   CHECK(rows("gaussian:r=12", reference) == 48);
   StripLimits gpu = cpu;
