@@ -47,6 +47,14 @@ class Channel {
     return true;
   }
 
+  // Waits until a push would not wait (false once closed): a producer that allocates what it
+  // pushes asks first, so nothing waits in its hands for room.
+  bool wait_for_room() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return closed_ || items_.size() < capacity_; });
+    return !closed_;
+  }
+
   std::optional<T> pop() {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return closed_ || !items_.empty(); });
@@ -166,34 +174,28 @@ HostStrip make_strip(const StreamInput& in, Span rows, std::pmr::memory_resource
 }
 
 // Reads strips in order: each strip's rows that the previous one also held are copied from
-// it, the rest come from the input.
+// it (shared with the lane that has it, and let go of once copied), the rest come from the
+// input.
 class StripReader {
  public:
   StripReader(const StreamInput& input, const StripPlan& plan, std::pmr::memory_resource* memory)
       : input_(input), plan_(plan), memory_(memory) {}
 
-  HostStrip read(int k) {
+  std::shared_ptr<const HostStrip> read(int k) {
     const Span rows = plan_.input(k);
     // The first strip reads fewer rows than the next (no rows above it): made as large as
     // they are, its block serves them later instead of idling in the pool (0.7 MiB, 5K RGB).
     const int room = k == 0 && plan_.strips() > 1 ? plan_.input(1).count() : 0;
-    HostStrip strip = make_strip(input_, rows, memory_, room);
+    auto strip = std::make_shared<HostStrip>(make_strip(input_, rows, memory_, room));
     int next = rows.first;
-    if (carry_) {
-      const Span overlap{rows.first, std::min(rows.last, carry_->rows.last)};
-      if (!overlap.empty()) copy_rows(*carry_, strip, overlap);
-      next = std::max(next, carry_->rows.last);
+    if (previous_) {
+      const Span overlap{rows.first, std::min(rows.last, previous_->rows.last)};
+      if (!overlap.empty()) copy_rows(*previous_, *strip, overlap);
+      next = std::max(next, previous_->rows.last);
+      previous_.reset();
     }
-    if (next < rows.last) input_.read(strip, {next, rows.last});
-    // What the next strip shares with this one, kept while this one moves on.
-    carry_.reset();
-    if (k + 1 < plan_.strips()) {
-      const Span shared{plan_.input(k + 1).first, rows.last};
-      if (!shared.empty()) {
-        carry_ = make_strip(input_, shared, memory_);
-        copy_rows(strip, *carry_, shared);
-      }
-    }
+    if (next < rows.last) input_.read(*strip, {next, rows.last});
+    previous_ = strip;
     return strip;
   }
 
@@ -201,7 +203,7 @@ class StripReader {
   const StreamInput& input_;
   const StripPlan& plan_;
   std::pmr::memory_resource* memory_;
-  std::optional<HostStrip> carry_;
+  std::shared_ptr<const HostStrip> previous_;
 };
 
 // Device times summed over strips, by stage and label, in the order they first appear.
@@ -444,7 +446,7 @@ StreamResult stream(std::vector<std::unique_ptr<Lane>>& lanes, const StripPlan& 
                     const StreamInput& input, const StreamOutput& output,
                     const StreamOptions& options) {
   const auto start = Clock::now();
-  Channel<std::pair<int, HostStrip>> inputs(options.in_flight);
+  Channel<std::pair<int, std::shared_ptr<const HostStrip>>> inputs(options.in_flight);
   // Finished strips waiting for the writer: in_flight, one more for each other lane (lanes
   // finish out of order); a lane with a strip beyond that waits.
   Reorder<OutputStrip> outputs(options.in_flight + int(lanes.size()) - 1);
@@ -464,8 +466,11 @@ StreamResult stream(std::vector<std::unique_ptr<Lane>>& lanes, const StripPlan& 
     guarded([&] {
       StripReader strips(input, plan, options.host_memory);
       for (int k = 0; k < plan.strips(); ++k) {
+        // The next strip is made once the queue has room for it: in_flight strips queued or
+        // being read, not one more (Altai gaussian on PoCL: 0.8 MiB less, ~3% slower).
+        if (!inputs.wait_for_room()) return;
         const auto t = Clock::now();
-        HostStrip strip = strips.read(k);
+        auto strip = strips.read(k);
         phases.read_s += seconds_since(t);
         if (!inputs.push({k, std::move(strip)})) return;
       }
@@ -489,7 +494,8 @@ StreamResult stream(std::vector<std::unique_ptr<Lane>>& lanes, const StripPlan& 
         double busy = 0;
         while (auto next = inputs.pop()) {
           const auto t = Clock::now();
-          OutputStrip out = lanes[l]->run(next->first, next->second);
+          OutputStrip out = lanes[l]->run(next->first, *next->second);
+          next->second.reset();  // done with: not held while the writer catches up
           busy += seconds_since(t);
           if (!outputs.push(next->first, std::move(out))) {
             lanes[l]->finish_early();
