@@ -495,7 +495,6 @@ StreamResult stream(std::vector<std::unique_ptr<Lane>>& lanes, const StripPlan& 
         while (auto next = inputs.pop()) {
           const auto t = Clock::now();
           OutputStrip out = lanes[l]->run(next->first, *next->second);
-          next->second.reset();  // done with: not held while the writer catches up
           busy += seconds_since(t);
           if (!outputs.push(next->first, std::move(out))) {
             lanes[l]->finish_early();
