@@ -340,14 +340,16 @@ inline void store_lanes(__global float* out, const int x0, const int width, cons
   }
 }
 
+// The rows pass writes into a ring of `ring` rows a plane (image row y at row y % ring), so the
+// rows that consecutive strips share stay where they are for the next strip's columns pass.
 __kernel void CAT(FILTER, _rows_vec)(__global const float* src, __global float* dst,
                                      const int width, const int pitch, STRIP_ARGS, const int border,
-                                     __constant const float* weights) {
+                                     __constant const float* weights, const int ring) {
   const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   const int x0 = (int)get_global_id(0) * VEC, y = first + (int)get_global_id(1);
   if (x0 >= width || y >= last) return;
   __global const float* row = src + plane + (size_t)(y - y0) * pitch;
-  __global float* out = dst + plane + (size_t)(y - y0) * pitch;
+  __global float* out = dst + ((size_t)get_global_id(2) * ring + y % ring) * pitch;
   if (x0 >= RADIUS_X && x0 + VEC + RADIUS_X <= width) {
     FLOATV sum = 0.0f;
     for (int j = 0; j <= 2 * RADIUS_X; ++j)
@@ -372,13 +374,15 @@ __kernel void CAT(FILTER, _rows_vec)(__global const float* src, __global float* 
 #ifndef VEC_ROWS
 #define VEC_ROWS 1
 #endif
+// src is the rows pass's ring (see _rows_vec); dst has the strip's layout.
 __kernel void CAT(FILTER, _cols_vec)(__global const float* src, __global float* dst,
                                      const int width, const int pitch, STRIP_ARGS, const int border,
-                                     __constant const float* weights, const float offset) {
+                                     __constant const float* weights, const float offset,
+                                     const int ring) {
   const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   const int x0 = (int)get_global_id(0) * VEC, y = first + (int)get_global_id(1) * VEC_ROWS;
   if (x0 >= width || y >= last) return;
-  src += plane + x0;
+  src += (size_t)get_global_id(2) * pitch * ring + x0;
   FLOATV acc[VEC_ROWS];
 #pragma unroll
   for (int o = 0; o < VEC_ROWS; ++o) acc[o] = 0.0f;
@@ -387,7 +391,7 @@ __kernel void CAT(FILTER, _cols_vec)(__global const float* src, __global float* 
   for (int t = 0; t < VEC_ROWS + 2 * RADIUS_Y; ++t) {
     const int yy =
         interior ? y - RADIUS_Y + t - y0 : strip_row(y - RADIUS_Y + t, y0, rows, height, border);
-    const FLOATV v = yy < 0 ? (FLOATV)(0.0f) : VLOAD(0, src + (size_t)yy * pitch);
+    const FLOATV v = yy < 0 ? (FLOATV)(0.0f) : VLOAD(0, src + (size_t)((yy + y0) % ring) * pitch);
 #pragma unroll
     for (int o = 0; o < VEC_ROWS; ++o) {
       const int i = t - o;  // the tap this row is for output o

@@ -63,12 +63,12 @@ struct StageRun {
   // totals on the device.
   std::unique_ptr<Histogram> histogram;
   std::unique_ptr<HistogramTotals> totals;
-  // Separable stages on a device that shares host memory: the rows-pass rows the last strip
-  // left in its (recycled) buffer. Strips overlap by the columns pass's reach; the next strip
-  // moves those rows into place instead of computing them again.
+  // Separable stages on CPUs: the rows-pass rows the last strip left in its (recycled) ring.
+  // Strips overlap by the columns pass's reach; the next strip finds those rows in place
+  // instead of computing them again.
   struct RowsCarry {
     cl::Buffer buffer;
-    int y0 = 0, height = 0;  // the buffer's first image row and rows per plane
+    int ring = 0;  // rows a plane; image row y is at row y % ring
     Span rows;
   } rows_carry;
 };

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <sstream>
 
 #include "cl/tuning.hpp"
@@ -215,29 +214,14 @@ class SeparableStage : public Stage {
         cl::NDRange(32, t.fused_steps, 1), pass_bytes(src, out, planes));
   }
 
-  // Where the device shares host memory (in order): the rows of `rows` that the last strip's
-  // rows pass left in `tmp`'s buffer are moved into place; returns the rows still to compute.
-  static Span carry_rows_in(Device& device, const DeviceImage& tmp, Span rows, int planes,
-                            const StageRun::RowsCarry& carry) {
-    if (!device.shares_host_memory() || carry.buffer() != tmp.buffer() ||
+  // The rows of `rows` still to compute: those past what the last strip's rows pass left in
+  // the same ring (all of them when it was another buffer or ring, or does not reach rows).
+  static Span rows_to_compute(const DeviceImage& ring_image, Span rows,
+                              const StageRun::RowsCarry& carry) {
+    if (carry.buffer() != ring_image.buffer() || carry.ring != ring_image.height ||
         !(carry.rows.first <= rows.first && rows.first < carry.rows.last &&
           carry.rows.last <= rows.last))
       return rows;
-    const std::size_t pitch = tmp.pitch, count = carry.rows.last - rows.first;
-    const std::size_t from = (rows.first - carry.y0) * pitch, to = (rows.first - tmp.y0) * pitch;
-    const std::size_t old_plane = carry.height * pitch, new_plane = tmp.height * pitch;
-    const std::size_t floats = std::max(old_plane, new_plane) * planes;
-    device.on_host(tmp.buffer, floats * sizeof(float), CL_MAP_READ | CL_MAP_WRITE, "rows carried",
-                   2 * count * pitch * planes * sizeof(float), [&](void* data) {
-                     // Rows move up; plane by plane in the order that never overwrites a
-                     // plane's rows before they moved (planes grew: last first).
-                     float* f = static_cast<float*>(data);
-                     for (int i = 0; i < planes; ++i) {
-                       const int p = new_plane > old_plane ? planes - 1 - i : i;
-                       std::memmove(f + p * new_plane + to, f + p * old_plane + from,
-                                    count * pitch * sizeof(float));
-                     }
-                   });
     return {carry.rows.last, rows.last};
   }
 
@@ -251,22 +235,27 @@ class SeparableStage : public Stage {
     const std::size_t groups_x = ceil_div(src.width, t.vec);
     const cl::NDRange local(t.vec_w, t.vec_h, 1);
     const Span rows = rows_pass(src, out);
-    DeviceImage tmp = device.image_like(src, planes, false);
-    const Span todo = carry_rows_in(device, tmp, rows, planes, run.rows_carry);
+    // The rows pass's ring: the rows a middle strip's columns pass reads (out and the reach on
+    // each side; strips but the last are as tall as this one), so each strip finds the rows it
+    // shares with the last one in place. A whole image needs no more than its height.
+    const int ring = std::max(rows.count(), std::min(out.count() + 2 * radius(k_.cols),
+                                                     src.full_height));
+    const DeviceImage tmp = device.image(src.width, ring, planes, false);
+    const Span todo = rows_to_compute(tmp, rows, run.rows_carry);
     if (!todo.empty()) {
       auto rows_kernel = device.kernel("separable.cl", k_.filter + "_rows_vec", defines);
       const auto rows_weights = device.constants(k_.rows, k_.filter + " row weights");
       set_args(rows_kernel, src.buffer, tmp.buffer, src.width, src.pitch, strip_rows(src, todo),
-               int(k_.border), rows_weights);
+               int(k_.border), rows_weights, ring);
       device.launch(rows_kernel, k_.filter + "_rows_vec",
                     cl::NDRange(groups_x, todo.count(), planes), local,
                     pass_bytes(src, todo, planes));
     }
-    run.rows_carry = {tmp.buffer, tmp.y0, tmp.height, rows};
+    run.rows_carry = {tmp.buffer, ring, rows};
     auto cols_kernel = device.kernel("separable.cl", k_.filter + "_cols_vec", defines);
     const auto cols_weights = device.constants(k_.cols, k_.filter + " column weights");
     set_args(cols_kernel, tmp.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
-             int(k_.border), cols_weights, k_.offset);
+             int(k_.border), cols_weights, k_.offset, ring);
     device.launch(cols_kernel, k_.filter + "_cols_vec",
                   cl::NDRange(groups_x, ceil_div(out.count(), t.vec_cols), planes), local,
                   pass_bytes(src, out, planes));
