@@ -238,8 +238,8 @@ class SeparableStage : public Stage {
     // The rows pass's ring: the rows a middle strip's columns pass reads (out and the reach on
     // each side; strips but the last are as tall as this one), so each strip finds the rows it
     // shares with the last one in place. A whole image needs no more than its height.
-    const int ring = std::max(rows.count(), std::min(out.count() + 2 * radius(k_.cols),
-                                                     src.full_height));
+    const int ring =
+        std::max(rows.count(), std::min(out.count() + 2 * radius(k_.cols), src.full_height));
     const DeviceImage tmp = device.image(src.width, ring, planes, false);
     const Span todo = rows_to_compute(tmp, rows, run.rows_carry);
     if (!todo.empty()) {

@@ -24,8 +24,8 @@ inline void check_device_matches(Device& device, const std::string& spec, const 
     const DeviceImage result = stage->enqueue(device, input);
     const Comparison c = compare(download_image(device, result), expected, tolerance);
     device.take_timings();
-    INFO(spec, " on ", in.width(), "x", in.height(), "x", in.channels(), scratch ? " (scratch)" : "",
-         ": ", c.summary());
+    INFO(spec, " on ", in.width(), "x", in.height(), "x", in.channels(),
+         scratch ? " (scratch)" : "", ": ", c.summary());
     CHECK(c.ok());
     if (!scratch) CHECK(compare(download_image(device, input), in, 0.0).ok());  // left alone
   }
