@@ -340,6 +340,43 @@ inline void store_lanes(__global float* out, const int x0, const int width, cons
   }
 }
 
+// The rows pass's taps from aligned loads: lanes [k, k + 16) of the 32 lanes lo:hi, as one
+// permute (clang's builtin; PoCL's shuffle2 became lane-by-lane code, twice as slow as the
+// unaligned loads). A 16-float load at an unaligned tap splits two cache lines; three aligned
+// loads and a permute per tap took the 2-core EPYC's rows pass (4096x1024 RGB float) from 7.7
+// to 5.8 ms at r=8 and from 14.0 to 10.3 at r=16 (scripts/results/pocl-2026-11-24-s14/).
+#if VEC == 16 && defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define ROWS_PERMUTE 1
+#define LANES16(lo, hi, k)                                                                     \
+  case k:                                                                                      \
+    return __builtin_shufflevector(lo, hi, k, k + 1, k + 2, k + 3, k + 4, k + 5, k + 6, k + 7, \
+                                   k + 8, k + 9, k + 10, k + 11, k + 12, k + 13, k + 14, k + 15)
+// k is a constant wherever this is called (unrolled taps), so the switch folds away.
+inline float16 lanes_from(const float16 lo, const float16 hi, const int k) {
+  if (k == 0) return lo;
+  switch (k) {
+    LANES16(lo, hi, 1);
+    LANES16(lo, hi, 2);
+    LANES16(lo, hi, 3);
+    LANES16(lo, hi, 4);
+    LANES16(lo, hi, 5);
+    LANES16(lo, hi, 6);
+    LANES16(lo, hi, 7);
+    LANES16(lo, hi, 8);
+    LANES16(lo, hi, 9);
+    LANES16(lo, hi, 10);
+    LANES16(lo, hi, 11);
+    LANES16(lo, hi, 12);
+    LANES16(lo, hi, 13);
+    LANES16(lo, hi, 14);
+    LANES16(lo, hi, 15);
+  }
+  return hi;
+}
+#endif
+#endif
+
 // The rows pass writes into a ring of `ring` rows a plane (image row y at row y % ring), so the
 // rows that consecutive strips share stay where they are for the next strip's columns pass.
 __kernel void CAT(FILTER, _rows_vec)(__global const float* src, __global float* dst,
@@ -352,8 +389,19 @@ __kernel void CAT(FILTER, _rows_vec)(__global const float* src, __global float* 
   __global float* out = dst + ((size_t)get_global_id(2) * ring + y % ring) * pitch;
   if (x0 >= RADIUS_X && x0 + VEC + RADIUS_X <= width) {
     FLOATV sum = 0.0f;
+#if defined(ROWS_PERMUTE) && RADIUS_X >= 1 && RADIUS_X <= VEC
+    // x0 >= VEC here, and x0 + 2 VEC stays inside the row's padding (pitch: 32 floats).
+    const FLOATV a = VLOAD(0, row + x0 - VEC), b = VLOAD(0, row + x0), c = VLOAD(0, row + x0 + VEC);
+#pragma unroll
+    for (int j = 0; j <= 2 * RADIUS_X; ++j) {
+      const int k = j - RADIUS_X;
+      const FLOATV v = k < 0 ? lanes_from(a, b, VEC + k) : lanes_from(b, c, k);
+      sum = fma((FLOATV)(weights[j]), v, sum);
+    }
+#else
     for (int j = 0; j <= 2 * RADIUS_X; ++j)
       sum = fma((FLOATV)(weights[j]), VLOAD(0, row + x0 - RADIUS_X + j), sum);
+#endif
     VSTORE(sum, 0, out + x0);
     return;
   }
@@ -374,6 +422,20 @@ __kernel void CAT(FILTER, _rows_vec)(__global const float* src, __global float* 
 #ifndef VEC_ROWS
 #define VEC_ROWS 1
 #endif
+// Small windows unroll fully (the predicates above then vanish); large ones would bloat.
+#if VEC_ROWS + 2 * RADIUS_Y <= 64
+#define COLS_VEC_UNROLL _Pragma("unroll")
+#else
+#define COLS_VEC_UNROLL
+#endif
+// Row t of a work-item's window (image row y - RADIUS_Y + t) into each output it is a tap of.
+// A macro: acc[] through a pointer to an inline function stayed in memory on PoCL (r=16
+// columns 5.2 -> 7.4 ms).
+#define ADD_ROW(acc, v, t)                                                          \
+  _Pragma("unroll") for (int o = 0; o < VEC_ROWS; ++o) {                            \
+    const int i = (t)-o; /* the tap this row is for output o */                     \
+    if (i >= 0 && i <= 2 * RADIUS_Y) acc[o] = fma((FLOATV)(weights[i]), v, acc[o]); \
+  }
 // src is the rows pass's ring (see _rows_vec); dst has the strip's layout.
 __kernel void CAT(FILTER, _cols_vec)(__global const float* src, __global float* dst,
                                      const int width, const int pitch, STRIP_ARGS, const int border,
@@ -386,17 +448,25 @@ __kernel void CAT(FILTER, _cols_vec)(__global const float* src, __global float* 
   FLOATV acc[VEC_ROWS];
 #pragma unroll
   for (int o = 0; o < VEC_ROWS; ++o) acc[o] = 0.0f;
-  // Most work-items read rows inside the buffer only: no border arithmetic per row.
-  const bool interior = y - RADIUS_Y >= y0 && y + VEC_ROWS + RADIUS_Y <= y0 + rows;
-  for (int t = 0; t < VEC_ROWS + 2 * RADIUS_Y; ++t) {
-    const int yy =
-        interior ? y - RADIUS_Y + t - y0 : strip_row(y - RADIUS_Y + t, y0, rows, height, border);
-    const FLOATV v = yy < 0 ? (FLOATV)(0.0f) : VLOAD(0, src + (size_t)((yy + y0) % ring) * pitch);
-#pragma unroll
-    for (int o = 0; o < VEC_ROWS; ++o) {
-      const int i = t - o;  // the tap this row is for output o
-      if (i >= 0 && i <= 2 * RADIUS_Y) acc[o] = fma((FLOATV)(weights[i]), v, acc[o]);
+  // Most work-items read rows inside the buffer only: no border arithmetic per row, the ring's
+  // row found by a compare instead of a division per row, and with the taps unrolled only the
+  // fma's each output needs (4096x1024 RGB float, r=8: 6.3 -> 4.3 ms on the 2-core EPYC).
+  if (y - RADIUS_Y >= y0 && y + VEC_ROWS + RADIUS_Y <= y0 + rows) {
+    int r = (y - RADIUS_Y) % ring;
+    COLS_VEC_UNROLL
+    for (int t = 0; t < VEC_ROWS + 2 * RADIUS_Y; ++t) {
+      const FLOATV v = VLOAD(0, src + (size_t)r * pitch);
+      r = r + 1 == ring ? 0 : r + 1;
+      ADD_ROW(acc, v, t);
     }
+    for (int o = 0; o < VEC_ROWS && y + o < last; ++o)
+      store_lanes(dst + plane + (size_t)(y + o - y0) * pitch, x0, width, acc[o] + offset);
+    return;
+  }
+  for (int t = 0; t < VEC_ROWS + 2 * RADIUS_Y; ++t) {  // near the strip's or image's edge
+    const int yy = strip_row(y - RADIUS_Y + t, y0, rows, height, border);
+    const FLOATV v = yy < 0 ? (FLOATV)(0.0f) : VLOAD(0, src + (size_t)((yy + y0) % ring) * pitch);
+    ADD_ROW(acc, v, t);
   }
   for (int o = 0; o < VEC_ROWS && y + o < last; ++o)
     store_lanes(dst + plane + (size_t)(y + o - y0) * pitch, x0, width, acc[o] + offset);
