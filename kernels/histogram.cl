@@ -4,10 +4,11 @@
 //
 // Input (INPUT): 1 = 8-bit interleaved, 2 = 16-bit interleaved, 3 = float planar (`plane`
 // floats per channel, rows of `pitch`, `width` wide, the counted rows starting `origin` floats
-// into each plane: a strip's rows; kernel arguments, so one program serves every image size). CODES = 1 when float data holds integer
-// codes (8/16-bit sources after filters): they are quantised as writing would (MAX_CODE).
-// Mode (MODE): 0 one channel CHANNEL, 1 luma (Rec.601), 2 luma709, 3 rgb (3 x BINS counters).
-// Counters: BINS per histogram (x3 for rgb), then under, over, NaN, Inf (float binning only).
+// into each plane: a strip's rows; kernel arguments, so one program serves every image size). CODES
+// = 1 when float data holds integer codes (8/16-bit sources after filters): they are quantised as
+// writing would (MAX_CODE). Mode (MODE): 0 one channel CHANNEL, 1 luma (Rec.601), 2 luma709, 3 rgb
+// (3 x BINS counters). Counters: BINS per histogram (x3 for rgb), then under, over, NaN, Inf (float
+// binning only).
 //
 // Strategies, one kernel each, all writing 32-bit partial counts that histogram_reduce adds
 // into 64-bit totals (launches are split so no 32-bit counter can overflow):
@@ -201,6 +202,13 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_globa
 #endif
 
 #if METHOD == 1
+// The SUBHISTS copies of a counter are neighbours (counter b of copy s at b * SUBHISTS + s),
+// and work-item l counts into copy l % SUBHISTS. With as many copies as a warp has lanes, a
+// warp's 32 atomics then fall on 32 different banks and never on one address, whatever the
+// bins: with the copies one after the other, a counter's bank was its bin's, so random bins
+// met in banks and equal ones serialised.
+#define AT(b) ((b)*SUBHISTS)
+
 // A run of equal bins is counted in a register and added with one atomic when it ends.
 typedef struct {
   uint bin, length;
@@ -208,7 +216,7 @@ typedef struct {
 
 inline void extend(__local uint* hist, run_t* run, const uint b) {
   if (b != run->bin) {
-    if (run->length) atomic_add(&hist[run->bin], run->length);
+    if (run->length) atomic_add(&hist[AT(run->bin)], run->length);
     run->bin = b;
     run->length = 0;
   }
@@ -253,10 +261,10 @@ inline void count_loaded(const block_t b, __local uint* hist) {
 #pragma unroll
     for (int i = 1; i < BLOCK; ++i) uniform &= bins[i] == bins[0];
     if (uniform) {
-      atomic_add(&hist[bins[0]], BLOCK);
+      atomic_add(&hist[AT(bins[0])], BLOCK);
     } else {
 #pragma unroll
-      for (int i = 0; i < BLOCK; ++i) atomic_inc(&hist[bins[i]]);
+      for (int i = 0; i < BLOCK; ++i) atomic_inc(&hist[AT(bins[i])]);
     }
   }
 }
@@ -268,11 +276,11 @@ inline void count_block(__global const uint4* src, const ulong block, __local ui
 
 __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_local(COUNT_ARGS) {
   const layout_t L = LAYOUT;
-  __local uint sub[SUBHISTS][COUNTERS];
+  __local uint sub[COUNTERS * SUBHISTS];
   const int lid = get_local_id(0);
-  for (int i = lid; i < SUBHISTS * COUNTERS; i += GROUP) (&sub[0][0])[i] = 0;
+  for (int i = lid; i < COUNTERS * SUBHISTS; i += GROUP) sub[i] = 0;
   barrier(CLK_LOCAL_MEM_FENCE);
-  __local uint* mine = sub[lid % SUBHISTS];
+  __local uint* mine = sub + lid % SUBHISTS;  // counter b at mine[AT(b)]
   run_t runs[HISTS];
   for (int h = 0; h < HISTS; ++h) runs[h].bin = runs[h].length = 0;
   const ulong end = first + pixels;
@@ -317,11 +325,12 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_local
   }
 #endif
   for (int h = 0; h < HISTS; ++h)
-    if (runs[h].length) atomic_add(&mine[runs[h].bin], runs[h].length);
+    if (runs[h].length) atomic_add(&mine[AT(runs[h].bin)], runs[h].length);
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int i = lid; i < COUNTERS; i += GROUP) {
     uint total = 0;
-    for (int s = 0; s < SUBHISTS; ++s) total += sub[s][i];
+    // Each work-item starts at another copy, so neighbours read different banks.
+    for (int s = 0; s < SUBHISTS; ++s) total += sub[i * SUBHISTS + (s + lid) % SUBHISTS];
     if (total) ADD_TO_TOTAL(&counts[i], total);
   }
 }

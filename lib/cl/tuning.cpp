@@ -29,7 +29,10 @@ struct Row {
 
 // NVIDIA: 8 outputs per work-item hide global latency behind more loads in flight; histograms
 // in groups of 1024 with two 16-pixel blocks loaded before counting (H200: RGB8 luma 1.73x ->
-// 1.44x the read floor, scripts/results/h200-2026-11-21-batch/hist-sweep.md). rows_h 8,
+// 1.44x the read floor, scripts/results/h200-2026-11-21-batch/hist-sweep.md), and 32
+// interleaved sub-histogram copies, one per lane of a warp (H100, 2026-11-24, A/B in one call:
+// grey8 0.0291 -> 0.0252 ms; RGB8 luma unchanged, bound by its loads;
+// scripts/results/h100-2026-11-24-s14/hist-ab). rows_h 8,
 // cols_h 4 and box_rows 16 are `halo tune`'s choice on an H100 (2026-11-23): gaussian r=16
 // 0.338 -> 0.305 ms, box r=32 0.685 -> 0.653 ms on 8K float, the others unchanged
 // (scripts/results/h100-2026-11-23/bench-{table,tuned}-*.txt, alternating runs). conv_vec 4
@@ -83,6 +86,7 @@ constexpr Row kTable[] = {
       .box_walk = 128,
       .box_walk_steps = 4,
       .hist_group = 1024,
+      .hist_subhists = 32,
       .hist_in_flight = 2,
       .vec_w = 32,
       .vec_h = 4,

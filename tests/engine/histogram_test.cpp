@@ -127,6 +127,36 @@ TEST_CASE("every strategy matches the reference on awkward sizes and modes") {
   }
 }
 
+TEST_CASE("the local strategy's interleaved copies: any count and group size, exact counts") {
+  // Counter b of copy s lies at b * SUBHISTS + s: a count that is not a power of two, more
+  // copies than work-items and one copy must all add up to the reference, on random data (the
+  // atomics of a block one by one), constant data (a block's one atomic) and float runs.
+  Device device(test::device().info(), default_cache_dir());
+  for (const char* shape :
+       {"hist_subhists=1", "hist_subhists=3,hist_group=64", "hist_subhists=32",
+        "hist_subhists=32,hist_group=32,hist_in_flight=2", "hist_subhists=64,hist_group=32"}) {
+    test::retune(device, shape);
+    for (const auto& size : {std::pair{1, 1}, {7, 5}, {1023, 517}}) {
+      const auto [w, h] = size;
+      INFO(shape, " ", w, "x", h);
+      PixelBuffer constant = test::random_pixels(w, h, 3, PixelType::u8);
+      std::fill(constant.bytes.begin(), constant.bytes.end(), std::byte{77});
+      for (const auto& [pixels, text] :
+           {std::pair{test::random_pixels(w, h, 3, PixelType::u8), "mode=luma"},
+            {constant, "mode=luma"},
+            {test::random_pixels(w, h, 1, PixelType::u8), "mode=gray:ppi=32"},
+            {test::random_pixels(w, h, 4, PixelType::u8), "mode=rgb"},
+            {test::random_pixels(w, h, 3, PixelType::u16), "mode=luma709:bins=4096:ppi=24"},
+            {test::random_pixels(w, h, 3, PixelType::f32), "mode=rgb:range=-0.25,1.25"}}) {
+        const Histogram got =
+            histogram_device(device, pixels, spec(std::string(text) + ":method=local"));
+        device.take_timings();
+        CHECK(got.same_counts(histogram_reference(pixels, spec(text))));
+      }
+    }
+  }
+}
+
 TEST_CASE("more than 2^24 pixels: counts beyond float precision stay exact") {
   PixelBuffer big(4097, 4097, 1, PixelType::u8);  // 16785409 pixels > 2^24
   auto* s = big.samples<std::uint8_t>();
