@@ -4,11 +4,11 @@
 //
 // Input (INPUT): 1 = 8-bit interleaved, 2 = 16-bit interleaved, 3 = float planar (`plane`
 // floats per channel, rows of `pitch`, `width` wide, the counted rows starting `origin` floats
-// into each plane: a strip's rows; kernel arguments, so one program serves every image size). CODES
-// = 1 when float data holds integer codes (8/16-bit sources after filters): they are quantised as
-// writing would (MAX_CODE). Mode (MODE): 0 one channel CHANNEL, 1 luma (Rec.601), 2 luma709, 3 rgb
-// (3 x BINS counters). Counters: BINS per histogram (x3 for rgb), then under, over, NaN, Inf (float
-// binning only).
+// into each plane: a strip's rows; kernel arguments, so one program serves every image size).
+// CODES = 1 when float data holds integer codes (8/16-bit sources after filters): they are
+// quantised as writing would (MAX_CODE).
+// Mode (MODE): 0 one channel CHANNEL, 1 luma (Rec.601), 2 luma709, 3 rgb (3 x BINS counters).
+// Counters: BINS per histogram (x3 for rgb), then under, over, NaN, Inf (float binning only).
 //
 // Strategies, one kernel each, all writing 32-bit partial counts that histogram_reduce adds
 // into 64-bit totals (launches are split so no 32-bit counter can overflow):

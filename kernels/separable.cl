@@ -422,7 +422,7 @@ __kernel void CAT(FILTER, _rows_vec)(__global const float* src, __global float* 
 #ifndef VEC_ROWS
 #define VEC_ROWS 1
 #endif
-// Small windows unroll fully (the predicates above then vanish); large ones would bloat.
+// Small windows unroll fully (ADD_ROW's per-output tests then vanish); large ones would bloat.
 #if VEC_ROWS + 2 * RADIUS_Y <= 64
 #define COLS_VEC_UNROLL _Pragma("unroll")
 #else
