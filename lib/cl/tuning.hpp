@@ -41,8 +41,9 @@ struct Tuning {
   // halved while its local memory does not fit), box_walk_steps rows a step (dividing
   // box_walk), box_walk_band output rows per work-group.
   int box_walk = 0, box_walk_steps = 8, box_walk_band = 256;
-  // histogram.cl local strategy: work-group size and local sub-histogram copies (fewer where
-  // they would not fit in local memory).
+  // histogram.cl local strategy: work-group size and local sub-histogram copies, interleaved
+  // so that as many copies as a warp has lanes keep its atomics off each other's banks (fewer
+  // where they would not fit in local memory).
   int hist_group = 256, hist_subhists = 4;
   int hist_in_flight = 1;  // 16-pixel blocks histogram_local loads before counting them
   // CPUs: 0 for the tiled kernels, else the vector width of the _vec kernels (outputs along a

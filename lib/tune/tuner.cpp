@@ -45,7 +45,7 @@ std::vector<Family> families_for(bool vector_kernels) {
   const Family histogram{"histogram",
                          {"histogram:mode=luma", "histogram:mode=gray"},
                          {{"hist_group", {128, 256, 512, 1024}},
-                          {"hist_subhists", {1, 2, 4, 8}},
+                          {"hist_subhists", {1, 2, 4, 8, 16, 32}},
                           {"hist_in_flight", {1, 2, 4}}}};
   if (vector_kernels)
     return {{"gaussian",
