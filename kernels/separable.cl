@@ -436,12 +436,14 @@ __kernel void CAT(FILTER, _rows_vec)(__global const float* src, __global float* 
     const int i = (t)-o; /* the tap this row is for output o */                     \
     if (i >= 0 && i <= 2 * RADIUS_Y) acc[o] = fma((FLOATV)(weights[i]), v, acc[o]); \
   }
-// src is the rows pass's ring (see _rows_vec); dst has the strip's layout.
+// src is the rows pass's ring (see _rows_vec), holding the image rows [y0, y0 + rows); dst holds
+// the image rows [dst_y0, dst_y0 + dst_rows) (a strip may start below the ring's rows: the rows
+// pass carried them).
 __kernel void CAT(FILTER, _cols_vec)(__global const float* src, __global float* dst,
                                      const int width, const int pitch, STRIP_ARGS, const int border,
                                      __constant const float* weights, const float offset,
-                                     const int ring) {
-  const size_t plane = (size_t)get_global_id(2) * pitch * rows;
+                                     const int ring, const int dst_y0, const int dst_rows) {
+  const size_t plane = (size_t)get_global_id(2) * pitch * dst_rows;
   const int x0 = (int)get_global_id(0) * VEC, y = first + (int)get_global_id(1) * VEC_ROWS;
   if (x0 >= width || y >= last) return;
   src += (size_t)get_global_id(2) * pitch * ring + x0;
@@ -460,7 +462,7 @@ __kernel void CAT(FILTER, _cols_vec)(__global const float* src, __global float* 
       ADD_ROW(acc, v, t);
     }
     for (int o = 0; o < VEC_ROWS && y + o < last; ++o)
-      store_lanes(dst + plane + (size_t)(y + o - y0) * pitch, x0, width, acc[o] + offset);
+      store_lanes(dst + plane + (size_t)(y + o - dst_y0) * pitch, x0, width, acc[o] + offset);
     return;
   }
   for (int t = 0; t < VEC_ROWS + 2 * RADIUS_Y; ++t) {  // near the strip's or image's edge
@@ -469,5 +471,5 @@ __kernel void CAT(FILTER, _cols_vec)(__global const float* src, __global float* 
     ADD_ROW(acc, v, t);
   }
   for (int o = 0; o < VEC_ROWS && y + o < last; ++o)
-    store_lanes(dst + plane + (size_t)(y + o - y0) * pitch, x0, width, acc[o] + offset);
+    store_lanes(dst + plane + (size_t)(y + o - dst_y0) * pitch, x0, width, acc[o] + offset);
 }

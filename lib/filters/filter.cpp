@@ -156,4 +156,17 @@ DeviceImage result_for(Device& device, const DeviceImage& src) {
   return result;
 }
 
+DeviceImage result_for(Device& device, const DeviceImage& src, Span rows) {
+  DeviceImage result = src;
+  result.y0 = rows.first;
+  result.height = rows.count();
+  result.scratch = false;
+  std::size_t size = 0;  // a strip's buffer is recycled: it may hold more than src's rows
+  if (src.scratch)
+    check(src.buffer.getInfo(CL_MEM_SIZE, &size), "clGetMemObjectInfo", "CL_MEM_SIZE");
+  if (size < result.bytes())
+    result.buffer = device.image(src.width, rows.count(), src.channels, src.alpha).buffer;
+  return result;
+}
+
 }  // namespace halo

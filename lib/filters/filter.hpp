@@ -63,6 +63,9 @@ struct StageRun {
   // totals on the device.
   std::unique_ptr<Histogram> histogram;
   std::unique_ptr<HistogramTotals> totals;
+  // Rows the stage computes for a full strip of the run (0: not known): buffers that strips
+  // reuse, such as the rows pass's ring, are sized for every strip at once.
+  int strip_rows = 0;
   // Separable stages on CPUs: the rows-pass rows the last strip left in its (recycled) ring.
   // Strips overlap by the columns pass's reach; the next strip finds those rows in place
   // instead of computing them again.
@@ -92,9 +95,15 @@ class Stage {
   std::vector<std::string> details() const { return details(StageRun()); }
   // Guided stages: where their guides come from; nullptr for the others.
   virtual const GuideSources* guide_sources() const { return nullptr; }
+  // Whether, run strip after strip on `device` with one StageRun, the stage keeps what it
+  // computed from the input rows two strips share (StageRun::rows_carry), so that a later
+  // strip's input needs only the rows the one before did not have (StripPlan's carried form).
+  virtual bool carries_rows(const Device&) const { return false; }
 
   // Computes the image rows `out` from `in`, whose rows must include out widened by reach()
-  // (within the image). The result has in's rows; only `out` among them is defined.
+  // (within the image). The result has in's rows; only `out` among them is defined. A stage
+  // that carries rows (carries_rows) takes on the device an `in` that starts below them, and
+  // its result then holds the rows `out`.
   virtual Image reference_rows(const Image& in, Span out, StageRun& run) const = 0;
   virtual DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                                    StageRun& run) const = 0;
@@ -152,5 +161,8 @@ void copy_alpha(Device& device, const DeviceImage& in, DeviceImage& out);
 // memory), else a new image like it. Only for stages whose kernels read src no more once the
 // result is being written (two passes through a temporary).
 DeviceImage result_for(Device& device, const DeviceImage& src);
+// The same for a result holding the image rows `rows` (other rows than src's): src's buffer
+// when scratch and large enough.
+DeviceImage result_for(Device& device, const DeviceImage& src, Span rows);
 
 }  // namespace halo

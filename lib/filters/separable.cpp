@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cl/tuning.hpp"
+#include "core/error.hpp"
 #include "filters/convert.hpp"
 
 namespace halo {
@@ -85,6 +86,7 @@ class SeparableStage : public Stage {
     return border_whole_image_reason(k_.border);
   }
   std::vector<std::string> details(const StageRun&) const override { return details_; }
+  bool carries_rows(const Device& device) const override { return device.tuning().vec > 0; }
 
   Image reference_rows(const Image& input, Span out, StageRun&) const override {
     return separable_reference(gray_if(k_.gray, input, spec()), k_, out);
@@ -100,12 +102,10 @@ class SeparableStage : public Stage {
       copy_alpha(device, src, result);
       return result;
     }
+    if (t.vec > 0) return enqueue_vector(device, t, src, out, run);
     // Two passes: src is read only by the rows pass, so the result may take its buffer.
     DeviceImage result = result_for(device, src);
-    if (t.vec > 0)
-      enqueue_vector(device, t, src, result, out, run);
-    else
-      enqueue_two_pass(device, t, src, result, out);
+    enqueue_two_pass(device, t, src, result, out);
     copy_alpha(device, src, result);
     return result;
   }
@@ -225,9 +225,11 @@ class SeparableStage : public Stage {
     return {carry.rows.last, rows.last};
   }
 
-  // The CPU form: the same two passes, VEC outputs per work-item with vector arithmetic.
-  void enqueue_vector(Device& device, const Tuning& t, const DeviceImage& src, DeviceImage& result,
-                      Span out, StageRun& run) const {
+  // The CPU form: the same two passes, VEC outputs per work-item with vector arithmetic. The
+  // rows pass writes into a ring that the stage's next strip finds again (carries_rows), so
+  // src may start below the rows it shares with the last strip; the result then holds `out`.
+  DeviceImage enqueue_vector(Device& device, const Tuning& t, const DeviceImage& src, Span out,
+                             StageRun& run) const {
     Defines defines = common_defines();
     defines.emplace_back("VEC", std::to_string(t.vec));
     defines.emplace_back("VEC_ROWS", std::to_string(t.vec_cols));
@@ -235,13 +237,19 @@ class SeparableStage : public Stage {
     const std::size_t groups_x = ceil_div(src.width, t.vec);
     const cl::NDRange local(t.vec_w, t.vec_h, 1);
     const Span rows = rows_pass(src, out);
-    // The rows pass's ring: the rows a middle strip's columns pass reads (out and the reach on
-    // each side; strips but the last are as tall as this one), so each strip finds the rows it
-    // shares with the last one in place. A whole image needs no more than its height.
-    const int ring =
-        std::max(rows.count(), std::min(out.count() + 2 * radius(k_.cols), src.full_height));
+    // The ring: the rows a full strip's columns pass reads (out and the reach on each side),
+    // the same for every strip (the first and last may be shorter) so that each finds the rows
+    // the one before left. A whole image needs no more than its height.
+    const int full = std::max(out.count(), run.strip_rows);
+    const int ring = std::max(
+        {rows.count(), std::min(full + 2 * radius(k_.cols), src.full_height), run.rows_carry.ring});
     const DeviceImage tmp = device.image(src.width, ring, planes, false);
     const Span todo = rows_to_compute(tmp, rows, run.rows_carry);
+    if (!src.span().contains(todo))
+      throw Error(
+          ErrorKind::Internal,
+          fmt::format("{}: the rows pass needs input rows [{}, {}), the strip holds [{}, {})",
+                      spec(), todo.first, todo.last, src.y0, src.y0 + src.height));
     if (!todo.empty()) {
       auto rows_kernel = device.kernel("separable.cl", k_.filter + "_rows_vec", defines);
       const auto rows_weights = device.constants(k_.rows, k_.filter + " row weights");
@@ -252,13 +260,21 @@ class SeparableStage : public Stage {
                     pass_bytes(src, todo, planes));
     }
     run.rows_carry = {tmp.buffer, ring, rows};
+    // src is read only by the rows pass: the result may take its buffer.
+    const bool whole = src.span().contains(rows);
+    if (!whole && src.alpha)  // alpha comes from src's rows: StripPlan carries only without
+      throw Error(ErrorKind::Internal, spec() + ": a strip with alpha starts below its rows");
+    DeviceImage result = whole ? result_for(device, src) : result_for(device, src, out);
     auto cols_kernel = device.kernel("separable.cl", k_.filter + "_cols_vec", defines);
     const auto cols_weights = device.constants(k_.cols, k_.filter + " column weights");
-    set_args(cols_kernel, tmp.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
-             int(k_.border), cols_weights, k_.offset, ring);
+    const StripRows ring_rows{rows.count(), rows.first, src.full_height, out.first, out.last};
+    set_args(cols_kernel, tmp.buffer, result.buffer, src.width, src.pitch, ring_rows,
+             int(k_.border), cols_weights, k_.offset, ring, result.y0, result.height);
     device.launch(cols_kernel, k_.filter + "_cols_vec",
                   cl::NDRange(groups_x, ceil_div(out.count(), t.vec_cols), planes), local,
                   pass_bytes(src, out, planes));
+    if (whole) copy_alpha(device, src, result);
+    return result;
   }
 
   SeparableKernel k_;

@@ -59,17 +59,26 @@ std::string Pipeline::whole_image_reason(PixelType source) const {
   return "";
 }
 
-StripPlan::StripPlan(const Pipeline& pipeline, int height, int strip_rows)
+StripPlan::StripPlan(const Pipeline& pipeline, int height, int strip_rows, bool carried)
     : pipeline_(pipeline),
       height_(height),
       rows_(strip_rows <= 0 || strip_rows > height ? height : strip_rows),
-      strips_(ceil_div(height, rows_)) {}
+      carried_(carried && rows_ < height),
+      shift_(carried_ ? std::min(pipeline.reach(), rows_ - 1) : 0),
+      strips_(ceil_div(height + shift_, rows_)) {}
 
 Span StripPlan::output(int k) const {
-  return {k * rows_, std::min(height_, (k + 1) * rows_)};
+  return {std::max(0, k * rows_ - shift_), std::min(height_, (k + 1) * rows_ - shift_)};
 }
 
 Span StripPlan::input(int k) const {
+  const Span rows = widened_input(k);
+  if (!carried_ || k == 0) return rows;
+  const int fresh = std::max(rows.first, widened_input(k - 1).last);
+  return {std::min(fresh, rows.last - 1), rows.last};
+}
+
+Span StripPlan::widened_input(int k) const {
   return output(k).widened(pipeline_.reach(), height_);
 }
 

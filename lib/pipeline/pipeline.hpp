@@ -51,18 +51,28 @@ class Pipeline {
 class StripPlan {
  public:
   // Strips of `strip_rows` output rows (the last one shorter); strip_rows <= 0 or >= height:
-  // one strip, the whole image.
-  StripPlan(const Pipeline& pipeline, int height, int strip_rows);
+  // one strip, the whole image. carried: the strips run in order through one StageRun each
+  // and the first stage carries rows (Stage::carries_rows), so a strip after the first reads
+  // only the input rows the one before did not (at least one, so no strip is empty); the first
+  // strip then delivers the chain's reach fewer rows, so that every strip reads strip_rows.
+  StripPlan(const Pipeline& pipeline, int height, int strip_rows, bool carried = false);
 
   int height() const { return height_; }
   int strips() const { return strips_; }
+  int strip_rows() const { return rows_; }  // output rows of a strip (the first may have fewer)
+  bool carried() const { return carried_; }
   Span output(int k) const;                     // the rows strip k delivers
   Span input(int k) const;                      // the input rows it reads
   Span stage_rows(int k, std::size_t i) const;  // the rows stage i computes for it
 
  private:
+  Span widened_input(int k) const;  // output(k) widened by the chain's reach
+
   const Pipeline& pipeline_;
-  int height_, rows_, strips_;
+  int height_, rows_;
+  bool carried_;
+  int shift_;  // rows the first strip delivers fewer than the others
+  int strips_;
 };
 
 struct StageCheck {

@@ -195,7 +195,8 @@ class StripReader {
       previous_.reset();
     }
     if (next < rows.last) input_.read(*strip, {next, rows.last});
-    previous_ = strip;
+    // Kept only when the next strip shares rows with it (StripPlan's carried form rarely does).
+    if (k + 1 < plan_.strips() && plan_.input(k + 1).first < rows.last) previous_ = strip;
     return strip;
   }
 
@@ -305,8 +306,11 @@ class DeviceLane {
     for (std::size_t i = 0; i < stages.size(); ++i) {
       const Span rows = plan_.stage_rows(k, i);
       const int set = pipeline_.guide_set(i);
+      const int full =
+          std::min(plan_.strip_rows() + 2 * pipeline_.reach_after(int(i)), plan_.height());
       for (StageRun* run : {&runs_[i], &reference_runs_[i]}) {
         run->own = own;
+        run->strip_rows = full;
         run->guides = set >= 0 ? &strip.guides[set] : nullptr;
         run->device_guides = set >= 0 ? &guides[set] : nullptr;
       }
@@ -525,6 +529,17 @@ int strip_rows_for(const Pipeline& pipeline, const StreamInput& input,
   return pipeline.whole_image_reason(input.type).empty() ? options.strip_rows : 0;
 }
 
+// Whether strips may read only the input rows the strip before did not (StripPlan's carried
+// form): one lane (each strip follows the last on the same StageRun), a first stage that
+// carries its rows, and nothing else that reads the input's rows again: alpha (passed through
+// from the input's rows), guides (read with the input's rows), --verify (the reference needs
+// them).
+bool carries_input(const Device& device, const Pipeline& pipeline, const StreamInput& input,
+                   const StreamOptions& options, int lanes) {
+  return lanes == 1 && !options.verify && !input.alpha && pipeline.guide_sets().empty() &&
+         !pipeline.stages().empty() && pipeline.stages()[0]->carries_rows(device);
+}
+
 }  // namespace
 
 void copy_rows(const Image& from, Image& to, Span rows) {
@@ -619,9 +634,12 @@ StreamResult stream_device(Device& device, const Pipeline& pipeline, const Strea
   HeapPool heap;  // strips of host memory, recycled, unless the caller gives some
   StreamOptions options = given;
   if (!options.host_memory) options.host_memory = &heap;
-  const StripPlan plan(pipeline, input.height, strip_rows_for(pipeline, input, options));
+  const int strip_rows = strip_rows_for(pipeline, input, options);
   // More lanes than strips would idle; each lane is a queue on the device's context.
-  const int count = std::clamp(options.lanes, 1, plan.strips());
+  const int count =
+      std::clamp(options.lanes, 1, StripPlan(pipeline, input.height, strip_rows).strips());
+  const StripPlan plan(pipeline, input.height, strip_rows,
+                       carries_input(device, pipeline, input, options, count));
   std::vector<std::unique_ptr<Device>> queues;
   std::vector<std::unique_ptr<DeviceLane>> lanes;
   for (int l = 0; l < count; ++l) {

@@ -234,6 +234,79 @@ TEST_CASE("strip plans: every row delivered once; inputs widened by the chain's 
   CHECK(pipeline.whole_image_reason(PixelType::f32).find("range=auto") != std::string::npos);
 }
 
+TEST_CASE("carried strip plans: the inputs tile the image; the first strip delivers fewer rows") {
+  const Pipeline pipeline(std::vector<StageSpec>{{"gaussian:r=4", ""}});
+  const StripPlan plan(pipeline, 100, 30, true);
+  REQUIRE(plan.strips() == 4);
+  CHECK(plan.output(0) == Span{0, 26});  // 30 rows read, the reach short of its last
+  CHECK(plan.input(0) == Span{0, 30});
+  CHECK(plan.output(1) == Span{26, 56});
+  CHECK(plan.input(1) == Span{30, 60});  // [22, 60) widened; [22, 30) the strip before read
+  CHECK(plan.stage_rows(1, 0) == Span{26, 56});
+  CHECK(plan.input(3) == Span{90, 100});
+  CHECK(plan.output(3) == Span{86, 100});
+  // Strips shorter than the reach: the last ones have no row left to read but one.
+  const StripPlan small(pipeline, 10, 3, true);
+  REQUIRE(small.strips() == 4);
+  CHECK(small.output(0) == Span{0, 1});
+  CHECK(small.input(0) == Span{0, 5});
+  CHECK(small.input(1) == Span{5, 8});
+  CHECK(small.input(2) == Span{8, 10});
+  CHECK(small.input(3) == Span{9, 10});
+  CHECK(small.output(3) == Span{7, 10});
+  for (const StripPlan* p : {&plan, &small}) {  // every output row once, in order
+    int next = 0;
+    for (int k = 0; k < p->strips(); ++k) {
+      CHECK(p->output(k).first == next);
+      next = p->output(k).last;
+    }
+    CHECK(next == p->height());
+  }
+  CHECK(StripPlan(pipeline, 100, 100, true).strips() == 1);  // one strip: nothing to carry
+  CHECK(StripPlan(pipeline, 100, 100, true).input(0) == Span{0, 100});
+}
+
+TEST_CASE("streaming on a CPU device: strips read only rows the strip before did not") {
+  // The first stage carries its rows pass's shared rows, so each strip's input starts where
+  // the last one's ended (one row again where none is new): results equal the whole image's.
+  for (const std::string spec : {"gaussian:r=5:border=reflect", "conv:k=1,2,1,2,4,2,1,2,1:gray=1",
+                                 "sep:h=1,2,3,2,1:v=1,0,1:offset=0.25"}) {
+    const Pipeline pipeline(std::vector<StageSpec>{{spec, ""}, {"sharpen:border=zero", ""}});
+    REQUIRE(pipeline.stages()[0]->carries_rows(test::device()));
+    for (const int h : {1, 2, 7, 517}) {
+      const PixelBuffer input = test::random_pixels(kWidth, h, 3, PixelType::u8, 70 + h);
+      const PixelBuffer whole =
+          run_device(test::device(), pipeline, input, PixelType::u8, {}).pixels;
+      for (const int strip_rows : {1, 3, 4, 64}) {
+        StreamInput in;
+        in.width = input.width, in.height = h, in.channels = 3, in.type = PixelType::u8;
+        int rows_held = 0, last_row = 0, overlap = 0;
+        in.read = [&](HostStrip& strip, Span rows) {
+          overlap = std::max(overlap, last_row - strip.rows.first);
+          last_row = strip.rows.last;
+          rows_held += strip.rows.count();
+          const std::size_t row = std::size_t(kWidth) * 3;
+          std::memcpy(strip.pixels.bytes.data() + (rows.first - strip.rows.first) * row,
+                      input.bytes.data() + rows.first * row, rows.count() * row);
+        };
+        PixelBuffer out;  // gray=1 makes one channel of three
+        const auto write = [&](Span rows, const PixelBuffer& pixels) {
+          if (out.bytes.empty()) out = PixelBuffer(kWidth, h, pixels.channels, PixelType::u8);
+          std::memcpy(out.bytes.data() + rows.first * pixels.bytes.size() / rows.count(),
+                      pixels.bytes.data(), pixels.bytes.size());
+        };
+        const StreamResult result = stream_device(test::device(), pipeline, in, PixelType::u8,
+                                                  write, {.strip_rows = strip_rows});
+        test::device().take_timings();
+        INFO(spec, " on ", h, " rows, strips of ", strip_rows, ": ", result.strips, " strips");
+        CHECK(out.bytes == whole.bytes);
+        CHECK(overlap <= 1);
+        CHECK(rows_held <= h + result.strips);  // widened by the reach, 2 x 5 rows a strip
+      }
+    }
+  }
+}
+
 TEST_CASE("strip rows: about 1.5 MiB a float buffer, at least 2x the reach on a CPU device") {
   StreamInput photo;  // a 5K RGB photo: 61440 bytes a float row (5120 floats a plane's row)
   photo.width = 5120, photo.height = 2880, photo.channels = 3, photo.type = PixelType::u8;
