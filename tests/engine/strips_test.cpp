@@ -266,17 +266,19 @@ TEST_CASE("carried strip plans: the inputs tile the image; the first strip deliv
   CHECK(StripPlan(pipeline, 100, 100, true).input(0) == Span{0, 100});
 }
 
-TEST_CASE("streaming on a CPU device: strips read only rows the strip before did not") {
-  // The first stage carries its rows pass's shared rows, so each strip's input starts where
-  // the last one's ended (one row again where none is new): results equal the whole image's.
+TEST_CASE("streaming with the vector kernels: strips read only rows the strip before did not") {
+  // The first stage carries its rows pass's shared rows (the vector kernels CPUs run, here on
+  // whatever the test device is), so each strip's input starts where the last one's ended (one
+  // row again where none is new): results equal the whole image's.
+  Device device(test::device().info(), default_cache_dir());
+  test::retune(device, "vec=16");
   for (const std::string spec : {"gaussian:r=5:border=reflect", "conv:k=1,2,1,2,4,2,1,2,1:gray=1",
                                  "sep:h=1,2,3,2,1:v=1,0,1:offset=0.25"}) {
     const Pipeline pipeline(std::vector<StageSpec>{{spec, ""}, {"sharpen:border=zero", ""}});
-    REQUIRE(pipeline.stages()[0]->carries_rows(test::device()));
+    REQUIRE(pipeline.stages()[0]->carries_rows(device));
     for (const int h : {1, 2, 7, 517}) {
       const PixelBuffer input = test::random_pixels(kWidth, h, 3, PixelType::u8, 70 + h);
-      const PixelBuffer whole =
-          run_device(test::device(), pipeline, input, PixelType::u8, {}).pixels;
+      const PixelBuffer whole = run_device(device, pipeline, input, PixelType::u8, {}).pixels;
       for (const int strip_rows : {1, 3, 4, 64}) {
         StreamInput in;
         in.width = input.width, in.height = h, in.channels = 3, in.type = PixelType::u8;
@@ -295,9 +297,9 @@ TEST_CASE("streaming on a CPU device: strips read only rows the strip before did
           std::memcpy(out.bytes.data() + rows.first * pixels.bytes.size() / rows.count(),
                       pixels.bytes.data(), pixels.bytes.size());
         };
-        const StreamResult result = stream_device(test::device(), pipeline, in, PixelType::u8,
-                                                  write, {.strip_rows = strip_rows});
-        test::device().take_timings();
+        const StreamResult result =
+            stream_device(device, pipeline, in, PixelType::u8, write, {.strip_rows = strip_rows});
+        device.take_timings();
         INFO(spec, " on ", h, " rows, strips of ", strip_rows, ": ", result.strips, " strips");
         CHECK(out.bytes == whole.bytes);
         CHECK(overlap <= 1);
