@@ -32,7 +32,8 @@ struct Row {
 // 1.44x the read floor, scripts/results/h200-2026-11-21-batch/hist-sweep.md), and 32
 // interleaved sub-histogram copies, one per lane of a warp (H100, 2026-11-24, A/B in one call:
 // grey8 0.0291 -> 0.0252 ms; RGB8 luma unchanged, bound by its loads;
-// scripts/results/h100-2026-11-24-s14/hist-ab). rows_h 8,
+// scripts/results/h100-2026-11-24-s14/hist-ab; reading them as whole cache lines by teams of
+// work-items cost more in unpacking than it saved: s15/hist-team). rows_h 8,
 // cols_h 4 and box_rows 16 are `halo tune`'s choice on an H100 (2026-11-23): gaussian r=16
 // 0.338 -> 0.305 ms, box r=32 0.685 -> 0.653 ms on 8K float, the others unchanged
 // (scripts/results/h100-2026-11-23/bench-{table,tuned}-*.txt, alternating runs). conv_vec 4
