@@ -241,8 +241,7 @@ class SeparableStage : public Stage {
     // the same for every strip (the first and last may be shorter) so that each finds the rows
     // the one before left. A whole image needs no more than its height.
     const int full = std::max(out.count(), run.strip_rows);
-    const int ring = std::max(
-        {rows.count(), std::min(full + 2 * radius(k_.cols), src.full_height), run.rows_carry.ring});
+    const int ring = std::max(rows.count(), std::min(full + 2 * radius(k_.cols), src.full_height));
     const DeviceImage tmp = device.image(src.width, ring, planes, false);
     const Span todo = rows_to_compute(tmp, rows, run.rows_carry);
     if (!src.span().contains(todo))

@@ -78,6 +78,10 @@ Span StripPlan::input(int k) const {
   return {std::min(fresh, rows.last - 1), rows.last};
 }
 
+int StripPlan::full_stage_rows(std::size_t i) const {
+  return std::min(rows_ + 2 * pipeline_.reach_after(int(i)), height_);
+}
+
 Span StripPlan::widened_input(int k) const {
   return output(k).widened(pipeline_.reach(), height_);
 }

@@ -59,10 +59,10 @@ class StripPlan {
 
   int height() const { return height_; }
   int strips() const { return strips_; }
-  int strip_rows() const { return rows_; }      // output rows of a strip (the first may have fewer)
   Span output(int k) const;                     // the rows strip k delivers
   Span input(int k) const;                      // the input rows it reads
   Span stage_rows(int k, std::size_t i) const;  // the rows stage i computes for it
+  int full_stage_rows(std::size_t i) const;     // as many for a strip of strip_rows rows
 
  private:
   Span widened_input(int k) const;  // output(k) widened by the chain's reach

@@ -306,11 +306,9 @@ class DeviceLane {
     for (std::size_t i = 0; i < stages.size(); ++i) {
       const Span rows = plan_.stage_rows(k, i);
       const int set = pipeline_.guide_set(i);
-      const int full =
-          std::min(plan_.strip_rows() + 2 * pipeline_.reach_after(int(i)), plan_.height());
       for (StageRun* run : {&runs_[i], &reference_runs_[i]}) {
         run->own = own;
-        run->strip_rows = full;
+        run->strip_rows = plan_.full_stage_rows(i);
         run->guides = set >= 0 ? &strip.guides[set] : nullptr;
         run->device_guides = set >= 0 ? &guides[set] : nullptr;
       }
