@@ -108,6 +108,29 @@ double copy_gbps(Device& device, std::size_t bytes, int runs) {
   return 2.0 * bytes / (median(ms) * 1e6);
 }
 
+// The image itself copied by the driver (clEnqueueCopyBuffer): what moving exactly a filter's
+// bytes costs at this size, beside the floor taken from 1 GiB copies. A filter's ratio to this
+// row is the part of its gap that its own kernel owns.
+void bench_image_copy(Device& device, const Options& o, const DeviceImage& input, int channels,
+                      double floor_ms, nlohmann::json& results) {
+  const std::size_t bytes = input.bytes();
+  cl::Buffer target = device.buffer(bytes, "copy target");
+  const Timed timed = time_runs(device, o, {}, [&] {
+    device.copy(input.buffer, target, 0, 0, bytes, "copy");
+  });
+  const double m = timed.median_ms;
+  fmt::print("{:<18} {:>3} {:>10.4f} {:>9.0f} {:>9.4f} {:>8.2f} {:>10} {:>9.4f}\n",
+             "(copy, same bytes)", channels, m, 2.0 * bytes / (m * 1e6), floor_ms, m / floor_ms, "-",
+             timed.wall_ms);
+  results.push_back({{"filter", "copy"},
+                     {"channels", channels},
+                     {"median_ms", m},
+                     {"gbps", 2.0 * bytes / (m * 1e6)},
+                     {"floor_ms", floor_ms},
+                     {"x_floor", m / floor_ms},
+                     {"wall_ms", timed.wall_ms}});
+}
+
 // Device vs reference on a 1023x517 crop-sized image before any timing is trusted.
 double check(Device& device, const Stage& stage, int channels) {
   const PixelBuffer small = random_floats(1023, 517, channels);
@@ -339,6 +362,7 @@ int run(const Options& o) {
     device.take_timings();
     const double bytes = 2.0 * pixels.bytes.size();  // read once + write once
     const double floor_ms = bytes / (copy * 1e6);
+    bench_image_copy(device, o, input, channels, floor_ms, results);
     for (const auto& spec : o.filters) {
       const auto stage = make_stage(spec);
       const double error = check(device, *stage, channels);

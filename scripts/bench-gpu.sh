@@ -2,10 +2,11 @@
 # Runs on the GPU machine from a packed folder (see ../shared/docs/gpu.md):
 #   ../shared/scripts/device-pack-cli --build build .gpu build/app/libhalo_oiio.so \
 #       build/tests/halo_engine_tests
-#   cp scripts/bench-gpu.sh scripts/bench-peers.py scripts/bench-cli.py scripts/bench-table.py .gpu/
+#   cp scripts/bench-gpu.sh scripts/bench-peers.py scripts/bench-cli.py scripts/bench-table.py \
+#      scripts/kernel-resources.py .gpu/
 #   cp /usr/share/wallpapers/Altai/contents/images/5120x2880.png .gpu/altai.png   # for cli
 #   device run: source .gpu/env.sh && bash .gpu/bench-gpu.sh [tests] [bench] [hist] [sweep]
-#               [peers] [hist-peers] [stream] [multi] [cli] [table]
+#               [peers] [hist-peers] [stream] [multi] [cli] [table] [resources]
 # table: the README's table from this call's bench and peers results (scripts/bench-table.py).
 # cli: the real CLI end to end (scripts/bench-cli.py); HALO_DEVICES="0 all" for the batch on
 # one and on every GPU.
@@ -45,6 +46,17 @@ for step in $steps; do
     cli) python3 "$here/bench-cli.py" --halo "$here/bin/halo" --photo "$here/altai.png" --devices "${HALO_DEVICES:-0}" --jobs ${HALO_JOBS:-16} --json "$out/cli.json" | tee "$out/cli.txt" ;;
     peers) timeout 300 python3 "$here/bench-peers.py" --size 7680x4320 --json "$out/peers.json" | tee "$out/peers.txt" ;;
     table) for ch in 1 3; do python3 "$here/bench-table.py" "$out/halo_bench.json" "$out/peers.json" --channels $ch; echo; done | tee "$out/table.md" ;;
+    # Registers, spills, local memory and resident warps of each filter's kernels as the driver
+    # compiled them (scripts/kernel-resources.py): one kernel cache per filter keeps them apart.
+    resources)
+      r=$(mktemp -d) b="$here/bin/halo_bench --runs 1 --warmup 0" dirs=()
+      for f in ${HALO_RES_FILTERS:-sharpen gaussian:r=2 gaussian:r=8 gaussian:r=16 gaussian:r=64 box:r=4 box:r=32}; do
+        HALO_CACHE_DIR=$r/$f $b --channels 1 -f $f --no-guided --no-histograms > /dev/null; dirs+=("$f=$r/$f")
+      done
+      HALO_CACHE_DIR=$r/guided $b --no-filters --no-histograms > /dev/null; dirs+=("guided=$r/guided")
+      HALO_CACHE_DIR=$r/hist $b --no-filters --no-guided --hist-method local --hist-ppi auto > /dev/null
+      dirs+=("histogram=$r/hist")
+      python3 "$here/kernel-resources.py" "${dirs[@]}" --json "$out/resources.json" | tee "$out/resources.txt" ;;
     hist-peers) timeout 300 python3 "$here/bench-peers.py" --size 7680x4320 --histograms-only --json "$out/hist-peers.json" | tee "$out/hist-peers.txt" ;;
   esac
 done

@@ -63,7 +63,11 @@ struct Row {
 // against the old kernel in 16x16 groups, two rounds in one call, 8K float): 1 channel
 // sharpen 0.140 -> 0.125 ms, Sobel 0.227 -> 0.189, 5x5 0.307 -> 0.212; 3 channels sharpen
 // 0.370 -> 0.331, 5x5 0.828 -> 0.548. 8+ rows a work-item were slower for 3x3
-// (scripts/results/h100-2026-11-24-s12/conv{1,2,3}).
+// (scripts/results/h100-2026-11-24-s12/conv{1,2,3}). Small kernels now load all their rows
+// before computing (H200, 2026-11-24, three rounds against the sliding form in one call:
+// sharpen 1 channel 0.105 -> 0.086 ms, 3 channels 0.270 -> 0.217; Sobel 0.179 -> 0.145; 5x5
+// 0.203 -> 0.176); with it 4 rows in 32x4 groups stay best (2, 6 or 8 rows, 8-wide vectors,
+// 64x2, 32x8 groups: equal or slower; scripts/results/h200-2026-11-24-s16/conv-*.txt).
 // CPUs (PoCL): small groups; each work-group becomes a loop on one core. Rows per work-item
 // measured on this project's 2-core EPYC (5120x2880 RGB float, PoCL 3.1): separable columns
 // r=12 103 ms at 1 row, 42 at 8, 35 at 16; conv 3x3 21 ms at 1 row, 25 at 8 (tiled: 165).

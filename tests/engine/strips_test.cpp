@@ -140,11 +140,14 @@ TEST_CASE("strips equal the whole image with box_walk") {
   check_strips_at_gpu_shape("box_walk=16,box_walk_steps=4,box_walk_band=5", {"box:r=19"}, 23);
 }
 
-TEST_CASE("strips equal the whole image with conv_vec's sliding GPU form") {
-  // conv_slide walks vec_conv rows per work-item and stops at the strip's last row; a strip's
-  // first and last rows fall inside a work-item's run.
-  check_strips_at_gpu_shape("conv_vec=4,vec_conv=5,vec_w=8,vec_h=2",
-                            {"sharpen", "edge:mode=sobel", "conv:k=1,2,3,4,5:w=1:h=5"}, 29);
+TEST_CASE("strips equal the whole image with conv_vec's GPU forms") {
+  // conv_slide computes vec_conv rows per work-item and stops at the strip's last row; a
+  // strip's first and last rows fall inside a work-item's run. 4-wide vectors with 5 rows load
+  // all rows first (small kernels); 8-wide with 9 rows slide row by row.
+  for (const char* shape :
+       {"conv_vec=4,vec_conv=5,vec_w=8,vec_h=2", "conv_vec=8,vec_conv=9,vec_w=8,vec_h=2"})
+    check_strips_at_gpu_shape(shape, {"sharpen", "edge:mode=sobel", "conv:k=1,2,3,4,5:w=1:h=5"},
+                              29);
 }
 
 TEST_CASE("strips equal the whole image: a radius larger than the strips") {
