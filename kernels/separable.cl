@@ -324,6 +324,94 @@ __kernel __attribute__((reqd_work_group_size(32, FUSED_S, 1))) void CAT(FILTER, 
 }
 #endif
 
+// Direct (DIRECT_ROWS defined, small radii on GPUs: direct_radius): no local memory, no
+// barriers. A work-item computes 4 neighbouring outputs in each of DIRECT_ROWS rows: it loads
+// the DIRECT_ROWS + 2 * RADIUS_Y input rows they need (an aligned float4 and RADIUS_X scalars
+// each side, through L1 where neighbours share them), runs the rows pass on each in registers,
+// then the columns pass, and stores aligned float4s. Rows-pass values of the 2 * RADIUS_Y halo
+// rows are computed again by the work-items above and below: worth it only while the radius is
+// small against DIRECT_ROWS. No store comes before the last load, so the loads can all be in
+// flight together. Taps are fma in tap order from 0, the columns pass adds the offset last:
+// the reference's arithmetic. The weights are compiled in (ROW_WEIGHTS, COL_WEIGHTS).
+#ifdef DIRECT_ROWS
+#define DIRECT_SPAN (4 + 2 * RADIUS_X)
+#define DIRECT_IN (DIRECT_ROWS + 2 * RADIUS_Y)
+
+// Row yy's values for the 4 outputs at x0 and their RADIUS_X neighbours each side (zeros for
+// yy < 0); `inside`: the span lies in the row, so no border arithmetic.
+static inline void direct_span(__global const float* src, const int yy, const int pitch,
+                               const int x0, const int width, const int border, const bool inside,
+                               float* span) {
+  if (yy < 0) {
+#pragma unroll
+    for (int k = 0; k < DIRECT_SPAN; ++k) span[k] = 0.0f;
+    return;
+  }
+  __global const float* row = src + (size_t)yy * pitch;
+  if (inside) {
+    vstore4(*(__global const float4*)(row + x0), 0, span + RADIUS_X);  // x0, pitch: multiples of 4
+#pragma unroll
+    for (int k = 0; k < RADIUS_X; ++k) {
+      span[k] = row[x0 - RADIUS_X + k];
+      span[RADIUS_X + 4 + k] = row[x0 + 4 + k];
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < DIRECT_SPAN; ++k) {
+      const int x = border_index(x0 - RADIUS_X + k, width, border);
+      span[k] = x < 0 ? 0.0f : row[x];
+    }
+  }
+}
+
+__kernel void CAT(FILTER, _direct)(__global const float* src, __global float* dst,
+                                   const int width, const int pitch, STRIP_ARGS,
+                                   const int border, const float offset) {
+  const size_t plane = (size_t)get_global_id(2) * pitch * rows;
+  src += plane;
+  dst += plane;
+  const int x0 = (int)get_global_id(0) * 4, y = first + (int)get_global_id(1) * DIRECT_ROWS;
+  if (x0 >= width || y >= last) return;
+  const bool inside = x0 - RADIUS_X >= 0 && x0 + 4 + RADIUS_X <= width;
+  const bool interior = y - RADIUS_Y >= y0 && y + DIRECT_ROWS + RADIUS_Y <= y0 + rows;
+  const int n = min(DIRECT_ROWS, last - y);
+  float mid[DIRECT_IN][4];  // rows-pass values of the input rows y - RADIUS_Y + t
+#pragma unroll
+  for (int t = 0; t < DIRECT_IN; ++t) {
+    // Rows past the strip's last output are never used: read the last needed row again.
+    const int row = y - RADIUS_Y + min(t, n + 2 * RADIUS_Y - 1);
+    float span[DIRECT_SPAN];
+    direct_span(src, interior ? row - y0 : strip_row(row, y0, rows, height, border), pitch, x0,
+                width, border, inside, span);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j <= 2 * RADIUS_X; ++j) sum = fma(kRowWeights[j], span[k + j], sum);
+      mid[t][k] = sum;
+    }
+  }
+#pragma unroll
+  for (int o = 0; o < DIRECT_ROWS; ++o) {
+    if (o >= n) break;
+    float out[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      float sum = 0.0f;
+#pragma unroll
+      for (int i = 0; i <= 2 * RADIUS_Y; ++i) sum = fma(kColWeights[i], mid[o + i][k], sum);
+      out[k] = sum + offset;
+    }
+    __global float* at = dst + (size_t)(y + o - y0) * pitch + x0;
+    if (x0 + 4 <= width) {
+      *(__global float4*)at = vload4(0, out);
+    } else {
+      for (int k = 0; x0 + k < width; ++k) at[k] = out[k];
+    }
+  }
+}
+#endif
+
 // CPUs (VEC > 0, from the tuning table): each work-item computes VEC neighbouring outputs of a
 // row with VEC-wide vector fma, taps read straight from memory (caches do what the local tile
 // does on a GPU). PoCL does not vectorise the tiled kernels across work-items; explicit vectors

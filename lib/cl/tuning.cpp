@@ -68,6 +68,11 @@ struct Row {
 // sharpen 1 channel 0.105 -> 0.086 ms, 3 channels 0.270 -> 0.217; Sobel 0.179 -> 0.145; 5x5
 // 0.203 -> 0.176); with it 4 rows in 32x4 groups stay best (2, 6 or 8 rows, 8-wide vectors,
 // 64x2, 32x8 groups: equal or slower; scripts/results/h200-2026-11-24-s16/conv-*.txt).
+// The direct separable kernel (both passes in registers, 4 x 4 outputs a work-item) up to r=2
+// (H200, 2026-11-24, two rounds against the table in one call, 8K float): gaussian r=1 0.112
+// -> 0.081 ms 1 channel, 0.281 -> 0.226 3 channels; r=2 0.120 -> 0.103, 0.299 -> 0.289; r=3
+// equal (1 channel) or slower (3: 0.319 -> 0.372), r=4 slower; 2 or 8 rows a work-item and
+// 64x2 groups no better (scripts/results/h200-2026-11-24-s16/direct-sweep.txt).
 // CPUs (PoCL): small groups; each work-group becomes a loop on one core. Rows per work-item
 // measured on this project's 2-core EPYC (5120x2880 RGB float, PoCL 3.1): separable columns
 // r=12 103 ms at 1 row, 42 at 8, 35 at 16; conv 3x3 21 ms at 1 row, 25 at 8 (tiled: 165).
@@ -85,6 +90,7 @@ constexpr Row kTable[] = {
       .rows_slide = 8,
       .cols_slide = 16,
       .fused_radius = 12,
+      .direct_radius = 2,
       .inline_weights = 48,
       .conv_vec = 4,
       .box_rows = 16,
@@ -164,6 +170,8 @@ const std::vector<TuningField>& tuning_fields() {
                                                   {"fused_radius", &Tuning::fused_radius, 0},
                                                   {"fused_steps", &Tuning::fused_steps},
                                                   {"fused_band", &Tuning::fused_band},
+                                                  {"direct_radius", &Tuning::direct_radius, 0},
+                                                  {"direct_rows", &Tuning::direct_rows},
                                                   {"inline_weights", &Tuning::inline_weights, 0},
                                                   {"conv_w", &Tuning::conv_w},
                                                   {"conv_h", &Tuning::conv_h},

@@ -24,6 +24,10 @@ struct Tuning {
   // radii up to fused_radius (0: never): 32 x fused_steps work-groups of 32 * fused_steps
   // columns, fused_steps rows a step, fused_band output rows each.
   int fused_radius = 0, fused_steps = 5, fused_band = 128;
+  // separable.cl direct kernel for radii up to direct_radius (0: never; before the fused
+  // kernel): both passes in registers, 4 x direct_rows outputs per work-item in vec_w x vec_h
+  // work-groups.
+  int direct_radius = 0, direct_rows = 4;
   // From this radius on (0: never) the two passes have their weights compiled in (immediate
   // operands instead of loads from constant memory, one program per weight set); the fused
   // kernel always does.

@@ -96,6 +96,12 @@ class SeparableStage : public Stage {
                            StageRun& run) const override {
     const DeviceImage src = gray_if(k_.gray, device, input, spec());
     const Tuning& t = device.tuning();
+    if (t.vec == 0 && std::max(radius(k_.rows), radius(k_.cols)) <= t.direct_radius) {
+      DeviceImage result = device.image_like(src, src.channels, src.alpha);
+      enqueue_direct(device, t, src, result, out);
+      copy_alpha(device, src, result);
+      return result;
+    }
     if (t.vec == 0 && fused_fits(t, device.info().local_budget())) {
       DeviceImage result = device.image_like(src, src.channels, src.alpha);
       enqueue_fused(device, t, src, result, out);
@@ -212,6 +218,20 @@ class SeparableStage : public Stage {
         cl::NDRange(std::size_t(ceil_div(src.width, 32 * t.fused_steps)) * 32,
                     std::size_t(ceil_div(out.count(), t.fused_band)) * t.fused_steps, planes),
         cl::NDRange(32, t.fused_steps, 1), pass_bytes(src, out, planes));
+  }
+
+  void enqueue_direct(Device& device, const Tuning& t, const DeviceImage& src, DeviceImage& result,
+                      Span out) const {
+    Defines defines = common_defines();
+    defines.emplace_back("DIRECT_ROWS", std::to_string(t.direct_rows));
+    inline_weights(defines);
+    const int planes = src.color_channels();
+    auto kernel = device.kernel("separable.cl", k_.filter + "_direct", defines);
+    set_args(kernel, src.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
+             int(k_.border), k_.offset);
+    device.launch(kernel, k_.filter + "_direct",
+                  cl::NDRange(ceil_div(src.width, 4), ceil_div(out.count(), t.direct_rows), planes),
+                  cl::NDRange(t.vec_w, t.vec_h, 1), pass_bytes(src, out, planes));
   }
 
   // The rows of `rows` still to compute: those past what the last strip's rows pass left in

@@ -74,7 +74,9 @@ std::vector<Family> families_for(bool vector_kernels) {
             {"fused_radius", {0, 2, 4, 7, 12, 16}},  // 0: the two passes above
             {"inline_weights", {0, 16, 32, 48, 64}},
             {"fused_steps", {3, 5, 7}},
-            {"fused_band", {32, 64, 128, 256}}}},
+            {"fused_band", {32, 64, 128, 256}},
+            {"direct_radius", {0, 1, 2, 3}},  // 0: the fused kernel or the two passes
+            {"direct_rows", {2, 4, 8}}}},
           {"conv",
            {"sharpen"},
            {{"conv_vec", {0, 2, 4, 8}},  // 0: the local tile; the knobs after it tune either

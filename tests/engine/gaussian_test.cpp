@@ -146,6 +146,46 @@ TEST_CASE("the fused kernel (both passes at once) equals the reference bit for b
   }
 }
 
+TEST_CASE("the direct kernel (both passes in registers) equals the reference bit for bit") {
+  Device device(test::gpu_info(), default_cache_dir());
+  // Rows per work-item fewer than, equal to and more than 2r; images narrower than a vector,
+  // a span and a group, widths not a multiple of 4, and a strip's last rows inside a run.
+  for (const char* shape : {"direct_radius=4,direct_rows=4", "direct_radius=4,direct_rows=1",
+                            "direct_radius=4,direct_rows=5,vec_w=8,vec_h=2"}) {
+    test::retune(device, shape);
+    for (int r : {1, 2, 4})
+      for (const char* border : test::kBorders) {
+        INFO(std::string(shape), " r=", r, " ", std::string(border));
+        const std::string spec = "gaussian:r=" + std::to_string(r) + ":border=" + border;
+        test::check_device_matches(device, spec, test::random_image(101, 67, 3, false, unsigned(r)),
+                                   0.0);
+        test::check_device_matches(device, spec, test::random_image(7, 5, 1, false, unsigned(r)),
+                                   0.0);
+        test::check_device_matches(device, spec, test::random_image(1, 1, 2, false, 3), 0.0);
+        test::check_device_matches(device, spec, test::random_image(2, 300, 1, false, 4), 0.0);
+      }
+    test::check_device_matches(device, "box:r=2:border=reflect", test::random_image(33, 9, 1), 0.0);
+    test::check_device_matches(device, "sep:h=1,2,1:v=1,4,6,4,-1,2,3:offset=0.25",
+                               test::random_image(1023, 517, 1), 0.0);
+    test::check_device_matches(device, "sep:h=1,4,-6,4,1,2,3,5,7:v=1,2,1:border=reflect",
+                               test::random_image(161, 33, 2), 0.0);
+  }
+}
+
+TEST_CASE("the direct kernel runs up to direct_radius, before the fused kernel") {
+  Device gpu(test::gpu_info(), default_cache_dir());
+  test::retune(gpu, "direct_radius=2,fused_radius=7");
+  CHECK(test::launched_kernels(gpu, "gaussian:r=2") == "gaussian_direct");
+  CHECK(test::launched_kernels(gpu, "sep:h=1,2,1:v=1,2,3,4,5") == "sep_direct");
+  CHECK(test::launched_kernels(gpu, "gaussian:r=3") == "gaussian_fused");
+  CHECK(test::launched_kernels(gpu, "sep:h=1,2,1:v=1,2,3,4,5,6,7") == "sep_fused");
+  if (test::device().tuning().vec > 0) {  // CPUs run the vector kernels whatever it says
+    Device host(test::device().info(), default_cache_dir());
+    test::retune(host, "direct_radius=2");
+    CHECK(test::launched_kernels(host, "gaussian:r=2") == "gaussian_rows_vec gaussian_cols_vec");
+  }
+}
+
 TEST_CASE("the two passes with their weights compiled in equal the reference bit for bit") {
   Device device(test::gpu_info(), default_cache_dir());
   // Tiled and sliding passes, both from r=1; fused_radius 0 so every radius runs two passes.

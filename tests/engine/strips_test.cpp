@@ -135,6 +135,12 @@ TEST_CASE("strips equal the whole image with the fused separable kernel") {
         shape, {"gaussian:r=1", "gaussian:r=8", "box:r=16", "sep:h=1,2,1:v=1,2,3,4,5"}, 17);
 }
 
+TEST_CASE("strips equal the whole image with the direct separable kernel") {
+  // Its runs of rows per work-item cross a strip's first and last rows.
+  check_strips_at_gpu_shape("direct_radius=3,direct_rows=5,vec_w=8,vec_h=2",
+                            {"gaussian:r=1", "gaussian:r=3", "sep:h=1,2,1:v=1,2,3,4,5"}, 31);
+}
+
 TEST_CASE("strips equal the whole image with box_walk") {
   // box_walk's bands start inside strips, and its warm-up rows cross the strip's edges.
   check_strips_at_gpu_shape("box_walk=16,box_walk_steps=4,box_walk_band=5", {"box:r=19"}, 23);
