@@ -51,7 +51,8 @@ for step in $steps; do
     resources)
       r=$(mktemp -d) b="$here/bin/halo_bench --runs 1 --warmup 0" dirs=()
       for f in ${HALO_RES_FILTERS:-sharpen gaussian:r=2 gaussian:r=8 gaussian:r=16 gaussian:r=64 box:r=4 box:r=32}; do
-        HALO_CACHE_DIR=$r/$f $b --channels 1 -f $f --no-guided --no-histograms > /dev/null; dirs+=("$f=$r/$f")
+        d=$r/${f//[:=]/_}  # the label keeps the spec; kernel-resources.py splits at the last '='
+        HALO_CACHE_DIR=$d $b --channels 1 -f $f --no-guided --no-histograms > /dev/null; dirs+=("$f=$d")
       done
       HALO_CACHE_DIR=$r/guided $b --no-filters --no-histograms > /dev/null; dirs+=("guided=$r/guided")
       HALO_CACHE_DIR=$r/hist $b --no-filters --no-guided --hist-method local --hist-ppi auto > /dev/null
