@@ -115,13 +115,12 @@ void bench_image_copy(Device& device, const Options& o, const DeviceImage& input
                       double floor_ms, nlohmann::json& results) {
   const std::size_t bytes = input.bytes();
   cl::Buffer target = device.buffer(bytes, "copy target");
-  const Timed timed = time_runs(device, o, {}, [&] {
-    device.copy(input.buffer, target, 0, 0, bytes, "copy");
-  });
+  const Timed timed =
+      time_runs(device, o, {}, [&] { device.copy(input.buffer, target, 0, 0, bytes, "copy"); });
   const double m = timed.median_ms;
   fmt::print("{:<18} {:>3} {:>10.4f} {:>9.0f} {:>9.4f} {:>8.2f} {:>10} {:>9.4f}\n",
-             "(copy, same bytes)", channels, m, 2.0 * bytes / (m * 1e6), floor_ms, m / floor_ms, "-",
-             timed.wall_ms);
+             "(copy, same bytes)", channels, m, 2.0 * bytes / (m * 1e6), floor_ms, m / floor_ms,
+             "-", timed.wall_ms);
   results.push_back({{"filter", "copy"},
                      {"channels", channels},
                      {"median_ms", m},

@@ -96,15 +96,15 @@ class SeparableStage : public Stage {
                            StageRun& run) const override {
     const DeviceImage src = gray_if(k_.gray, device, input, spec());
     const Tuning& t = device.tuning();
-    if (t.vec == 0 && std::max(radius(k_.rows), radius(k_.cols)) <= t.direct_radius) {
+    // Both passes in one kernel: the direct one for the smallest radii, else the fused one
+    // where its tiles fit.
+    const bool direct = t.vec == 0 && std::max(radius(k_.rows), radius(k_.cols)) <= t.direct_radius;
+    if (direct || (t.vec == 0 && fused_fits(t, device.info().local_budget()))) {
       DeviceImage result = device.image_like(src, src.channels, src.alpha);
-      enqueue_direct(device, t, src, result, out);
-      copy_alpha(device, src, result);
-      return result;
-    }
-    if (t.vec == 0 && fused_fits(t, device.info().local_budget())) {
-      DeviceImage result = device.image_like(src, src.channels, src.alpha);
-      enqueue_fused(device, t, src, result, out);
+      if (direct)
+        enqueue_direct(device, t, src, result, out);
+      else
+        enqueue_fused(device, t, src, result, out);
       copy_alpha(device, src, result);
       return result;
     }
@@ -204,13 +204,20 @@ class SeparableStage : public Stage {
     return 4 * floats <= local_budget;
   }
 
+  // A kernel running both passes, <filter><form>, with the weights compiled in and the form's
+  // own define.
+  cl::Kernel both_passes_kernel(Device& device, const std::string& form, const char* define,
+                                int value) const {
+    Defines defines = common_defines();
+    defines.emplace_back(define, std::to_string(value));
+    inline_weights(defines);
+    return device.kernel("separable.cl", k_.filter + form, defines);
+  }
+
   void enqueue_fused(Device& device, const Tuning& t, const DeviceImage& src, DeviceImage& result,
                      Span out) const {
-    Defines defines = common_defines();
-    defines.emplace_back("FUSED_S", std::to_string(t.fused_steps));
-    inline_weights(defines);
     const int planes = src.color_channels();
-    auto kernel = device.kernel("separable.cl", k_.filter + "_fused", defines);
+    auto kernel = both_passes_kernel(device, "_fused", "FUSED_S", t.fused_steps);
     set_args(kernel, src.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
              int(k_.border), k_.offset, t.fused_band);
     device.launch(
@@ -222,11 +229,8 @@ class SeparableStage : public Stage {
 
   void enqueue_direct(Device& device, const Tuning& t, const DeviceImage& src, DeviceImage& result,
                       Span out) const {
-    Defines defines = common_defines();
-    defines.emplace_back("DIRECT_ROWS", std::to_string(t.direct_rows));
-    inline_weights(defines);
     const int planes = src.color_channels();
-    auto kernel = device.kernel("separable.cl", k_.filter + "_direct", defines);
+    auto kernel = both_passes_kernel(device, "_direct", "DIRECT_ROWS", t.direct_rows);
     set_args(kernel, src.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
              int(k_.border), k_.offset);
     device.launch(kernel, k_.filter + "_direct",
