@@ -40,6 +40,10 @@ std::string side_results_mismatch(const StageRun& device, const StageRun& refere
   return flags_mismatch(device.flags, reference.flags);
 }
 
+std::shared_ptr<InputScan> Stage::scan(int, int, PixelType) const {
+  return nullptr;
+}
+
 std::string Stage::whole_image_reason(PixelType) const {
   return "";
 }

@@ -41,6 +41,15 @@ struct FlagImage {
   bool empty() const { return bits.empty(); }
 };
 
+// A statistic of a stage's whole input that every row of its result depends on (denoise's
+// autoexposure), measured before the first strip (Stage::scan).
+class InputScan {
+ public:
+  virtual ~InputScan() = default;
+  // The input's next rows, consecutive from the top and each once, as the stage sees them.
+  virtual void add(const Image& rows) = 0;
+};
+
 // One run of one stage: an image on one device, or on the reference.
 struct StageRun {
   StageRun();
@@ -74,6 +83,9 @@ struct StageRun {
     int ring = 0;  // rows a plane; image row y is at row y % ring
     Span rows;
   } rows_carry;
+  // Stages that scan their input (Stage::scan): what the scan found over the whole input, when
+  // the run is strip by strip; null when the stage sees the whole image and measures it itself.
+  std::shared_ptr<const InputScan> scan;
 };
 
 // How a device run's side results differ from the reference run's ("" when identical).
@@ -99,6 +111,14 @@ class Stage {
   // computed from the input rows two strips share (StageRun::rows_carry), so that a later
   // strip's input needs only the rows the one before did not have (StripPlan's carried form).
   virtual bool carries_rows(const Device&) const { return false; }
+  // Stages whose every output row depends on their whole input (denoise's autoexposure) return
+  // a scan to fill with the input's rows before the first strip, for an input of this size and
+  // source type; nullptr when they need none. Only a pipeline's first stage can be streamed so
+  // (Pipeline::whole_image_reason).
+  virtual std::shared_ptr<InputScan> scan(int width, int height, PixelType source) const;
+  // Stages that recompute many rows at each strip's edges (a large reach) want strips as tall as
+  // the memory limits allow instead of cache-sized ones.
+  virtual bool tall_strips() const { return false; }
 
   // Computes the image rows `out` from `in`, whose rows must include out widened by reach()
   // (within the image). The result has in's rows; only `out` among them is defined. A stage

@@ -20,11 +20,16 @@ namespace halo {
 // a file with an optional channel list, as given in the spec.
 struct GuideSources {
   std::string normal = "auto", depth = "auto", albedo = "auto";
+  // Normals made unit length (and zero, NaN and infinite ones (0,0,0)) as they are read; the
+  // denoise filter takes them as the render wrote them.
+  bool unit_normals = true;
+
+  bool operator==(const GuideSources&) const = default;
 };
 
-// The guides on one device: normals and depth in one buffer of 4 planes (x, y, z, depth; a
-// missing buffer reads as 0), albedo in 3 planes, all with the image's pitch and the rows the
-// guides hold. A guide that is absent (or no guides at all) is the placeholder, a small buffer
+// The guides on one device: normals and depth in one buffer, interleaved (x, y, z, depth of a
+// pixel side by side; a missing buffer reads as 0), albedo in 3 planes, all with the image's
+// pitch and the rows the guides hold. A guide that is absent (or no guides at all) is the placeholder, a small buffer
 // kernels are told not to read, as is any other argument a run does not use.
 struct DeviceGuides {
   cl::Buffer geometry, albedo, placeholder;

@@ -15,6 +15,7 @@ FilterDef sep_filter();
 FilterDef histogram_filter();
 FilterDef bilateral_filter();
 FilterDef atrous_filter();
+FilterDef denoise_filter();
 FilterDef unsharp_filter();
 FilterDef linear_filter();
 FilterDef srgb_filter();
@@ -25,7 +26,8 @@ const std::vector<FilterDef>& filter_registry() {
   static const std::vector<FilterDef> filters = {
       conv_filter(),      emboss_filter(),      sharpen_filter(),       unsharp_filter(),
       edge_filter(),      box_filter(),         gaussian_filter(),      sep_filter(),
-      bilateral_filter(), atrous_filter(),      histogram_filter(),     linear_filter(),
+      bilateral_filter(), atrous_filter(),      denoise_filter(),       histogram_filter(),
+      linear_filter(),
       srgb_filter(),      premultiply_filter(), unpremultiply_filter(),
   };
   return filters;

@@ -51,8 +51,16 @@ InputStream::InputStream(const InputRef& input, const std::vector<GuideSources>&
   input_.channels = int(choice_.picked.size());
   input_.type = pixel_type(h.stored);
   input_.alpha = choice_.alpha;
-  for (std::size_t s = 0; s < guide_sets.size(); ++s) add_guides(s, guide_sets[s]);
+  for (std::size_t s = 0; s < guide_sets.size(); ++s) {
+    add_guides(s, guide_sets[s]);
+    unit_normals_.push_back(guide_sets[s].unit_normals);
+  }
   input_.read = [this](HostStrip& strip, Span rows) { read(strip, rows); };
+  input_.rewind = [this] { rewind(); };
+}
+
+void InputStream::rewind() {
+  for (File& f : files_) f.reader = open_reader(f.path);
 }
 
 const ImageHeader& InputStream::header() const {
@@ -149,8 +157,9 @@ void InputStream::read(HostStrip& strip, Span rows) {
         }
     }
   }
-  for (auto& g : strip.guides)
-    if (g.has_normal()) normalise_normals(g.normal, rows);
+  for (std::size_t s = 0; s < strip.guides.size(); ++s)
+    if (unit_normals_[s] && strip.guides[s].has_normal())
+      normalise_normals(strip.guides[s].normal, rows);
 }
 
 }  // namespace halo

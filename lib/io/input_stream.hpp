@@ -44,10 +44,12 @@ class InputStream {
   void add_guides(std::size_t set, const GuideSources& sources);
   std::size_t file_for(const std::string& path);
   void read(HostStrip& strip, Span rows);
+  void rewind();  // every reader opened again, at row 0
 
   std::vector<File> files_;  // the input first
   ChannelChoice choice_;
   std::vector<GuidePart> parts_;
+  std::vector<bool> unit_normals_;  // per guide set: GuideSources::unit_normals
   StreamInput input_;
 };
 

@@ -11,14 +11,6 @@
 
 namespace halo {
 
-namespace {
-
-bool same_sources(const GuideSources& a, const GuideSources& b) {
-  return a.normal == b.normal && a.depth == b.depth && a.albedo == b.albedo;
-}
-
-}  // namespace
-
 Pipeline::Pipeline(const std::vector<StageSpec>& specs) {
   for (const auto& spec : specs) {
     try {
@@ -34,7 +26,7 @@ void Pipeline::append(std::unique_ptr<Stage> stage) {
   int set = -1;
   if (const GuideSources* sources = stage->guide_sources()) {
     const auto it = std::find_if(guide_sets_.begin(), guide_sets_.end(),
-                                 [&](const GuideSources& s) { return same_sources(s, *sources); });
+                                 [&](const GuideSources& s) { return s == *sources; });
     set = int(it - guide_sets_.begin());
     if (it == guide_sets_.end()) guide_sets_.push_back(*sources);
   }
@@ -53,9 +45,15 @@ int Pipeline::reach_after(int i) const {
 }
 
 std::string Pipeline::whole_image_reason(PixelType source) const {
-  for (const auto& stage : stages_)
-    if (auto why = stage->whole_image_reason(source); !why.empty())
-      return "'" + stage->spec() + "': " + why;
+  for (std::size_t i = 0; i < stages_.size(); ++i) {
+    const Stage& stage = *stages_[i];
+    if (auto why = stage.whole_image_reason(source); !why.empty())
+      return "'" + stage.spec() + "': " + why;
+    // Strips need the scan before the first strip, and only the input itself can be read
+    // through twice (stream.cpp's scan_input).
+    if (i > 0 && stage.scan(1, 1, source))
+      return "'" + stage.spec() + "' measures its whole input, which earlier stages make";
+  }
   return "";
 }
 
@@ -115,6 +113,7 @@ StreamInput memory_input(const PixelBuffer& pixels, const std::vector<Guides>& g
                 pixels.bytes.data() + rows.first * row_bytes, rows.count() * row_bytes);
     for (std::size_t s = 0; s < guides.size(); ++s) copy_rows(guides[s], strip.guides[s], rows);
   };
+  in.rewind = [] {};  // read() copies any rows asked for
   return in;
 }
 

@@ -272,12 +272,39 @@ class Checks {
   std::vector<StageCheck> checks_;
 };
 
+// What each stage's scan (Stage::scan) found, by stage; empty when none scans.
+using Scans = std::vector<std::shared_ptr<const InputScan>>;
+
+// The first pass for stages that scan their input: when the image comes in more than one strip,
+// the first stage's scan (the only one Pipeline::whole_image_reason lets stream) reads the whole
+// input in strips of the plan's height, then the input starts over. One strip: the stage has the
+// whole image and measures it itself.
+Scans scan_input(const Pipeline& pipeline, const StreamInput& input, const StripPlan& plan,
+                 std::pmr::memory_resource* memory) {
+  if (pipeline.stages().empty() || plan.strips() < 2) return {};
+  const std::shared_ptr<InputScan> scan =
+      pipeline.stages()[0]->scan(input.width, input.height, input.type);
+  if (!scan) return {};
+  if (!input.rewind)
+    throw Error(ErrorKind::Internal, "'" + pipeline.stages()[0]->spec() +
+                                         "' measures its whole input, which cannot be read twice");
+  const int rows = plan.output(0).count();
+  for (int y = 0; y < input.height; y += rows) {
+    const Span span{y, std::min(input.height, y + rows)};
+    HostStrip strip = make_strip(input, span, memory);
+    input.read(strip, span);
+    scan->add(to_image(strip.pixels, span, input.height));
+  }
+  input.rewind();
+  return {scan};
+}
+
 // One strip on the device: upload, the stages, download; with verification, each stage's
 // device input read back and its reference run on the same rows.
 class DeviceLane {
  public:
   DeviceLane(Device& device, const Pipeline& pipeline, const StripPlan& plan, PixelType type,
-             const StreamOptions& options)
+             const StreamOptions& options, const Scans& scans)
       : device_(device),
         recycling_(device),
         pipeline_(pipeline),
@@ -289,6 +316,7 @@ class DeviceLane {
         checks_(pipeline) {
     for (auto& run : runs_) run.keep_flags = options.keep_flags || options.verify;
     for (auto& run : reference_runs_) run.keep_flags = true;
+    for (std::size_t i = 0; i < scans.size(); ++i) runs_[i].scan = reference_runs_[i].scan = scans[i];
   }
 
   OutputStrip run(int k, const HostStrip& strip) {
@@ -385,9 +413,10 @@ class DeviceLane {
 class ReferenceLane {
  public:
   ReferenceLane(const Pipeline& pipeline, const StripPlan& plan, PixelType type,
-                const StreamOptions& options)
+                const StreamOptions& options, const Scans& scans)
       : pipeline_(pipeline), plan_(plan), type_(type), runs_(pipeline.stages().size()) {
     for (auto& run : runs_) run.keep_flags = options.keep_flags;
+    for (std::size_t i = 0; i < scans.size(); ++i) runs_[i].scan = scans[i];
   }
 
   OutputStrip run(int k, const HostStrip& strip) {
@@ -617,7 +646,10 @@ int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelT
   // sigma=4: 34 rows instead of 48, 4 MiB less at the same speed).
   const bool carries = limits.device_is_host && limits.device_bytes > 0;  // not the reference
   const std::size_t floor = (carries ? 2 : 4) * std::size_t(reach);
-  const std::size_t wanted = std::max<std::size_t>({limits.target_bytes / float_row, floor, 1});
+  const bool tall = std::any_of(pipeline.stages().begin(), pipeline.stages().end(),
+                                [](const auto& stage) { return stage->tall_strips(); });
+  const std::size_t wanted =
+      tall ? most : std::max<std::size_t>({limits.target_bytes / float_row, floor, 1});
   return int(std::min({wanted, most, std::size_t(input.height)}));
 }
 
@@ -638,12 +670,13 @@ StreamResult stream_device(Device& device, const Pipeline& pipeline, const Strea
       std::clamp(options.lanes, 1, StripPlan(pipeline, input.height, strip_rows).strips());
   const StripPlan plan(pipeline, input.height, strip_rows,
                        carries_input(device, pipeline, input, options, count));
+  const Scans scans = scan_input(pipeline, input, plan, options.host_memory);
   std::vector<std::unique_ptr<Device>> queues;
   std::vector<std::unique_ptr<DeviceLane>> lanes;
   for (int l = 0; l < count; ++l) {
     Device* queue = &device;
     if (l > 0) queue = queues.emplace_back(device.another_queue()).get();
-    lanes.push_back(std::make_unique<DeviceLane>(*queue, pipeline, plan, type, options));
+    lanes.push_back(std::make_unique<DeviceLane>(*queue, pipeline, plan, type, options, scans));
   }
   return stream(lanes, plan, input, output, options);
 }
@@ -655,9 +688,10 @@ StreamResult stream_reference(const Pipeline& pipeline, const StreamInput& input
   if (!options.host_memory) options.host_memory = &heap;
   const StripPlan plan(pipeline, input.height, strip_rows_for(pipeline, input, options));
   const int count = std::clamp(options.lanes, 1, plan.strips());
+  const Scans scans = scan_input(pipeline, input, plan, options.host_memory);
   std::vector<std::unique_ptr<ReferenceLane>> lanes;
   for (int l = 0; l < count; ++l)
-    lanes.push_back(std::make_unique<ReferenceLane>(pipeline, plan, type, options));
+    lanes.push_back(std::make_unique<ReferenceLane>(pipeline, plan, type, options, scans));
   return stream(lanes, plan, input, output, options);
 }
 

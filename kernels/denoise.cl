@@ -1,0 +1,313 @@
+// The denoise filter's network (lib/filters/denoise_net.hpp, OIDN's U-Net) and its input and
+// output transforms (lib/filters/denoise.cpp), on planar float32 tensors: channel after
+// channel, height x width floats each.
+//
+// A convolution sums bias, then input channel by input channel, the 3x3 window row by row, as
+// the reference does (with fma where it multiplies and adds); results agree with it to float
+// rounding, not bit for bit.
+
+#include "common.cl"
+
+// ---- transfer functions (OIDN's training/color.py; the same constants as denoise.cpp) ----
+
+#define TRANSFER_LINEAR 0
+#define TRANSFER_SRGB 1
+#define TRANSFER_PU 2
+
+// The PU2 fit of Aydin et al. 2008 that OIDN publishes, normalised so that 65504 maps to 1.
+#define PU_A 1.41283765e+03f
+#define PU_B 1.64593172e+00f
+#define PU_C 4.31384981e-01f
+#define PU_D -2.94139609e-03f
+#define PU_E 1.92653254e-01f
+#define PU_F 6.26026094e-03f
+#define PU_G 9.98620152e-01f
+#define PU_Y0 1.57945760e-06f
+#define PU_Y1 3.22087631e-02f
+#define PU_X0 2.23151711e-03f
+#define PU_X1 3.70974749e-01f
+
+inline float transfer_forward(const float y, const int transfer, const float pu_norm) {
+  if (transfer == TRANSFER_SRGB)
+    return y <= 0.0031308f ? 12.92f * y : 1.055f * pow(y, 1.0f / 2.4f) - 0.055f;
+  if (transfer == TRANSFER_PU) {
+    const float x = y <= PU_Y0   ? PU_A * y
+                    : y <= PU_Y1 ? PU_B * pow(y, PU_C) + PU_D
+                                 : PU_E * log(y + PU_F) + PU_G;
+    return x * pu_norm;
+  }
+  return y;
+}
+
+inline float transfer_inverse(float x, const int transfer, const float pu_norm) {
+  if (transfer == TRANSFER_SRGB)
+    return x <= 0.04045f ? x / 12.92f : pow((x + 0.055f) / 1.055f, 2.4f);
+  if (transfer == TRANSFER_PU) {
+    x = x / pu_norm;
+    return x <= PU_X0   ? x / PU_A
+           : x <= PU_X1 ? pow((x - PU_D) / PU_B, 1.0f / PU_C)
+                        : exp((x - PU_G) / PU_E) - PU_F;
+  }
+  return x;
+}
+
+inline float nan_to_zero(const float v) { return isnan(v) ? 0.0f : v; }
+
+// A float image somewhere in image coordinates: channel c of pixel (x, y) is at
+// base[c * plane + ((y - oy) * pitch + (x - ox)) * step]: planar with step 1, interleaved
+// (the normal and depth guides, kernels/guides.cl) with plane 1 and step 4.
+#define PLANAR(p)                                                                          \
+  __global const float *p, const int p##_ox, const int p##_oy, const int p##_pitch,        \
+      const int p##_plane, const int p##_step
+#define PLANAR_AT(p, c, x, y)                                                      \
+  p[(size_t)(c) * p##_plane +                                                      \
+    ((size_t)((y) - p##_oy) * p##_pitch + ((x) - p##_ox)) * p##_step]
+
+// The network's input tensor for the region [rx, rx + rw) x [ry, ry + rh) of the image, zero
+// beyond it up to the tensor's size: the main image's 3 channels (1 broadcast to 3), then the
+// albedo's and the normal's when `aux` has them (1: albedo, 2: albedo and normal), each
+// sanitised as OIDN does. The main image: NaN to 0, times `scale`, clamped to [0, 1] (or
+// [-1, 1] mapped to [0, 1] when `snorm`; no upper bound when `hdr`), then the transfer.
+__kernel void denoise_input(__global float* dst, const int channels, const int th, const int tw,
+                            const int rx, const int ry, const int rw, const int rh, PLANAR(main),
+                            const int main_planes, PLANAR(albedo), PLANAR(normal), const int aux,
+                            const int transfer, const float pu_norm, const float scale,
+                            const int hdr, const int snorm) {
+  const int x = get_global_id(0), y = get_global_id(1);
+  if (x >= tw || y >= th) return;
+  const size_t plane = (size_t)th * tw, at = (size_t)y * tw + x;
+  const bool inside = x < rw && y < rh;
+  const int ix = rx + x, iy = ry + y;
+  for (int c = 0; c < 3; ++c) {
+    float v = 0.0f;
+    if (inside) {
+      v = nan_to_zero(PLANAR_AT(main, main_planes == 1 ? 0 : c, ix, iy)) * scale;
+      v = clamp(v, snorm ? -1.0f : 0.0f, hdr ? FLT_MAX : 1.0f);
+      if (snorm) v = v * 0.5f + 0.5f;
+      v = transfer_forward(v, transfer, pu_norm);
+    }
+    dst[c * plane + at] = v;
+  }
+  if (aux >= 1)
+    for (int c = 0; c < 3; ++c)
+      dst[(3 + c) * plane + at] =
+          inside ? clamp(nan_to_zero(PLANAR_AT(albedo, c, ix, iy)), 0.0f, 1.0f) : 0.0f;
+  if (aux >= 2)
+    for (int c = 0; c < 3; ++c)
+      dst[(6 + c) * plane + at] =
+          inside ? clamp(nan_to_zero(PLANAR_AT(normal, c, ix, iy)), -1.0f, 1.0f) * 0.5f + 0.5f
+                 : 0.0f;
+}
+
+// The network's output (3 channels, the tensor's (0, 0) at image pixel (rx, ry)) into the
+// pixels [cx, cx + cw) x [cy, cy + ch) of `out` (`planes` of 1 or 3: one takes the mean): NaN to
+// 0, no less than 0, the inverse transfer, then [-1, 1] from [0, 1] when `snorm`, no more than
+// 1 unless `hdr`, times `scale` (the inverse of the input's).
+__kernel void denoise_output(__global const float* src, const int th, const int tw, const int rx,
+                             const int ry, __global float* out, const int out_ox,
+                             const int out_oy, const int out_pitch, const int out_plane,
+                             const int planes, const int cx, const int cy, const int cw,
+                             const int ch, const int transfer, const float pu_norm,
+                             const float scale, const int hdr, const int snorm) {
+  const int x = get_global_id(0), y = get_global_id(1);
+  if (x >= cw || y >= ch) return;
+  const int ix = cx + x, iy = cy + y;
+  const size_t plane = (size_t)th * tw, at = (size_t)(iy - ry) * tw + (ix - rx);
+  float v[3];
+  for (int c = 0; c < 3; ++c) {
+    float s = max(nan_to_zero(src[c * plane + at]), 0.0f);
+    s = transfer_inverse(s, transfer, pu_norm);
+    if (snorm) s = max(s * 2.0f - 1.0f, -1.0f);
+    if (!hdr) s = min(s, 1.0f);
+    v[c] = s;
+  }
+  const size_t o = (size_t)(iy - out_oy) * out_pitch + (ix - out_ox);
+  if (planes == 1) {
+    out[o] = (v[0] + v[1] + v[2]) * (1.0f / 3.0f) * scale;
+  } else {
+    for (int c = 0; c < 3; ++c) out[(size_t)c * out_plane + o] = v[c] * scale;
+  }
+}
+
+// Autoexposure's bins (OIDN: about 16x16 pixels each, bin i of n covering [i*H/n, (i+1)*H/n)):
+// the mean luminance (Rec. 709 weights on colour with NaN as 0, clamped at 0) of each. One
+// work-group of 16 x 16 per bin.
+__kernel __attribute__((reqd_work_group_size(16, 16, 1))) void denoise_exposure_bins(
+    PLANAR(image), const int planes, const int width, const int height, const int bins_w,
+    const int bins_h, __global float* bins) {
+  __local float sums[256];
+  const int i = get_group_id(1), j = get_group_id(0);
+  const int y0 = i * height / bins_h, y1 = (i + 1) * height / bins_h;
+  const int x0 = j * width / bins_w, x1 = (j + 1) * width / bins_w;
+  const int lx = get_local_id(0), ly = get_local_id(1), id = ly * 16 + lx;
+  float sum = 0.0f;
+  for (int y = y0 + ly; y < y1; y += 16)
+    for (int x = x0 + lx; x < x1; x += 16) {
+      float c[3];
+      for (int k = 0; k < 3; ++k)
+        c[k] = max(nan_to_zero(PLANAR_AT(image, planes == 1 ? 0 : k, x, y)), 0.0f);
+      sum += 0.212671f * c[0] + 0.715160f * c[1] + 0.072169f * c[2];
+    }
+  sums[id] = sum;
+  for (int step = 128; step > 0; step >>= 1) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (id < step) sums[id] += sums[id + step];
+  }
+  if (id == 0) bins[i * bins_w + j] = sums[0] / (float)((y1 - y0) * (x1 - x0));
+}
+
+// ---- the network's layers ----
+
+// Weights as the host packs them for a tile of OC_TILE output channels: tile t, input channel
+// c (0 .. the input channels rounded up to IN_STEP), tap k (row-major 3x3), output o of the
+// tile: weight[((t * in_padded + c) * 9 + k) * OC_TILE + o], zero past the real channels; bias
+// likewise padded to whole tiles.
+
+#ifndef RELU
+#define RELU 1
+#endif
+#ifndef UPSAMPLE
+#define UPSAMPLE 0
+#endif
+#ifndef POOL
+#define POOL 0
+#endif
+
+inline float activation(const float v) { return RELU ? fmax(v, 0.0f) : v; }
+
+// Input channel c of the concatenated input at (x, y) of an h x w layer (zero outside): src's
+// channels first (read at half resolution when UPSAMPLE), then skip's.
+inline float layer_input(__global const float* src, const int src_c, __global const float* skip,
+                         const int c, const int y, const int x, const int h, const int w) {
+  if (y < 0 || y >= h || x < 0 || x >= w) return 0.0f;
+  if (c < src_c) {
+    if (UPSAMPLE) return src[((size_t)c * (h / 2) + (y >> 1)) * (w / 2) + (x >> 1)];
+    return src[((size_t)c * h + y) * w + x];
+  }
+  return skip[((size_t)(c - src_c) * h + y) * w + x];
+}
+
+#ifdef CONV_TILED
+// GPUs: a work-group computes TILE_X x TILE_Y pixels of OC_TILE output channels, each work-item
+// a 2 x 2 block (pooled to one pixel with POOL) of OC_ITEM channels. Input channels come
+// IN_STEP at a time: their (TILE_Y + 2) x (TILE_X + 2) patch and their weights are staged in
+// local memory, then every work-item runs its 3x3 windows from there. Work-group: (TILE_X / 2,
+// TILE_Y / 2, OC_TILE / OC_ITEM).
+#define LX (TILE_X / 2)
+#define LY (TILE_Y / 2)
+#define LC (OC_TILE / OC_ITEM)
+#define PATCH_W (TILE_X + 2)
+#define PATCH_H (TILE_Y + 2)
+
+__kernel __attribute__((reqd_work_group_size(LX, LY, LC))) void denoise_conv(
+    __global const float* restrict src, const int src_c, __global const float* restrict skip,
+    __global const float* restrict weight, __global const float* restrict bias,
+    __global float* restrict dst, const int in_c, const int out_c, const int h, const int w) {
+  __local float patch[IN_STEP][PATCH_H][PATCH_W];
+  __local float taps[IN_STEP * 9 * OC_TILE];
+  const int lx = get_local_id(0), ly = get_local_id(1), lc = get_local_id(2);
+  const int id = (lc * LY + ly) * LX + lx;
+  const int threads = LX * LY * LC;
+  const int x0 = get_group_id(0) * TILE_X, y0 = get_group_id(1) * TILE_Y;
+  const int tile = get_group_id(2);
+  const int in_padded = (in_c + IN_STEP - 1) / IN_STEP * IN_STEP;
+
+  float acc[OC_ITEM][2][2];
+  for (int o = 0; o < OC_ITEM; ++o) {
+    const float b = bias[tile * OC_TILE + lc * OC_ITEM + o];
+    acc[o][0][0] = acc[o][0][1] = acc[o][1][0] = acc[o][1][1] = b;
+  }
+  for (int c0 = 0; c0 < in_c; c0 += IN_STEP) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = id; i < IN_STEP * PATCH_H * PATCH_W; i += threads) {
+      const int k = i / (PATCH_H * PATCH_W), r = i % (PATCH_H * PATCH_W);
+      const int py = r / PATCH_W, px = r % PATCH_W;
+      const int c = c0 + k;
+      patch[k][py][px] =
+          c < in_c ? layer_input(src, src_c, skip, c, y0 - 1 + py, x0 - 1 + px, h, w) : 0.0f;
+    }
+    __global const float* wt = weight + ((size_t)tile * in_padded + c0) * 9 * OC_TILE;
+    for (int i = id; i < IN_STEP * 9 * OC_TILE; i += threads) taps[i] = wt[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = 0; k < IN_STEP; ++k) {
+      float v[4][4];  // the work-item's 2x2 block with its one-pixel rim
+      for (int r = 0; r < 4; ++r)
+        for (int s = 0; s < 4; ++s) v[r][s] = patch[k][2 * ly + r][2 * lx + s];
+      for (int ky = 0; ky < 3; ++ky)
+        for (int kx = 0; kx < 3; ++kx) {
+          __local const float* t = taps + (k * 9 + ky * 3 + kx) * OC_TILE + lc * OC_ITEM;
+          for (int o = 0; o < OC_ITEM; ++o) {
+            const float wo = t[o];
+            acc[o][0][0] = fma(wo, v[ky][kx], acc[o][0][0]);
+            acc[o][0][1] = fma(wo, v[ky][kx + 1], acc[o][0][1]);
+            acc[o][1][0] = fma(wo, v[ky + 1][kx], acc[o][1][0]);
+            acc[o][1][1] = fma(wo, v[ky + 1][kx + 1], acc[o][1][1]);
+          }
+        }
+    }
+  }
+  const int x = x0 + 2 * lx, y = y0 + 2 * ly;
+  if (x >= w || y >= h) return;  // h and w are even: the whole 2x2 block is in or out
+  for (int o = 0; o < OC_ITEM; ++o) {
+    const int oc = tile * OC_TILE + lc * OC_ITEM + o;
+    if (oc >= out_c) break;
+    if (POOL) {
+      const float m = fmax(fmax(acc[o][0][0], acc[o][0][1]), fmax(acc[o][1][0], acc[o][1][1]));
+      dst[((size_t)oc * (h / 2) + y / 2) * (w / 2) + x / 2] = activation(m);
+    } else {
+      __global float* d = dst + ((size_t)oc * h + y) * w + x;
+      d[0] = activation(acc[o][0][0]);
+      d[1] = activation(acc[o][0][1]);
+      d[w] = activation(acc[o][1][0]);
+      d[w + 1] = activation(acc[o][1][1]);
+    }
+  }
+}
+#endif
+
+#ifdef CONV_DIRECT
+// CPUs: one work-item per pixel computes OC_TILE output channels, reading its 3x3 windows
+// straight from memory (the caches hold them); PoCL runs consecutive work-items as the lanes of
+// a vector. Upsampling and pooling are separate kernels here (denoise_upsample, denoise_pool).
+__kernel void denoise_conv(__global const float* restrict src, const int src_c,
+                           __global const float* restrict skip,
+                           __global const float* restrict weight,
+                           __global const float* restrict bias, __global float* restrict dst,
+                           const int in_c, const int out_c, const int h, const int w) {
+  const int x = get_global_id(0), y = get_global_id(1), tile = get_global_id(2);
+  if (x >= w || y >= h) return;
+  const int in_padded = (in_c + IN_STEP - 1) / IN_STEP * IN_STEP;
+  float acc[OC_TILE];
+  for (int o = 0; o < OC_TILE; ++o) acc[o] = bias[tile * OC_TILE + o];
+  for (int c = 0; c < in_c; ++c) {
+    __global const float* wt = weight + ((size_t)tile * in_padded + c) * 9 * OC_TILE;
+    for (int ky = 0; ky < 3; ++ky)
+      for (int kx = 0; kx < 3; ++kx) {
+        const float v = layer_input(src, src_c, skip, c, y + ky - 1, x + kx - 1, h, w);
+        __global const float* t = wt + (ky * 3 + kx) * OC_TILE;
+        for (int o = 0; o < OC_TILE; ++o) acc[o] = fma(t[o], v, acc[o]);
+      }
+  }
+  for (int o = 0; o < OC_TILE; ++o) {
+    const int oc = tile * OC_TILE + o;
+    if (oc < out_c) dst[((size_t)oc * h + y) * w + x] = activation(acc[o]);
+  }
+}
+#endif
+
+// dst (channels x 2h x 2w) from src (channels x h x w), nearest.
+__kernel void denoise_upsample(__global const float* src, __global float* dst, const int h,
+                               const int w) {
+  const int x = get_global_id(0), y = get_global_id(1), c = get_global_id(2);
+  if (x >= 2 * w || y >= 2 * h) return;
+  dst[((size_t)c * 2 * h + y) * 2 * w + x] = src[((size_t)c * h + y / 2) * w + x / 2];
+}
+
+// dst (channels x h/2 x w/2): the largest of each 2x2 block of src (channels x h x w).
+__kernel void denoise_pool(__global const float* src, __global float* dst, const int h,
+                           const int w) {
+  const int x = get_global_id(0), y = get_global_id(1), c = get_global_id(2);
+  if (x >= w / 2 || y >= h / 2) return;
+  __global const float* s = src + ((size_t)c * h + 2 * y) * w + 2 * x;
+  dst[((size_t)c * (h / 2) + y) * (w / 2) + x] = fmax(fmax(s[0], s[1]), fmax(s[w], s[w + 1]));
+}

@@ -1,0 +1,771 @@
+// denoise: Intel Open Image Denoise's trained networks (OIDN, Apache-2.0; lib/filters/
+// denoise_net.hpp) with OIDN's own input and output transforms: HDR colour scaled by its
+// autoexposure and mapped by the PU curve, LDR colour as it is (or through the sRGB curve when
+// linear), albedo clamped to [0, 1], normals mapped from [-1, 1] to [0, 1]. The network is
+// picked by the guides the image has (colour, + albedo, + normal), by hdr and by quality; its
+// weights come from OIDN's .tza files (scripts/fetch-weights), checked against the SHA-256 sums
+// halo is built with.
+//
+// The image is cut into tiles whose first row and column are multiples of 16 and that reach
+// the network's receptive radius past the pixels they deliver, so tiles (and strips) give the
+// whole image's result. Device side: kernels/denoise.cl.
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/limits.hpp"
+#include "filters/denoise_net.hpp"
+#include "filters/guides.hpp"
+
+namespace halo {
+
+extern const char* const kDenoiseWeightSums;  // scripts/denoise-weights.sha256, built in
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---- OIDN's transfer functions (training/color.py; kernels/denoise.cl has the same) ----
+
+enum class Transfer { linear = 0, srgb = 1, pu = 2 };  // kernels/denoise.cl's TRANSFER_*
+
+constexpr float kPuA = 1.41283765e+03f, kPuB = 1.64593172e+00f, kPuC = 4.31384981e-01f,
+                kPuD = -2.94139609e-03f, kPuE = 1.92653254e-01f, kPuF = 6.26026094e-03f,
+                kPuG = 9.98620152e-01f, kPuY0 = 1.57945760e-06f, kPuY1 = 3.22087631e-02f,
+                kPuX0 = 2.23151711e-03f, kPuX1 = 3.70974749e-01f;
+
+float pu_forward(float y) {
+  return y <= kPuY0 ? kPuA * y : y <= kPuY1 ? kPuB * std::pow(y, kPuC) + kPuD
+                                              : kPuE * std::log(y + kPuF) + kPuG;
+}
+
+// 1 / pu_forward(65504): the largest half float maps to 1.
+const float kPuNorm = 1.0f / pu_forward(65504.0f);
+
+float forward(float y, Transfer t) {
+  switch (t) {
+    case Transfer::srgb:
+      return y <= 0.0031308f ? 12.92f * y : 1.055f * std::pow(y, 1.0f / 2.4f) - 0.055f;
+    case Transfer::pu:
+      return pu_forward(y) * kPuNorm;
+    default:
+      return y;
+  }
+}
+
+float inverse(float x, Transfer t) {
+  switch (t) {
+    case Transfer::srgb:
+      return x <= 0.04045f ? x / 12.92f : std::pow((x + 0.055f) / 1.055f, 2.4f);
+    case Transfer::pu:
+      x /= kPuNorm;
+      return x <= kPuX0 ? x / kPuA : x <= kPuX1 ? std::pow((x - kPuD) / kPuB, 1.0f / kPuC)
+                                                : std::exp((x - kPuG) / kPuE) - kPuF;
+    default:
+      return x;
+  }
+}
+
+float nan_to_zero(float v) {
+  return std::isnan(v) ? 0.0f : v;
+}
+
+// ---- autoexposure (OIDN: key 0.18 over the log-mean luminance of ~16x16 bins) ----
+
+class Exposure : public InputScan {
+ public:
+  Exposure(int width, int height)
+      : width_(width),
+        height_(height),
+        bins_w_(ceil_div(width, 16)),
+        bins_h_(ceil_div(height, 16)),
+        sums_(std::size_t(bins_w_) * bins_h_, 0.0) {
+    for (int x = 0; x < width; ++x) column_bin_.push_back(bin_of(x, width, bins_w_));
+  }
+
+  void add(const Image& rows) override {
+    const int planes = rows.color_channels() >= 3 ? 3 : 1;
+    for (int y = rows.y0(); y < rows.y0() + rows.height(); ++y) {
+      double* sums = sums_.data() + std::size_t(bin_of(y, height_, bins_h_)) * bins_w_;
+      const float* c[3];
+      for (int k = 0; k < 3; ++k) c[k] = rows.row(planes == 1 ? 0 : k, y - rows.y0());
+      for (int x = 0; x < width_; ++x) {
+        float v[3];
+        for (int k = 0; k < 3; ++k) v[k] = std::max(nan_to_zero(c[k][x]), 0.0f);
+        sums[column_bin_[x]] += 0.212671f * v[0] + 0.715160f * v[1] + 0.072169f * v[2];
+      }
+    }
+  }
+
+  // The bins' mean luminance, as kernels/denoise.cl's denoise_exposure_bins gives them.
+  std::vector<float> means() const {
+    std::vector<float> m(sums_.size());
+    for (int i = 0; i < bins_h_; ++i)
+      for (int j = 0; j < bins_w_; ++j) {
+        const double count = double(span(i, height_, bins_h_)) * span(j, width_, bins_w_);
+        m[std::size_t(i) * bins_w_ + j] = float(sums_[std::size_t(i) * bins_w_ + j] / count);
+      }
+    return m;
+  }
+  float value() const { return from_means(means()); }
+
+  static float from_means(const std::vector<float>& means) {
+    double log_sum = 0;
+    int count = 0;
+    for (const float m : means)
+      if (m > 1e-8f) log_sum += std::log2(double(m)), ++count;
+    return count ? float(0.18 / std::exp2(log_sum / count)) : 1.0f;
+  }
+  int bins_w() const { return bins_w_; }
+  int bins_h() const { return bins_h_; }
+
+ private:
+  // Bin i of n over a line of `size` covers [i * size / n, (i + 1) * size / n).
+  static int bin_of(int p, int size, int n) {
+    int i = int(std::int64_t(p) * n / size);
+    while (std::int64_t(i + 1) * size / n <= p) ++i;
+    while (std::int64_t(i) * size / n > p) --i;
+    return i;
+  }
+  static int span(int i, int size, int n) {
+    return int(std::int64_t(i + 1) * size / n - std::int64_t(i) * size / n);
+  }
+
+  int width_, height_, bins_w_, bins_h_;
+  std::vector<double> sums_;
+  std::vector<int> column_bin_;
+};
+
+// ---- weights ----
+
+// $HALO_WEIGHTS_PATH (a colon-separated list), then the folder beside the executable
+// (PREFIX/bin/halo -> PREFIX/share/halo/weights; build/app/halo -> build/share/halo/weights).
+std::vector<fs::path> weights_dirs() {
+  std::vector<fs::path> dirs;
+  if (const char* env = std::getenv("HALO_WEIGHTS_PATH")) {
+    std::stringstream list(env);
+    for (std::string dir; std::getline(list, dir, ':');)
+      if (!dir.empty()) dirs.emplace_back(dir);
+  }
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) dirs.push_back(exe.parent_path().parent_path() / "share/halo/weights");
+  return dirs;
+}
+
+std::string expected_sha256(const std::string& file) {
+  std::istringstream table(kDenoiseWeightSums);
+  for (std::string sum, name; table >> sum >> name;)
+    if (name == file) return sum;
+  return "";
+}
+
+std::string sha256_hex(const std::vector<char>& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (!EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr))
+    throw Error(ErrorKind::Internal, "SHA-256 failed");
+  std::string hex;
+  for (unsigned int i = 0; i < size; ++i) hex += fmt::format("{:02x}", digest[i]);
+  return hex;
+}
+
+std::vector<char> read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::NoInput, path.string() + ": cannot read weights file");
+  return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+}
+
+// A network by OIDN's name (rt_hdr_alb_nrm: found in weights_dirs() and checked against its
+// SHA-256) or a .tza file's path (read as it is).
+std::shared_ptr<const DenoiseNet> load_net(const std::string& name) {
+  const bool file = name.find('/') != std::string::npos || name.ends_with(".tza");
+  fs::path path = name;
+  if (!file) {
+    const std::vector<fs::path> dirs = weights_dirs();
+    std::string looked;
+    for (const auto& dir : dirs) {
+      std::error_code ec;
+      if (fs::is_regular_file(dir / (name + ".tza"), ec)) {
+        path = dir / (name + ".tza");
+        break;
+      }
+      looked += (looked.empty() ? "" : ", ") + dir.string();
+    }
+    if (path == name)
+      throw Error(ErrorKind::NoInput,
+                  "denoise: OIDN's weights " + name + ".tza are not installed (looked in " +
+                      looked + "); scripts/fetch-weights fetches them, or give weights=FILE.tza");
+  }
+  const std::vector<char> bytes = read_bytes(path);
+  if (!file) {
+    const std::string want = expected_sha256(name + ".tza");
+    const std::string got = sha256_hex(bytes);
+    if (want.empty())
+      throw Error(ErrorKind::Usage, "denoise: no network named " + name);
+    if (got != want)
+      throw Error(ErrorKind::BadData,
+                  path.string() + ": not OIDN's " + name + ".tza (SHA-256 " + got.substr(0, 16) +
+                      "..., expected " + want.substr(0, 16) +
+                      "...); scripts/fetch-weights installs it again");
+  }
+  const auto* data = reinterpret_cast<const std::byte*>(bytes.data());
+  return std::make_shared<DenoiseNet>(parse_tza({data, bytes.size()}, path.string()),
+                                      path.string());
+}
+
+// ---- parameters, and what one run does ----
+
+enum class Quality { fast, balanced, high };
+enum class Aux { noisy, clean, prefilter };
+
+struct DenoiseParams {
+  std::string weights = "auto";
+  Quality quality = Quality::balanced;
+  int hdr = -1, srgb = -1;  // -1: auto
+  double exposure = -1;     // < 0: auto
+  Aux aux = Aux::noisy;
+};
+
+// How one network is applied: OIDN's transfer, range and scale for its main input.
+struct Transform {
+  Transfer transfer = Transfer::linear;
+  bool hdr = false, snorm = false;
+  float scale = 1;  // times the main input; the output is divided by it
+};
+
+// The networks of one run and how each is applied.
+struct Plan {
+  std::string main;                   // OIDN's name or a file
+  Transform io;                       // the main network's
+  bool albedo = false, normal = false;  // guides the main network reads
+  std::string albedo_net, normal_net;   // prefilters of those guides ("": none)
+  bool needs_exposure = false;          // hdr with exposure=auto
+};
+
+const Transform kAlbedoPrefilter{Transfer::srgb, false, false, 1};  // OIDN: albedo, not hdr
+const Transform kNormalPrefilter{Transfer::linear, false, true, 1};  // OIDN: normals, snorm
+
+// ---- tiles ----
+
+struct Box {
+  int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  int width() const { return x1 - x0; }
+  int height() const { return y1 - y0; }
+};
+
+int round_up(int v, int to) {
+  return ceil_div(v, to) * to;
+}
+
+// The pixels a network reads for `core`: `radius` more on each side, widened to multiples of
+// the network's alignment at its start (so pooling windows fall as on the whole image) and at
+// its end unless that is the image's edge, within the image.
+Box net_input(const Box& core, int radius, int width, int height) {
+  const int a = DenoiseNet::kAlignment;
+  return {std::max(0, core.x0 - radius) / a * a, std::max(0, core.y0 - radius) / a * a,
+          std::min(width, round_up(core.x1 + radius, a)),
+          std::min(height, round_up(core.y1 + radius, a))};
+}
+
+// Cores that cover the rows `out` of a `width` wide image, each with `margin` pixels around
+// it at most `max_pixels` in all: the whole rows when they fit, else bands of full rows, else
+// squares.
+std::vector<Box> tile_cores(Span out, int width, int height, int margin, double max_pixels) {
+  const auto fits = [&](int w, int h) {
+    return double(std::min(width, w + 2 * margin)) * std::min(height, h + 2 * margin) <= max_pixels;
+  };
+  int cw = width, ch = out.count();
+  if (!fits(cw, ch)) {
+    ch = int(max_pixels / width) - 2 * margin;
+    if (ch < 64) {
+      const int side = int(std::sqrt(max_pixels)) - 2 * margin;
+      if (side < DenoiseNet::kAlignment)
+        throw Error(ErrorKind::BadData,
+                    fmt::format("denoise: not even a 16x16 tile fits the memory for the "
+                                "network ({:.0f} pixels of activations; --max-memory)",
+                                max_pixels));
+      cw = ch = side / DenoiseNet::kAlignment * DenoiseNet::kAlignment;
+    }
+  }
+  const int nx = ceil_div(width, cw), ny = ceil_div(out.count(), ch);
+  cw = ceil_div(width, nx), ch = ceil_div(out.count(), ny);
+  std::vector<Box> cores;
+  for (int y = out.first; y < out.last; y += ch)
+    for (int x = 0; x < width; x += cw)
+      cores.push_back({x, y, std::min(width, x + cw), std::min(out.last, y + ch)});
+  return cores;
+}
+
+// A float image in image coordinates: channel c of pixel (x, y) at
+// base[c * plane + ((y - oy) * pitch + (x - ox)) * step]; kernels/denoise.cl's PLANAR.
+struct Planar {
+  const float* base = nullptr;
+  int ox = 0, oy = 0, pitch = 0;
+  std::size_t plane = 0;
+  int step = 1;
+
+  float at(int c, int x, int y) const {
+    return base[c * plane + (std::size_t(y - oy) * pitch + (x - ox)) * step];
+  }
+};
+
+Planar planar(const Image& image) {
+  return {image.data().data(), 0, image.y0(), image.pitch(), image.plane_size()};
+}
+
+Planar planar(const Activation& t, const Box& at) {
+  return {t.values.data(), at.x0, at.y0, t.width, std::size_t(t.height) * t.width};
+}
+
+// The network's input for the pixels `box` (kernels/denoise.cl's denoise_input).
+Activation input_reference(int channels, const Box& box, const Planar& main, int main_planes,
+                           const Planar* albedo, const Planar* normal, const Transform& t) {
+  const int a = DenoiseNet::kAlignment;
+  Activation in(channels, round_up(box.height(), a), round_up(box.width(), a));
+  for (int y = 0; y < box.height(); ++y)
+    for (int x = 0; x < box.width(); ++x) {
+      const int ix = box.x0 + x, iy = box.y0 + y;
+      for (int c = 0; c < 3; ++c) {
+        float v = nan_to_zero(main.at(main_planes == 1 ? 0 : c, ix, iy)) * t.scale;
+        v = std::clamp(v, t.snorm ? -1.0f : 0.0f, t.hdr ? FLT_MAX : 1.0f);
+        if (t.snorm) v = v * 0.5f + 0.5f;
+        in.at(c, y, x) = forward(v, t.transfer);
+      }
+      if (albedo)
+        for (int c = 0; c < 3; ++c)
+          in.at(3 + c, y, x) = std::clamp(nan_to_zero(albedo->at(c, ix, iy)), 0.0f, 1.0f);
+      if (normal)
+        for (int c = 0; c < 3; ++c)
+          in.at(6 + c, y, x) =
+              std::clamp(nan_to_zero(normal->at(c, ix, iy)), -1.0f, 1.0f) * 0.5f + 0.5f;
+    }
+  return in;
+}
+
+// The network's output `result` (its (0, 0) at box's corner) into the pixels `core` of `out`
+// (kernels/denoise.cl's denoise_output): one plane takes the mean of three.
+void output_reference(const Activation& result, const Box& box, const Box& core,
+                      const Transform& t, float* out, const Planar& layout, int planes) {
+  for (int y = core.y0; y < core.y1; ++y)
+    for (int x = core.x0; x < core.x1; ++x) {
+      float v[3];
+      for (int c = 0; c < 3; ++c) {
+        float s = std::max(nan_to_zero(result.at(c, y - box.y0, x - box.x0)), 0.0f);
+        s = inverse(s, t.transfer);
+        if (t.snorm) s = std::max(s * 2.0f - 1.0f, -1.0f);
+        if (!t.hdr) s = std::min(s, 1.0f);
+        v[c] = s;
+      }
+      float* o = out + std::size_t(y - layout.oy) * layout.pitch + (x - layout.ox);
+      if (planes == 1)
+        o[0] = (v[0] + v[1] + v[2]) * (1.0f / 3.0f) * (1.0f / t.scale);
+      else
+        for (int c = 0; c < 3; ++c) o[c * layout.plane] = v[c] * (1.0f / t.scale);
+    }
+}
+
+class DenoiseStage : public GuidedStage {
+ public:
+  DenoiseStage(std::string spec, DenoiseParams p, GuideSources sources)
+      : GuidedStage(std::move(spec), std::move(sources)), p_(std::move(p)) {
+    // The networks OIDN publishes have one of two structures; the _large one (two convolutions
+    // at each level) reaches further. A file given may be either.
+    radius_ = DenoiseNet::receptive_radius(false);
+    if (p_.quality == Quality::high || p_.weights != "auto")
+      radius_ = std::max(radius_, DenoiseNet::receptive_radius(true));
+    const int margin = radius_ + DenoiseNet::kAlignment - 1;
+    reach_ = p_.aux == Aux::prefilter ? 2 * margin : margin;
+  }
+
+  int reach() const override { return reach_; }
+  bool tall_strips() const override { return true; }
+
+  std::shared_ptr<InputScan> scan(int width, int height, PixelType source) const override {
+    if (!hdr(source) || p_.exposure >= 0) return nullptr;
+    return std::make_shared<Exposure>(width, height);
+  }
+
+  std::vector<std::string> details(const StageRun& run) const override {
+    const Guides* g = run.guides;
+    // details() is asked before any pixel: the source type is not known here, so both.
+    std::vector<std::string> d;
+    for (const PixelType source : {PixelType::f32, PixelType::u8}) {
+      const Plan plan = plan_for(g, source);
+      std::string nets = plan.main;
+      if (!plan.albedo_net.empty()) nets += " after " + plan.albedo_net + " on the albedo";
+      if (!plan.normal_net.empty()) nets += ", " + plan.normal_net + " on the normals";
+      d.push_back(fmt::format("{} input: OIDN network {}", source == PixelType::f32 ? "float"
+                                                                                   : "8/16-bit",
+                              nets));
+    }
+    if (g && g->has_normal() && !g->has_albedo())
+      d.push_back("normals unused: OIDN has no network for colour and normals without albedo");
+    if (g && !g->described.empty()) d.push_back(g->described);
+    return d;
+  }
+
+  Image reference_rows(const Image& in, Span out, StageRun& run) const override {
+    check_size(run, in.width(), in.span(), in.full_height());
+    const Plan plan = plan_for(run.guides, in.source(), exposure(run, in));
+    const int planes = colour_planes(in.color_channels());
+    Image result = in.like(in.channels(), in.alpha());
+    const Guides* g = run.guides;
+    for (const Box& core : cores(in.width(), in.full_height(), out, plan, host_pixels())) {
+      const Box box = net_input(core, radius_, in.width(), in.full_height());
+      // Prefiltered guides, for the pixels the main network reads.
+      Activation albedo_clean, normal_clean;
+      std::optional<Planar> albedo, normal;
+      if (plan.albedo) albedo = planar(g->albedo);
+      if (plan.normal) normal = planar(g->normal);
+      if (!plan.albedo_net.empty()) {
+        albedo_clean = prefilter_reference(plan.albedo_net, kAlbedoPrefilter, box, *albedo, in);
+        albedo = planar(albedo_clean, box);
+      }
+      if (!plan.normal_net.empty()) {
+        normal_clean = prefilter_reference(plan.normal_net, kNormalPrefilter, box, *normal, in);
+        normal = planar(normal_clean, box);
+      }
+      const DenoiseNet& main = net(plan.main);
+      const Activation input =
+          input_reference(main.input_channels(), box, planar(in), planes,
+                          albedo ? &*albedo : nullptr, normal ? &*normal : nullptr, plan.io);
+      const Activation output = run_reference(main, input);
+      output_reference(output, box, core, plan.io, result.data().data(), planar(result), planes);
+    }
+    copy_alpha(in, result);
+    return result;
+  }
+
+  DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
+                           StageRun& run) const override {
+    check_size(run, in.width, in.span(), in.full_height);
+    const Plan plan = plan_for(run.guides, in.source, exposure(device, run, in));
+    const DeviceGuides& dg = device_guides(device, run);
+    const int planes = colour_planes(in.color_channels());
+    DeviceImage result = device.image_like(in, in.channels, in.alpha);
+    const DeviceSource image{&in.buffer, 0, in.y0, in.pitch, in.plane_size()};
+    for (const Box& core : cores(in.width, in.full_height, out, plan, device_pixels(device))) {
+      const Box box = net_input(core, radius_, in.width, in.full_height);
+      DeviceTensor albedo_clean, normal_clean;
+      DeviceSource albedo{&dg.albedo, 0, in.y0, in.pitch, in.plane_size()};
+      // Normals x, y, z and depth of a pixel side by side (guides.hpp's DeviceGuides).
+      DeviceSource normal{&dg.geometry, 0, in.y0, in.pitch, 1, 4};
+      if (!plan.albedo_net.empty()) {
+        albedo_clean = prefilter_device(device, plan.albedo_net, kAlbedoPrefilter, box, albedo, in);
+        albedo = tensor_source(albedo_clean, box);
+      }
+      if (!plan.normal_net.empty()) {
+        normal_clean = prefilter_device(device, plan.normal_net, kNormalPrefilter, box, normal, in);
+        normal = tensor_source(normal_clean, box);
+      }
+      const DenoiseNet& main = net(plan.main);
+      const int aux = plan.normal ? 2 : plan.albedo ? 1 : 0;
+      const DeviceTensor input = input_device(device, main.input_channels(), box, image, planes,
+                                              albedo, normal, aux, plan.io);
+      const DeviceTensor output = run_device(device, main, input);
+      output_device(device, output, box, core, plan.io, result, planes);
+    }
+    copy_alpha(device, in, result);
+    return result;
+  }
+
+ private:
+  // A buffer holding floats in image coordinates (Planar's layout, on a device).
+  struct DeviceSource {
+    const cl::Buffer* buffer;
+    int ox, oy, pitch;
+    std::size_t plane;
+    int step = 1;
+  };
+
+  static DeviceSource tensor_source(const DeviceTensor& t, const Box& at) {
+    return {&t.buffer, at.x0, at.y0, t.width, std::size_t(t.height) * t.width};
+  }
+
+  static int colour_planes(int channels) {
+    if (channels != 1 && channels != 3)
+      throw Error(ErrorKind::BadData, fmt::format("denoise needs 1 or 3 colour channels (and "
+                                                  "alpha), the image has {}",
+                                                  channels));
+    return channels;
+  }
+
+  bool hdr(PixelType source) const {
+    return p_.hdr >= 0 ? p_.hdr == 1 : source == PixelType::f32;
+  }
+
+  std::string network_name(bool hdr, bool albedo, bool normal) const {
+    std::string name = hdr ? "rt_hdr" : "rt_ldr";
+    if (albedo && normal)
+      name += p_.aux == Aux::noisy ? "_alb_nrm" : "_calb_cnrm";
+    else if (albedo)
+      name += "_alb";
+    if (p_.quality == Quality::fast) return name + "_small";
+    if (p_.quality == Quality::high && name == "rt_hdr_calb_cnrm") return name + "_large";
+    return name;
+  }
+
+  // What a run does with the guides `g` (null: none) on an image of `source` type.
+  Plan plan_for(const Guides* g, PixelType source, float exposure = 1) const {
+    Plan plan;
+    const bool is_hdr = hdr(source);
+    plan.albedo = g && g->has_albedo();
+    plan.normal = plan.albedo && g->has_normal();
+    plan.main = p_.weights != "auto" ? p_.weights : network_name(is_hdr, plan.albedo, plan.normal);
+    if (p_.aux == Aux::prefilter) {
+      const char* large = p_.quality == Quality::high ? "_large" : "";
+      if (plan.albedo) plan.albedo_net = std::string("rt_alb") + large;
+      if (plan.normal) plan.normal_net = std::string("rt_nrm") + large;
+    }
+    plan.io.hdr = is_hdr;
+    // LDR: 8/16-bit values are display-encoded already (OIDN's srgb mode) unless srgb=0.
+    const bool display = p_.srgb >= 0 ? p_.srgb == 1 : source != PixelType::f32;
+    plan.io.transfer = is_hdr ? Transfer::pu : display ? Transfer::linear : Transfer::srgb;
+    plan.io.scale = is_hdr ? (p_.exposure >= 0 ? float(p_.exposure) : exposure) : 1.0f;
+    plan.needs_exposure = is_hdr && p_.exposure < 0;
+    return plan;
+  }
+
+  // The run's exposure: its scan's, or the image's own when it holds the whole image.
+  float exposure(const StageRun& run, const Image& in) const {
+    if (!hdr(in.source()) || p_.exposure >= 0) return 1;
+    if (const auto* scan = dynamic_cast<const Exposure*>(run.scan.get())) return scan->value();
+    whole_or_fail(in.span(), in.full_height());
+    Exposure e(in.width(), in.full_height());
+    e.add(in);
+    return e.value();
+  }
+
+  float exposure(Device& device, const StageRun& run, const DeviceImage& in) const {
+    if (!hdr(in.source) || p_.exposure >= 0) return 1;
+    if (const auto* scan = dynamic_cast<const Exposure*>(run.scan.get())) return scan->value();
+    whole_or_fail(in.span(), in.full_height);
+    const Exposure shape(in.width, in.full_height);
+    std::vector<float> means(std::size_t(shape.bins_w()) * shape.bins_h());
+    cl::Buffer bins = device.buffer(means.size() * sizeof(float), "exposure bins");
+    auto k = device.kernel("denoise.cl", "denoise_exposure_bins", {});
+    set_args(k, in.buffer, 0, in.y0, in.pitch, int(in.plane_size()), 1,
+             colour_planes(in.color_channels()), in.width, in.full_height, shape.bins_w(),
+             shape.bins_h(), bins);
+    device.launch(k, "exposure",
+                  cl::NDRange(std::size_t(shape.bins_w()) * 16, std::size_t(shape.bins_h()) * 16),
+                  cl::NDRange(16, 16), in.plane_size() * 3 * sizeof(float));
+    device.read(bins, means.data(), means.size() * sizeof(float), "exposure bins");
+    return Exposure::from_means(means);
+  }
+
+  void whole_or_fail(Span rows, int height) const {
+    if (rows.first != 0 || rows.last != height)
+      throw Error(ErrorKind::Internal,
+                  "'" + spec() + "': the exposure of a strip's image is not known (no scan)");
+  }
+
+  std::vector<Box> cores(int width, int height, Span out, const Plan& plan,
+                         double max_pixels) const {
+    return tile_cores(out, width, height, reach_for(plan), max_pixels);
+  }
+  int reach_for(const Plan& plan) const {
+    const int margin = radius_ + DenoiseNet::kAlignment - 1;
+    return plan.albedo_net.empty() && plan.normal_net.empty() ? margin : 2 * margin;
+  }
+
+  // Pixels of a tile's largest network input whose activations fit: a share of the host
+  // budget on the reference and CPU devices, of the device's memory on GPUs (each tensor also
+  // within the largest buffer).
+  static double host_pixels() {
+    return double(resource_limits().max_memory) / 4 / (kFloatsPerPixel * sizeof(float));
+  }
+  static double device_pixels(const Device& device) {
+    const DeviceInfo& info = device.info();
+    const double memory = info.gpu ? double(info.global_memory) / 2
+                                   : double(resource_limits().max_memory) / 4;
+    return std::min(memory / (kFloatsPerPixel * sizeof(float)),
+                    double(info.max_allocation) / (kWidestTensor * sizeof(float)));
+  }
+  // Upper bounds over OIDN's networks (DenoiseNet::floats_per_pixel, the widest level-0 layer),
+  // with the prefilters' tensors and the reference's upsampled copies.
+  static constexpr double kFloatsPerPixel = 400;
+  static constexpr double kWidestTensor = 128;
+
+  // A guide's prefiltered copy over `box` (rt_alb or rt_nrm run over the pixels it reads).
+  Activation prefilter_reference(const std::string& name, const Transform& t, const Box& box,
+                                 const Planar& guide, const Image& in) const {
+    const DenoiseNet& n = net(name);
+    const Box reads = net_input(box, radius_, in.width(), in.full_height());
+    const Activation input = input_reference(n.input_channels(), reads, guide, 3, nullptr,
+                                             nullptr, t);
+    const Activation output = run_reference(n, input);
+    Activation clean(3, box.height(), box.width());
+    output_reference(output, reads, box, t, clean.values.data(), planar(clean, box), 3);
+    return clean;
+  }
+
+  DeviceTensor prefilter_device(Device& device, const std::string& name, const Transform& t,
+                                const Box& box, const DeviceSource& guide,
+                                const DeviceImage& in) const {
+    const DenoiseNet& n = net(name);
+    const Box reads = net_input(box, radius_, in.width, in.full_height);
+    const DeviceTensor input =
+        input_device(device, n.input_channels(), reads, guide, 3, guide, guide, 0, t);
+    const DeviceTensor output = run_device(device, n, input);
+    DeviceTensor clean{device.buffer(std::size_t(3) * box.height() * box.width() * sizeof(float),
+                                     name + " result"),
+                       3, box.height(), box.width()};
+    write_output(device, output, reads, box, t, clean.buffer, box.x0, box.y0, box.width(),
+                 std::size_t(box.height()) * box.width(), 3);
+    return clean;
+  }
+
+  static DeviceTensor input_device(Device& device, int channels, const Box& box,
+                                   const DeviceSource& main, int main_planes,
+                                   const DeviceSource& albedo, const DeviceSource& normal,
+                                   int aux, const Transform& t) {
+    const int a = DenoiseNet::kAlignment;
+    const int th = round_up(box.height(), a), tw = round_up(box.width(), a);
+    DeviceTensor input{device.buffer(std::size_t(channels) * th * tw * sizeof(float),
+                                     "network input"),
+                       channels, th, tw};
+    auto k = device.kernel("denoise.cl", "denoise_input", {});
+    set_args(k, input.buffer, channels, th, tw, box.x0, box.y0, box.width(), box.height(),
+             *main.buffer, main.ox, main.oy, main.pitch, int(main.plane), main.step,
+             main_planes, *albedo.buffer, albedo.ox, albedo.oy, albedo.pitch, int(albedo.plane),
+             albedo.step, *normal.buffer, normal.ox, normal.oy, normal.pitch, int(normal.plane),
+             normal.step, aux,
+             int(t.transfer), kPuNorm, t.scale, int(t.hdr), int(t.snorm));
+    device.launch(k, "input", cl::NDRange(tw, th), cl::NDRange(16, 4),
+                  std::size_t(channels) * th * tw * sizeof(float) * 2);
+    return input;
+  }
+
+  static void output_device(Device& device, const DeviceTensor& output, const Box& box,
+                            const Box& core, const Transform& t, DeviceImage& result,
+                            int planes) {
+    write_output(device, output, box, core, t, result.buffer, 0, result.y0, result.pitch,
+                 result.plane_size(), planes);
+  }
+
+  static void write_output(Device& device, const DeviceTensor& output, const Box& box,
+                           const Box& core, const Transform& t, const cl::Buffer& out, int ox,
+                           int oy, int pitch, std::size_t plane, int planes) {
+    auto k = device.kernel("denoise.cl", "denoise_output", {});
+    set_args(k, output.buffer, output.height, output.width, box.x0, box.y0, out, ox, oy, pitch,
+             int(plane), planes, core.x0, core.y0, core.width(), core.height(), int(t.transfer),
+             kPuNorm, 1.0f / t.scale, int(t.hdr), int(t.snorm));
+    device.launch(k, "output", cl::NDRange(core.width(), core.height()), cl::NDRange(16, 4),
+                  std::size_t(core.width()) * core.height() * (3 + planes) * sizeof(float));
+  }
+
+  const DenoiseNet& net(const std::string& name) const {
+    std::lock_guard lock(mutex_);
+    auto& slot = nets_[name];
+    if (!slot) slot = load_net(name);
+    return *slot;
+  }
+
+  DenoiseParams p_;
+  int radius_ = 0, reach_ = 0;
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, std::shared_ptr<const DenoiseNet>> nets_;
+};
+
+}  // namespace
+
+FilterDef denoise_filter() {
+  const char* sources =
+      "; auto: the input's EXR layers (Blender ViewLayer.*, albedo.*, N.*) when present; off: "
+      "not used";
+  std::vector<Param> params = {
+      {.name = "quality",
+       .type = ParamType::Choice,
+       .fallback = "balanced",
+       .doc = "fast: OIDN's _small networks (about a third of the work); balanced: its default "
+              "networks; high: the _large ones where OIDN publishes them (clean or prefiltered "
+              "albedo and normals), else the default",
+       .choices = {"fast", "balanced", "high"}},
+      {.name = "aux",
+       .type = ParamType::Choice,
+       .fallback = "noisy",
+       .doc = "the albedo and normals are noisy like the colour (rendered with it); clean: "
+              "noise-free (OIDN's cleanAux networks); prefilter: denoised first by OIDN's "
+              "rt_alb and rt_nrm networks, then used as clean (best, slowest)",
+       .choices = {"noisy", "clean", "prefilter"}},
+      {.name = "hdr",
+       .type = ParamType::Choice,
+       .fallback = "auto",
+       .doc = "the colour is high dynamic range (OIDN's rt_hdr networks, PU transfer); auto: "
+              "float images (EXR, PFM) are, 8/16-bit ones are not",
+       .choices = {"auto", "0", "1"}},
+      {.name = "srgb",
+       .type = ParamType::Choice,
+       .fallback = "auto",
+       .doc = "low dynamic range colour is display-encoded (sRGB) already; 0: it is linear, "
+              "and goes through the sRGB curve for the network; auto: 8/16-bit values are "
+              "display-encoded, float values linear",
+       .choices = {"auto", "0", "1"}},
+      {.name = "exposure",
+       .type = ParamType::Number,
+       .fallback = "auto",
+       .doc = "HDR colour is multiplied by this before the network and divided by it after "
+              "(OIDN's inputScale); auto: 0.18 over the log-mean luminance of 16x16-pixel bins "
+              "(OIDN's autoexposure), measured over the whole image first",
+       .min = 1e-20,
+       .max = 1e20,
+       .allow_auto = true},
+      {.name = "weights",
+       .type = ParamType::File,
+       .fallback = "auto",
+       .doc = "the network: auto (chosen from hdr, the guides present, aux and quality), one "
+              "of OIDN's by name (rt_hdr_alb_nrm, rt_ldr_small, ...), or a .tza file"},
+      {.name = "albedo",
+       .type = ParamType::File,
+       .fallback = "auto",
+       .doc = std::string("diffuse colour, 3 channels, e.g. a.exr[R,G,B]") + sources},
+      {.name = "normal",
+       .type = ParamType::File,
+       .fallback = "auto",
+       .doc = std::string("normals, 3 channels in [-1, 1] (any space), used with albedo") +
+              sources}};
+  return {
+      .name = "denoise",
+      .summary = "render denoising with Intel Open Image Denoise's trained networks (OIDN's "
+                 "U-Net and weights), guided by albedo and normals",
+      .params = std::move(params),
+      .notes = {"network: rt_hdr (colour), rt_hdr_alb (+ albedo), rt_hdr_alb_nrm (+ albedo and "
+                "normals), rt_hdr_calb_cnrm (clean guides); rt_ldr* for 8/16-bit colour; "
+                "weights from scripts/fetch-weights (OIDN, Apache-2.0), SHA-256 checked",
+                "run in tiles that overlap by the network's receptive field, aligned to 16: "
+                "strips and tiles give the whole image's result",
+                "--verify compares with the C++ reference of every layer; results agree to "
+                "float rounding (summation order), not bit for bit",
+                "no border rule: the network pads with zeros, as it was trained"},
+      .example = "denoise:quality=high:aux=prefilter",
+      .make = [](const Args& args) -> std::unique_ptr<Stage> {
+        DenoiseParams p;
+        p.weights = args.text("weights");
+        const std::string& q = args.text("quality");
+        p.quality = q == "fast" ? Quality::fast : q == "high" ? Quality::high : Quality::balanced;
+        const std::string& aux = args.text("aux");
+        p.aux = aux == "clean" ? Aux::clean : aux == "prefilter" ? Aux::prefilter : Aux::noisy;
+        p.hdr = args.is_auto("hdr") ? -1 : args.text("hdr") == "1";
+        p.srgb = args.is_auto("srgb") ? -1 : args.text("srgb") == "1";
+        if (!args.is_auto("exposure")) p.exposure = args.number("exposure");
+        GuideSources sources{args.text("normal"), "off", args.text("albedo"), false};
+        if (sources.albedo == "off" && sources.normal != "off" && sources.normal != "auto")
+          args.fail("normal", "needs albedo: OIDN has no network for colour and normals alone");
+        if (p.weights != "auto" && p.aux == Aux::prefilter)
+          args.fail("aux", "prefilter chooses OIDN's networks itself; not with weights=");
+        return std::make_unique<DenoiseStage>(args.spec_text(), std::move(p), std::move(sources));
+      }};
+}
+
+}  // namespace halo
