@@ -265,32 +265,86 @@ __kernel __attribute__((reqd_work_group_size(LX, LY, LC))) void denoise_conv(
 }
 #endif
 
-#ifdef CONV_DIRECT
-// CPUs: one work-item per pixel computes OC_TILE output channels, reading its 3x3 windows
-// straight from memory (the caches hold them); PoCL runs consecutive work-items as the lanes of
-// a vector. Upsampling and pooling are separate kernels here (denoise_upsample, denoise_pool).
+#ifdef CONV_VEC
+// CPUs: a work-item computes VEC neighbouring pixels of one row (one vector) for OC_TILE output
+// channels, loading each input row's three shifted vectors once for the 3x3 window's columns;
+// the weights are broadcast from memory. Upsampling and pooling are separate kernels here
+// (denoise_upsample, denoise_pool).
+
+// VEC pixels of `row` from x on, zero outside [0, w).
+inline FLOATV edge_load(__global const float* row, const int x, const int w) {
+  float v[VEC];
+  for (int i = 0; i < VEC; ++i) v[i] = x + i >= 0 && x + i < w ? row[x + i] : 0.0f;
+  return VLOAD(0, v);
+}
+
+// One input row's three taps into every accumulator: `row` points at the work-item's first
+// pixel, `t` at the row's 3 x OC_TILE weights. EDGE: columns past the sides read as zero.
+#define ROW_TAPS(EDGE)                                                         \
+  {                                                                            \
+    const FLOATV v0 = EDGE ? edge_load(row - x0, x0 - 1, w) : VLOAD(0, row - 1); \
+    const FLOATV v1 = EDGE ? edge_load(row - x0, x0, w) : VLOAD(0, row);         \
+    const FLOATV v2 = EDGE ? edge_load(row - x0, x0 + 1, w) : VLOAD(0, row + 1); \
+    for (int o = 0; o < OC_TILE; ++o) {                                        \
+      acc[o] = fma((FLOATV)(t[o]), v0, acc[o]);                                \
+      acc[o] = fma((FLOATV)(t[OC_TILE + o]), v1, acc[o]);                      \
+      acc[o] = fma((FLOATV)(t[2 * OC_TILE + o]), v2, acc[o]);                  \
+    }                                                                          \
+  }
+
+// Every input channel of `planes` (c0 .. c1 of the concatenated input, planes starting at
+// channel c0) into the accumulators. Rows past the top and bottom are skipped.
+#define CHANNELS(planes, c0, c1, EDGE)                                                    \
+  for (int c = c0; c < c1; ++c) {                                                         \
+    __global const float* col = planes + (size_t)(c - c0) * h * w + x0;                   \
+    __global const float* wt = weight + ((size_t)tile * in_padded + c) * 9 * OC_TILE;     \
+    if (y > 0) {                                                                          \
+      __global const float* row = col + (size_t)(y - 1) * w;                              \
+      __global const float* t = wt;                                                       \
+      ROW_TAPS(EDGE)                                                                      \
+    }                                                                                     \
+    {                                                                                     \
+      __global const float* row = col + (size_t)y * w;                                    \
+      __global const float* t = wt + 3 * OC_TILE;                                         \
+      ROW_TAPS(EDGE)                                                                      \
+    }                                                                                     \
+    if (y < h - 1) {                                                                      \
+      __global const float* row = col + (size_t)(y + 1) * w;                              \
+      __global const float* t = wt + 6 * OC_TILE;                                         \
+      ROW_TAPS(EDGE)                                                                      \
+    }                                                                                     \
+  }
+
 __kernel void denoise_conv(__global const float* restrict src, const int src_c,
                            __global const float* restrict skip,
                            __global const float* restrict weight,
                            __global const float* restrict bias, __global float* restrict dst,
                            const int in_c, const int out_c, const int h, const int w) {
-  const int x = get_global_id(0), y = get_global_id(1), tile = get_global_id(2);
-  if (x >= w || y >= h) return;
+  // Output channel tiles first: neighbouring work-groups share their input rows in the cache.
+  const int tile = get_global_id(0), x0 = get_global_id(1) * VEC, y = get_global_id(2);
+  if (x0 >= w || y >= h) return;
   const int in_padded = (in_c + IN_STEP - 1) / IN_STEP * IN_STEP;
-  float acc[OC_TILE];
-  for (int o = 0; o < OC_TILE; ++o) acc[o] = bias[tile * OC_TILE + o];
-  for (int c = 0; c < in_c; ++c) {
-    __global const float* wt = weight + ((size_t)tile * in_padded + c) * 9 * OC_TILE;
-    for (int ky = 0; ky < 3; ++ky)
-      for (int kx = 0; kx < 3; ++kx) {
-        const float v = layer_input(src, src_c, skip, c, y + ky - 1, x + kx - 1, h, w);
-        __global const float* t = wt + (ky * 3 + kx) * OC_TILE;
-        for (int o = 0; o < OC_TILE; ++o) acc[o] = fma(t[o], v, acc[o]);
-      }
+  FLOATV acc[OC_TILE];
+  for (int o = 0; o < OC_TILE; ++o) acc[o] = (FLOATV)(bias[tile * OC_TILE + o]);
+  if (x0 >= 1 && x0 + VEC + 1 <= w) {
+    CHANNELS(src, 0, src_c, false)
+    CHANNELS(skip, src_c, in_c, false)
+  } else {
+    CHANNELS(src, 0, src_c, true)
+    CHANNELS(skip, src_c, in_c, true)
   }
   for (int o = 0; o < OC_TILE; ++o) {
     const int oc = tile * OC_TILE + o;
-    if (oc < out_c) dst[((size_t)oc * h + y) * w + x] = activation(acc[o]);
+    if (oc >= out_c) break;
+    __global float* d = dst + ((size_t)oc * h + y) * w + x0;
+    const FLOATV r = RELU ? fmax(acc[o], 0.0f) : acc[o];
+    if (x0 + VEC <= w) {
+      VSTORE(r, 0, d);
+    } else {
+      float lanes[VEC];
+      VSTORE(r, 0, lanes);
+      for (int i = 0; x0 + i < w; ++i) d[i] = lanes[i];
+    }
   }
 }
 #endif

@@ -189,7 +189,12 @@ const std::vector<TuningField>& tuning_fields() {
                                                   {"vec_w", &Tuning::vec_w},
                                                   {"vec_h", &Tuning::vec_h},
                                                   {"vec_cols", &Tuning::vec_cols},
-                                                  {"vec_conv", &Tuning::vec_conv}};
+                                                  {"vec_conv", &Tuning::vec_conv},
+                                                  {"net_tile_x", &Tuning::net_tile_x},
+                                                  {"net_tile_y", &Tuning::net_tile_y},
+                                                  {"net_oc_tile", &Tuning::net_oc_tile},
+                                                  {"net_oc_item", &Tuning::net_oc_item},
+                                                  {"net_in_step", &Tuning::net_in_step}};
   return fields;
 }
 

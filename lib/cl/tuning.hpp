@@ -55,6 +55,11 @@ struct Tuning {
   // rows down a column per work-item of separable.cl's columns pass and conv.cl's conv_vec
   // (each row loaded once serves them all).
   int vec = 0, vec_w = 8, vec_h = 4, vec_cols = 16, vec_conv = 1;
+  // denoise.cl's convolutions. GPUs: work-groups of net_tile_x x net_tile_y pixels and
+  // net_oc_tile output channels, a 2x2 block of net_oc_item channels per work-item, net_in_step
+  // input channels staged in local memory at a time. CPUs (vec > 0): vec pixels of a row and
+  // net_oc_item channels per work-item.
+  int net_tile_x = 32, net_tile_y = 8, net_oc_tile = 32, net_oc_item = 8, net_in_step = 8;
 };
 
 struct DeviceInfo;

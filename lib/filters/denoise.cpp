@@ -234,6 +234,7 @@ struct DenoiseParams {
   int hdr = -1, srgb = -1;  // -1: auto
   double exposure = -1;     // < 0: auto
   Aux aux = Aux::noisy;
+  int tile = 0;  // largest tile side delivered; 0: as large as memory allows
 };
 
 // How one network is applied: OIDN's transfer, range and scale for its main input.
@@ -279,12 +280,13 @@ Box net_input(const Box& core, int radius, int width, int height) {
 
 // Cores that cover the rows `out` of a `width` wide image, each with `margin` pixels around
 // it at most `max_pixels` in all: the whole rows when they fit, else bands of full rows, else
-// squares.
-std::vector<Box> tile_cores(Span out, int width, int height, int margin, double max_pixels) {
+// squares; no side longer than `side` when that is given.
+std::vector<Box> tile_cores(Span out, int width, int height, int margin, double max_pixels,
+                            int side) {
   const auto fits = [&](int w, int h) {
     return double(std::min(width, w + 2 * margin)) * std::min(height, h + 2 * margin) <= max_pixels;
   };
-  int cw = width, ch = out.count();
+  int cw = side ? std::min(side, width) : width, ch = side ? std::min(side, out.count()) : out.count();
   if (!fits(cw, ch)) {
     ch = int(max_pixels / width) - 2 * margin;
     if (ch < 64) {
@@ -572,7 +574,7 @@ class DenoiseStage : public GuidedStage {
 
   std::vector<Box> cores(int width, int height, Span out, const Plan& plan,
                          double max_pixels) const {
-    return tile_cores(out, width, height, reach_for(plan), max_pixels);
+    return tile_cores(out, width, height, reach_for(plan), max_pixels, p_.tile);
   }
   int reach_for(const Plan& plan) const {
     const int margin = radius_ + DenoiseNet::kAlignment - 1;
@@ -721,6 +723,16 @@ FilterDef denoise_filter() {
        .min = 1e-20,
        .max = 1e20,
        .allow_auto = true},
+      {.name = "tile",
+       .type = ParamType::Integer,
+       .fallback = "auto",
+       .doc = "largest side of the tiles the image is denoised in (auto: as large as memory "
+              "allows; the whole image where it fits); each tile also reads the network's "
+              "receptive field around it, so smaller tiles use less memory and repeat more work, "
+              "with the same result",
+       .min = 16,
+       .max = 65536,
+       .allow_auto = true},
       {.name = "weights",
        .type = ParamType::File,
        .fallback = "auto",
@@ -759,6 +771,8 @@ FilterDef denoise_filter() {
         p.hdr = args.is_auto("hdr") ? -1 : args.text("hdr") == "1";
         p.srgb = args.is_auto("srgb") ? -1 : args.text("srgb") == "1";
         if (!args.is_auto("exposure")) p.exposure = args.number("exposure");
+        if (!args.is_auto("tile")) p.tile = args.integer("tile");
+        if (p.weights == "off") args.fail("weights", "the network cannot be off");
         GuideSources sources{args.text("normal"), "off", args.text("albedo"), false};
         if (sources.albedo == "off" && sources.normal != "off" && sources.normal != "auto")
           args.fail("normal", "needs albedo: OIDN has no network for colour and normals alone");

@@ -11,19 +11,25 @@ namespace halo {
 
 namespace {
 
-// The launch shape of denoise_conv on a device.
+// The launch shape of denoise_conv on a device (Tuning's net_* fields; CPUs: vec).
 struct ConvShape {
   bool tiled = true;
   int tile_x = 32, tile_y = 8;  // pixels per work-group (tiled)
-  int oc_tile = 32;             // output channels per work-group (tiled) or work-item (direct)
+  int oc_tile = 32;             // output channels per work-group (tiled) or work-item (vec)
   int oc_item = 8;              // output channels per work-item (tiled)
   int in_step = 8;              // input channels per local-memory stage (tiled)
+  int vec = 0;                  // pixels per work-item (vec)
 };
 
 ConvShape conv_shape(const Device& device) {
-  ConvShape s;
-  if (!device.info().gpu) s = {.tiled = false, .oc_tile = 16, .in_step = 1};
-  return s;
+  const Tuning& t = device.tuning();
+  if (t.vec > 0) return {.tiled = false, .oc_tile = t.net_oc_item, .in_step = 1, .vec = t.vec};
+  return {.tiled = true,
+          .tile_x = t.net_tile_x,
+          .tile_y = t.net_tile_y,
+          .oc_tile = t.net_oc_tile,
+          .oc_item = t.net_oc_item,
+          .in_step = t.net_in_step};
 }
 
 // The layer's weights in the order denoise_conv reads them (see kernels/denoise.cl).
@@ -78,7 +84,7 @@ DeviceTensor conv_layer(Device& device, const NetLayer& l, const ConvShape& s,
   }
   const bool fused_pool = l.pool && s.tiled;
   DeviceTensor out = tensor(device, l.out, fused_pool ? h / 2 : h, fused_pool ? w / 2 : w, l.name);
-  Defines defines = {{s.tiled ? "CONV_TILED" : "CONV_DIRECT", "1"},
+  Defines defines = {{s.tiled ? "CONV_TILED" : "CONV_VEC", "1"},
                      {"RELU", l.relu ? "1" : "0"},
                      {"UPSAMPLE", l.upsample && s.tiled ? "1" : "0"},
                      {"POOL", fused_pool ? "1" : "0"},
@@ -88,6 +94,8 @@ DeviceTensor conv_layer(Device& device, const NetLayer& l, const ConvShape& s,
     defines.push_back({"TILE_X", std::to_string(s.tile_x)});
     defines.push_back({"TILE_Y", std::to_string(s.tile_y)});
     defines.push_back({"OC_ITEM", std::to_string(s.oc_item)});
+  } else {
+    defines.push_back({"VEC", std::to_string(s.vec)});
   }
   auto k = device.kernel("denoise.cl", "denoise_conv", defines);
   const cl::Buffer weights = device.constants(packed_weights(l, s), l.name + " weights");
@@ -104,7 +112,10 @@ DeviceTensor conv_layer(Device& device, const NetLayer& l, const ConvShape& s,
                   cl::NDRange(lx, ly, lc), bytes);
     return out;
   }
-  device.launch(k, l.name, cl::NDRange(w, h, tiles), cl::NDRange(16, 1, 1), bytes);
+  // One work-item a work-group: PoCL runs each as one call, its vectors as they are (larger
+  // groups measured slower).
+  device.launch(k, l.name, cl::NDRange(tiles, ceil_div(w, s.vec), h), cl::NDRange(1, 1, 1),
+                bytes);
   if (!l.pool) return out;
   DeviceTensor pooled = tensor(device, l.out, h / 2, w / 2, l.name + " pooled");
   launch_per_sample(device, "denoise_pool", out, pooled, l.name + " pool");

@@ -275,16 +275,35 @@ class Checks {
 // What each stage's scan (Stage::scan) found, by stage; empty when none scans.
 using Scans = std::vector<std::shared_ptr<const InputScan>>;
 
-// The first pass for stages that scan their input: when the image comes in more than one strip,
-// the first stage's scan (the only one Pipeline::whole_image_reason lets stream) reads the whole
-// input in strips of the plan's height, then the input starts over. One strip: the stage has the
-// whole image and measures it itself.
+// The first stage's scan, when it has one (Pipeline::whole_image_reason keeps the others from
+// streaming: they see the whole image and measure it themselves).
+std::shared_ptr<InputScan> first_scan(const Pipeline& pipeline, int width, int height,
+                                      PixelType type) {
+  if (pipeline.stages().empty()) return nullptr;
+  return pipeline.stages()[0]->scan(width, height, type);
+}
+
+// A strip's rows into a scan, a few at a time (no float copy of the whole strip).
+void scan_rows(InputScan& scan, const HostStrip& strip, int height) {
+  const PixelBuffer& p = strip.pixels;
+  const std::size_t row_bytes = p.bytes.size() / std::max(p.height, 1);
+  for (int y = 0; y < p.height; y += 64) {
+    const int n = std::min(64, p.height - y);
+    PixelBuffer part = PixelBuffer::uninitialized(p.width, n, p.channels, p.type, p.alpha);
+    std::memcpy(part.bytes.data(), p.bytes.data() + y * row_bytes, n * row_bytes);
+    const int first = strip.rows.first + y;
+    scan.add(to_image(part, {first, first + n}, height));
+  }
+}
+
+// The scan before the first strip, when the image comes in more than one: the input read
+// through once in strips of the plan's height, then started over. With one strip, the lane scans
+// it as it arrives (scan_single).
 Scans scan_input(const Pipeline& pipeline, const StreamInput& input, const StripPlan& plan,
                  std::pmr::memory_resource* memory) {
-  if (pipeline.stages().empty() || plan.strips() < 2) return {};
   const std::shared_ptr<InputScan> scan =
-      pipeline.stages()[0]->scan(input.width, input.height, input.type);
-  if (!scan) return {};
+      first_scan(pipeline, input.width, input.height, input.type);
+  if (!scan || plan.strips() < 2) return {};
   if (!input.rewind)
     throw Error(ErrorKind::Internal, "'" + pipeline.stages()[0]->spec() +
                                          "' measures its whole input, which cannot be read twice");
@@ -293,10 +312,21 @@ Scans scan_input(const Pipeline& pipeline, const StreamInput& input, const Strip
     const Span span{y, std::min(input.height, y + rows)};
     HostStrip strip = make_strip(input, span, memory);
     input.read(strip, span);
-    scan->add(to_image(strip.pixels, span, input.height));
+    scan_rows(*scan, strip, input.height);
   }
   input.rewind();
   return {scan};
+}
+
+// The scan of an image that comes in one strip: `strip` itself, before the first stage runs
+// (the same sums as scan_input's, so one strip and many give the same result).
+std::shared_ptr<const InputScan> scan_single(const Pipeline& pipeline, const StripPlan& plan,
+                                             const HostStrip& strip) {
+  if (plan.strips() != 1) return nullptr;
+  const std::shared_ptr<InputScan> scan =
+      first_scan(pipeline, strip.pixels.width, plan.height(), strip.pixels.type);
+  if (scan) scan_rows(*scan, strip, plan.height());
+  return scan;
 }
 
 // One strip on the device: upload, the stages, download; with verification, each stage's
@@ -321,6 +351,7 @@ class DeviceLane {
 
   OutputStrip run(int k, const HostStrip& strip) {
     const Span own = plan_.output(k);
+    if (auto scan = scan_single(pipeline_, plan_, strip)) runs_[0].scan = reference_runs_[0].scan = scan;
     DeviceImage current = upload_strip(strip);
     std::vector<DeviceGuides> guides;
     for (const auto& g : strip.guides) guides.push_back(upload_guides(device_, &g));
@@ -425,6 +456,7 @@ class ReferenceLane {
     // Without filters and with the input's sample type the strip is the output (its rows are
     // its own: the reach is 0): no round trip through floats.
     if (stages.empty() && strip.pixels.type == type_) return {own, strip.pixels};
+    if (auto scan = scan_single(pipeline_, plan_, strip)) runs_[0].scan = scan;
     Image image = to_image(strip.pixels, strip.rows, plan_.height());
     for (std::size_t i = 0; i < stages.size(); ++i) {
       const int set = pipeline_.guide_set(i);
