@@ -20,6 +20,7 @@
 #include "cl/cl_error.hpp"
 #include "cl/pinned_pool.hpp"
 #include "filters/convert.hpp"
+#include "filters/denoise_net.hpp"
 #include "filters/guides.hpp"
 #include "filters/histogram.hpp"
 #include "filters/registry.hpp"
@@ -42,6 +43,8 @@ struct Options {
   bool filters_on = true;
   bool guided = true;
   int stream = 0;  // images for the batch-overlap measurement; 0: skip it
+  std::vector<std::string> denoise_sizes;  // WxH frames for the denoise network; none: skip it
+  std::vector<std::string> denoise_specs = {"denoise"};
   int runs = 20;
   int warmup = 3;
   std::string device = "auto";
@@ -254,6 +257,111 @@ void bench_guided(Device& device, const Options& o, double copy, nlohmann::json&
   }
 }
 
+// The device's fused multiply-add throughput (flop/s) by kernels/peak.cl: the ceiling of
+// compute-bound kernels, measured like the copy bandwidth.
+double peak_flops(Device& device, int runs) {
+  const int width = std::max(device.tuning().vec, 1);
+  const std::size_t items = std::size_t(device.info().compute_units) * 2048 * 4 / width;
+  const int chains = 8, steps = 1024;
+  cl::Buffer out = device.buffer(items * sizeof(float), "peak output");
+  auto k = device.kernel("peak.cl", "peak_fma",
+                         {{"CHAINS", std::to_string(chains)},
+                          {"STEPS", std::to_string(steps)},
+                          {"WIDTH", std::to_string(width)}});
+  std::vector<double> ms;
+  for (int i = 0; i < runs + 2; ++i) {
+    set_args(k, out, 0.999f, 0.001f);
+    device.launch(k, "peak", cl::NDRange(items), cl::NDRange(width > 1 ? 1 : 256));
+    const auto t = device.take_timings();
+    if (i >= 2) ms.push_back(t.front().ms);
+  }
+  return 2.0 * chains * steps * width * items / (median(ms) * 1e-3);
+}
+
+// Guides like a render's for the denoise network: albedo in (0, 1), unit normals.
+Guides denoise_guides(int w, int h) {
+  Image n(w, h, 3), a(w, h, 3);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(0.05f, 0.95f);
+  for (float& v : a.data()) v = u(rng);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const float t = float((x / 37 + y / 23) % 7) * 0.4f;
+      n.at(x, y, 0) = std::sin(t), n.at(x, y, 2) = std::cos(t);
+    }
+  Guides g;
+  g.normal = std::move(n);
+  g.albedo = std::move(a);
+  return g;
+}
+
+// OIDN's network through the denoise filter on RGB float frames with albedo and normals: the
+// whole filter and each layer, against floors from the layer's work at the measured FMA
+// throughput and its tensors' bytes at the copy bandwidth (the larger of the two, per layer).
+// Checked against the reference on a 160x96 frame first.
+void bench_denoise(Device& device, const Options& o, double copy, nlohmann::json& results) {
+  const double peak = peak_flops(device, o.runs);
+  fmt::print("\ndenoise: FMA peak {:.3f} TFLOP/s (kernels/peak.cl), copy {:.0f} GB/s\n",
+             peak * 1e-12, copy);
+  for (const auto& spec : o.denoise_specs) {
+    const auto stage = make_stage(spec);
+    {
+      const int w = 160, h = 96;
+      const Guides g = denoise_guides(w, h);
+      StageRun dev_run, ref_run;
+      dev_run.guides = ref_run.guides = &g;
+      const PixelBuffer small = random_floats(w, h, 3);
+      const Image got =
+          download_image(device, stage->enqueue(device, upload(device, small), dev_run));
+      device.take_timings();
+      const double error = compare(got, stage->reference(to_image(small), ref_run), 1e-4).max_error;
+      fmt::print("{} against the reference (160x96): max error {:.3g}\n", spec, error);
+    }
+    for (const auto& size : o.denoise_sizes) {
+      int w = 0, h = 0;
+      std::sscanf(size.c_str(), "%dx%d", &w, &h);
+      const Guides g = denoise_guides(w, h);
+      StageRun run;
+      run.guides = &g;
+      const DeviceImage input = upload(device, random_floats(w, h, 3));
+      device.take_timings();
+      const Timed timed = time_runs(device, o, {"alpha"}, [&] { stage->enqueue(device, input, run); });
+      // The network the filter ran, for the floors.
+      const auto net = DenoiseNet::load("rt_hdr_alb_nrm");
+      const double px = double(ceil_div(w, 16) * 16) * (ceil_div(h, 16) * 16);
+      double floor_total = 0, flops_total = 0;
+      nlohmann::json layers = nlohmann::json::array();
+      fmt::print("\n{:<24} {:>9} {:>9} {:>9} {:>8}   ({} {})\n", "layer", "ms", "TFLOP/s",
+                 "floor ms", "x floor", spec, size);
+      for (const auto& l : net->layers()) {
+        const double at = px / double(1 << (2 * l.level));
+        const double flops = 2.0 * 9 * l.in * l.out * at;
+        const double bytes = 4.0 * (l.in * at + l.out * (l.pool ? at / 4 : at));
+        const double floor_ms = std::max(flops / peak, bytes / (copy * 1e9)) * 1e3;
+        double ms = 0;
+        for (const auto& [label, t] : timed.by_label)
+          if (label == l.name || label.rfind(l.name + " ", 0) == 0) ms += t;
+        floor_total += floor_ms, flops_total += flops;
+        fmt::print("{:<24} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.2f}\n", l.name, ms, flops / (ms * 1e9),
+                   floor_ms, ms / floor_ms);
+        layers.push_back({{"layer", l.name}, {"ms", ms}, {"flops", flops}, {"floor_ms", floor_ms}});
+      }
+      const double m = timed.median_ms;
+      fmt::print("{:<24} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.2f}   wall {:.3f} ms\n", "whole filter", m,
+                 flops_total / (m * 1e9), floor_total, m / floor_total, timed.wall_ms);
+      results.push_back({{"denoise", spec},
+                         {"size", size},
+                         {"median_ms", m},
+                         {"wall_ms", timed.wall_ms},
+                         {"floor_ms", floor_total},
+                         {"flops", flops_total},
+                         {"peak_flops", peak},
+                         {"layers", layers},
+                         {"kernels_ms", timed.by_label}});
+    }
+  }
+}
+
 // Host <-> device bandwidth from pageable (std::vector) and pinned memory, by event times.
 // Returns the pinned {upload, download} GB/s.
 std::pair<double, double> bench_transfers(Device& device, const Options& o,
@@ -379,6 +487,7 @@ int run(const Options& o) {
     }
   }
   if (o.guided) bench_guided(device, o, copy, results);
+  if (!o.denoise_sizes.empty()) bench_denoise(device, o, copy, results);
   if (o.histograms) bench_histograms(device, o, copy, results);
   if (o.stream > 0) bench_stream(device, o, bench_transfers(device, o, results), results);
   if (!o.json.empty()) {
@@ -418,6 +527,11 @@ int main(int argc, char** argv) {
                  "also stream N 8K and N 16K RGB8 frames from host memory to host memory "
                  "(gaussian r=8, strips as halo run sizes them) on one and two queues, against "
                  "the pinned transfer floor; and pageable vs pinned transfers");
+  app.add_option("--denoise", o.denoise_sizes,
+                 "also time the denoise network (OIDN's U-Net, weights installed) on RGB frames "
+                 "of these sizes with albedo and normals, per layer, against FMA and copy floors "
+                 "(e.g. 1920x1080 3840x2160)");
+  app.add_option("--denoise-spec", o.denoise_specs, "denoise specs to time")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (std::sscanf(size.c_str(), "%dx%d", &o.width, &o.height) != 2) {
     fmt::print(stderr, "halo_bench: --size wants WxH, got {}\n", size);

@@ -9,8 +9,6 @@
 // The image is cut into tiles whose first row and column are multiples of 16 and that reach
 // the network's receptive radius past the pixels they deliver, so tiles (and strips) give the
 // whole image's result. Device side: kernels/denoise.cl.
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -27,8 +25,6 @@
 #include "filters/guides.hpp"
 
 namespace halo {
-
-extern const char* const kDenoiseWeightSums;  // scripts/denoise-weights.sha256, built in
 
 namespace {
 
@@ -144,84 +140,6 @@ class Exposure : public InputScan {
   std::vector<double> sums_;
   std::vector<int> column_bin_;
 };
-
-// ---- weights ----
-
-// $HALO_WEIGHTS_PATH (a colon-separated list), then the folder beside the executable
-// (PREFIX/bin/halo -> PREFIX/share/halo/weights; build/app/halo -> build/share/halo/weights).
-std::vector<fs::path> weights_dirs() {
-  std::vector<fs::path> dirs;
-  if (const char* env = std::getenv("HALO_WEIGHTS_PATH")) {
-    std::stringstream list(env);
-    for (std::string dir; std::getline(list, dir, ':');)
-      if (!dir.empty()) dirs.emplace_back(dir);
-  }
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) dirs.push_back(exe.parent_path().parent_path() / "share/halo/weights");
-  return dirs;
-}
-
-std::string expected_sha256(const std::string& file) {
-  std::istringstream table(kDenoiseWeightSums);
-  for (std::string sum, name; table >> sum >> name;)
-    if (name == file) return sum;
-  return "";
-}
-
-std::string sha256_hex(const std::vector<char>& bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  if (!EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr))
-    throw Error(ErrorKind::Internal, "SHA-256 failed");
-  std::string hex;
-  for (unsigned int i = 0; i < size; ++i) hex += fmt::format("{:02x}", digest[i]);
-  return hex;
-}
-
-std::vector<char> read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::NoInput, path.string() + ": cannot read weights file");
-  return std::vector<char>(std::istreambuf_iterator<char>(in), {});
-}
-
-// A network by OIDN's name (rt_hdr_alb_nrm: found in weights_dirs() and checked against its
-// SHA-256) or a .tza file's path (read as it is).
-std::shared_ptr<const DenoiseNet> load_net(const std::string& name) {
-  const bool file = name.find('/') != std::string::npos || name.ends_with(".tza");
-  fs::path path = name;
-  if (!file) {
-    const std::vector<fs::path> dirs = weights_dirs();
-    std::string looked;
-    for (const auto& dir : dirs) {
-      std::error_code ec;
-      if (fs::is_regular_file(dir / (name + ".tza"), ec)) {
-        path = dir / (name + ".tza");
-        break;
-      }
-      looked += (looked.empty() ? "" : ", ") + dir.string();
-    }
-    if (path == name)
-      throw Error(ErrorKind::NoInput,
-                  "denoise: OIDN's weights " + name + ".tza are not installed (looked in " +
-                      looked + "); scripts/fetch-weights fetches them, or give weights=FILE.tza");
-  }
-  const std::vector<char> bytes = read_bytes(path);
-  if (!file) {
-    const std::string want = expected_sha256(name + ".tza");
-    const std::string got = sha256_hex(bytes);
-    if (want.empty())
-      throw Error(ErrorKind::Usage, "denoise: no network named " + name);
-    if (got != want)
-      throw Error(ErrorKind::BadData,
-                  path.string() + ": not OIDN's " + name + ".tza (SHA-256 " + got.substr(0, 16) +
-                      "..., expected " + want.substr(0, 16) +
-                      "...); scripts/fetch-weights installs it again");
-  }
-  const auto* data = reinterpret_cast<const std::byte*>(bytes.data());
-  return std::make_shared<DenoiseNet>(parse_tza({data, bytes.size()}, path.string()),
-                                      path.string());
-}
 
 // ---- parameters, and what one run does ----
 
@@ -377,6 +295,11 @@ void output_reference(const Activation& result, const Box& box, const Box& core,
 }
 
 class DenoiseStage : public GuidedStage {
+  // A run's weights and tensors on its device.
+  struct State : StageState {
+    NetBuffers buffers;
+  };
+
  public:
   DenoiseStage(std::string spec, DenoiseParams p, GuideSources sources)
       : GuidedStage(std::move(spec), std::move(sources)), p_(std::move(p)) {
@@ -456,6 +379,8 @@ class DenoiseStage : public GuidedStage {
     const int planes = colour_planes(in.color_channels());
     DeviceImage result = device.image_like(in, in.channels, in.alpha);
     const DeviceSource image{&in.buffer, 0, in.y0, in.pitch, in.plane_size()};
+    if (!run.state) run.state = std::make_unique<State>();
+    NetBuffers& buffers = static_cast<State&>(*run.state).buffers;
     for (const Box& core : cores(in.width, in.full_height, out, plan, device_pixels(device))) {
       const Box box = net_input(core, radius_, in.width, in.full_height);
       DeviceTensor albedo_clean, normal_clean;
@@ -463,19 +388,22 @@ class DenoiseStage : public GuidedStage {
       // Normals x, y, z and depth of a pixel side by side (guides.hpp's DeviceGuides).
       DeviceSource normal{&dg.geometry, 0, in.y0, in.pitch, 1, 4};
       if (!plan.albedo_net.empty()) {
-        albedo_clean = prefilter_device(device, plan.albedo_net, kAlbedoPrefilter, box, albedo, in);
+        albedo_clean =
+            prefilter_device(device, buffers, plan.albedo_net, kAlbedoPrefilter, box, albedo, in);
         albedo = tensor_source(albedo_clean, box);
       }
       if (!plan.normal_net.empty()) {
-        normal_clean = prefilter_device(device, plan.normal_net, kNormalPrefilter, box, normal, in);
+        normal_clean =
+            prefilter_device(device, buffers, plan.normal_net, kNormalPrefilter, box, normal, in);
         normal = tensor_source(normal_clean, box);
       }
       const DenoiseNet& main = net(plan.main);
       const int aux = plan.normal ? 2 : plan.albedo ? 1 : 0;
-      const DeviceTensor input = input_device(device, main.input_channels(), box, image, planes,
-                                              albedo, normal, aux, plan.io);
-      const DeviceTensor output = run_device(device, main, input);
+      DeviceTensor input = input_device(device, buffers, main.input_channels(), box, image,
+                                        planes, albedo, normal, aux, plan.io);
+      DeviceTensor output = run_device(device, main, input, buffers);
       output_device(device, output, box, core, plan.io, result, planes);
+      for (DeviceTensor* t : {&input, &output, &albedo_clean, &normal_clean}) buffers.release(*t);
     }
     copy_alpha(device, in, result);
     return result;
@@ -612,31 +540,29 @@ class DenoiseStage : public GuidedStage {
     return clean;
   }
 
-  DeviceTensor prefilter_device(Device& device, const std::string& name, const Transform& t,
-                                const Box& box, const DeviceSource& guide,
+  DeviceTensor prefilter_device(Device& device, NetBuffers& buffers, const std::string& name,
+                                const Transform& t, const Box& box, const DeviceSource& guide,
                                 const DeviceImage& in) const {
     const DenoiseNet& n = net(name);
     const Box reads = net_input(box, radius_, in.width, in.full_height);
-    const DeviceTensor input =
-        input_device(device, n.input_channels(), reads, guide, 3, guide, guide, 0, t);
-    const DeviceTensor output = run_device(device, n, input);
-    DeviceTensor clean{device.buffer(std::size_t(3) * box.height() * box.width() * sizeof(float),
-                                     name + " result"),
-                       3, box.height(), box.width()};
+    DeviceTensor input =
+        input_device(device, buffers, n.input_channels(), reads, guide, 3, guide, guide, 0, t);
+    DeviceTensor output = run_device(device, n, input, buffers);
+    DeviceTensor clean = buffers.tensor(device, 3, box.height(), box.width(), name + " result");
     write_output(device, output, reads, box, t, clean.buffer, box.x0, box.y0, box.width(),
                  std::size_t(box.height()) * box.width(), 3);
+    buffers.release(input);
+    buffers.release(output);
     return clean;
   }
 
-  static DeviceTensor input_device(Device& device, int channels, const Box& box,
-                                   const DeviceSource& main, int main_planes,
+  static DeviceTensor input_device(Device& device, NetBuffers& buffers, int channels,
+                                   const Box& box, const DeviceSource& main, int main_planes,
                                    const DeviceSource& albedo, const DeviceSource& normal,
                                    int aux, const Transform& t) {
     const int a = DenoiseNet::kAlignment;
     const int th = round_up(box.height(), a), tw = round_up(box.width(), a);
-    DeviceTensor input{device.buffer(std::size_t(channels) * th * tw * sizeof(float),
-                                     "network input"),
-                       channels, th, tw};
+    DeviceTensor input = buffers.tensor(device, channels, th, tw, "network input");
     auto k = device.kernel("denoise.cl", "denoise_input", {});
     set_args(k, input.buffer, channels, th, tw, box.x0, box.y0, box.width(), box.height(),
              *main.buffer, main.ox, main.oy, main.pitch, int(main.plane), main.step,
@@ -670,7 +596,7 @@ class DenoiseStage : public GuidedStage {
   const DenoiseNet& net(const std::string& name) const {
     std::lock_guard lock(mutex_);
     auto& slot = nets_[name];
-    if (!slot) slot = load_net(name);
+    if (!slot) slot = DenoiseNet::load(name);
     return *slot;
   }
 

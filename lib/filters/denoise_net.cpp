@@ -2,8 +2,13 @@
 // every layer kind. The device side is in denoise_net_device.cpp.
 #include "filters/denoise_net.hpp"
 
+#include <openssl/evp.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -11,7 +16,11 @@
 
 namespace halo {
 
+extern const char* const kDenoiseWeightSums;  // scripts/denoise-weights.sha256, built in
+
 namespace {
+
+namespace fs = std::filesystem;
 
 // The layers of OIDN's U-Net without their weights: the encoder's convolutions per level (the
 // last one of each is pooled), the bottleneck's, and the decoder's from the deepest level up
@@ -251,5 +260,86 @@ Activation run_reference(const DenoiseNet& net, const Activation& input) {
   }
   return std::move(results.back());
 }
+
+namespace {
+
+// $HALO_WEIGHTS_PATH (a colon-separated list), then the folder beside the executable
+// (PREFIX/bin/halo -> PREFIX/share/halo/weights; build/app/halo -> build/share/halo/weights).
+std::vector<fs::path> weights_dirs() {
+  std::vector<fs::path> dirs;
+  if (const char* env = std::getenv("HALO_WEIGHTS_PATH")) {
+    std::stringstream list(env);
+    for (std::string dir; std::getline(list, dir, ':');)
+      if (!dir.empty()) dirs.emplace_back(dir);
+  }
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) dirs.push_back(exe.parent_path().parent_path() / "share/halo/weights");
+  return dirs;
+}
+
+std::string expected_sha256(const std::string& file) {
+  std::istringstream table(kDenoiseWeightSums);
+  for (std::string sum, name; table >> sum >> name;)
+    if (name == file) return sum;
+  return "";
+}
+
+std::string sha256_hex(const std::vector<char>& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (!EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr))
+    throw Error(ErrorKind::Internal, "SHA-256 failed");
+  std::string hex;
+  for (unsigned int i = 0; i < size; ++i) hex += fmt::format("{:02x}", digest[i]);
+  return hex;
+}
+
+std::vector<char> read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::NoInput, path.string() + ": cannot read weights file");
+  return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+}
+
+// A network by OIDN's name (rt_hdr_alb_nrm: found in weights_dirs() and checked against its
+// SHA-256) or a .tza file's path (read as it is).
+}  // namespace
+
+std::shared_ptr<const DenoiseNet> DenoiseNet::load(const std::string& name) {
+  const bool file = name.find('/') != std::string::npos || name.ends_with(".tza");
+  fs::path path = name;
+  if (!file) {
+    const std::vector<fs::path> dirs = weights_dirs();
+    std::string looked;
+    for (const auto& dir : dirs) {
+      std::error_code ec;
+      if (fs::is_regular_file(dir / (name + ".tza"), ec)) {
+        path = dir / (name + ".tza");
+        break;
+      }
+      looked += (looked.empty() ? "" : ", ") + dir.string();
+    }
+    if (path == name)
+      throw Error(ErrorKind::NoInput,
+                  "denoise: OIDN's weights " + name + ".tza are not installed (looked in " +
+                      looked + "); scripts/fetch-weights fetches them, or give weights=FILE.tza");
+  }
+  const std::vector<char> bytes = read_bytes(path);
+  if (!file) {
+    const std::string want = expected_sha256(name + ".tza");
+    const std::string got = sha256_hex(bytes);
+    if (want.empty())
+      throw Error(ErrorKind::Usage, "denoise: no network named " + name);
+    if (got != want)
+      throw Error(ErrorKind::BadData,
+                  path.string() + ": not OIDN's " + name + ".tza (SHA-256 " + got.substr(0, 16) +
+                      "..., expected " + want.substr(0, 16) +
+                      "...); scripts/fetch-weights installs it again");
+  }
+  const auto* data = reinterpret_cast<const std::byte*>(bytes.data());
+  return std::make_shared<DenoiseNet>(parse_tza({data, bytes.size()}, path.string()),
+                                      path.string());
+}
+
 
 }  // namespace halo

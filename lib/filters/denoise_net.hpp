@@ -10,7 +10,10 @@
 // level concatenated after it. Activations are planar float32, channel after channel.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cl/device.hpp"
@@ -40,6 +43,11 @@ class DenoiseNet {
   // The network an archive describes; Error(BadData) naming `what` when a tensor is missing or
   // its shape does not fit the layers around it.
   DenoiseNet(const TensorMap& tensors, const std::string& what);
+  // One of OIDN's networks by name (rt_hdr_alb_nrm: rt_hdr_alb_nrm.tza in $HALO_WEIGHTS_PATH's
+  // folders, then PREFIX/share/halo/weights beside the executable, checked against the SHA-256
+  // halo was built with), or a .tza file by path, read as it is. Errors name the file and how
+  // to get OIDN's (scripts/fetch-weights).
+  static std::shared_ptr<const DenoiseNet> load(const std::string& name_or_file);
 
   const std::vector<NetLayer>& layers() const { return layers_; }
   int input_channels() const { return layers_.front().in; }
@@ -94,7 +102,27 @@ struct DeviceTensor {
   int channels = 0, height = 0, width = 0;
 };
 
-// The network on `device`: every layer one launch of kernels/denoise.cl's denoise_conv.
-DeviceTensor run_device(Device& device, const DenoiseNet& net, const DeviceTensor& input);
+// What runs of networks on one device keep from call to call: each layer's weights packed and
+// uploaded once, and tensors whose buffers are reused (a tile's network allocates the same
+// sizes as the last tile's).
+class NetBuffers {
+ public:
+  // The layer's weights and bias as denoise_conv reads them for `oc_tile` output channels a
+  // work-group and `in_step` input channels a stage.
+  const std::pair<cl::Buffer, cl::Buffer>& weights(Device& device, const NetLayer& layer,
+                                                   int oc_tile, int in_step);
+  DeviceTensor tensor(Device& device, int channels, int height, int width, const std::string& what);
+  // A tensor no longer needed: its buffer serves a later tensor of at most its size.
+  void release(DeviceTensor& t);
+
+ private:
+  std::map<std::tuple<const NetLayer*, int, int>, std::pair<cl::Buffer, cl::Buffer>> weights_;
+  std::multimap<std::size_t, cl::Buffer> free_;  // by size in bytes
+};
+
+// The network on `device`: every layer one launch of kernels/denoise.cl's denoise_conv (and
+// on CPUs one each for upsampling and pooling). The result is a tensor of `buffers`.
+DeviceTensor run_device(Device& device, const DenoiseNet& net, const DeviceTensor& input,
+                        NetBuffers& buffers);
 
 }  // namespace halo

@@ -11,7 +11,7 @@ namespace halo {
 
 namespace {
 
-// The launch shape of denoise_conv on a device (Tuning's net_* fields; CPUs: vec).
+// The launch shape of denoise_conv for one layer (Tuning's net_* fields; CPUs: vec).
 struct ConvShape {
   bool tiled = true;
   int tile_x = 32, tile_y = 8;  // pixels per work-group (tiled)
@@ -21,69 +21,70 @@ struct ConvShape {
   int vec = 0;                  // pixels per work-item (vec)
 };
 
-ConvShape conv_shape(const Device& device) {
+ConvShape conv_shape(const Device& device, const NetLayer& l) {
   const Tuning& t = device.tuning();
   if (t.vec > 0) return {.tiled = false, .oc_tile = t.net_oc_item, .in_step = 1, .vec = t.vec};
-  return {.tiled = true,
-          .tile_x = t.net_tile_x,
-          .tile_y = t.net_tile_y,
-          .oc_tile = t.net_oc_tile,
-          .oc_item = t.net_oc_item,
-          .in_step = t.net_in_step};
+  ConvShape s{.tiled = true,
+              .tile_x = t.net_tile_x,
+              .tile_y = t.net_tile_y,
+              .oc_tile = t.net_oc_tile,
+              .oc_item = t.net_oc_item,
+              .in_step = t.net_in_step};
+  // A layer of few outputs (the last one's 3) takes one work-item's worth of channels, not a
+  // tile of mostly zero weights; a few inputs past whole stages (the first layer's 9) go in
+  // one stage.
+  if (l.out <= s.oc_item) s.oc_tile = s.oc_item;
+  if (l.in % s.in_step && l.in < 2 * s.in_step) s.in_step = l.in;
+  return s;
 }
 
 // The layer's weights in the order denoise_conv reads them (see kernels/denoise.cl).
-std::vector<float> packed_weights(const NetLayer& l, const ConvShape& s) {
-  const int tiles = ceil_div(l.out, s.oc_tile);
-  const int in_padded = ceil_div(l.in, s.in_step) * s.in_step;
-  std::vector<float> packed(std::size_t(tiles) * in_padded * 9 * s.oc_tile, 0.0f);
+std::vector<float> packed_weights(const NetLayer& l, int oc_tile, int in_step) {
+  const int tiles = ceil_div(l.out, oc_tile);
+  const int in_padded = ceil_div(l.in, in_step) * in_step;
+  std::vector<float> packed(std::size_t(tiles) * in_padded * 9 * oc_tile, 0.0f);
   for (int o = 0; o < l.out; ++o)
     for (int c = 0; c < l.in; ++c)
       for (int k = 0; k < 9; ++k)
-        packed[((std::size_t(o / s.oc_tile) * in_padded + c) * 9 + k) * s.oc_tile +
-               o % s.oc_tile] = l.weight[(std::size_t(o) * l.in + c) * 9 + k];
+        packed[((std::size_t(o / oc_tile) * in_padded + c) * 9 + k) * oc_tile + o % oc_tile] =
+            l.weight[(std::size_t(o) * l.in + c) * 9 + k];
   return packed;
 }
 
-std::vector<float> packed_bias(const NetLayer& l, const ConvShape& s) {
-  std::vector<float> packed(std::size_t(ceil_div(l.out, s.oc_tile)) * s.oc_tile, 0.0f);
+std::vector<float> packed_bias(const NetLayer& l, int oc_tile) {
+  std::vector<float> packed(std::size_t(ceil_div(l.out, oc_tile)) * oc_tile, 0.0f);
   std::copy(l.bias.begin(), l.bias.end(), packed.begin());
   return packed;
-}
-
-DeviceTensor tensor(Device& device, int channels, int height, int width, const std::string& what) {
-  DeviceTensor t{{}, channels, height, width};
-  t.buffer = device.buffer(std::size_t(channels) * height * width * sizeof(float), what);
-  return t;
 }
 
 std::size_t bytes_of(const DeviceTensor& t) {
   return std::size_t(t.channels) * t.height * t.width * sizeof(float);
 }
 
-// A kernel of kernels/denoise.cl that runs over every (x, y, channel) of `out`'s shape.
+// denoise_upsample or denoise_pool over every (x, y, channel) of `out`.
 void launch_per_sample(Device& device, const std::string& name, const DeviceTensor& in,
                        DeviceTensor& out, const std::string& label) {
   auto k = device.kernel("denoise.cl", name, {});
-  const bool up = name == "denoise_upsample";
   set_args(k, in.buffer, out.buffer, in.height, in.width);
   device.launch(k, label, cl::NDRange(out.width, out.height, out.channels), cl::NDRange(16, 4, 1),
                 bytes_of(in) + bytes_of(out));
-  (void)up;
 }
 
 // One layer: its convolution reading `src` (upsampled when the layer says) and `skip`.
-DeviceTensor conv_layer(Device& device, const NetLayer& l, const ConvShape& s,
+DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
                         const DeviceTensor& src, const DeviceTensor* skip) {
+  const ConvShape s = conv_shape(device, l);
   const int h = l.upsample ? 2 * src.height : src.height;
   const int w = l.upsample ? 2 * src.width : src.width;
-  DeviceTensor in = src;
+  DeviceTensor upsampled;
   if (l.upsample && !s.tiled) {
-    in = tensor(device, src.channels, h, w, l.name + " upsampled");
-    launch_per_sample(device, "denoise_upsample", src, in, l.name + " upsample");
+    upsampled = buffers.tensor(device, src.channels, h, w, l.name + " upsampled");
+    launch_per_sample(device, "denoise_upsample", src, upsampled, l.name + " upsample");
   }
+  const DeviceTensor& in = upsampled.channels ? upsampled : src;
   const bool fused_pool = l.pool && s.tiled;
-  DeviceTensor out = tensor(device, l.out, fused_pool ? h / 2 : h, fused_pool ? w / 2 : w, l.name);
+  DeviceTensor out =
+      buffers.tensor(device, l.out, fused_pool ? h / 2 : h, fused_pool ? w / 2 : w, l.name);
   Defines defines = {{s.tiled ? "CONV_TILED" : "CONV_VEC", "1"},
                      {"RELU", l.relu ? "1" : "0"},
                      {"UPSAMPLE", l.upsample && s.tiled ? "1" : "0"},
@@ -98,8 +99,7 @@ DeviceTensor conv_layer(Device& device, const NetLayer& l, const ConvShape& s,
     defines.push_back({"VEC", std::to_string(s.vec)});
   }
   auto k = device.kernel("denoise.cl", "denoise_conv", defines);
-  const cl::Buffer weights = device.constants(packed_weights(l, s), l.name + " weights");
-  const cl::Buffer bias = device.constants(packed_bias(l, s), l.name + " bias");
+  const auto& [weights, bias] = buffers.weights(device, l, s.oc_tile, s.in_step);
   const cl::Buffer& skip_buffer = skip ? skip->buffer : src.buffer;  // unread without a skip
   set_args(k, in.buffer, src.channels, skip_buffer, weights, bias, out.buffer, l.in, l.out, h, w);
   const int tiles = ceil_div(l.out, s.oc_tile);
@@ -113,19 +113,57 @@ DeviceTensor conv_layer(Device& device, const NetLayer& l, const ConvShape& s,
     return out;
   }
   // One work-item a work-group: PoCL runs each as one call, its vectors as they are (larger
-  // groups measured slower).
+  // groups measured slower); output channel tiles first, so that neighbouring work-groups
+  // share their input rows in the cache.
   device.launch(k, l.name, cl::NDRange(tiles, ceil_div(w, s.vec), h), cl::NDRange(1, 1, 1),
                 bytes);
+  buffers.release(upsampled);
   if (!l.pool) return out;
-  DeviceTensor pooled = tensor(device, l.out, h / 2, w / 2, l.name + " pooled");
+  DeviceTensor pooled = buffers.tensor(device, l.out, h / 2, w / 2, l.name + " pooled");
   launch_per_sample(device, "denoise_pool", out, pooled, l.name + " pool");
+  buffers.release(out);
   return pooled;
 }
 
 }  // namespace
 
-DeviceTensor run_device(Device& device, const DenoiseNet& net, const DeviceTensor& input) {
-  const ConvShape shape = conv_shape(device);
+const std::pair<cl::Buffer, cl::Buffer>& NetBuffers::weights(Device& device, const NetLayer& l,
+                                                             int oc_tile, int in_step) {
+  auto& slot = weights_[{&l, oc_tile, in_step}];
+  if (!slot.first()) {
+    const auto upload = [&](const std::vector<float>& v, const std::string& what) {
+      cl::Buffer b = device.buffer(v.size() * sizeof(float), what);
+      device.write(b, v.data(), v.size() * sizeof(float), "upload");
+      return b;
+    };
+    slot = {upload(packed_weights(l, oc_tile, in_step), l.name + " weights"),
+            upload(packed_bias(l, oc_tile), l.name + " bias")};
+  }
+  return slot;
+}
+
+DeviceTensor NetBuffers::tensor(Device& device, int channels, int height, int width,
+                                const std::string& what) {
+  DeviceTensor t{{}, channels, height, width};
+  const std::size_t bytes = bytes_of(t);
+  // The smallest free buffer that holds it, unless that wastes more than half of it.
+  const auto it = free_.lower_bound(bytes);
+  if (it != free_.end() && it->first <= 2 * bytes) {
+    t.buffer = it->second;
+    free_.erase(it);
+  } else {
+    t.buffer = device.buffer(bytes, what);
+  }
+  return t;
+}
+
+void NetBuffers::release(DeviceTensor& t) {
+  if (t.buffer()) free_.emplace(bytes_of(t), std::move(t.buffer));
+  t = DeviceTensor();
+}
+
+DeviceTensor run_device(Device& device, const DenoiseNet& net, const DeviceTensor& input,
+                        NetBuffers& buffers) {
   const auto& layers = net.layers();
   std::vector<DeviceTensor> results(layers.size());
   const auto tensor_of = [&](int t) -> const DeviceTensor& {
@@ -133,10 +171,10 @@ DeviceTensor run_device(Device& device, const DenoiseNet& net, const DeviceTenso
   };
   for (int i = 0; i < int(layers.size()); ++i) {
     const NetLayer& l = layers[i];
-    results[i] = conv_layer(device, l, shape, tensor_of(l.src),
+    results[i] = conv_layer(device, buffers, l, tensor_of(l.src),
                             l.skip == NetLayer::kNone ? nullptr : &tensor_of(l.skip));
     for (int t = 0; t < i; ++t)
-      if (net.last_use(t) <= i) results[t] = DeviceTensor();
+      if (net.last_use(t) <= i) buffers.release(results[t]);
   }
   return std::move(results.back());
 }

@@ -50,6 +50,12 @@ class InputScan {
   virtual void add(const Image& rows) = 0;
 };
 
+// What a stage keeps from strip to strip of one run for itself (the denoise network's weights
+// and tensors on the device), opaque to the executor.
+struct StageState {
+  virtual ~StageState() = default;
+};
+
 // One run of one stage: an image on one device, or on the reference.
 struct StageRun {
   StageRun();
@@ -86,6 +92,8 @@ struct StageRun {
   // Stages that scan their input (Stage::scan): what the scan found over the whole input, when
   // the run is strip by strip; null when the stage sees the whole image and measures it itself.
   std::shared_ptr<const InputScan> scan;
+  // The stage's own state for this run (StageState), made by the stage on its first strip.
+  std::unique_ptr<StageState> state;
 };
 
 // How a device run's side results differ from the reference run's ("" when identical).
