@@ -158,7 +158,7 @@ std::string checks_report(const StreamResult& result) {
   return text;
 }
 
-std::optional<Error> first_mismatch(const StreamResult& result, double tolerance) {
+std::optional<Error> first_mismatch(const StreamResult& result) {
   for (const auto& check : result.checks)
     if (!check.problem.empty())
       return Error(ErrorKind::Mismatch, "verify: stage '" + check.stage + "': " + check.problem);
@@ -167,7 +167,8 @@ std::optional<Error> first_mismatch(const StreamResult& result, double tolerance
       return Error(ErrorKind::Mismatch,
                    fmt::format("verify: stage '{}' differs from the reference: {} of {} samples "
                                "above tolerance {:g} (worst at ({},{}) channel {}: {} vs {})",
-                               check.stage, check.result.failures, check.result.samples, tolerance,
+                               check.stage, check.result.failures, check.result.samples,
+                               check.tolerance,
                                check.result.worst_x, check.result.worst_y, check.result.worst_c,
                                check.result.worst_actual, check.result.worst_expected));
   return std::nullopt;
@@ -443,7 +444,7 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
     if (!result->timings.empty()) outcome.report += timings_report(*result);
   }
   if (o.verify) outcome.report += checks_report(*result);
-  if (auto mismatch = first_mismatch(*result, o.tolerance)) throw *mismatch;
+  if (auto mismatch = first_mismatch(*result)) throw *mismatch;
   outcome.status = FileStatus::ok;
 }
 

@@ -246,8 +246,10 @@ __kernel __attribute__((reqd_work_group_size(LX, LY, LC))) void denoise_conv(
         }
     }
   }
+  // Pooled layers have even sides (levels above the deepest); the deepest level's may be odd,
+  // so the block's second row and column are checked on their own.
   const int x = x0 + 2 * lx, y = y0 + 2 * ly;
-  if (x >= w || y >= h) return;  // h and w are even: the whole 2x2 block is in or out
+  if (x >= w || y >= h) return;
   for (int o = 0; o < OC_ITEM; ++o) {
     const int oc = tile * OC_TILE + lc * OC_ITEM + o;
     if (oc >= out_c) break;
@@ -257,11 +259,127 @@ __kernel __attribute__((reqd_work_group_size(LX, LY, LC))) void denoise_conv(
     } else {
       __global float* d = dst + ((size_t)oc * h + y) * w + x;
       d[0] = activation(acc[o][0][0]);
-      d[1] = activation(acc[o][0][1]);
-      d[w] = activation(acc[o][1][0]);
-      d[w + 1] = activation(acc[o][1][1]);
+      if (x + 1 < w) d[1] = activation(acc[o][0][1]);
+      if (y + 1 < h) {
+        d[w] = activation(acc[o][1][0]);
+        if (x + 1 < w) d[w + 1] = activation(acc[o][1][1]);
+      }
     }
   }
+}
+#endif
+
+#ifdef CONV_MMA
+// NVIDIA GPUs from Ampere on, precision=tf32: the convolution as a matrix product on the tensor
+// cores (mma.sync.m16n8k8 with TF32 operands and float sums, through inline PTX), pixels as
+// rows, input channels of one tap as the inner dimension, output channels as columns. A
+// work-group computes TILE_X x TILE_Y pixels of OC_TILE output channels; each warp two rows of
+// 16 pixels (two m16 tiles: a 2x2 pooling window never leaves a warp) and all OC_TILE channels.
+// Input channels come 8 at a time: their (TILE_Y + 2) x (TILE_X + 2) patch, rounded to TF32,
+// and their weights (rounded on the host) are staged in local memory, each channel's plane
+// padded so that the fragments' loads meet no bank twice.
+#define MT_X (TILE_X / 16)
+#define WARPS (MT_X * TILE_Y / 2)
+#define N_TILES (OC_TILE / 8)
+#define PATCH_W (TILE_X + 2)
+#define PATCH_H (TILE_Y + 2)
+#define BANK_PAD(n) ((n) + (40 - (n) % 32) % 32)  // the next size that is 8 mod 32
+#define PATCH_C BANK_PAD(PATCH_H * PATCH_W)
+#define TAPS_C BANK_PAD(9 * OC_TILE)
+
+inline uint lane_id(void) {
+  uint r;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
+  return r;
+}
+inline uint to_tf32(const float f) {
+  uint r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(f));
+  return r;
+}
+inline float lane_xor(const float v, const int mask) {
+  float r;
+  asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(r) : "f"(v), "r"(mask));
+  return r;
+}
+// d += a (16x8, rows) * b (8x8, columns): one warp's tensor-core step.
+#define MMA_TF32(d, a, b0, b1)                                                               \
+  asm volatile(                                                                              \
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "    \
+      "{%8,%9}, {%0,%1,%2,%3};"                                                              \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                       \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
+
+__kernel __attribute__((reqd_work_group_size(32 * WARPS, 1, 1))) void denoise_conv(
+    __global const float* restrict src, const int src_c, __global const float* restrict skip,
+    __global const float* restrict weight, __global const float* restrict bias,
+    __global float* restrict dst, const int in_c, const int out_c, const int h, const int w) {
+  __local uint patch[8 * PATCH_C];
+  __local uint taps[8 * TAPS_C];
+  const int id = get_local_id(0), warp = id / 32;
+  const int lane = (int)lane_id(), g = lane >> 2, t = lane & 3;
+  const int x0 = get_group_id(0) * TILE_X, y0 = get_group_id(1) * TILE_Y;
+  const int tile = get_group_id(2);
+  const int in_padded = (in_c + 7) / 8 * 8;
+  // The warp's 16 columns and two rows of the work-group's tile.
+  const int px = (warp % MT_X) * 16, py = (warp / MT_X) * 2;
+
+  float acc[2][N_TILES][4];
+  for (int n = 0; n < N_TILES; ++n) {
+    const float b0 = bias[tile * OC_TILE + n * 8 + 2 * t], b1 = bias[tile * OC_TILE + n * 8 + 2 * t + 1];
+    for (int m = 0; m < 2; ++m) acc[m][n][0] = acc[m][n][2] = b0, acc[m][n][1] = acc[m][n][3] = b1;
+  }
+  for (int c0 = 0; c0 < in_c; c0 += 8) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = id; i < 8 * PATCH_H * PATCH_W; i += 32 * WARPS) {
+      const int k = i / (PATCH_H * PATCH_W), r = i % (PATCH_H * PATCH_W);
+      const int c = c0 + k, yy = y0 - 1 + r / PATCH_W, xx = x0 - 1 + r % PATCH_W;
+      patch[k * PATCH_C + r] =
+          to_tf32(c < in_c ? layer_input(src, src_c, skip, c, yy, xx, h, w) : 0.0f);
+    }
+    __global const float* wt = weight + ((size_t)tile * in_padded + c0) * 9 * OC_TILE;
+    for (int i = id; i < 8 * 9 * OC_TILE; i += 32 * WARPS)
+      taps[(i / (9 * OC_TILE)) * TAPS_C + i % (9 * OC_TILE)] = as_uint(wt[i]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int ky = 0; ky < 3; ++ky)
+      for (int kx = 0; kx < 3; ++kx) {
+        // A: rows are pixels px + g (+ 8), columns input channels t (+ 4).
+        uint a[2][4];
+        for (int m = 0; m < 2; ++m) {
+          __local const uint* row = patch + (py + m + ky) * PATCH_W + px + g + kx;
+          a[m][0] = row[t * PATCH_C];
+          a[m][1] = row[t * PATCH_C + 8];
+          a[m][2] = row[(t + 4) * PATCH_C];
+          a[m][3] = row[(t + 4) * PATCH_C + 8];
+        }
+        // B: rows are input channels t (+ 4), columns output channels g of each n8 tile.
+        __local const uint* b = taps + (ky * 3 + kx) * OC_TILE + g;
+        for (int n = 0; n < N_TILES; ++n) {
+          const uint b0 = b[t * TAPS_C + n * 8], b1 = b[(t + 4) * TAPS_C + n * 8];
+          MMA_TF32(acc[0][n], a[0], b0, b1);
+          MMA_TF32(acc[1][n], a[1], b0, b1);
+        }
+      }
+  }
+  // D: row g (+ 8) is pixel px + g (+ 8), column 2t (+ 1) output channel n * 8 + 2t (+ 1).
+  const int y = y0 + py;
+  for (int n = 0; n < N_TILES; ++n)
+    for (int half_row = 0; half_row < 2; ++half_row)
+      for (int j = 0; j < 2; ++j) {
+        const int oc = tile * OC_TILE + n * 8 + 2 * t + j;
+        const int x = x0 + px + g + 8 * half_row;
+        const float v0 = activation(acc[0][n][2 * half_row + j]);
+        const float v1 = activation(acc[1][n][2 * half_row + j]);
+        if (POOL) {
+          // The 2x2 window: the warp's two rows, and pixel x's neighbour in the lane 4 away.
+          const float v = fmax(v0, v1), m = fmax(v, lane_xor(v, 4));
+          if (!(g & 1) && x < w && y < h && oc < out_c)
+            dst[((size_t)oc * (h / 2) + y / 2) * (w / 2) + x / 2] = m;
+        } else if (x < w && y < h && oc < out_c) {
+          dst[((size_t)oc * h + y) * w + x] = v0;
+          if (y + 1 < h) dst[((size_t)oc * h + y + 1) * w + x] = v1;  // odd at the deepest level
+        }
+      }
 }
 #endif
 

@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "tests", "data", "render")
 DEFAULT_SPECS = [
     "bilateral:albedo=off", "bilateral", "atrous:albedo=off", "atrous",
-    "bilateral:normal=off:depth=off:albedo=off",
+    "bilateral:normal=off:depth=off:albedo=off", "denoise",
 ]
 
 
@@ -130,12 +130,47 @@ def peer_rows(noisy_path, ref):
     return rows
 
 
+def oidn_numpy(noisy_path, weights):
+    """OIDN's network and processing by tests/denoise/oidn_numpy.py (independent of halo)."""
+    import sys
+    sys.path.insert(0, os.path.join(HERE, "..", "tests", "denoise"))
+    import oidn_numpy as on
+    chw = lambda a: np.ascontiguousarray(a.transpose(2, 0, 1), dtype=np.float32)
+    color = chw(rgb(noisy_path))
+    out = on.denoise(on.read_tza(weights), color, chw(layer(noisy_path, "DiffCol", 3)),
+                     chw(layer(noisy_path, "Normal", 3)), scale=on.autoexposure(color))
+    return out.transpose(1, 2, 0)
+
+
+def read_result(pattern, scene, noisy):
+    """A result made elsewhere (e.g. on the GPU machine): PATTERN with {scene} replaced by the
+    noisy file's view name (scene, close, ...)."""
+    view = re.sub(r"_4spp\.exr$", "", os.path.basename(noisy))
+    path = pattern.replace("{scene}", view)
+    return rgb(path) if path.endswith(".exr") else read_pfm(path)
+
+
+def read_pfm(path):
+    with open(path, "rb") as f:
+        channels = 3 if f.readline().strip() == b"PF" else 1
+        w, h = map(int, f.readline().split())
+        scale = float(f.readline())
+        data = np.frombuffer(f.read(), "<f4" if scale < 0 else ">f4")
+    return data.reshape(h, w, channels)[::-1].astype(np.float32)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scene", nargs=3, action="append", metavar=("NAME", "NOISY", "REF"))
     ap.add_argument("--spec", action="append")
     ap.add_argument("--halo", default="build/app/halo")
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--oidn-numpy", metavar="WEIGHTS",
+                    help="add OIDN's network with these weights (rt_hdr_alb_nrm.tza) run by "
+                         "tests/denoise/oidn_numpy.py, independent of halo")
+    ap.add_argument("--result", action="append", default=[], metavar="NAME=PATTERN",
+                    help="a row of results made elsewhere: files PATTERN with {scene} for the "
+                         "view (scene, close, ...), EXR or PFM")
     ap.add_argument("--json")
     ap.add_argument("--markdown")
     args = ap.parse_args()
@@ -159,6 +194,12 @@ def main():
                 out = os.path.join(tmp, f"{scene}-{i}.exr")  # one name each: OIIO caches by name
                 subprocess.run([args.halo, "-q", "run", noisy, "-f", spec, "-o", out], check=True)
                 add(f"halo {spec}", scene, rgb(out), ref)
+            for spec in args.result:
+                name, pattern = spec.rsplit("=", 1)
+                add(name, scene, read_result(pattern, scene, noisy), ref)
+            if args.oidn_numpy:
+                add("OIDN rt_hdr_alb_nrm (independent NumPy)", scene,
+                    oidn_numpy(noisy, args.oidn_numpy), ref)
             if not args.no_peers:
                 for name, out in peer_rows(noisy, ref):
                     # Parameters differ per scene: the row is the call, the cell says its best.

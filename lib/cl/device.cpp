@@ -57,6 +57,13 @@ DeviceInfo describe(const cl::Platform& platform, const cl::Device& device, int 
   const auto extensions = device_info<CL_DEVICE_EXTENSIONS, std::string>(device);
   info.fp64 = extensions.find("cl_khr_fp64") != std::string::npos;
   info.int64_atomics = extensions.find("cl_khr_int64_base_atomics") != std::string::npos;
+  // NVIDIA's compute capability (cl_nv_device_attribute_query's
+  // CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV): from 8 on, kernels may issue tensor-core mma.sync
+  // through inline PTX.
+  if (extensions.find("cl_nv_device_attribute_query") != std::string::npos) {
+    cl_uint major = 0;
+    if (device.getInfo(0x4000, &major) == CL_SUCCESS) info.nv_compute_major = int(major);
+  }
   return info;
 }
 

@@ -35,6 +35,10 @@ struct DeviceInfo {
   std::size_t max_work_group = 0;
   bool fp64 = false;           // cl_khr_fp64: double arithmetic in kernels
   bool int64_atomics = false;  // cl_khr_int64_base_atomics: 64-bit histogram totals
+  int nv_compute_major = 0;    // NVIDIA's compute capability (major), 0 elsewhere
+
+  // Tensor cores through inline PTX (mma.sync with TF32 operands): NVIDIA from Ampere on.
+  bool tensor_cores() const { return nv_compute_major >= 8; }
 
   // Local memory a kernel's tiles may take: drivers keep a little for themselves.
   std::uint64_t local_budget() const { return local_memory > 1024 ? local_memory - 1024 : 0; }

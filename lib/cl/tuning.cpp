@@ -194,7 +194,10 @@ const std::vector<TuningField>& tuning_fields() {
                                                   {"net_tile_y", &Tuning::net_tile_y},
                                                   {"net_oc_tile", &Tuning::net_oc_tile},
                                                   {"net_oc_item", &Tuning::net_oc_item},
-                                                  {"net_in_step", &Tuning::net_in_step}};
+                                                  {"net_in_step", &Tuning::net_in_step},
+                                                  {"net_mma_x", &Tuning::net_mma_x},
+                                                  {"net_mma_y", &Tuning::net_mma_y},
+                                                  {"net_mma_oc", &Tuning::net_mma_oc}};
   return fields;
 }
 

@@ -108,21 +108,26 @@ struct DeviceTensor {
 class NetBuffers {
  public:
   // The layer's weights and bias as denoise_conv reads them for `oc_tile` output channels a
-  // work-group and `in_step` input channels a stage.
+  // work-group and `in_step` input channels a stage, rounded to TF32 for the tensor cores.
   const std::pair<cl::Buffer, cl::Buffer>& weights(Device& device, const NetLayer& layer,
-                                                   int oc_tile, int in_step);
+                                                   int oc_tile, int in_step, bool tf32);
   DeviceTensor tensor(Device& device, int channels, int height, int width, const std::string& what);
   // A tensor no longer needed: its buffer serves a later tensor of at most its size.
   void release(DeviceTensor& t);
 
  private:
-  std::map<std::tuple<const NetLayer*, int, int>, std::pair<cl::Buffer, cl::Buffer>> weights_;
+  std::map<std::tuple<const NetLayer*, int, int, bool>, std::pair<cl::Buffer, cl::Buffer>>
+      weights_;
   std::multimap<std::size_t, cl::Buffer> free_;  // by size in bytes
 };
+
+// How a device multiplies: float32 everywhere, or TF32 products on the tensor cores (NVIDIA
+// from Ampere on; float32 elsewhere) with float32 sums.
+enum class NetPrecision { fp32, tf32 };
 
 // The network on `device`: every layer one launch of kernels/denoise.cl's denoise_conv (and
 // on CPUs one each for upsampling and pooling). The result is a tensor of `buffers`.
 DeviceTensor run_device(Device& device, const DenoiseNet& net, const DeviceTensor& input,
-                        NetBuffers& buffers);
+                        NetBuffers& buffers, NetPrecision precision = NetPrecision::fp32);
 
 }  // namespace halo

@@ -4,6 +4,9 @@
 // pooling are launches of their own.
 #include <fmt/format.h>
 
+#include <bit>
+#include <cstdint>
+
 #include "filters/denoise_net.hpp"
 #include "filters/filter.hpp"
 
@@ -14,6 +17,7 @@ namespace {
 // The launch shape of denoise_conv for one layer (Tuning's net_* fields; CPUs: vec).
 struct ConvShape {
   bool tiled = true;
+  bool mma = false;             // on the tensor cores (tiled too)
   int tile_x = 32, tile_y = 8;  // pixels per work-group (tiled)
   int oc_tile = 32;             // output channels per work-group (tiled) or work-item (vec)
   int oc_item = 8;              // output channels per work-item (tiled)
@@ -21,9 +25,16 @@ struct ConvShape {
   int vec = 0;                  // pixels per work-item (vec)
 };
 
-ConvShape conv_shape(const Device& device, const NetLayer& l) {
+ConvShape conv_shape(const Device& device, const NetLayer& l, NetPrecision precision) {
   const Tuning& t = device.tuning();
   if (t.vec > 0) return {.tiled = false, .oc_tile = t.net_oc_item, .in_step = 1, .vec = t.vec};
+  if (precision == NetPrecision::tf32 && device.info().tensor_cores())
+    return {.tiled = true,
+            .mma = true,
+            .tile_x = t.net_mma_x,
+            .tile_y = t.net_mma_y,
+            .oc_tile = l.out <= 8 ? 8 : t.net_mma_oc,
+            .in_step = 8};
   ConvShape s{.tiled = true,
               .tile_x = t.net_tile_x,
               .tile_y = t.net_tile_y,
@@ -38,8 +49,15 @@ ConvShape conv_shape(const Device& device, const NetLayer& l) {
   return s;
 }
 
+// f rounded to TF32 (10 mantissa bits; ties away from zero, as cvt.rna.tf32.f32).
+float to_tf32(float f) {
+  std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
+  if ((bits & 0x7f800000u) != 0x7f800000u) bits = (bits + 0x1000u) & 0xffffe000u;
+  return std::bit_cast<float>(bits);
+}
+
 // The layer's weights in the order denoise_conv reads them (see kernels/denoise.cl).
-std::vector<float> packed_weights(const NetLayer& l, int oc_tile, int in_step) {
+std::vector<float> packed_weights(const NetLayer& l, int oc_tile, int in_step, bool tf32) {
   const int tiles = ceil_div(l.out, oc_tile);
   const int in_padded = ceil_div(l.in, in_step) * in_step;
   std::vector<float> packed(std::size_t(tiles) * in_padded * 9 * oc_tile, 0.0f);
@@ -48,6 +66,8 @@ std::vector<float> packed_weights(const NetLayer& l, int oc_tile, int in_step) {
       for (int k = 0; k < 9; ++k)
         packed[((std::size_t(o / oc_tile) * in_padded + c) * 9 + k) * oc_tile + o % oc_tile] =
             l.weight[(std::size_t(o) * l.in + c) * 9 + k];
+  if (tf32)
+    for (float& v : packed) v = to_tf32(v);
   return packed;
 }
 
@@ -72,8 +92,9 @@ void launch_per_sample(Device& device, const std::string& name, const DeviceTens
 
 // One layer: its convolution reading `src` (upsampled when the layer says) and `skip`.
 DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
-                        const DeviceTensor& src, const DeviceTensor* skip) {
-  const ConvShape s = conv_shape(device, l);
+                        const DeviceTensor& src, const DeviceTensor* skip,
+                        NetPrecision precision) {
+  const ConvShape s = conv_shape(device, l, precision);
   const int h = l.upsample ? 2 * src.height : src.height;
   const int w = l.upsample ? 2 * src.width : src.width;
   DeviceTensor upsampled;
@@ -85,7 +106,7 @@ DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
   const bool fused_pool = l.pool && s.tiled;
   DeviceTensor out =
       buffers.tensor(device, l.out, fused_pool ? h / 2 : h, fused_pool ? w / 2 : w, l.name);
-  Defines defines = {{s.tiled ? "CONV_TILED" : "CONV_VEC", "1"},
+  Defines defines = {{s.mma ? "CONV_MMA" : s.tiled ? "CONV_TILED" : "CONV_VEC", "1"},
                      {"RELU", l.relu ? "1" : "0"},
                      {"UPSAMPLE", l.upsample && s.tiled ? "1" : "0"},
                      {"POOL", fused_pool ? "1" : "0"},
@@ -94,16 +115,24 @@ DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
   if (s.tiled) {
     defines.push_back({"TILE_X", std::to_string(s.tile_x)});
     defines.push_back({"TILE_Y", std::to_string(s.tile_y)});
-    defines.push_back({"OC_ITEM", std::to_string(s.oc_item)});
+    if (!s.mma) defines.push_back({"OC_ITEM", std::to_string(s.oc_item)});
   } else {
     defines.push_back({"VEC", std::to_string(s.vec)});
   }
   auto k = device.kernel("denoise.cl", "denoise_conv", defines);
-  const auto& [weights, bias] = buffers.weights(device, l, s.oc_tile, s.in_step);
+  const auto& [weights, bias] = buffers.weights(device, l, s.oc_tile, s.in_step, s.mma);
   const cl::Buffer& skip_buffer = skip ? skip->buffer : src.buffer;  // unread without a skip
   set_args(k, in.buffer, src.channels, skip_buffer, weights, bias, out.buffer, l.in, l.out, h, w);
   const int tiles = ceil_div(l.out, s.oc_tile);
   const std::size_t bytes = std::size_t(l.in) * h * w * sizeof(float) + bytes_of(out);
+  if (s.mma) {
+    const int threads = 32 * (s.tile_x / 16) * (s.tile_y / 2);  // a warp per 16 x 2 pixels
+    device.launch(k, l.name,
+                  cl::NDRange(std::size_t(ceil_div(w, s.tile_x)) * threads, ceil_div(h, s.tile_y),
+                              tiles),
+                  cl::NDRange(threads, 1, 1), bytes);
+    return out;
+  }
   if (s.tiled) {
     const int lx = s.tile_x / 2, ly = s.tile_y / 2, lc = s.oc_tile / s.oc_item;
     device.launch(k, l.name,
@@ -128,15 +157,15 @@ DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
 }  // namespace
 
 const std::pair<cl::Buffer, cl::Buffer>& NetBuffers::weights(Device& device, const NetLayer& l,
-                                                             int oc_tile, int in_step) {
-  auto& slot = weights_[{&l, oc_tile, in_step}];
+                                                             int oc_tile, int in_step, bool tf32) {
+  auto& slot = weights_[{&l, oc_tile, in_step, tf32}];
   if (!slot.first()) {
     const auto upload = [&](const std::vector<float>& v, const std::string& what) {
       cl::Buffer b = device.buffer(v.size() * sizeof(float), what);
       device.write(b, v.data(), v.size() * sizeof(float), "upload");
       return b;
     };
-    slot = {upload(packed_weights(l, oc_tile, in_step), l.name + " weights"),
+    slot = {upload(packed_weights(l, oc_tile, in_step, tf32), l.name + " weights"),
             upload(packed_bias(l, oc_tile), l.name + " bias")};
   }
   return slot;
@@ -163,7 +192,7 @@ void NetBuffers::release(DeviceTensor& t) {
 }
 
 DeviceTensor run_device(Device& device, const DenoiseNet& net, const DeviceTensor& input,
-                        NetBuffers& buffers) {
+                        NetBuffers& buffers, NetPrecision precision) {
   const auto& layers = net.layers();
   std::vector<DeviceTensor> results(layers.size());
   const auto tensor_of = [&](int t) -> const DeviceTensor& {
@@ -172,7 +201,7 @@ DeviceTensor run_device(Device& device, const DenoiseNet& net, const DeviceTenso
   for (int i = 0; i < int(layers.size()); ++i) {
     const NetLayer& l = layers[i];
     results[i] = conv_layer(device, buffers, l, tensor_of(l.src),
-                            l.skip == NetLayer::kNone ? nullptr : &tensor_of(l.skip));
+                            l.skip == NetLayer::kNone ? nullptr : &tensor_of(l.skip), precision);
     for (int t = 0; t < i; ++t)
       if (net.last_use(t) <= i) buffers.release(results[t]);
   }

@@ -127,6 +127,9 @@ class Stage {
   // Stages that recompute many rows at each strip's edges (a large reach) want strips as tall as
   // the memory limits allow instead of cache-sized ones.
   virtual bool tall_strips() const { return false; }
+  // The tolerance --verify holds the stage to on `device`: the one given, unless the stage's
+  // device arithmetic is stated to differ by more (denoise's tensor cores).
+  virtual double verify_tolerance(const Device&, double given) const { return given; }
 
   // Computes the image rows `out` from `in`, whose rows must include out widened by reach()
   // (within the image). The result has in's rows; only `out` among them is defined. A stage

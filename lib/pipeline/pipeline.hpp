@@ -78,6 +78,7 @@ struct StageCheck {
   std::string stage;  // "decode", a spec, or "encode"
   Comparison result;
   std::string problem;  // a side result (histogram, flags) that differs from the reference
+  double tolerance = 0;  // what the stage was held to (Stage::verify_tolerance)
 
   bool ok() const { return result.ok() && problem.empty(); }
 };

@@ -235,6 +235,7 @@ class Checks {
   // neighbours, which they count) must match too, but add to the figures only on failure.
   void add_rows(std::size_t i, const Image& got, const Image& expected, double tolerance, Span own,
                 Span computed) {
+    checks_[i].tolerance = tolerance;
     add(checks_[i].result, compare(got, expected, tolerance, own));
     for (const Span halo : {Span{computed.first, own.first}, Span{own.last, computed.last}}) {
       if (halo.empty()) continue;
@@ -264,6 +265,7 @@ class Checks {
     }
     for (std::size_t i = 0; i < other.size(); ++i) {
       add(into[i].result, other[i].result);
+      into[i].tolerance = std::max(into[i].tolerance, other[i].tolerance);
       if (into[i].problem.empty()) into[i].problem = std::move(other[i].problem);
     }
   }
@@ -378,7 +380,8 @@ class DeviceLane {
         device_.set_stage("verify");
         Image got = download_image(device_, current);
         const Image expected = stages[i]->reference_rows(seen, rows, reference_runs_[i]);
-        checks_.add_rows(i + 1, got, expected, options_.tolerance, own, rows);
+        checks_.add_rows(i + 1, got, expected,
+                         stages[i]->verify_tolerance(device_, options_.tolerance), own, rows);
         seen = std::move(got);
       }
     }
