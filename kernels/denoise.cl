@@ -53,23 +53,32 @@ inline float transfer_inverse(float x, const int transfer, const float pu_norm) 
 
 inline float nan_to_zero(const float v) { return isnan(v) ? 0.0f : v; }
 
-// A float image somewhere in image coordinates: channel c of pixel (x, y) is at
+// A float image somewhere in canvas coordinates (denoise.cpp's Canvas: the image, extended
+// by the border rule for border=clamp|reflect|wrap): channel c of pixel (x, y) is at
 // base[c * plane + ((y - oy) * pitch + (x - ox)) * step]: planar with step 1, interleaved
-// (the normal and depth guides, kernels/guides.cl) with plane 1 and step 4.
+// (the normal and depth guides, kernels/guides.cl) with plane 1 and step 4. An image's (set
+// `image`) is read through the border rule past its edges; a tensor made on the canvas is read
+// as it is.
 #define PLANAR(p)                                                                          \
   __global const float *p, const int p##_ox, const int p##_oy, const int p##_pitch,        \
-      const int p##_plane, const int p##_step
+      const int p##_plane, const int p##_step, const int p##_image
 #define PLANAR_AT(p, c, x, y)                                                      \
   p[(size_t)(c) * p##_plane +                                                      \
     ((size_t)((y) - p##_oy) * p##_pitch + ((x) - p##_ox)) * p##_step]
+// The same through the canvas's border (width, height, border in scope).
+#define CANVAS_AT(p, c, x, y)                                                                   \
+  PLANAR_AT(p, c, p##_image ? border_index(x, width, border) : (x),                             \
+            p##_image ? border_index(y, height, border) : (y))
 
-// The network's input tensor for the region [rx, rx + rw) x [ry, ry + rh) of the image, zero
-// beyond it up to the tensor's size: the main image's 3 channels (1 broadcast to 3), then the
+// The network's input tensor for the region [rx, rx + rw) x [ry, ry + rh) of the canvas (the
+// image `width` x `height` and, past its edges, what `border` maps there), zero beyond it up to
+// the tensor's size: the main image's 3 channels (1 broadcast to 3), then the
 // albedo's and the normal's when `aux` has them (1: albedo, 2: albedo and normal), each
 // sanitised as OIDN does. The main image: NaN to 0, times `scale`, clamped to [0, 1] (or
 // [-1, 1] mapped to [0, 1] when `snorm`; no upper bound when `hdr`), then the transfer.
 __kernel void denoise_input(__global float* dst, const int channels, const int th, const int tw,
-                            const int rx, const int ry, const int rw, const int rh, PLANAR(main),
+                            const int rx, const int ry, const int rw, const int rh,
+                            const int width, const int height, const int border, PLANAR(main),
                             const int main_planes, PLANAR(albedo), PLANAR(normal), const int aux,
                             const int transfer, const float pu_norm, const float scale,
                             const int hdr, const int snorm) {
@@ -81,7 +90,7 @@ __kernel void denoise_input(__global float* dst, const int channels, const int t
   for (int c = 0; c < 3; ++c) {
     float v = 0.0f;
     if (inside) {
-      v = nan_to_zero(PLANAR_AT(main, main_planes == 1 ? 0 : c, ix, iy)) * scale;
+      v = nan_to_zero(CANVAS_AT(main, main_planes == 1 ? 0 : c, ix, iy)) * scale;
       v = clamp(v, snorm ? -1.0f : 0.0f, hdr ? FLT_MAX : 1.0f);
       if (snorm) v = v * 0.5f + 0.5f;
       v = transfer_forward(v, transfer, pu_norm);
@@ -91,11 +100,11 @@ __kernel void denoise_input(__global float* dst, const int channels, const int t
   if (aux >= 1)
     for (int c = 0; c < 3; ++c)
       dst[(3 + c) * plane + at] =
-          inside ? clamp(nan_to_zero(PLANAR_AT(albedo, c, ix, iy)), 0.0f, 1.0f) : 0.0f;
+          inside ? clamp(nan_to_zero(CANVAS_AT(albedo, c, ix, iy)), 0.0f, 1.0f) : 0.0f;
   if (aux >= 2)
     for (int c = 0; c < 3; ++c)
       dst[(6 + c) * plane + at] =
-          inside ? clamp(nan_to_zero(PLANAR_AT(normal, c, ix, iy)), -1.0f, 1.0f) * 0.5f + 0.5f
+          inside ? clamp(nan_to_zero(CANVAS_AT(normal, c, ix, iy)), -1.0f, 1.0f) * 0.5f + 0.5f
                  : 0.0f;
 }
 

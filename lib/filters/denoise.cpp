@@ -154,6 +154,7 @@ struct DenoiseParams {
   Aux aux = Aux::noisy;
   int tile = 0;  // largest tile side delivered; 0: as large as memory allows
   int precision = -1;  // NetPrecision, or -1: auto (tf32 where there are tensor cores)
+  Border border = Border::zero;
 };
 
 // What --verify allows precision=tf32 on tensor cores: a TF32 product keeps 10 of float's 23
@@ -193,14 +194,28 @@ int round_up(int v, int to) {
   return ceil_div(v, to) * to;
 }
 
+// v rounded down to a multiple of `to`, negative values too.
+int round_down(int v, int to) {
+  return v >= 0 ? v / to * to : -round_up(-v, to);
+}
+
+// Where the network runs: the image, widened by `extent` pixels on each side where the border
+// rule extends it (0 for border=zero: OIDN's own zero padding). Its first pixel is a
+// multiple of the alignment away from the image's, as every tile's first pixel is.
+struct Canvas {
+  int width = 0, height = 0, extent = 0;
+  Border border = Border::zero;
+};
+
 // The pixels a network reads for `core`: `radius` more on each side, widened to multiples of
-// the network's alignment at its start (so pooling windows fall as on the whole image) and at
-// its end unless that is the image's edge, within the image.
-Box net_input(const Box& core, int radius, int width, int height) {
+// the network's alignment at its start (so pooling windows fall as on the whole canvas) and at
+// its end unless that is the canvas's edge, within the canvas.
+Box net_input(const Box& core, int radius, const Canvas& c) {
   const int a = DenoiseNet::kAlignment;
-  return {std::max(0, core.x0 - radius) / a * a, std::max(0, core.y0 - radius) / a * a,
-          std::min(width, round_up(core.x1 + radius, a)),
-          std::min(height, round_up(core.y1 + radius, a))};
+  return {std::max(-c.extent, round_down(core.x0 - radius, a)),
+          std::max(-c.extent, round_down(core.y0 - radius, a)),
+          std::min(c.width + c.extent, round_up(core.x1 + radius, a)),
+          std::min(c.height + c.extent, round_up(core.y1 + radius, a))};
 }
 
 // Cores that cover the rows `out` of a `width` wide image, each with `margin` pixels around
@@ -233,21 +248,28 @@ std::vector<Box> tile_cores(Span out, int width, int height, int margin, double 
   return cores;
 }
 
-// A float image in image coordinates: channel c of pixel (x, y) at
-// base[c * plane + ((y - oy) * pitch + (x - ox)) * step]; kernels/denoise.cl's PLANAR.
+// A float image in canvas coordinates: channel c of pixel (x, y) at
+// base[c * plane + ((y - oy) * pitch + (x - ox)) * step]; kernels/denoise.cl's PLANAR. An
+// image's (the colour, the guides) is read through the canvas's border rule where the canvas
+// extends past it; a tensor made on the canvas (a prefiltered guide) is read as it is.
 struct Planar {
   const float* base = nullptr;
   int ox = 0, oy = 0, pitch = 0;
   std::size_t plane = 0;
   int step = 1;
+  const Canvas* canvas = nullptr;  // set for images: their pixels past the edges by its border
 
   float at(int c, int x, int y) const {
+    if (canvas) {
+      x = border_index(x, canvas->width, canvas->border);
+      y = border_index(y, canvas->height, canvas->border);
+    }
     return base[c * plane + (std::size_t(y - oy) * pitch + (x - ox)) * step];
   }
 };
 
-Planar planar(const Image& image) {
-  return {image.data().data(), 0, image.y0(), image.pitch(), image.plane_size()};
+Planar planar(const Image& image, const Canvas* canvas) {
+  return {image.data().data(), 0, image.y0(), image.pitch(), image.plane_size(), 1, canvas};
 }
 
 Planar planar(const Activation& t, const Box& at) {
@@ -320,6 +342,9 @@ class DenoiseStage : public GuidedStage {
   }
 
   int reach() const override { return reach_; }
+  std::string whole_image_reason(PixelType) const override {
+    return border_whole_image_reason(p_.border);
+  }
   bool tall_strips() const override { return true; }
   double verify_tolerance(const Device& device, double given) const override {
     return precision(device) == NetPrecision::tf32 ? std::max(given, kTf32Tolerance) : given;
@@ -355,27 +380,29 @@ class DenoiseStage : public GuidedStage {
     const int planes = colour_planes(in.color_channels());
     Image result = in.like(in.channels(), in.alpha());
     const Guides* g = run.guides;
-    for (const Box& core : cores(in.width(), in.full_height(), out, plan, host_pixels())) {
-      const Box box = net_input(core, radius_, in.width(), in.full_height());
+    const Canvas canvas = canvas_of(in.width(), in.full_height());
+    for (const Box& core : cores(canvas, out, plan, max_pixels(plan, nullptr))) {
+      const Box box = net_input(core, radius_, canvas);
       // Prefiltered guides, for the pixels the main network reads.
       Activation albedo_clean, normal_clean;
       std::optional<Planar> albedo, normal;
-      if (plan.albedo) albedo = planar(g->albedo);
-      if (plan.normal) normal = planar(g->normal);
+      if (plan.albedo) albedo = planar(g->albedo, &canvas);
+      if (plan.normal) normal = planar(g->normal, &canvas);
       if (!plan.albedo_net.empty()) {
-        albedo_clean = prefilter_reference(plan.albedo_net, kAlbedoPrefilter, box, *albedo, in);
+        albedo_clean = prefilter_reference(plan.albedo_net, kAlbedoPrefilter, box, *albedo, canvas);
         albedo = planar(albedo_clean, box);
       }
       if (!plan.normal_net.empty()) {
-        normal_clean = prefilter_reference(plan.normal_net, kNormalPrefilter, box, *normal, in);
+        normal_clean = prefilter_reference(plan.normal_net, kNormalPrefilter, box, *normal, canvas);
         normal = planar(normal_clean, box);
       }
       const DenoiseNet& main = net(plan.main);
       const Activation input =
-          input_reference(main.input_channels(), box, planar(in), planes,
+          input_reference(main.input_channels(), box, planar(in, &canvas), planes,
                           albedo ? &*albedo : nullptr, normal ? &*normal : nullptr, plan.io);
       const Activation output = run_reference(main, input);
-      output_reference(output, box, core, plan.io, result.data().data(), planar(result), planes);
+      output_reference(output, box, core, plan.io, result.data().data(), planar(result, nullptr),
+                       planes);
     }
     copy_alpha(in, result);
     return result;
@@ -388,29 +415,30 @@ class DenoiseStage : public GuidedStage {
     const DeviceGuides& dg = device_guides(device, run);
     const int planes = colour_planes(in.color_channels());
     DeviceImage result = device.image_like(in, in.channels, in.alpha);
-    const DeviceSource image{&in.buffer, 0, in.y0, in.pitch, in.plane_size()};
+    const DeviceSource image{&in.buffer, 0, in.y0, in.pitch, in.plane_size(), 1, true};
     if (!run.state) run.state = std::make_unique<State>();
     NetBuffers& buffers = static_cast<State&>(*run.state).buffers;
-    for (const Box& core : cores(in.width, in.full_height, out, plan, device_pixels(device))) {
-      const Box box = net_input(core, radius_, in.width, in.full_height);
+    const Canvas canvas = canvas_of(in.width, in.full_height);
+    for (const Box& core : cores(canvas, out, plan, max_pixels(plan, &device))) {
+      const Box box = net_input(core, radius_, canvas);
       DeviceTensor albedo_clean, normal_clean;
-      DeviceSource albedo{&dg.albedo, 0, in.y0, in.pitch, in.plane_size()};
+      DeviceSource albedo{&dg.albedo, 0, in.y0, in.pitch, in.plane_size(), 1, true};
       // Normals x, y, z and depth of a pixel side by side (guides.hpp's DeviceGuides).
-      DeviceSource normal{&dg.geometry, 0, in.y0, in.pitch, 1, 4};
+      DeviceSource normal{&dg.geometry, 0, in.y0, in.pitch, 1, 4, true};
       if (!plan.albedo_net.empty()) {
-        albedo_clean =
-            prefilter_device(device, buffers, plan.albedo_net, kAlbedoPrefilter, box, albedo, in);
+        albedo_clean = prefilter_device(device, buffers, plan.albedo_net, kAlbedoPrefilter, box,
+                                        albedo, canvas);
         albedo = tensor_source(albedo_clean, box);
       }
       if (!plan.normal_net.empty()) {
-        normal_clean =
-            prefilter_device(device, buffers, plan.normal_net, kNormalPrefilter, box, normal, in);
+        normal_clean = prefilter_device(device, buffers, plan.normal_net, kNormalPrefilter, box,
+                                        normal, canvas);
         normal = tensor_source(normal_clean, box);
       }
       const DenoiseNet& main = net(plan.main);
       const int aux = plan.normal ? 2 : plan.albedo ? 1 : 0;
-      DeviceTensor input = input_device(device, buffers, main.input_channels(), box, image,
-                                        planes, albedo, normal, aux, plan.io);
+      DeviceTensor input = input_device(device, buffers, main.input_channels(), box, canvas,
+                                        image, planes, albedo, normal, aux, plan.io);
       DeviceTensor output = run_device(device, main, input, buffers, precision(device));
       output_device(device, output, box, core, plan.io, result, planes);
       for (DeviceTensor* t : {&input, &output, &albedo_clean, &normal_clean}) buffers.release(*t);
@@ -420,13 +448,22 @@ class DenoiseStage : public GuidedStage {
   }
 
  private:
-  // A buffer holding floats in image coordinates (Planar's layout, on a device).
+  // A buffer holding floats in canvas coordinates (Planar's layout, on a device); an image's
+  // is read through the canvas's border rule.
   struct DeviceSource {
     const cl::Buffer* buffer;
     int ox, oy, pitch;
     std::size_t plane;
     int step = 1;
+    bool image = false;
   };
+
+  // Zero padding (OIDN's) needs no more than the image; the other rules extend it by the
+  // receptive radius, a multiple of the alignment, so that its edges see their surroundings.
+  Canvas canvas_of(int width, int height) const {
+    const int extent = p_.border == Border::zero ? 0 : round_up(radius_, DenoiseNet::kAlignment);
+    return {width, height, extent, p_.border};
+  }
 
   static DeviceSource tensor_source(const DeviceTensor& t, const Box& at) {
     return {&t.buffer, at.x0, at.y0, t.width, std::size_t(t.height) * t.width};
@@ -499,7 +536,7 @@ class DenoiseStage : public GuidedStage {
     std::vector<float> means(std::size_t(shape.bins_w()) * shape.bins_h());
     cl::Buffer bins = device.buffer(means.size() * sizeof(float), "exposure bins");
     auto k = device.kernel("denoise.cl", "denoise_exposure_bins", {});
-    set_args(k, in.buffer, 0, in.y0, in.pitch, int(in.plane_size()), 1,
+    set_args(k, in.buffer, 0, in.y0, in.pitch, int(in.plane_size()), 1, 0,
              colour_planes(in.color_channels()), in.width, in.full_height, shape.bins_w(),
              shape.bins_h(), bins);
     device.launch(k, "exposure",
@@ -515,38 +552,38 @@ class DenoiseStage : public GuidedStage {
                   "'" + spec() + "': the exposure of a strip's image is not known (no scan)");
   }
 
-  std::vector<Box> cores(int width, int height, Span out, const Plan& plan,
+  std::vector<Box> cores(const Canvas& canvas, Span out, const Plan& plan,
                          double max_pixels) const {
-    return tile_cores(out, width, height, reach_for(plan), max_pixels, p_.tile);
+    return tile_cores(out, canvas.width, canvas.height, reach_for(plan), max_pixels, p_.tile);
   }
   int reach_for(const Plan& plan) const {
     const int margin = radius_ + DenoiseNet::kAlignment - 1;
     return plan.albedo_net.empty() && plan.normal_net.empty() ? margin : 2 * margin;
   }
 
-  // Pixels of a tile's largest network input whose activations fit: a share of the host
-  // budget on the reference and CPU devices, of the device's memory on GPUs (each tensor also
-  // within the largest buffer).
-  static double host_pixels() {
-    return double(resource_limits().max_memory) / 4 / (kFloatsPerPixel * sizeof(float));
+  // Pixels of a tile's largest network input whose tensors fit: a third of --max-memory (the
+  // strips take at most half: choose_strip_rows), and on GPUs also half the device's memory;
+  // each tensor within the largest buffer. Floats a pixel: the network's largest set of live
+  // tensors (DenoiseNet::floats_per_pixel), times what each path adds: upsampled copies on
+  // CPUs, and on the reference also the concatenated input of each decoder level.
+  double max_pixels(const Plan& plan, const Device* device) const {
+    const double factor = !device ? 2.6 : device->info().gpu ? 1.15 : 1.7;
+    const double floats = factor * net(plan.main).floats_per_pixel() + 12;
+    double memory = double(resource_limits().max_memory) / 3;
+    if (device && device->info().gpu) memory = std::min(memory, double(device->info().global_memory) / 2);
+    double pixels = memory / (floats * sizeof(float));
+    if (device) pixels = std::min(pixels, double(device->info().max_allocation) / (kWidestTensor * sizeof(float)));
+    return pixels;
   }
-  static double device_pixels(const Device& device) {
-    const DeviceInfo& info = device.info();
-    const double memory = info.gpu ? double(info.global_memory) / 2
-                                   : double(resource_limits().max_memory) / 4;
-    return std::min(memory / (kFloatsPerPixel * sizeof(float)),
-                    double(info.max_allocation) / (kWidestTensor * sizeof(float)));
-  }
-  // Upper bounds over OIDN's networks (DenoiseNet::floats_per_pixel, the widest level-0 layer),
-  // with the prefilters' tensors and the reference's upsampled copies.
-  static constexpr double kFloatsPerPixel = 400;
+  // Channels of the widest tensor of OIDN's networks at full resolution (the _large ones' 64,
+  // upsampled with their input: 105; within this).
   static constexpr double kWidestTensor = 128;
 
   // A guide's prefiltered copy over `box` (rt_alb or rt_nrm run over the pixels it reads).
   Activation prefilter_reference(const std::string& name, const Transform& t, const Box& box,
-                                 const Planar& guide, const Image& in) const {
+                                 const Planar& guide, const Canvas& canvas) const {
     const DenoiseNet& n = net(name);
-    const Box reads = net_input(box, radius_, in.width(), in.full_height());
+    const Box reads = net_input(box, radius_, canvas);
     const Activation input = input_reference(n.input_channels(), reads, guide, 3, nullptr,
                                              nullptr, t);
     const Activation output = run_reference(n, input);
@@ -557,11 +594,11 @@ class DenoiseStage : public GuidedStage {
 
   DeviceTensor prefilter_device(Device& device, NetBuffers& buffers, const std::string& name,
                                 const Transform& t, const Box& box, const DeviceSource& guide,
-                                const DeviceImage& in) const {
+                                const Canvas& canvas) const {
     const DenoiseNet& n = net(name);
-    const Box reads = net_input(box, radius_, in.width, in.full_height);
-    DeviceTensor input =
-        input_device(device, buffers, n.input_channels(), reads, guide, 3, guide, guide, 0, t);
+    const Box reads = net_input(box, radius_, canvas);
+    DeviceTensor input = input_device(device, buffers, n.input_channels(), reads, canvas, guide,
+                                      3, guide, guide, 0, t);
     DeviceTensor output = run_device(device, n, input, buffers, precision(device));
     DeviceTensor clean = buffers.tensor(device, 3, box.height(), box.width(), name + " result");
     write_output(device, output, reads, box, t, clean.buffer, box.x0, box.y0, box.width(),
@@ -572,19 +609,19 @@ class DenoiseStage : public GuidedStage {
   }
 
   static DeviceTensor input_device(Device& device, NetBuffers& buffers, int channels,
-                                   const Box& box, const DeviceSource& main, int main_planes,
-                                   const DeviceSource& albedo, const DeviceSource& normal,
-                                   int aux, const Transform& t) {
+                                   const Box& box, const Canvas& canvas, const DeviceSource& main,
+                                   int main_planes, const DeviceSource& albedo,
+                                   const DeviceSource& normal, int aux, const Transform& t) {
     const int a = DenoiseNet::kAlignment;
     const int th = round_up(box.height(), a), tw = round_up(box.width(), a);
     DeviceTensor input = buffers.tensor(device, channels, th, tw, "network input");
     auto k = device.kernel("denoise.cl", "denoise_input", {});
     set_args(k, input.buffer, channels, th, tw, box.x0, box.y0, box.width(), box.height(),
-             *main.buffer, main.ox, main.oy, main.pitch, int(main.plane), main.step,
-             main_planes, *albedo.buffer, albedo.ox, albedo.oy, albedo.pitch, int(albedo.plane),
-             albedo.step, *normal.buffer, normal.ox, normal.oy, normal.pitch, int(normal.plane),
-             normal.step, aux,
-             int(t.transfer), kPuNorm, t.scale, int(t.hdr), int(t.snorm));
+             canvas.width, canvas.height, int(canvas.border), *main.buffer, main.ox, main.oy,
+             main.pitch, int(main.plane), main.step, int(main.image), main_planes, *albedo.buffer,
+             albedo.ox, albedo.oy, albedo.pitch, int(albedo.plane), albedo.step, int(albedo.image),
+             *normal.buffer, normal.ox, normal.oy, normal.pitch, int(normal.plane), normal.step,
+             int(normal.image), aux, int(t.transfer), kPuNorm, t.scale, int(t.hdr), int(t.snorm));
     device.launch(k, "input", cl::NDRange(tw, th), cl::NDRange(16, 4),
                   std::size_t(channels) * th * tw * sizeof(float) * 2);
     return input;
@@ -682,6 +719,14 @@ FilterDef denoise_filter() {
        .min = 16,
        .max = 65536,
        .allow_auto = true},
+      {.name = "border",
+       .type = ParamType::Choice,
+       .fallback = "zero",
+       .doc = "zero: the network pads the image with zeros, as OIDN does (and as it was "
+              "trained); clamp, reflect, wrap: the image is first extended by the border rule "
+              "by the network's receptive field (96 pixels a side), so edge pixels see "
+              "surroundings like the rest",
+       .choices = {"zero", "clamp", "reflect", "wrap"}},
       {.name = "weights",
        .type = ParamType::File,
        .fallback = "auto",
@@ -708,7 +753,8 @@ FilterDef denoise_filter() {
                 "strips and tiles give the whole image's result",
                 "--verify compares with the C++ reference of every layer; results agree to "
                 "float rounding (summation order), not bit for bit",
-                "no border rule: the network pads with zeros, as it was trained"},
+                "border=zero is OIDN's own padding; the other rules cost the 96-pixel extension "
+                "around the image"},
       .example = "denoise:quality=high:aux=prefilter",
       .make = [](const Args& args) -> std::unique_ptr<Stage> {
         DenoiseParams p;
@@ -721,6 +767,7 @@ FilterDef denoise_filter() {
         p.srgb = args.is_auto("srgb") ? -1 : args.text("srgb") == "1";
         if (!args.is_auto("exposure")) p.exposure = args.number("exposure");
         if (!args.is_auto("tile")) p.tile = args.integer("tile");
+        p.border = parse_border(args.text("border"));
         if (!args.is_auto("precision"))
           p.precision = int(args.text("precision") == "tf32" ? NetPrecision::tf32 : NetPrecision::fp32);
         if (p.weights == "off") args.fail("weights", "the network cannot be off");
@@ -730,7 +777,8 @@ FilterDef denoise_filter() {
         if (p.weights != "auto" && p.aux == Aux::prefilter)
           args.fail("aux", "prefilter chooses OIDN's networks itself; not with weights=");
         return std::make_unique<DenoiseStage>(args.spec_text(), std::move(p), std::move(sources));
-      }};
+      },
+      .swept = false};
 }
 
 }  // namespace halo

@@ -161,6 +161,11 @@ struct FilterDef {
   // Whether an output pixel depends on other pixels: halo run premultiplies alpha around the
   // stages that do (histogram and the pointwise stages do not).
   bool mixes_neighbours = true;
+  // Whether the registry-wide tests sweep it over every size, border, channel count and strip
+  // height (tests/engine/registry_test.cpp, strips_test.cpp). The denoise network is not: a
+  // tile there costs its whole receptive field (a strip of one row, 220 rows), so its own tests
+  // cover the same properties on sizes it can afford.
+  bool swept = true;
 };
 
 // border_index for coordinates -r .. n-1+r, indexed from 0: what a reference's taps look up.

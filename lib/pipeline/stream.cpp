@@ -647,7 +647,11 @@ int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelT
   const bool whole = !pipeline.whole_image_reason(input.type).empty();  // one strip, none queued
   const std::size_t host_row =
       (whole ? 1 : queued) * strip_row + (limits.device_is_host ? device_row : 0);
-  const std::size_t host_window = limits.host_bytes / host_row;
+  // A stage that works in tiles of its own (denoise) takes part of the budget for them: its
+  // strips get half.
+  const bool tall = std::any_of(pipeline.stages().begin(), pipeline.stages().end(),
+                                [](const auto& stage) { return stage->tall_strips(); });
+  const std::size_t host_window = limits.host_bytes / (tall ? 2 : 1) / host_row;
   std::size_t window = host_window;
   if (limits.device_bytes) window = std::min(window, limits.device_bytes / 2 / device_row);
   if (limits.max_allocation) window = std::min(window, limits.max_allocation / float_row);
@@ -681,8 +685,6 @@ int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelT
   // sigma=4: 34 rows instead of 48, 4 MiB less at the same speed).
   const bool carries = limits.device_is_host && limits.device_bytes > 0;  // not the reference
   const std::size_t floor = (carries ? 2 : 4) * std::size_t(reach);
-  const bool tall = std::any_of(pipeline.stages().begin(), pipeline.stages().end(),
-                                [](const auto& stage) { return stage->tall_strips(); });
   const std::size_t wanted =
       tall ? most : std::max<std::size_t>({limits.target_bytes / float_row, floor, 1});
   return int(std::min({wanted, most, std::size_t(input.height)}));

@@ -208,6 +208,26 @@ TEST_CASE("denoise: device against the reference on odd sizes, with and without 
   }
 }
 
+TEST_CASE("denoise: border rules extend the image by the receptive field; zero is OIDN's") {
+  const int w = 37, h = 23;
+  const Guides g = render_guides(w, h);
+  const Image in = test::random_image(w, h, 3, false, 14, 0.0f, 4.0f);
+  for (const char* border : {"clamp", "reflect", "wrap"}) {
+    const std::string spec = std::string("denoise:precision=fp32:border=") + border;
+    const auto stage = make_stage(spec);
+    const Image ref = reference_result(*stage, in, &g);
+    check_close(device_result(*stage, in, &g), ref, 1e-4, spec);
+    // Not OIDN's zero padding: the edges differ, and the rule is what extends the image.
+    CHECK(compare(ref, reference_result(*make_stage("denoise"), in, &g), 1e-3).failures > 0);
+  }
+  // Tiles on the extended canvas give the whole canvas's result.
+  const auto whole = make_stage("denoise:precision=fp32:border=reflect");
+  const auto tiled = make_stage("denoise:precision=fp32:border=reflect:tile=16");
+  CHECK(compare(device_result(*tiled, in, &g), device_result(*whole, in, &g), 0.0).max_error == 0);
+  CHECK(make_stage("denoise:border=wrap")->whole_image_reason(PixelType::f32) != "");
+  CHECK(make_stage("denoise:border=reflect")->whole_image_reason(PixelType::f32) == "");
+}
+
 TEST_CASE("denoise: the alpha plane passes; precision=tf32 holds its stated tolerance") {
   const Guides g = render_guides(48, 40);
   const Image in = test::random_image(48, 40, 4, true, 9, 0.0f, 4.0f);
