@@ -3,12 +3,31 @@
 
 #include <cstdlib>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "cl/device.hpp"
 #include "cl/tuning.hpp"
 #include "core/image.hpp"
 
 namespace halo::test {
+
+// The exhaustive sweeps (every radius, shape, size, border and strip height) run under ctest's
+// label `long` (HALO_TEST_LONG=1; .ci/run runs it); the contributor's loop, README's ctest, runs
+// a representative part of each: the kernels it picks and its edge cases, in minutes.
+inline bool long_tests() {
+  static const bool on = [] {
+    const char* v = std::getenv("HALO_TEST_LONG");
+    return v && *v && std::string(v) != "0";
+  }();
+  return on;
+}
+
+// `all` under the long label, else `some` (of the same kind).
+template <class T>
+std::vector<T> sweep(std::vector<T> all, std::vector<T> some) {
+  return long_tests() ? all : some;
+}
 
 // Values in [lo, hi), reproducible by seed; never constant, so tiles and borders all matter.
 inline Image random_image(int width, int height, int channels, bool alpha = false,

@@ -56,14 +56,15 @@ void write_crop(const std::string& from, const std::string& to, int x, int y, in
 
 }  // namespace
 
-TEST_CASE("denoise the shared Blender scene: OIDN's network from its layers, verified") {
+TEST_CASE("denoise the shared Blender scene: OIDN's network from its layers") {
+  // (--verify on crops of a render: the next case; on this whole scene the reference alone
+  // takes 10 s.)
   Sandbox box;
-  const Result r = box.halo("-v run " + kNoisy + " -f denoise -o " + box / "out.exr --verify");
+  const Result r = box.halo("-v run " + kNoisy + " -f denoise -o " + box / "out.exr");
   INFO(r.err);
   REQUIRE(r.code == 0);
   CHECK(has(r.err, "denoise: float input: OIDN network rt_hdr_alb_nrm"));
   CHECK(has(r.err, "albedo from " + kNoisy + kAlbedo));
-  CHECK(has(r.out, "verify denoise"));
   // 36.88 dB, as an independent implementation of OIDN with the same weights gives
   // (scripts/render-psnr.py --oidn-numpy); atrous reaches 34.5.
   CHECK(tonemapped_psnr(box / "out.exr", kConverged) == doctest::Approx(36.88).epsilon(0.0005));

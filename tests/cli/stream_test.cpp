@@ -252,7 +252,9 @@ TEST_CASE("an EXR's data window and display window reach EXR outputs; PNG says i
   CHECK_FALSE(has(r.err, "data window"));
 }
 
-TEST_CASE("an image larger than the device's largest buffer streams on it in bounded memory") {
+// 70 s on the 2-core machine: under the long label alone (tests/CMakeLists.txt).
+TEST_CASE("an image larger than the device's largest buffer streams on it in bounded memory" *
+          doctest::test_suite("long")) {
   Sandbox box;
   // 16384 x 12000 RGB: 590 MB of samples, 2.36 GB as the float planes filters work on. PoCL
   // told to have 1 GiB (largest buffer 256 MiB) as a small GPU would.

@@ -41,7 +41,8 @@ TEST_CASE("atrous: no weight crosses between geometry and no geometry") {
         CHECK(result.at(x, y, 0) == doctest::Approx(in.at(x, y, 0)).epsilon(1e-6));
 }
 
-TEST_CASE("atrous: device against the reference on odd sizes, guides, albedo and borders") {
+TEST_CASE("atrous: device against the reference on odd sizes, guides, albedo and borders" *
+          doctest::test_suite("sweeps")) {
   test::check_guided_on_odd_sizes("atrous", "atrous:iters=2:sigma_c=0.5", "atrous:iters=1");
 }
 

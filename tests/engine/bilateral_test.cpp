@@ -175,7 +175,8 @@ TEST_CASE("self-guided on photos: the range kernel keeps a strong step and smoot
   CHECK(std::fabs(out.at(3, 4, 0) - 0.12f) < std::fabs(in.at(3, 4, 0) - 0.12f) + 1e-6f);
 }
 
-TEST_CASE("bilateral: device against the reference on odd sizes, guides, albedo and borders") {
+TEST_CASE("bilateral: device against the reference on odd sizes, guides, albedo and borders" *
+          doctest::test_suite("sweeps")) {
   test::check_guided_on_odd_sizes("bilateral", "bilateral:r=7:sigma_r=0.3",
                                   "bilateral:r=2");  // the last without guides: self-guided
   test::check_guided_on_odd_sizes("bilateral:walk=2d", "bilateral:walk=2d:r=5:sigma_r=0.3",

@@ -168,17 +168,21 @@ TEST_CASE("the tiled conv kernel GPUs run, against the reference: sizes, kernels
     }
 }
 
-TEST_CASE("conv_vec at GPU shapes (the NVIDIA row's conv_vec 4, 4 rows, 32x4), every border") {
+TEST_CASE("conv_vec at GPU shapes (the NVIDIA row's conv_vec 4, 4 rows, 32x4), every border" *
+          doctest::test_suite("sweeps")) {
   // The GPU form (conv_slide): aligned vector loads with scalar edges, vec_conv rows a
   // work-item; 7x7 reaches further than a vector, 1x5 has no horizontal edge. Kernels up to
   // (rows + KH - 1) x (vector + KW - 1) <= 64 floats (3x3 to 5x5 at 4 rows of 4) load all
   // their rows first, the rest slide.
   Device device(test::gpu_info(), default_cache_dir());
-  for (const char* shape : {"conv_vec=4,vec_conv=4,vec_w=32,vec_h=4", "conv_vec=2,vec_conv=3",
-                            "conv_vec=4,vec_conv=1", "conv_vec=8,vec_conv=9,vec_w=8,vec_h=2"}) {
+  for (const char* shape : test::sweep<const char*>(
+           {"conv_vec=4,vec_conv=4,vec_w=32,vec_h=4", "conv_vec=2,vec_conv=3",
+            "conv_vec=4,vec_conv=1", "conv_vec=8,vec_conv=9,vec_w=8,vec_h=2"},
+           {"conv_vec=4,vec_conv=4,vec_w=32,vec_h=4", "conv_vec=8,vec_conv=9,vec_w=8,vec_h=2"})) {
     test::retune(device, shape);
     for (const char* border : test::kBorders)
-      for (const auto& size : {std::pair{1, 1}, {7, 5}, {9, 4}, {1023, 517}}) {
+      for (const auto& size : test::sweep<std::pair<int, int>>(
+               {{1, 1}, {7, 5}, {9, 4}, {1023, 517}}, {{1, 1}, {9, 4}, {203, 131}})) {
         INFO(std::string(shape), " ", std::string(border), " ", size.first, "x", size.second);
         const Image in = test::random_image(size.first, size.second, 3, false, 5);
         const std::string b = std::string(":border=") + border;

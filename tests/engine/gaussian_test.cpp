@@ -45,15 +45,20 @@ TEST_CASE("gaussian needs r or sigma; r beyond 512 is refused") {
   CHECK(make_stage("gaussian:sigma=2")->details()[0].starts_with("radius 6"));
 }
 
-TEST_CASE("device matches reference: gaussian radius 1..20, every border") {
-  for (int r = 1; r <= 20; ++r)
+TEST_CASE("device matches reference: gaussian radius 1..20, every border" *
+          doctest::test_suite("sweeps")) {
+  // Each radius is a program: the loop takes the smallest, one between and the largest.
+  for (int r : test::sweep<int>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
+                                 19, 20},
+                                {1, 6, 20}))
     for (const char* border : test::kBorders)
       test::check_device_matches("gaussian:r=" + std::to_string(r) + ":border=" + border,
                                  test::random_image(67, 45, 3, false, unsigned(r)));
 }
 
-TEST_CASE("device matches reference: gaussian large radii and awkward sizes") {
-  for (int r : {31, 64, 128})
+TEST_CASE("device matches reference: gaussian large radii and awkward sizes" *
+          doctest::test_suite("sweeps")) {
+  for (int r : test::sweep<int>({31, 64, 128}, {64}))
     for (const char* border : test::kBorders) {
       const std::string spec = "gaussian:r=" + std::to_string(r) + ":border=" + border;
       test::check_device_matches(spec, test::random_image(7, 5, 1));
@@ -64,7 +69,8 @@ TEST_CASE("device matches reference: gaussian large radii and awkward sizes") {
   test::check_device_matches("gaussian:r=3", test::random_image(2, 3, 4, true));
 }
 
-TEST_CASE("with little local memory: the two-pass kernels, and direct columns for big radii") {
+TEST_CASE("with little local memory: the two-pass kernels, and direct columns for big radii" *
+          doctest::test_suite("sweeps")) {
   // Pretending the device has 8 KiB of local memory rules out the fused kernel, so the rows
   // and columns passes run (and for r >= 64 the direct columns kernel). Typed as a GPU without
   // a tuning row, so a CPU test device runs the tiled kernels, not the CPU vector ones.
@@ -72,19 +78,22 @@ TEST_CASE("with little local memory: the two-pass kernels, and direct columns fo
   small.local_memory = 8 * 1024;
   small.type = "gpu";
   Device device(small, default_cache_dir());
-  for (int r = 1; r <= 20; ++r)
+  for (int r : test::sweep<int>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
+                                 19, 20},
+                                {2, 13}))
     for (const char* border : test::kBorders)
       test::check_device_matches(device, "gaussian:r=" + std::to_string(r) + ":border=" + border,
                                  test::random_image(67, 45, 3, false, unsigned(r)));
-  for (int r : {64, 128})
+  for (int r : test::sweep<int>({64, 128}, {64}))
     for (const char* border : test::kBorders)
       test::check_device_matches(device, "box:r=" + std::to_string(r) + ":border=" + border,
                                  test::random_image(61, 300, 1));
 }
 
-TEST_CASE("the tiled separable kernels with the device's own local memory") {
+TEST_CASE("the tiled separable kernels with the device's own local memory" *
+          doctest::test_suite("sweeps")) {
   Device device(test::gpu_info(), default_cache_dir());
-  for (int r : {1, 2, 5, 8, 16, 31})
+  for (int r : test::sweep<int>({1, 2, 5, 8, 16, 31}, {2, 16}))
     for (const char* border : test::kBorders)
       test::check_device_matches(device, "gaussian:r=" + std::to_string(r) + ":border=" + border,
                                  test::random_image(101, 67, 3, false, unsigned(r)));
@@ -92,16 +101,18 @@ TEST_CASE("the tiled separable kernels with the device's own local memory") {
                              test::random_image(1023, 517, 1));
 }
 
-TEST_CASE("sliding-window rows and columns passes (rows_slide, cols_slide) equal the reference") {
+TEST_CASE("sliding-window rows and columns passes (rows_slide, cols_slide) equal the reference" *
+          doctest::test_suite("sweeps")) {
   Device device(test::gpu_info(), default_cache_dir());
   // From radius 1 at several window lengths, and from radius 9 (r=8 strided, r=31 sliding).
-  for (const char* shape :
-       {"rows_slide=1,cols_slide=1,rows_slide_steps=5,cols_slide_steps=8",
-        "rows_slide=1,cols_slide=1,rows_slide_steps=1,cols_slide_steps=3,cols_h=4",
-        "rows_slide=1,rows_slide_steps=7,rows_w=16,cols_slide=1,cols_slide_steps=16",
-        "rows_slide=9,cols_slide=9"}) {
+  for (const char* shape : test::sweep<const char*>(
+           {"rows_slide=1,cols_slide=1,rows_slide_steps=5,cols_slide_steps=8",
+            "rows_slide=1,cols_slide=1,rows_slide_steps=1,cols_slide_steps=3,cols_h=4",
+            "rows_slide=1,rows_slide_steps=7,rows_w=16,cols_slide=1,cols_slide_steps=16",
+            "rows_slide=9,cols_slide=9"},
+           {"rows_slide=1,cols_slide=1,rows_slide_steps=5,cols_slide_steps=8"})) {
     test::retune(device, shape);
-    for (int r : {1, 8, 31})
+    for (int r : test::sweep<int>({1, 8, 31}, {1, 31}))
       for (const char* border : test::kBorders) {
         INFO(shape, " r=", r, " ", border);
         const std::string b = std::string(":border=") + border;
@@ -116,15 +127,18 @@ TEST_CASE("sliding-window rows and columns passes (rows_slide, cols_slide) equal
   }
 }
 
-TEST_CASE("the fused kernel (both passes at once) equals the reference bit for bit") {
+TEST_CASE("the fused kernel (both passes at once) equals the reference bit for bit" *
+          doctest::test_suite("sweeps")) {
   Device device(test::gpu_info(), default_cache_dir());
   // Odd and even steps; bands shorter than, equal to and longer than a step, and than the
   // image; radii whose 2r is and is not a multiple of the steps (each radius is a program).
-  for (const auto& [shape, radii] :
-       {std::pair{"fused_radius=16,fused_steps=5,fused_band=64", std::vector{1, 2, 5, 8, 16}},
-        std::pair{"fused_radius=16,fused_steps=3,fused_band=1", std::vector{2, 3, 16}},
-        std::pair{"fused_radius=16,fused_steps=4,fused_band=7", std::vector{2, 5, 16}},
-        std::pair{"fused_radius=16,fused_steps=1,fused_band=600", std::vector{1, 7}}}) {
+  using Case = std::pair<const char*, std::vector<int>>;
+  for (const auto& [shape, radii] : test::sweep<Case>(
+           {{"fused_radius=16,fused_steps=5,fused_band=64", {1, 2, 5, 8, 16}},
+            {"fused_radius=16,fused_steps=3,fused_band=1", {2, 3, 16}},
+            {"fused_radius=16,fused_steps=4,fused_band=7", {2, 5, 16}},
+            {"fused_radius=16,fused_steps=1,fused_band=600", {1, 7}}},
+           {{"fused_radius=16,fused_steps=3,fused_band=7", {3}}})) {
     test::retune(device, shape);
     for (int r : radii)
       for (const char* border : test::kBorders) {
@@ -146,14 +160,17 @@ TEST_CASE("the fused kernel (both passes at once) equals the reference bit for b
   }
 }
 
-TEST_CASE("the direct kernel (both passes in registers) equals the reference bit for bit") {
+TEST_CASE("the direct kernel (both passes in registers) equals the reference bit for bit" *
+          doctest::test_suite("sweeps")) {
   Device device(test::gpu_info(), default_cache_dir());
   // Rows per work-item fewer than, equal to and more than 2r; images narrower than a vector,
   // a span and a group, widths not a multiple of 4, and a strip's last rows inside a run.
-  for (const char* shape : {"direct_radius=4,direct_rows=4", "direct_radius=4,direct_rows=1",
-                            "direct_radius=4,direct_rows=5,vec_w=8,vec_h=2"}) {
+  for (const char* shape : test::sweep<const char*>(
+           {"direct_radius=4,direct_rows=4", "direct_radius=4,direct_rows=1",
+            "direct_radius=4,direct_rows=5,vec_w=8,vec_h=2"},
+           {"direct_radius=4,direct_rows=5,vec_w=8,vec_h=2"})) {
     test::retune(device, shape);
-    for (int r : {1, 2, 4})
+    for (int r : test::sweep<int>({1, 2, 4}, {2}))
       for (const char* border : test::kBorders) {
         INFO(std::string(shape), " r=", r, " ", std::string(border));
         const std::string spec = "gaussian:r=" + std::to_string(r) + ":border=" + border;
@@ -186,11 +203,12 @@ TEST_CASE("the direct kernel runs up to direct_radius, before the fused kernel")
   }
 }
 
-TEST_CASE("the two passes with their weights compiled in equal the reference bit for bit") {
+TEST_CASE("the two passes with their weights compiled in equal the reference bit for bit" *
+          doctest::test_suite("sweeps")) {
   Device device(test::gpu_info(), default_cache_dir());
   // Tiled and sliding passes, both from r=1; fused_radius 0 so every radius runs two passes.
   test::retune(device, "inline_weights=1,fused_radius=0,rows_slide=8,cols_slide=16");
-  for (int r : {1, 3, 8, 16, 40})
+  for (int r : test::sweep<int>({1, 3, 8, 16, 40}, {3, 16}))
     for (const char* border : test::kBorders) {
       INFO("r=", r, " ", border);
       test::check_device_matches(device, "gaussian:r=" + std::to_string(r) + ":border=" + border,

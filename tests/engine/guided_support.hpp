@@ -86,14 +86,14 @@ inline void check_guided_device(const std::string& spec, const Image& in, const 
   CHECK(side_results_mismatch(device_run, f.last) == "");
 }
 
-// Device against reference on 1x1, 7x5, 33x17 and 1023x517 with every border: `guided` with
+// Device against reference on 1x1, 7x5, 33x17 and 1023x517 (the loop: 203x131) with every
+// border: `guided` with
 // normal and depth guides and `with_albedo` with albedo too, on RGBA; `self` without guides
 // on one channel.
 inline void check_guided_on_odd_sizes(const std::string& guided, const std::string& with_albedo,
                                       const std::string& self) {
-  const int sizes[][2] = {{1, 1}, {7, 5}, {33, 17}, {1023, 517}};
-  for (const auto& size : sizes) {
-    const int w = size[0], h = size[1];
+  for (const auto& [w, h] : sweep<std::pair<int, int>>({{1, 1}, {7, 5}, {33, 17}, {1023, 517}},
+                                                      {{1, 1}, {7, 5}, {33, 17}, {203, 131}})) {
     const Guides g = random_guides(w, h, false), ga = random_guides(w, h, true);
     const Image rgb = random_image(w, h, 4, true), grey = random_image(w, h, 1);
     for (const char* border : kBorders) {

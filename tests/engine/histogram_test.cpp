@@ -108,33 +108,37 @@ TEST_CASE("float edges: lo, hi, bin edges, outside, NaN, Inf, negative zero") {
   check_strategies(px, "mode=gray:bins=4");
 }
 
-TEST_CASE("every strategy matches the reference on awkward sizes and modes") {
+TEST_CASE("every strategy matches the reference on awkward sizes and modes" *
+          doctest::test_suite("sweeps")) {
   // 8/16-bit data is read in blocks of 16 pixels when ppi is a multiple of 16 (ppi=auto gives
   // 16..256; 16 here), pixel by pixel otherwise (ppi=24); sizes leave partial blocks at the end.
-  const int sizes[][2] = {{1, 1}, {7, 5}, {33, 17}, {1023, 517}};
-  for (const auto& size : sizes) {
-    check_strategies(test::random_pixels(size[0], size[1], 3, PixelType::u8), "mode=luma");
-    check_strategies(test::random_pixels(size[0], size[1], 3, PixelType::u8), "mode=luma:ppi=24");
-    check_strategies(test::random_pixels(size[0], size[1], 1, PixelType::u8), "mode=gray:ppi=16");
-    check_strategies(test::random_pixels(size[0], size[1], 4, PixelType::u16), "mode=channel:c=3");
-    check_strategies(test::random_pixels(size[0], size[1], 4, PixelType::u8), "mode=rgb:bins=100");
-    check_strategies(test::random_pixels(size[0], size[1], 3, PixelType::u16),
+  for (const auto& size : test::sweep<std::pair<int, int>>({{1, 1}, {7, 5}, {33, 17}, {1023, 517}},
+                                                         {{7, 5}, {1023, 517}})) {
+    const int w = size.first, h = size.second;
+    check_strategies(test::random_pixels(w, h, 3, PixelType::u8), "mode=luma");
+    check_strategies(test::random_pixels(w, h, 3, PixelType::u8), "mode=luma:ppi=24");
+    check_strategies(test::random_pixels(w, h, 1, PixelType::u8), "mode=gray:ppi=16");
+    check_strategies(test::random_pixels(w, h, 4, PixelType::u16), "mode=channel:c=3");
+    check_strategies(test::random_pixels(w, h, 4, PixelType::u8), "mode=rgb:bins=100");
+    check_strategies(test::random_pixels(w, h, 3, PixelType::u16),
                      "mode=luma709:bins=4096");
-    check_strategies(test::random_pixels(size[0], size[1], 3, PixelType::f32),
+    check_strategies(test::random_pixels(w, h, 3, PixelType::f32),
                      "mode=channel:c=2:bins=37");
-    check_strategies(test::random_pixels(size[0], size[1], 3, PixelType::f32),
+    check_strategies(test::random_pixels(w, h, 3, PixelType::f32),
                      "mode=rgb:range=-0.25,1.25:ppi=3");
   }
 }
 
-TEST_CASE("the local strategy's interleaved copies: any count and group size, exact counts") {
+TEST_CASE("the local strategy's interleaved copies: any count and group size, exact counts" *
+          doctest::test_suite("sweeps")) {
   // Counter b of copy s lies at b * SUBHISTS + s: a count that is not a power of two, more
   // copies than work-items and one copy must all add up to the reference, on random data (the
   // atomics of a block one by one), constant data (a block's one atomic) and float runs.
   Device device(test::device().info(), default_cache_dir());
-  for (const char* shape :
-       {"hist_subhists=1", "hist_subhists=3,hist_group=64", "hist_subhists=32",
-        "hist_subhists=32,hist_group=32,hist_in_flight=2", "hist_subhists=64,hist_group=32"}) {
+  for (const char* shape : test::sweep<const char*>(
+           {"hist_subhists=1", "hist_subhists=3,hist_group=64", "hist_subhists=32",
+            "hist_subhists=32,hist_group=32,hist_in_flight=2", "hist_subhists=64,hist_group=32"},
+           {"hist_subhists=3,hist_group=64", "hist_subhists=32,hist_group=32,hist_in_flight=2"})) {
     test::retune(device, shape);
     for (const auto& size : {std::pair{1, 1}, {7, 5}, {1023, 517}}) {
       const auto [w, h] = size;

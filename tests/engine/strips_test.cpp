@@ -97,10 +97,11 @@ void check_strips_at_gpu_shape(const char* shape, const std::vector<std::string>
 
 }  // namespace
 
-TEST_CASE("strips equal the whole image: every filter, border, channel count and height") {
+TEST_CASE("strips equal the whole image: every filter, border, channel count and height" *
+          doctest::test_suite("sweeps")) {
   const auto specs = filter_specs();
-  for (const int h : kHeights)
-    for (const int channels : {1, 3, 4}) {
+  for (const int h : test::sweep<int>({std::begin(kHeights), std::end(kHeights)}, {1, 517}))
+    for (const int channels : test::sweep<int>({1, 3, 4}, {4})) {
       PixelBuffer input = test::random_pixels(kWidth, h, channels, PixelType::u8, 5 + h);
       input.alpha = channels == 4;
       for (const auto& spec : specs) {
@@ -113,11 +114,14 @@ TEST_CASE("strips equal the whole image: every filter, border, channel count and
     }
 }
 
-TEST_CASE("strips equal the whole image with the tiled kernels GPUs run") {
+TEST_CASE("strips equal the whole image with the tiled kernels GPUs run" *
+          doctest::test_suite("sweeps")) {
   // The tiled kernels stage tiles of rows in local memory: their interior tests and row
-  // clamping are where a strip's first and last rows could go wrong.
-  const auto specs = filter_specs();
-  for (const int h : {7, 517}) {
+  // clamping are where a strip's first and last rows could go wrong. The loop takes one filter
+  // of each kernel family.
+  const auto specs = test::sweep<std::string>(
+      filter_specs(), {"gaussian:r=4", "box:r=20", "sharpen", "bilateral", "atrous", "histogram"});
+  for (const int h : test::sweep<int>({7, 517}, {517})) {
     const PixelBuffer input = test::random_pixels(kWidth * 3, h, 3, PixelType::u8, 11 + h);
     for (const auto& spec : specs)
       for (const char* border : test::kBorders)
@@ -128,18 +132,28 @@ TEST_CASE("strips equal the whole image with the tiled kernels GPUs run") {
   }
 }
 
-TEST_CASE("strips equal the whole image with the fused separable kernel") {
+TEST_CASE("strips equal the whole image with the fused separable kernel" *
+          doctest::test_suite("sweeps")) {
   // The fused kernel walks bands of rows and loads each step's rows through the strip's row
   // mapping: a strip's edges fall inside bands and steps.
-  for (const char* shape : {"fused_radius=16,fused_steps=3,fused_band=5", "fused_radius=2"})
-    check_strips_at_gpu_shape(
-        shape, {"gaussian:r=1", "gaussian:r=8", "box:r=16", "sep:h=1,2,1:v=1,2,3,4,5"}, 17);
+  for (const char* shape : test::sweep<const char*>(
+           {"fused_radius=16,fused_steps=3,fused_band=5", "fused_radius=2"},
+           {"fused_radius=16,fused_steps=3,fused_band=5"}))
+    check_strips_at_gpu_shape(shape,
+                              test::sweep<std::string>({"gaussian:r=1", "gaussian:r=8", "box:r=16",
+                                                        "sep:h=1,2,1:v=1,2,3,4,5"},
+                                                       {"gaussian:r=8", "sep:h=1,2,1:v=1,2,3,4,5"}),
+                              17);
 }
 
-TEST_CASE("strips equal the whole image with the direct separable kernel") {
+TEST_CASE("strips equal the whole image with the direct separable kernel" *
+          doctest::test_suite("sweeps")) {
   // Its runs of rows per work-item cross a strip's first and last rows.
   check_strips_at_gpu_shape("direct_radius=3,direct_rows=5,vec_w=8,vec_h=2",
-                            {"gaussian:r=1", "gaussian:r=3", "sep:h=1,2,1:v=1,2,3,4,5"}, 31);
+                            test::sweep<std::string>({"gaussian:r=1", "gaussian:r=3",
+                                                      "sep:h=1,2,1:v=1,2,3,4,5"},
+                                                     {"gaussian:r=3"}),
+                            31);
 }
 
 TEST_CASE("strips equal the whole image with box_walk") {
@@ -157,22 +171,24 @@ TEST_CASE("strips equal the whole image with conv_vec's GPU forms") {
                               29);
 }
 
-TEST_CASE("strips equal the whole image: a radius larger than the strips") {
+TEST_CASE("strips equal the whole image: a radius larger than the strips" *
+          doctest::test_suite("sweeps")) {
   // Each strip of 3 rows reads 403: the reference's share of this test is most of its time.
-  for (const int h : {517, 1031}) {
+  for (const int h : test::sweep<int>({517, 1031}, {517})) {
     const PixelBuffer input = test::random_pixels(kWidth, h, 1, PixelType::u8, 3);
     for (const char* border : {"zero", "reflect"})
       check_strips_equal_whole({std::string("gaussian:r=200:border=") + border}, input, {3, 64});
   }
 }
 
-TEST_CASE("strips equal the whole image: chains of three stages, guides shared and not") {
+TEST_CASE("strips equal the whole image: chains of three stages, guides shared and not" *
+          doctest::test_suite("sweeps")) {
   const std::vector<std::vector<std::string>> chains = {
       {"sharpen:border=zero", "gaussian:r=5:border=reflect", "box:r=2"},
       {"histogram:mode=rgb", "atrous:iters=2", "emboss"},
       {"bilateral:r=3", "histogram", "bilateral:r=2:normal=off"},
       {"box:r=18", "sep:h=1,2,1:v=1,4,6,4,1", "edge:mode=sobel:gray=1"}};
-  for (const int h : kHeights) {
+  for (const int h : test::sweep<int>({std::begin(kHeights), std::end(kHeights)}, {7, 517})) {
     const PixelBuffer input = test::random_pixels(kWidth, h, 3, PixelType::u8, 40 + h);
     for (const auto& chain : chains) check_strips_equal_whole(chain, input);
   }
