@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cl/device.hpp"
 
@@ -25,9 +26,16 @@ std::unique_ptr<Device> make_device(const DeviceInfo& info);
 
 using Command = std::function<int()>;
 
+// `halo --version`: the version, the commit and build type, the OpenCL loader and platforms,
+// the codec libraries and the denoise weights found: what a bug report needs.
+std::string version_text();
+
 Command add_run_command(CLI::App& app, const GlobalOptions& global);
 Command add_hist_command(CLI::App& app, const GlobalOptions& global);
 Command add_compare_command(CLI::App& app);
+// The command line with idiff's single-dash spellings after `compare` (-fail 1e-4, -o d.exr)
+// turned into halo's, so a script written for idiff runs unchanged.
+std::vector<std::string> with_idiff_spellings(std::vector<std::string> args);
 Command add_devices_command(CLI::App& app);
 Command add_filters_command(CLI::App& app);
 Command add_presets_command(CLI::App& app);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
@@ -129,8 +130,9 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o) {
     r.verdict = "NOT_COMPARABLE";
     r.error = e.what();
     r.exit_code = e.exit_code();
-    // idiff: 3 for images that differ in size or channels, 4 for a file it cannot read.
-    if (o.idiff_exit) r.exit_code = e.kind() == ErrorKind::NotComparable ? 3 : 4;
+    // idiff 2.4 reports images of different sizes or channels as a FAILURE (2), and a file it
+    // cannot read as 4.
+    if (o.idiff_exit) r.exit_code = e.kind() == ErrorKind::NotComparable ? 2 : 4;
   }
   return r;
 }
@@ -260,8 +262,8 @@ int compare_command(const CompareOptions& o) {
   }
   if (pairs.size() == 1)
     exit_code = results.front().exit_code;
-  else if (o.idiff_exit)
-    exit_code = incomparable ? 3 : failed ? 2 : warned ? 1 : 0;
+  else if (o.idiff_exit)  // 4 unreadable, then 2 failed, then 1 warned
+    for (const auto& r : results) exit_code = std::max(exit_code, r.exit_code);
   else
     exit_code = incomparable ? int(ErrorKind::NotComparable) : failed ? 1 : 0;
   if (pairs.size() > 1)
@@ -274,12 +276,35 @@ int compare_command(const CompareOptions& o) {
 
 }  // namespace
 
+std::vector<std::string> with_idiff_spellings(std::vector<std::string> args) {
+  // idiff's single-dash options; CLI11 takes single-dash names of one letter only.
+  static const std::map<std::string, std::string> idiff_names = {
+      {"-fail", "--fail"},
+      {"-failrelative", "--failrelative"},
+      {"-failpercent", "--failpercent"},
+      {"-hardfail", "--hardfail"},
+      {"-allowfailures", "--allowfailures"},
+      {"-warn", "--warn"},
+      {"-warnrelative", "--warnrelative"},
+      {"-warnpercent", "--warnpercent"},
+      {"-hardwarn", "--hardwarn"},
+      {"-o", "--diff-out"},
+      {"-scale", "--diff-scale"}};
+  // The global options before the subcommand that take a value (which might read "compare").
+  static const std::set<std::string> valued = {"--device", "--max-pixels", "--max-memory"};
+  std::size_t i = 1;
+  while (i < args.size() && args[i] != "compare") i += valued.count(args[i]) ? 2 : 1;
+  for (++i; i < args.size() && args[i] != "--"; ++i)
+    if (const auto it = idiff_names.find(args[i]); it != idiff_names.end()) args[i] = it->second;
+  return args;
+}
+
 Command add_compare_command(CLI::App& app) {
   auto o = std::make_shared<CompareOptions>();
   CLI::App* cmd = app.add_subcommand(
       "compare",
-      "compare two images (or two folders of same-named images) with idiff's thresholds; "
-      "exit 0 pass or warning, 1 failure, 3 not comparable");
+      "compare two images (or two folders of same-named images) as idiff does, with its "
+      "thresholds and verdicts; exit 0 pass or warning, 1 failure, 3 not comparable");
   cmd->add_option("a", o->a,
                   "first image or folder (FILE[ch,...] picks channels; - for standard input)")
       ->required();
@@ -316,18 +341,25 @@ Command add_compare_command(CLI::App& app) {
                   "--ch ViewLayer.Depth.Z (default: every channel of both files, which must "
                   "have the same names)");
   cmd->add_flag("--idiff-exit-codes", o->idiff_exit,
-                "exit as idiff does: 0 pass, 1 warning, 2 failure, 3 not comparable, 4 "
-                "unreadable (default: halo's codes, 0 pass or warning, 1 failure, 3 not "
-                "comparable, 65/66 unreadable or missing)");
-  cmd->footer(R"(A pixel fails when any channel's |a-b| exceeds --fail (and --failrelative, if set);
-the pair fails when more pixels fail than --allowfailures and --failpercent allow, or when
-any error exceeds --hardfail. Values are compared as read: 8/16-bit samples scaled to [0,1].
-Every channel is compared (all layers of a multilayer EXR), matched by name. PSNR is idiff's:
-20 log10(peak / RMS) with peak the largest value in either image, at least 1.
-Folders: exit 3 if any name is missing on one side or unreadable, else 1 if any pair failed.
+                "exit as idiff does: 0 pass, 1 warning, 2 failure (sizes or channels that "
+                "differ too), 4 missing or unreadable (default: halo's codes, 0 pass or "
+                "warning, 1 failure, 3 not comparable, 65/66 unreadable or missing)");
+  cmd->footer(R"(A pixel fails when any channel's |a-b| exceeds --fail (and --failrelative, if set),
+and warns likewise with --warn. Verdicts are idiff's (OpenImageIO 2.4): PASS while at most
+--allowfailures pixels fail, whatever their errors; else FAILURE when more than --failpercent
+of the pixels fail or any error exceeds --hardfail; else (failures --failpercent allows)
+WARNING when more than --warnpercent warn or any error exceeds --hardwarn; else PASS.
+idiff's spellings work too: -fail, -failrelative, -failpercent, -hardfail, -allowfailures,
+-warn, -warnrelative, -warnpercent, -hardwarn, -o (--diff-out), -scale (--diff-scale).
+Values are compared as read: 8/16-bit samples scaled to [0,1]. Every channel is compared
+(all layers of a multilayer EXR), matched by name. PSNR is idiff's: 20 log10(peak / RMS)
+with peak the largest value in either image, at least 1.
+Folders: exit 3 if any name is missing on one side or unreadable, else 1 if any pair failed;
+with --idiff-exit-codes the largest of the pairs' codes.
 Examples:
   halo compare expected.exr actual.exr --fail 1e-4 --diff-out diff.exr
-  halo compare golden/ out/ --fail 0.004 --failpercent 0.1 --json compare.json)");
+  halo compare golden/ out/ --fail 0.004 --failpercent 0.1 --json compare.json
+  halo compare -fail 0.004 -failpercent 0.1 --idiff-exit-codes a.exr b.exr)");
   return [o] { return compare_command(*o); };
 }
 

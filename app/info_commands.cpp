@@ -2,12 +2,22 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#define CL_USE_DEPRECATED_OPENCL_1_1_APIS  // clGetExtensionFunctionAddress, for the loader
+#include <dlfcn.h>
+
+#include <filesystem>
+
 #include "app/commands.hpp"
 #include "core/error.hpp"
+#include "filters/denoise_net.hpp"
+#include "io/codec.hpp"
 #include "filters/registry.hpp"
 #include "spec/preset.hpp"
 
 namespace halo {
+
+extern const char* const kBuildCommit;  // build_info.cpp, stamped at every build
+extern const char* const kBuildType;
 
 namespace {
 
@@ -53,7 +63,44 @@ void print_filter(const FilterDef& f) {
   fmt::print("  example: halo run in.png -f {} -o out.png\n", f.example);
 }
 
+// ocl-icd's own query (clGetICDLoaderInfoOCLICD, an extension function of the loader): its
+// name and version (CL_ICDL_NAME 3, CL_ICDL_VERSION 2); else the library's file.
+std::string icd_loader() {
+  using Query = cl_int (*)(cl_uint, std::size_t, void*, std::size_t*);
+  const auto query =
+      reinterpret_cast<Query>(clGetExtensionFunctionAddress("clGetICDLoaderInfoOCLICD"));
+  char name[128] = {}, version[64] = {};
+  if (query && query(3, sizeof name - 1, name, nullptr) == CL_SUCCESS &&
+      query(2, sizeof version - 1, version, nullptr) == CL_SUCCESS)
+    return fmt::format("{} {}", name, version);
+  Dl_info where{};
+  if (::dladdr(reinterpret_cast<void*>(&clGetPlatformIDs), &where) && where.dli_fname)
+    return std::filesystem::canonical(where.dli_fname).string();
+  return "an OpenCL loader";
+}
+
 }  // namespace
+
+std::string version_text() {
+  std::string text = fmt::format("halo {} (commit {}, {} build)\n", HALO_VERSION, kBuildCommit,
+                                 kBuildType);
+  std::vector<cl::Platform> platforms;
+  std::string found;
+  if (cl::Platform::get(&platforms) == CL_SUCCESS)
+    for (const auto& p : platforms) {
+      std::string name, version;
+      p.getInfo(CL_PLATFORM_NAME, &name);
+      p.getInfo(CL_PLATFORM_VERSION, &version);
+      found += fmt::format("{}{} ({})", found.empty() ? "" : "; ", name.c_str(), version.c_str());
+    }
+  text += fmt::format("OpenCL: {}; platforms: {}\n", icd_loader(),
+                      found.empty() ? "none (--device ref runs the reference)" : found);
+  text += "codecs: " + codec_versions() + "\n";
+  const auto [folder, networks] = DenoiseNet::installed();
+  text += folder.empty() ? "denoise: OIDN's weights not installed (scripts/fetch-weights)"
+                         : fmt::format("denoise: {} of OIDN's networks in {}", networks, folder);
+  return text;
+}
 
 Command add_devices_command(CLI::App& app) {
   app.add_subcommand("devices", "list OpenCL platforms and devices (index for --device)");

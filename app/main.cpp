@@ -33,7 +33,9 @@ constexpr const char* kFooter = R"(Examples:
 
 Environment: HALO_DEVICE (as --device), HALO_CACHE_DIR (kernel cache and tuned shapes,
 default ~/.cache/halo), HALO_NO_CACHE=1 (compile every time), HALO_PRESET_PATH (preset
-folders), HALO_TUNING=name=value,... (override launch shapes, see halo tune).
+folders), HALO_WEIGHTS_PATH (folders of OIDN's .tza weights, before ../share/halo/weights),
+HALO_TUNING=name=value,... (override launch shapes, see halo tune), HALO_MAX_PIXELS and
+HALO_MAX_MEMORY (as the options), NO_COLOR (no colour in messages).
 
 Exit codes: 0 ok; 1 verify mismatch or compare failure; 2 some files of a batch failed;
 3 images not comparable; 64 bad usage, spec or preset; 65 bad input data; 66 input missing or
@@ -41,7 +43,10 @@ unreadable; 69 no usable OpenCL device or an OpenCL call failed; 70 internal err
 create output; 74 I/O error; 130 batch interrupted (Ctrl-C).)";
 
 void setup_logging(int verbosity, bool quiet) {
-  auto logger = spdlog::stderr_color_mt("halo");
+  // NO_COLOR (no-color.org): set and not empty, no colour on a terminal either.
+  const char* no_color = std::getenv("NO_COLOR");
+  auto logger = spdlog::stderr_color_mt("halo", no_color && *no_color ? spdlog::color_mode::never
+                                                                      : spdlog::color_mode::automatic);
   logger->set_pattern("halo: %^%l%$: %v");
   logger->set_level(quiet            ? spdlog::level::err
                     : verbosity >= 2 ? spdlog::level::debug
@@ -64,7 +69,9 @@ int main(int argc, char** argv) {
   app.footer(kFooter);
   app.require_subcommand(1);
   app.fallthrough();
-  app.set_version_flag("--version", HALO_VERSION);
+  app.set_version_flag("--version", halo::version_text,
+                       "print the version, commit, OpenCL platforms, codec libraries and the "
+                       "denoise weights found, and exit");
 
   halo::GlobalOptions global;
   int verbosity = 0;
@@ -99,8 +106,11 @@ int main(int argc, char** argv) {
       halo::add_filters_command(app),     halo::add_presets_command(app),
       halo::add_summary_command(app),     halo::add_tune_command(app, global)};
 
+  const std::vector<std::string> args = halo::with_idiff_spellings({argv, argv + argc});
+  std::vector<char*> arg_pointers;
+  for (const auto& arg : args) arg_pointers.push_back(const_cast<char*>(arg.c_str()));
   try {
-    app.parse(argc, argv);
+    app.parse(argc, arg_pointers.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

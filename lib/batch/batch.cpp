@@ -172,10 +172,16 @@ int run_batch(const std::vector<FileJob>& jobs, const BatchSettings& settings,
                                               : 0;
   if (!settings.summary.empty())
     write_batch_summary(settings.summary, jobs, outcomes, settings, seconds, exit_code);
-  spdlog::log(
-      tally.failed || tally.mismatch || tally.not_run ? spdlog::level::warn : spdlog::level::info,
-      "{} files: {} ok, {} skipped, {} failed, {} mismatched, {} not run ({:.2f} s)", jobs.size(),
-      tally.ok, tally.skipped, tally.failed, tally.mismatch, tally.not_run, seconds);
+  // One line after every batch, on a terminal or not (a job log shows what a run did); a
+  // warning when anything failed, mismatched or did not run; -q silences the rest.
+  const std::string totals =
+      fmt::format("{} files: {} ok, {} skipped, {} failed, {} mismatched, {} not run ({:.2f} s)",
+                  jobs.size(), tally.ok, tally.skipped, tally.failed, tally.mismatch,
+                  tally.not_run, seconds);
+  if (tally.failed || tally.mismatch || tally.not_run)
+    spdlog::warn("{}", totals);
+  else if (spdlog::default_logger()->should_log(spdlog::level::warn))
+    fmt::print(stderr, "halo: {}\n", totals);
   if (StopSignals::raised())
     spdlog::error("interrupted: {} files not run; run again with --skip-existing to finish",
                   tally.not_run);

@@ -342,4 +342,16 @@ std::shared_ptr<const DenoiseNet> DenoiseNet::load(const std::string& name) {
 }
 
 
+std::pair<std::string, int> DenoiseNet::installed() {
+  for (const auto& dir : weights_dirs()) {
+    std::error_code ec;
+    if (!fs::is_regular_file(dir / "rt_hdr_alb_nrm.tza", ec)) continue;
+    int count = 0;
+    for (const auto& entry : fs::directory_iterator(dir, ec))
+      count += entry.path().extension() == ".tza";
+    return {dir.string(), count};
+  }
+  return {"", 0};
+}
+
 }  // namespace halo

@@ -48,6 +48,9 @@ class DenoiseNet {
   // halo was built with), or a .tza file by path, read as it is. Errors name the file and how
   // to get OIDN's (scripts/fetch-weights).
   static std::shared_ptr<const DenoiseNet> load(const std::string& name_or_file);
+  // The folder OIDN's networks are found in by name, and how many .tza files it holds; an
+  // empty folder when none is installed.
+  static std::pair<std::string, int> installed();
 
   const std::vector<NetLayer>& layers() const { return layers_; }
   int input_channels() const { return layers_.front().in; }

@@ -11,7 +11,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include <jconfig.h>
+#include <png.h>
 #include <spdlog/spdlog.h>
+#include <zlib.h>
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
@@ -50,6 +53,11 @@ std::vector<std::string> module_candidates() {
   return paths;
 }
 
+std::string& loaded_module() {
+  static std::string path;
+  return path;
+}
+
 const OiioCodecs* load_oiio() {
   std::string tried;
   for (const auto& path : module_candidates()) {
@@ -61,7 +69,10 @@ const OiioCodecs* load_oiio() {
       continue;
     }
     using Entry = const OiioCodecs* (*)();
-    if (auto entry = reinterpret_cast<Entry>(::dlsym(module, "halo_oiio_codecs"))) return entry();
+    if (auto entry = reinterpret_cast<Entry>(::dlsym(module, "halo_oiio_codecs"))) {
+      loaded_module() = path;
+      return entry();
+    }
     tried += "; " + path + ": no halo_oiio_codecs";
   }
   throw Error(ErrorKind::Internal,
@@ -268,6 +279,20 @@ std::unique_ptr<ImageWriter> create_writer(const std::string& target, const std:
     throw Error(ErrorKind::Usage, "--png-filter applies to PNG, not " + extension(target));
   if (is_jpeg(target)) return create_jpeg(file, header, options);
   return oiio_codecs().create(target, file, header, options);
+}
+
+std::string codec_versions() {
+  std::string text = fmt::format("libpng {}, libjpeg-turbo {}.{}.{}, zlib {}",
+                                 png_get_libpng_ver(nullptr), LIBJPEG_TURBO_VERSION_NUMBER / 1000000,
+                                 LIBJPEG_TURBO_VERSION_NUMBER / 1000 % 1000,
+                                 LIBJPEG_TURBO_VERSION_NUMBER % 1000, zlibVersion());
+  try {
+    const OiioCodecs& oiio = oiio_codecs();
+    text += fmt::format(", OpenImageIO {} (module {})", oiio.version, loaded_module());
+  } catch (const Error& e) {
+    text += std::string(", OpenImageIO: ") + e.what();
+  }
+  return text;
 }
 
 }  // namespace halo

@@ -150,8 +150,13 @@ struct OiioCodecs {
   // An EXIF block with the given attributes set (OpenImageIO's names: Artist, Exif:..., as
   // --attrib gives them), the rest as it was.
   std::string (*update_exif)(const std::string& exif, const std::vector<Attribute>& set);
+  const char* version;  // OpenImageIO's, as the module was built against it
 };
 // Loads the module the first time (Error(Internal) naming where it looked when it cannot).
 const OiioCodecs& oiio_codecs();
+
+// The codec libraries halo reads and writes with, for `halo --version`: libpng, libjpeg-turbo,
+// zlib, and OpenImageIO through the module (loaded for it), or why the module is not there.
+std::string codec_versions();
 
 }  // namespace halo

@@ -389,6 +389,7 @@ std::string update_exif(const std::string& exif, const std::vector<Attribute>& s
 }  // namespace halo
 
 extern "C" const halo::OiioCodecs* halo_oiio_codecs() {
-  static const halo::OiioCodecs codecs{halo::open_oiio, halo::create_oiio, halo::update_exif};
+  static const halo::OiioCodecs codecs{halo::open_oiio, halo::create_oiio, halo::update_exif,
+                                       OIIO_VERSION_STRING};
   return &codecs;
 }

@@ -309,15 +309,28 @@ TEST_CASE("compare: idiff thresholds, exit codes, diff image only on failure, JS
   const LoadedImage diff = read_image({box / "d.exr", {}});
   CHECK(diff.pixels.samples<float>()[4] == doctest::Approx(0.1).epsilon(1e-5));
   CHECK(diff.pixels.samples<float>()[1] == 0.0f);
-  CHECK(box.halo(ab + " --fail 0.01").code == 1);           // one pixel still fails
-  CHECK(box.halo(ab + " --fail 0.2").code == 0);            // none
-  CHECK(has(box.halo(ab + " --fail 0.2").out, "WARNING"));  // but both warn
+  CHECK(box.halo(ab + " --fail 0.01").code == 1);  // one pixel still fails
+  // None fails: idiff passes, although both pixels are over --warn.
+  CHECK(has(box.halo(ab + " --fail 0.2").out, "PASS"));
   CHECK(box.halo(ab + " --allowfailures 2").code == 0);
   CHECK(box.halo(ab + " --allowfailures 1").code == 1);
   CHECK(box.halo(ab + " --failpercent 3.4").code == 0);  // 2 of 60 pixels = 3.33%
+  CHECK(has(box.halo(ab + " --failpercent 3.4").out, "WARNING"));  // allowed, but over --warn
+  CHECK(box.halo(ab + " --failpercent 3.4 --idiff-exit-codes").code == 1);
+  CHECK(has(box.halo(ab + " --failpercent 3.4 --warn 0.5").out, "PASS"));
   CHECK(box.halo(ab + " --failpercent 3.3").code == 1);
-  CHECK(box.halo(ab + " --allowfailures 5 --hardfail 0.05").code == 1);
+  CHECK(box.halo(ab + " --failpercent 3.3 --idiff-exit-codes").code == 2);
+  CHECK(box.halo(ab + " --failpercent 5 --hardfail 0.05").code == 1);  // 0.1 is over it
+  CHECK(box.halo(ab + " --allowfailures 2 --hardfail 0.05").code == 0);  // allowed by any amount
   CHECK(box.halo(ab + " --failrelative 0.5").code == 0);  // 0.1 is under half the values
+  // idiff's spellings.
+  CHECK(box.halo(ab + " -fail 0.01").code == 1);
+  CHECK(box.halo(ab + " -fail 0.2").code == 0);
+  CHECK(box.halo(ab + " -failpercent 3.4 -hardfail 0.05 --idiff-exit-codes").code == 2);
+  r = box.halo(ab + " -allowfailures 1 -o " + box / "d2.exr -scale 10");
+  CHECK(r.code == 1);
+  CHECK(read_image({box / "d2.exr", {}}).pixels.samples<float>()[4] ==
+        doctest::Approx(1.0).epsilon(1e-4));
   r = box.halo(ab + " --fail 0.2 --diff-out " + box / "none.exr");
   CHECK(r.code == 0);
   CHECK_FALSE(fs::exists(box / "none.exr"));
@@ -325,6 +338,9 @@ TEST_CASE("compare: idiff thresholds, exit codes, diff image only on failure, JS
   CHECK(r.code == 3);
   CHECK(has(r.err, "not comparable"));
   CHECK(box.halo("compare " + box / "a.exr " + box / "missing.exr").code == 66);
+  // idiff 2.4: images that cannot be compared are a failure; a missing file is 4.
+  CHECK(box.halo("compare --idiff-exit-codes " + box / "a.exr " + box / "c.exr").code == 2);
+  CHECK(box.halo("compare --idiff-exit-codes " + box / "a.exr " + box / "missing.exr").code == 4);
 
   // Folders: same-named files; a name on one side only is not comparable.
   for (const char* dir : {"x", "y"}) fs::create_directories(box / dir);

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# halo compare --idiff-exit-codes against OpenImageIO's idiff itself, case by case: the same
+# exit code and the same verdict (halo names a size or channel mismatch NOT_COMPARABLE where idiff
+# says FAILURE; both exit 2) on thresholds, allowances, sizes, channels and missing files,
+# in idiff's single-dash spelling. Needs idiff and oiiotool (openimageio-tools).
+# Usage: tests/cli/idiff_agree.sh HALO
+set -uo pipefail
+halo=$(realpath "$1")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+# a and d differ by 0.1 in R on every pixel of 8x8; b is wider, c has alpha.
+oiiotool --pattern constant:color=0.5,0.5,0.5 8x8 3 -o a.exr
+oiiotool --pattern constant:color=0.6,0.5,0.5 8x8 3 -o d.exr
+oiiotool --pattern constant:color=0.5,0.5,0.5 9x8 3 -o b.exr
+oiiotool --pattern constant:color=0.5,0.5,0.5,1 8x8 4 -o c.exr
+# e differs from a by 0.1 on 8 pixels of 64 (one row), by 0.01 on the rest.
+oiiotool --pattern constant:color=0.6,0.5,0.5 8x1 3 \
+  --pattern constant:color=0.51,0.5,0.5 8x8 3 --paste +0+3 -o e.exr
+
+failures=0
+check() {  # check "OPTIONS" A B
+  idiff $1 "$2" "$3" >idiff.out 2>&1
+  local want=$? verdict
+  verdict=$(grep -oE '^(PASS|WARNING|FAILURE)$' idiff.out | tail -1)
+  "$halo" compare --idiff-exit-codes $1 "$2" "$3" >halo.out 2>&1
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: compare $1 $2 $3: halo exits $got, idiff $want ($verdict)"
+    failures=$((failures + 1))
+  elif [ -n "$verdict" ] && ! grep -q "$verdict" halo.out && ! grep -q NOT_COMPARABLE halo.out; then
+    echo "FAIL: compare $1 $2 $3: idiff says $verdict, halo: $(tr '\n' ' ' <halo.out)"
+    failures=$((failures + 1))
+  fi
+}
+for options in "" "-fail 0.2" "-warn 0.05 -fail 0.2" "-fail 1 -hardfail 0.05" \
+  "-fail 0.05 -failpercent 200" "-fail 0.05 -failpercent 100" "-fail 0.05 -failpercent 99" \
+  "-fail 0.05 -allowfailures 64" "-fail 0.05 -allowfailures 63" \
+  "-fail 0.05 -failpercent 50 -allowfailures 100" "-fail 0.05 -failpercent 200 -hardfail 0.05" \
+  "-fail 0.05 -failpercent 200 -warn 0.5" "-fail 0.05 -failpercent 200 -warnpercent 100" \
+  "-fail 0.05 -failpercent 200 -warn 0.5 -hardwarn 0.05" \
+  "-fail 0.05 -failrelative 0.5 -failpercent 200" "-fail 0.05 -failrelative 0.1"; do
+  check "$options" a.exr d.exr
+done
+for options in "-fail 0.05" "-fail 0.05 -failpercent 12.5" "-fail 0.05 -failpercent 12.4" \
+  "-fail 0.05 -allowfailures 8" "-fail 0.05 -failpercent 20 -warn 0.005 -warnpercent 90" \
+  "-fail 0.05 -failpercent 20 -warn 0.005 -warnpercent 100" "-fail 0.005 -failpercent 50" \
+  "-fail 0.05 -failpercent 20 -hardwarn 0.05" "-fail 0.05 -failpercent 20 -hardwarn 0.2"; do
+  check "$options" a.exr e.exr
+done
+check "" a.exr a.exr
+check "" a.exr b.exr        # sizes differ
+check "" a.exr c.exr        # channels differ
+check "" a.exr missing.exr  # no such file
+echo "idiff_agree: $failures of 29 cases differ from $(idiff --version 2>&1 | head -1)"
+[ "$failures" = 0 ]
