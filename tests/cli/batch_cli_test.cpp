@@ -372,9 +372,13 @@ TEST_CASE("batch devices and progress: --device all and lists, --progress when p
   // The document is named: a range-for over a member of a temporary would outlive it.
   const nlohmann::json summary = read_json(box / "s.json");
   for (const auto& file : summary["files"]) CHECK(file["device"] != "reference");
-  r = box.halo(run);  // piped, no --progress: no progress lines
+  r = box.halo(run);  // piped, no --progress: no progress lines, but the one summary line
   CHECK(r.code == 0);
   CHECK_FALSE(has(r.err, "images/s"));
+  CHECK(has(r.err, "halo: 3 files: 3 ok, 0 skipped, 0 failed, 0 mismatched, 0 not run ("));
+  r = box.halo("-q " + run);  // -q: nothing
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
   r = box.halo("--device 0,0 " + run);
   CHECK(r.code == 64);
   CHECK(has(r.err, "device 0 twice"));
