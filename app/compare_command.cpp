@@ -219,6 +219,18 @@ std::map<std::string, std::string> images_under(const std::string& folder, bool 
   return found;
 }
 
+// --diff-out never replaces what is compared: the same file or folder however named (./a.png,
+// a link to it), by device and inode.
+void refuse_diff_over_input(const std::string& diff_out, std::initializer_list<std::string> inputs) {
+  if (diff_out.empty()) return;
+  for (const std::string& input : inputs) {
+    std::error_code ec;
+    if (!is_standard_input(input) && fs::equivalent(diff_out, input, ec) && !ec)
+      throw Error(ErrorKind::CantCreate,
+                  "--diff-out " + diff_out + ": refusing to overwrite the input " + input);
+  }
+}
+
 // Two files, or every image of either folder matched by its relative path. A name on one side
 // only becomes a pair with a missing file, which reports as not comparable.
 std::vector<Pair> pairs_of(const CompareOptions& o) {
@@ -228,13 +240,19 @@ std::vector<Pair> pairs_of(const CompareOptions& o) {
     throw Error(ErrorKind::Usage, "compare: give two files or two folders (" + o.a + " is " +
                                       (folder_a ? "a folder" : "not a folder") + ", " + o.b +
                                       " is " + (folder_b ? "a folder" : "not a folder") + ")");
-  if (!folder_a) return {{o.a, o.b, "", "", o.diff_out}};
+  if (!folder_a) {
+    refuse_diff_over_input(o.diff_out, {o.a, o.b});
+    return {{o.a, o.b, "", "", o.diff_out}};
+  }
+  refuse_diff_over_input(o.diff_out, {o.a, o.b});
   auto in_a = images_under(o.a, o.recursive), in_b = images_under(o.b, o.recursive);
   for (const auto& [rel, path] : in_b) in_a.emplace(rel, (fs::path(o.a) / rel).string());
   std::vector<Pair> pairs;
-  for (const auto& [rel, path] : in_a)
+  for (const auto& [rel, path] : in_a) {
     pairs.push_back({path, (fs::path(o.b) / rel).string(), "", "",
                      o.diff_out.empty() ? "" : (fs::path(o.diff_out) / rel).string()});
+    refuse_diff_over_input(pairs.back().diff_out, {pairs.back().a, pairs.back().b});
+  }
   if (!o.diff_out.empty()) fs::create_directories(o.diff_out, ec);
   return pairs;
 }
@@ -299,6 +317,27 @@ std::vector<std::string> with_idiff_spellings(std::vector<std::string> args) {
   return args;
 }
 
+// Thresholds are errors: finite and not negative (NaN would pass every pair, -1 fail identical
+// images); the hard limits may also be inf, their default.
+CLI::Validator threshold(bool may_be_infinite) {
+  return CLI::Validator(
+      [may_be_infinite](std::string& text) -> std::string {
+        double value = 0;
+        try {
+          std::size_t used = 0;
+          value = std::stod(text, &used);
+          if (used != text.size()) return "'" + text + "' is not a number";
+        } catch (const std::exception&) {
+          return "'" + text + "' is not a number";
+        }
+        if (std::isnan(value) || value < 0 || (std::isinf(value) && !may_be_infinite))
+          return "'" + text + "' must be a finite number >= 0" +
+                 (may_be_infinite ? std::string(" or inf") : "");
+        return "";
+      },
+      may_be_infinite ? "NUMBER>=0|inf" : "NUMBER>=0");
+}
+
 Command add_compare_command(CLI::App& app) {
   auto o = std::make_shared<CompareOptions>();
   CLI::App* cmd = app.add_subcommand(
@@ -311,24 +350,33 @@ Command add_compare_command(CLI::App& app) {
   cmd->add_option("b", o->b, "second image or folder")->required();
   Thresholds& t = o->thresholds;
   cmd->add_option("--fail", t.fail, "a sample fails above this absolute error")
+      ->check(threshold(false))
       ->capture_default_str();
   cmd->add_option("--failrelative", t.fail_relative,
                   "...and above this relative error |a-b|/mean(|a|,|b|) (0: off)")
+      ->check(threshold(false))
       ->capture_default_str();
   cmd->add_option("--failpercent", t.fail_percent,
                   "pass while at most this percentage of pixels fail")
+      ->check(threshold(false))
       ->capture_default_str();
-  cmd->add_option("--hardfail", t.hard_fail, "fail when any error exceeds this (default: inf)");
+  cmd->add_option("--hardfail", t.hard_fail, "fail when any error exceeds this (default: inf)")
+      ->check(threshold(true));
   cmd->add_option("--allowfailures", t.allow_failures,
                   "pass while at most this many pixels fail, by any amount")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--warn", t.warn, "a sample warns above this absolute error")
+      ->check(threshold(false))
       ->capture_default_str();
   cmd->add_option("--warnrelative", t.warn_relative, "...and above this relative error (0: off)")
+      ->check(threshold(false))
       ->capture_default_str();
   cmd->add_option("--warnpercent", t.warn_percent, "allowed percentage of warned pixels")
+      ->check(threshold(false))
       ->capture_default_str();
-  cmd->add_option("--hardwarn", t.hard_warn, "warn when any error exceeds this (default: inf)");
+  cmd->add_option("--hardwarn", t.hard_warn, "warn when any error exceeds this (default: inf)")
+      ->check(threshold(true));
   cmd->add_option("--diff-out", o->diff_out,
                   "on failure, write |a-b| as an image (for folders: a folder, one image per "
                   "failing pair)");

@@ -14,6 +14,7 @@
 #include "cl/program_cache.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
+#include "core/temporaries.hpp"
 #include "core/text.hpp"
 
 namespace {
@@ -65,6 +66,8 @@ int main(int argc, char** argv) {
   // Past a file size limit (ulimit -f) a write fails with EFBIG, which halo reports (exit 74,
   // temporary removed, old output kept), instead of the signal killing it mid-file.
   std::signal(SIGXFSZ, SIG_IGN);
+  // Temporaries and spools go with the process on SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE.
+  halo::install_temporary_cleanup();
   CLI::App app{"halo: GPU image filters through OpenCL, verified against CPU references", "halo"};
   app.footer(kFooter);
   app.require_subcommand(1);

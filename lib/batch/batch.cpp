@@ -11,6 +11,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/temporaries.hpp"
 
 namespace halo {
 
@@ -19,18 +20,18 @@ namespace {
 std::atomic<int> g_signal{0};
 
 extern "C" void on_stop_signal(int signal) {
+  if (g_signal != 0) remove_temporaries_and_die(signal);
   g_signal = signal;
 }
 
-// The first SIGINT/SIGTERM asks the batch to stop taking files; SA_RESETHAND makes a second
-// one end the process at once (atomic writes still leave no partial file under a final name).
+// The first SIGINT/SIGTERM asks the batch to stop taking files; a second one ends the process
+// at once, its temporaries removed (no partial file under a final name, none under another).
 class StopSignals {
  public:
   StopSignals() {
     g_signal = 0;
     struct sigaction action {};
     action.sa_handler = on_stop_signal;
-    action.sa_flags = SA_RESETHAND;
     sigemptyset(&action.sa_mask);
     sigaction(SIGINT, &action, &old_int_);
     sigaction(SIGTERM, &action, &old_term_);

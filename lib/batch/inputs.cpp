@@ -169,6 +169,14 @@ long parse_number(const std::string& text, const std::string& whole) {
 
 }  // namespace
 
+std::string same_name_key(const std::string& path) {
+  const fs::path given(path);
+  std::error_code ec;
+  const fs::path folder = fs::weakly_canonical(
+      given.has_parent_path() ? given.parent_path() : fs::current_path(ec), ec);
+  return ec ? given.lexically_normal().string() : (folder / given.filename()).string();
+}
+
 std::string same_file_key(const std::string& path) {
   std::error_code ec;
   const fs::path canonical = fs::weakly_canonical(path, ec);
@@ -217,7 +225,7 @@ InputList expand_inputs(const std::vector<std::string>& arguments, const InputOp
   std::set<std::string> seen;
   const auto add = [&](std::vector<InputFile> files) {
     for (auto& file : files)
-      if (seen.insert(same_file_key(file.path)).second) list.files.push_back(std::move(file));
+      if (seen.insert(same_name_key(file.path)).second) list.files.push_back(std::move(file));
   };
   for (const std::string& argument : arguments) {
     const auto [path, channels] = split_channels(argument);

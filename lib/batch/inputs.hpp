@@ -28,16 +28,22 @@ struct InputList {
   bool single = false;
 };
 
-// Expands every argument in order; a file reached twice is kept once. Throws Error(Usage) for
+// Expands every argument in order; a name reached twice (a.png and ./a.png, a file of a folder
+// also matched by a glob) is kept once, while names that are links to one file (a held frame,
+// f0002.exr -> f0001.exr) are each kept: each has its own output. Throws Error(Usage) for
 // a malformed --frames or a folder argument without --recursive that holds only folders, and
 // Error(NoInput) for a glob, folder or sequence that matches nothing. Missing plain files are
 // kept: the batch reports them per file.
 InputList expand_inputs(const std::vector<std::string>& arguments, const InputOptions& options);
 
 // One text per file however it is named (./a.png, a.png, a link to it): the weakly canonical
-// path, or the lexically normal one when that cannot be had. Inputs reached twice, outputs
-// written twice and outputs over inputs are all found by it.
+// path, or the lexically normal one when that cannot be had. Outputs written twice and outputs
+// over inputs are found by it.
 std::string same_file_key(const std::string& path);
+
+// One text per name: its folder made canonical, its own name kept (a link stays itself).
+// Inputs reached twice are found by it.
+std::string same_name_key(const std::string& path);
 
 // The formats halo reads, by lower-case extension with the dot (".png", ".exr", ...).
 bool is_image_extension(const std::string& extension);

@@ -1,15 +1,21 @@
 // Temporary-file-and-rename output.
 #include "core/atomic_file.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <mutex>
+#include <optional>
+#include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.hpp"
@@ -20,18 +26,78 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// ".halo-PID-name" -> PID, or 0 when the name is not one of halo's temporaries.
-pid_t temporary_owner(const std::string& name) {
-  if (!name.starts_with(".halo-")) return 0;
-  std::size_t end = 6;
+// Temporaries are named .halo-TAG-PID-RANDOM.EXT: TAG names this host and PID namespace, so
+// that a sweep judges only PIDs it can see; RANDOM makes the name unguessable; EXT is the
+// target's, for writers that choose the format by name. Short, so any target name fits.
+constexpr std::string_view kPrefix = ".halo-";
+// Temporaries of other hosts (a shared NFS folder) or PID namespaces (containers) are removed
+// only once nothing has written to them for this long: a live run writes as it goes.
+constexpr auto kForeignAge = std::chrono::hours(24);
+
+std::string hex(std::uint64_t value, int digits) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string text(std::size_t(digits), '0');
+  for (int i = digits - 1; i >= 0; --i, value >>= 4) text[std::size_t(i)] = kDigits[value & 15];
+  return text;
+}
+
+}  // namespace
+
+// FNV-1a of the host name and this process's PID namespace (its inode, as /proc shows it).
+const std::string& temporary_tag() {
+  static const std::string tag = [] {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    char ns[64] = {};
+    const ssize_t n = ::readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+    const std::string identity = std::string(host) + '/' + (n > 0 ? std::string(ns, std::size_t(n)) : "");
+    std::uint64_t hash = 0xcbf29ce484222325ull;
+    for (unsigned char c : identity) hash = (hash ^ c) * 0x100000001b3ull;
+    return hex(hash, 8);
+  }();
+  return tag;
+}
+
+namespace {
+
+struct TemporaryName {
+  std::string tag;
+  pid_t pid = 0;
+};
+
+// The tag and PID of one of halo's temporaries; nullopt for any other name (a name of the
+// older form .halo-PID-NAME has no tag: it is judged by its age).
+std::optional<TemporaryName> parse_temporary(const std::string& name) {
+  if (!name.starts_with(kPrefix)) return std::nullopt;
+  std::size_t at = kPrefix.size();
+  TemporaryName parsed;
+  const std::size_t dash = name.find('-', at);
+  if (dash == std::string::npos) return std::nullopt;
+  if (dash - at == 8) {
+    parsed.tag = name.substr(at, 8);
+    at = dash + 1;
+  }
+  std::size_t end = at;
   while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
-  if (end == 6 || end >= name.size() || name[end] != '-') return 0;
-  return pid_t(std::stol(name.substr(6, end - 6)));
+  if (end == at || end >= name.size() || name[end] != '-' || end - at > 9) return std::nullopt;
+  parsed.pid = pid_t(std::stol(name.substr(at, end - at)));
+  return parsed;
+}
+
+bool process_gone(pid_t pid) {
+  return pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+bool untouched_for(const fs::path& path, fs::file_time_type::duration age) {
+  std::error_code ec;
+  const auto written = fs::last_write_time(path, ec);
+  return !ec && fs::file_time_type::clock::now() - written > age;
 }
 
 // A run killed by SIGKILL (or the OOM killer) cannot remove its temporaries. The first
-// output a process writes into a folder removes those whose process is gone: a live process,
-// even an unrelated one that reuses the PID, keeps its files.
+// output a process writes into a folder removes those that are provably dead: of this host
+// and PID namespace with their process gone (a live process, even an unrelated one that
+// reuses the PID, keeps its files), or of elsewhere and untouched for kForeignAge.
 void sweep_stale_temporaries(const fs::path& dir) {
   static std::mutex mutex;
   static std::set<fs::path> swept;
@@ -41,16 +107,49 @@ void sweep_stale_temporaries(const fs::path& dir) {
   std::vector<std::string> removed;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    const pid_t owner = temporary_owner(name);
-    if (owner <= 0 || owner == ::getpid()) continue;
-    if (::kill(owner, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    const auto temporary = parse_temporary(name);
+    if (!temporary || (temporary->tag == temporary_tag() && temporary->pid == ::getpid())) continue;
+    std::error_code type_ec;
+    if (!entry.is_regular_file(type_ec) || entry.is_symlink(type_ec)) continue;
+    const bool dead = temporary->tag == temporary_tag() ? process_gone(temporary->pid)
+                                                        : untouched_for(entry.path(), kForeignAge);
     std::error_code remove_ec;
-    if (fs::remove(entry.path(), remove_ec)) removed.push_back(name);
+    if (dead && fs::remove(entry.path(), remove_ec)) removed.push_back(name);
   }
   if (!removed.empty())
     spdlog::warn("{}: removed {} temporary file{} left by halo runs that were killed ({}{})",
                  dir.string(), removed.size(), removed.size() == 1 ? "" : "s", removed.front(),
                  removed.size() > 1 ? ", ..." : "");
+}
+
+// Creates dir/.halo-TAG-PID-RANDOM.EXT exclusively: O_EXCL and O_NOFOLLOW, so that a name
+// planted in a shared folder (a file, or a link to one) is never opened; the mode is the
+// user's umask's, as the output's own would be.
+fs::path create_temporary(const fs::path& dir, const fs::path& target) {
+  static std::mutex mutex;
+  static std::mt19937_64 random{std::random_device{}()};
+  const std::string extension = target.extension().string().substr(0, 16);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::uint64_t draw;
+    {
+      std::lock_guard lock(mutex);
+      draw = random();
+    }
+    const fs::path temp = dir / (std::string(kPrefix) + temporary_tag() + "-" +
+                                 std::to_string(::getpid()) + "-" + hex(draw, 8) + extension);
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      ::close(fd);
+      return temp;
+    }
+    if (errno != EEXIST)
+      throw Error(ErrorKind::CantCreate,
+                  target.string() + ": cannot create its temporary file in " + dir.string() +
+                      ": " + std::strerror(errno));
+  }
+  throw Error(ErrorKind::CantCreate,
+              target.string() + ": cannot create a temporary file in " + dir.string() +
+                  ": 100 random names taken");
 }
 
 }  // namespace
@@ -94,8 +193,15 @@ AtomicOutput::AtomicOutput(const fs::path& given) : target_(given) {
                 target.string() + ": cannot create: folder " + dir.string() + " is not writable");
   if (fs::is_directory(target, ec))
     throw Error(ErrorKind::CantCreate, target.string() + ": cannot create: it is a folder");
+  // Found before any work, not by the rename at the end.
+  const long name_max = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+  if (name_max > 0 && long(target.filename().string().size()) > name_max)
+    throw Error(ErrorKind::CantCreate,
+                target.string() + ": cannot create: its name is longer than the " +
+                    std::to_string(name_max) + " bytes the file system allows");
   sweep_stale_temporaries(dir);
-  temp_ = dir / (".halo-" + std::to_string(::getpid()) + "-" + target.filename().string());
+  temp_ = create_temporary(dir, target);
+  registration_.emplace(temp_.string());
 }
 
 AtomicOutput::~AtomicOutput() {

@@ -8,9 +8,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "core/error.hpp"
+#include "core/temporaries.hpp"
 
 namespace halo {
 
@@ -21,6 +23,10 @@ bool is_standard_output(const std::string& path);
 // True when `target` is written in place rather than through a temporary file.
 bool writes_in_place(const std::filesystem::path& target);
 
+// The TAG of this host and PID namespace in temporaries' names (.halo-TAG-PID-RANDOM.EXT): a
+// sweep judges by PID only the temporaries of its own TAG.
+const std::string& temporary_tag();
+
 class AtomicOutput {
  public:
   // CantCreate error when the folder does not exist or is not writable.
@@ -29,7 +35,8 @@ class AtomicOutput {
   AtomicOutput(const AtomicOutput&) = delete;
   AtomicOutput& operator=(const AtomicOutput&) = delete;
 
-  // Same folder and extension as the target, so format writers chosen by name still work.
+  // dir/.halo-TAG-PID-RANDOM.EXT, created empty and exclusively: the same folder (the rename
+  // stays in one file system) and extension (writers choose the format by name) as the target.
   const std::filesystem::path& temp_path() const { return temp_; }
   void commit();
 
@@ -38,6 +45,7 @@ class AtomicOutput {
   std::filesystem::path temp_;
   bool committed_ = false;
   bool in_place_ = false;
+  std::optional<TemporaryPath> registration_;  // removed on a fatal signal
 };
 
 // A text file (JSON, CSV reports) written by write(std::ostream&) under a temporary name and

@@ -2,6 +2,7 @@
 // depth (discontinuity flags), with albedo demodulation; self-guided (a range kernel on the
 // image's own colour) when there are no guides. Device side: kernels/bilateral.cl.
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "core/error.hpp"
@@ -309,7 +310,11 @@ class BilateralStage : public GuidedStage {
     plan.demod = demodulates(g, channels);
     // Chosen by PSNR on the shared Blender scene (README, scripts/render-psnr.py).
     const double sigma_r = p_.sigma_r >= 0 ? p_.sigma_r : plan.use_flags ? 2 : 0.1;
-    plan.range_inv = sigma_r > 0 ? float(1 / (2 * sigma_r * sigma_r)) : 0.0f;
+    // Capped at float's largest: a tiny sigma_r (1e-300) keeps only equal colours instead of
+    // an infinite factor whose 0 * inf at the centre tap is NaN.
+    plan.range_inv = sigma_r > 0 ? float(std::min(1 / (2 * sigma_r * sigma_r),
+                                                  double(std::numeric_limits<float>::max())))
+                                 : 0.0f;
     plan.fireflies = {.ratio = fireflies_ratio(p_.fireflies, g),
                       .demod = plan.demod,
                       .albedo_min = p_.albedo_min,

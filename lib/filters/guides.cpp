@@ -30,7 +30,12 @@ void normalise_normals(Image& normal, Span rows) {
     float *nx = normal.row(0, y), *ny = normal.row(1, y), *nz = normal.row(2, y);
     for (int x = 0; x < normal.width(); ++x) {
       const float len2 = nx[x] * nx[x] + ny[x] * ny[x] + nz[x] * nz[x];
-      const float inv = len2 > 0 && std::isfinite(len2) ? 1.0f / std::sqrt(len2) : 0.0f;
+      // Zero, NaN or infinite normals are "no geometry" (all three 0), as is_geometry reads them.
+      if (!(len2 > 0) || !std::isfinite(len2)) {
+        nx[x] = ny[x] = nz[x] = 0.0f;
+        continue;
+      }
+      const float inv = 1.0f / std::sqrt(len2);
       nx[x] *= inv, ny[x] *= inv, nz[x] *= inv;
     }
   }

@@ -1,11 +1,15 @@
 // PFM reading and writing.
 #include "io/pfm.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <set>
+#include <mutex>
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
@@ -65,7 +69,9 @@ std::uint32_t byteswap(std::uint32_t v) {
 struct PfmHeader {
   int width = 0, height = 0, channels = 0;
   bool little = true;
+  double scale = -1;
   std::uintmax_t data_start = 0;
+  std::uintmax_t trailing = 0;  // bytes after the pixels
 };
 
 PfmHeader read_header(const fs::path& path) {
@@ -86,10 +92,23 @@ PfmHeader read_header(const fs::path& path) {
   if (*end != '\0' || scale == 0 || !std::isfinite(scale))
     throw Error(ErrorKind::BadData, path.string() + ": bad PFM scale '" + scale_text + "'");
   h.little = scale < 0;
+  h.scale = scale;
   // token() consumed exactly the one whitespace byte that ends the header.
+  if (!in)
+    throw Error(ErrorKind::BadData,
+                path.string() + ": truncated PFM header (no byte after the scale '" + scale_text + "')");
   h.data_start = static_cast<std::uintmax_t>(in.tellg());
   const std::uintmax_t need = std::uintmax_t(h.width) * h.height * h.channels * 4;
-  const std::uintmax_t have = fs::file_size(path) - h.data_start;
+  const std::uintmax_t size = fs::file_size(path);
+  // A header written with CRLF line ends: the LF after the scale's CR is header too. Only when
+  // the file is one byte longer than the pixels, since a pixel's first byte may be 0x0A.
+  in.seekg(std::streamoff(h.data_start) - 1);
+  char last = 0, next = 0;
+  in.get(last);
+  in.get(next);
+  if (in && last == '\r' && next == '\n' && size - h.data_start == need + 1) ++h.data_start;
+  const std::uintmax_t have = size - h.data_start;
+  h.trailing = have > need ? have - need : 0;
   if (have < need)
     throw Error(ErrorKind::BadData, path.string() + ": truncated PFM: " + std::to_string(h.width) +
                                         "x" + std::to_string(h.height) + " needs " +
@@ -100,6 +119,20 @@ PfmHeader read_header(const fs::path& path) {
 
 // Rows are stored bottom to top: rows [y, y + n) of the image are one contiguous run of the
 // file, in reverse order.
+// What the format allows but a writer probably did not mean, said once per file.
+void warn_once(const std::string& path, const PfmHeader& h) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  std::lock_guard lock(mutex);
+  if (!warned.insert(path).second) return;
+  if (h.trailing > 0)
+    spdlog::warn("{}: {} bytes after the PFM's pixels, ignored", path, h.trailing);
+  if (std::abs(h.scale) != 1)
+    spdlog::warn("{}: PFM scale {:g}: its sign gives the byte order; its magnitude is ignored "
+                 "(samples are read as stored, as other readers do)",
+                 path, h.scale);
+}
+
 class PfmReader : public ImageReader {
  public:
   explicit PfmReader(const std::string& path) : path_(path), pfm_(read_header(path)) {
@@ -112,6 +145,7 @@ class PfmReader : public ImageReader {
                                           : std::vector<std::string>{"Y"};
     header_.stored = SampleType::f32;
     header_.format = "pfm";
+    warn_once(path, pfm_);
   }
 
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {

@@ -9,9 +9,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
+#include <memory>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
+#include "core/temporaries.hpp"
 #include "core/text.hpp"
 #include "io/codec.hpp"
 
@@ -31,9 +35,11 @@ bool write_all(int fd, const char* data, std::size_t size) {
   return true;
 }
 
-// Copies `from` to `to` until the end of `from`; the errno of a failure is kept.
-enum class CopyFailure { none, read, write };
-CopyFailure copy_fd(int from, int to, std::size_t& copied) {
+// Copies `from` to `to` until the end of `from`, or until more than `limit` bytes came; the
+// errno of a failure is kept.
+enum class CopyFailure { none, read, write, too_long };
+CopyFailure copy_fd(int from, int to, std::size_t& copied,
+                    std::size_t limit = std::numeric_limits<std::size_t>::max()) {
   std::vector<char> buffer(std::size_t(1) << 20);
   copied = 0;
   for (;;) {
@@ -41,6 +47,7 @@ CopyFailure copy_fd(int from, int to, std::size_t& copied) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return CopyFailure::read;
     if (n == 0) return CopyFailure::none;
+    if (std::size_t(n) > limit - copied) return CopyFailure::too_long;
     if (!write_all(to, buffer.data(), std::size_t(n))) return CopyFailure::write;
     copied += std::size_t(n);
   }
@@ -60,6 +67,13 @@ PrivateFolder::PrivateFolder() {
                                            "standard input or output: " +
                                            std::strerror(errno));
   path_ = name.data();
+  registered_.push_back(std::make_unique<TemporaryPath>(path_));
+}
+
+std::string PrivateFolder::file(const std::string& name) {
+  const std::string path = path_ + "/" + name;
+  registered_.push_back(std::make_unique<TemporaryPath>(path));
+  return path;
 }
 
 PrivateFolder::~PrivateFolder() {
@@ -82,15 +96,22 @@ StandardInput::StandardInput() {
     path_ = "/dev/stdin";  // a redirected file: its readers reopen it from the start
     return;
   }
-  path_ = folder_.emplace().path() + "/stdin";
+  path_ = folder_.emplace().file("stdin");
   const int out = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (out < 0)
     throw Error(ErrorKind::CantCreate,
                 path_ + ": cannot spool standard input: " + std::strerror(errno));
+  // A spool is held on disk, yet bounded like pixels in memory: an endless pipe is refused
+  // instead of filling $TMPDIR.
+  const std::size_t limit = resource_limits().max_memory;
   std::size_t copied = 0;
-  const CopyFailure failure = copy_fd(0, out, copied);
+  const CopyFailure failure = copy_fd(0, out, copied, limit);
   const int error = errno;
   const bool closed = ::close(out) == 0;
+  if (failure == CopyFailure::too_long)
+    throw Error(ErrorKind::BadData,
+                "standard input: more than " + std::to_string(limit >> 20) +
+                    " MiB, the memory limit (--max-memory); name a file instead of a pipe");
   if (failure == CopyFailure::read)
     throw Error(ErrorKind::Io, std::string("standard input: read failed: ") + std::strerror(error));
   if (failure == CopyFailure::write || !closed)
@@ -138,7 +159,7 @@ std::optional<std::string> standard_output_format(const std::string& output,
 }
 
 StandardOutput::StandardOutput(const std::string& format)
-    : path_(folder_.path() + "/stdout." + format) {}
+    : path_(folder_.file("stdout." + format)) {}
 
 StandardOutput::~StandardOutput() = default;
 

@@ -7,12 +7,17 @@
 // failed run leaves no file behind.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "core/temporaries.hpp"
 
 namespace halo {
 
-// $TMPDIR/halo-PID-XXXXXX, readable by this user only, removed with everything in it.
+// $TMPDIR/halo-PID-XXXXXX, readable by this user only, removed with everything in it, also
+// on a fatal signal (core/temporaries.hpp).
 class PrivateFolder {
  public:
   PrivateFolder();  // CantCreate error when it cannot be made
@@ -20,14 +25,18 @@ class PrivateFolder {
   PrivateFolder(const PrivateFolder&) = delete;
   PrivateFolder& operator=(const PrivateFolder&) = delete;
   const std::string& path() const { return path_; }
+  // The path of a file `name` in the folder, registered for removal on a fatal signal.
+  std::string file(const std::string& name);
 
  private:
   std::string path_;
+  std::vector<std::unique_ptr<TemporaryPath>> registered_;
 };
 
 // Standard input as a file. A redirected regular file (`< a.png`) is read in place as
 // /dev/stdin; a pipe is copied to a temporary file first. Usage error when standard input is a
-// terminal, BadData when it is empty, Io when reading or spooling fails.
+// terminal, BadData when it is empty or longer than --max-memory, Io when reading or spooling
+// fails.
 class StandardInput {
  public:
   StandardInput();

@@ -417,24 +417,6 @@ TEST_CASE("a write past the file size limit: exit 74, the old output intact, no 
     CHECK_FALSE(entry.path().filename().string().starts_with(".halo-"));
 }
 
-TEST_CASE("temporaries of killed runs are removed by the next run in their folder") {
-  Sandbox box;
-  write_image(box / "in.png", photo(30, 20, 3), SampleType::u8);
-  const pid_t gone = ::fork();  // a PID that has certainly exited
-  if (gone == 0) ::_exit(0);
-  ::waitpid(gone, nullptr, 0);
-  const std::string stale = ".halo-" + std::to_string(gone) + "-old.png";
-  std::ofstream(box / stale) << "half a file";
-  std::ofstream(box / ".halo-1-live.png") << "PID 1 is alive: not ours to remove";
-  const Result r = box.halo("run " + box / "in.png" + " -o " + box / "out.png");
-  CHECK(r.code == 0);
-  CHECK(has(r.err, "removed 1 temporary file left by halo runs that were killed (" + stale + ")"));
-  CHECK_FALSE(fs::exists(box / stale));
-  CHECK(fs::exists(box / ".halo-1-live.png"));
-  CHECK(box.halo("run " + box / "in.png" + " -o " + box / "out2.png").err.find("removed") ==
-        std::string::npos);
-}
-
 TEST_CASE("names longer than the file system allows are plain errors, not internal ones") {
   Sandbox box;
   write_image(box / "in.png", photo(8, 6, 3), SampleType::u8);

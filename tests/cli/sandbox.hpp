@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <unistd.h>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -47,6 +48,17 @@ struct Sandbox {
 
   // The command line of `halo args`, to feed another run through a pipe.
   static std::string halo_command(const std::string& args) { return HALO_BINARY " " + args; }
+
+  // The standard output of a shell command.
+  static std::string read_command(const std::string& command) {
+    std::string out;
+    if (std::FILE* pipe = ::popen(command.c_str(), "r")) {
+      char buffer[4096];
+      for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+      ::pclose(pipe);
+    }
+    return out;
+  }
 
   static std::string read(const std::string& path) {
     std::ifstream in(path);

@@ -1,0 +1,267 @@
+// The hostile-input catalogue: what a careless or hostile user, or a neighbour on a shared
+// folder, can do to a run, through the real binary. Each case states its exit code and leaves
+// no file behind (no temporary in the output folder, no spool in $TMPDIR).
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <chrono>
+
+#include "cli/sandbox.hpp"
+#include "core/atomic_file.hpp"
+#include "io/image_io.hpp"
+
+using namespace halo;
+using namespace halo::test;
+
+namespace {
+
+std::vector<std::string> names_in(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool any_temporary(const fs::path& dir) {
+  for (const auto& name : names_in(dir))
+    if (name.starts_with(".halo-") || name.starts_with("halo-")) return true;
+  return false;
+}
+
+// Runs a bash script in the sandbox (for pipes, signals and PIPESTATUS); its stdout.
+std::string bash(const Sandbox& box, const std::string& script) {
+  const std::string file = box / "script.sh";
+  // set -m: background jobs keep SIGINT and SIGQUIT (without job control bash ignores them).
+  std::ofstream(file) << "set -um\ncd " << box.dir << "\nhalo=" << HALO_BINARY << "\n" << script;
+  return Sandbox::read_command("bash " + file + " 2>" + box / "script-stderr.txt");
+}
+
+}  // namespace
+
+TEST_CASE("hostile: links to one file are each an input with their own output") {
+  Sandbox box;
+  fs::create_directories(box / "in");
+  fs::create_directories(box / "out");
+  write_image(box / "in/f1.png", photo(9, 7, 3), SampleType::u8);
+  fs::create_symlink("f1.png", box / "in/f2.png");  // a held frame
+  fs::create_symlink("f1.png", box / "in/f3.png");
+  for (const std::string inputs :
+       {box / "in", box / "in/f*.png", box / "in/f1.png " + box / "in/f2.png " + box / "in/f3.png"}) {
+    fs::remove_all(box / "out");
+    fs::create_directories(box / "out");
+    const Result r = box.halo("run " + inputs + " -f sharpen -o '" + box / "out/{stem}.png'");
+    INFO(inputs, r.err);
+    CHECK(r.code == 0);
+    CHECK(names_in(box / "out") == std::vector<std::string>{"f1.png", "f2.png", "f3.png"});
+  }
+  // The same name twice (./ and a glob) is still one input.
+  const Result twice = box.halo("run " + box / "in/f1.png " + box / "in/./f1.png -o '" +
+                                box / "out/{stem}-again.png'");
+  CHECK(twice.code == 0);
+  CHECK(fs::exists(box / "out/f1-again.png"));
+  // A template that maps two of them to one output is refused before any work, naming both.
+  const Result clash = box.halo("run " + box / "in" + " -o " + box / "out/{ext}.png");
+  CHECK(clash.code == 64);
+  CHECK(has(clash.err, "would be written twice (for " + box / "in/f1.png and " + box / "in/f2.png"));
+}
+
+TEST_CASE("hostile: planted links at temporary names are never followed; modes follow umask") {
+  Sandbox box;
+  write_image(box / "in.png", photo(9, 7, 3), SampleType::u8);
+  std::ofstream(box / "victim") << "precious";
+  // The older names, .halo-PID-NAME, for the next PIDs: a neighbour's guess.
+  const pid_t next = ::getpid();
+  for (pid_t pid = next; pid < next + 200; ++pid)
+    fs::create_symlink(box / "victim", box / (".halo-" + std::to_string(pid) + "-out.png"));
+  const Result r = box.halo("run " + box / "in.png -o " + box / "out.png", "umask 022 &&");
+  CHECK(r.code == 0);
+  CHECK(Sandbox::read(box / "victim") == "precious");
+  struct stat status {};
+  REQUIRE(::stat((box / "out.png").c_str(), &status) == 0);
+  CHECK((status.st_mode & 0777) == 0644);
+}
+
+TEST_CASE("hostile: the sweep removes only temporaries provably dead") {
+  Sandbox box;
+  write_image(box / "in.png", photo(9, 7, 3), SampleType::u8);
+  const pid_t gone = ::fork();  // a PID that has certainly exited
+  if (gone == 0) ::_exit(0);
+  ::waitpid(gone, nullptr, 0);
+  const std::string tag = temporary_tag();
+  const std::string dead = ".halo-" + tag + "-" + std::to_string(gone) + "-0123abcd.png";
+  const std::string live = ".halo-" + tag + "-1-0123abcd.png";  // PID 1 is alive
+  // Another host or container on a shared folder: its PIDs mean nothing here.
+  const std::string foreign = ".halo-00000000-" + std::to_string(gone) + "-0123abcd.png";
+  const std::string foreign_old = ".halo-00000000-" + std::to_string(gone) + "-4567abcd.png";
+  const std::string older_form = ".halo-" + std::to_string(gone) + "-old.png";
+  for (const auto& name : {dead, live, foreign, foreign_old, older_form})
+    std::ofstream(box / name) << "half a file";
+  const auto two_days_ago = fs::file_time_type::clock::now() - std::chrono::hours(48);
+  fs::last_write_time(box / foreign_old, two_days_ago);
+  const Result r = box.halo("run " + box / "in.png -o " + box / "out.png");
+  CHECK(r.code == 0);
+  CHECK(has(r.err, "removed 2 temporary files left by halo runs that were killed"));
+  CHECK_FALSE(fs::exists(box / dead));
+  CHECK_FALSE(fs::exists(box / foreign_old));
+  CHECK(fs::exists(box / live));
+  CHECK(fs::exists(box / foreign));
+  CHECK(fs::exists(box / older_form));
+}
+
+TEST_CASE("hostile: output names as long as the file system allows are written") {
+  Sandbox box;
+  write_image(box / "in.png", photo(9, 7, 3), SampleType::u8);
+  const std::string name = std::string(251, 'n') + ".png";  // NAME_MAX, 255
+  const Result r = box.halo("run " + box / "in.png -o " + box / name);
+  CHECK(r.code == 0);
+  CHECK(fs::exists(box / name));
+  CHECK_FALSE(any_temporary(box.dir));
+}
+
+TEST_CASE("hostile: signals and a reader that goes away leave no temporary and no spool") {
+  Sandbox box;
+  write_image(box / "in.png", photo(300, 200, 3), SampleType::u8);  // noise: 180 KB of PNG
+  fs::create_directories(box / "tmp");
+  // A pipe that stays open: halo is spooling standard input when the signal comes.
+  for (const std::string signal : {"TERM", "HUP", "QUIT", "INT"}) {
+    // The script holds the pipe's writing end (a FIFO on fd 3) open while halo reads it.
+    const std::string status = bash(box, "export TMPDIR=" + box / "tmp" +
+                                             "\nrm -f p; mkfifo p\n$halo run - -o out.png <p &\n"
+                                             "pid=$!\nexec 3>p\ncat in.png >&3\nsleep 1\nkill -" +
+                                             signal + " $pid\nwait $pid\necho $?\nexec 3>&-\n");
+    INFO(signal);
+    CHECK(status == (signal == "TERM"   ? "143\n"
+                     : signal == "HUP"  ? "129\n"
+                     : signal == "QUIT" ? "131\n"
+                                        : "130\n"));
+    CHECK(names_in(box / "tmp").empty());
+    CHECK_FALSE(fs::exists(box / "out.png"));
+  }
+  // `| head`: the reader leaves; halo dies of SIGPIPE quietly (141, as head-friendly tools do).
+  const std::string piped = bash(box, "export TMPDIR=" + box / "tmp" +
+                                          "\n$halo run in.png -o png:- | head -c 100 >/dev/null\n"
+                                          "echo ${PIPESTATUS[0]}\n");
+  CHECK(piped == "141\n");
+  CHECK(Sandbox::read(box / "script-stderr.txt").empty());
+  CHECK(names_in(box / "tmp").empty());
+  CHECK_FALSE(any_temporary(box.dir));
+}
+
+TEST_CASE("hostile: standard input is spooled only up to --max-memory") {
+  Sandbox box;
+  fs::create_directories(box / "tmp");
+  const std::string status =
+      bash(box, "export TMPDIR=" + box / "tmp" +
+                    "\nhead -c 3000000 /dev/zero | $halo run - -o out.png --max-memory 1M\n"
+                    "echo ${PIPESTATUS[1]}\n");
+  CHECK(status == "65\n");
+  CHECK(has(Sandbox::read(box / "script-stderr.txt"),
+            "standard input: more than 1 MiB, the memory limit (--max-memory); name a file"));
+  CHECK(names_in(box / "tmp").empty());
+}
+
+TEST_CASE("hostile: compare's thresholds are finite and >= 0; --diff-out never replaces an input") {
+  Sandbox box;
+  write_image(box / "a.png", photo(9, 7, 3), SampleType::u8);
+  write_image(box / "b.png", photo(9, 7, 3, PixelType::u16), SampleType::u16);
+  const std::string pair = " " + box / "a.png " + box / "b.png";
+  for (const std::string bad : {"--fail nan", "--fail -1", "--fail inf", "--warn -0.5",
+                                "--failpercent nan", "--hardfail -1", "--fail 1e-3x",
+                                "--allowfailures -1", "-fail nan"}) {
+    const Result r = box.halo("compare " + bad + pair);
+    INFO(bad, r.err);
+    CHECK(r.code == 64);
+  }
+  CHECK(box.halo("compare --hardfail inf" + pair).code == 1);
+  CHECK(box.halo("compare --fail 0 " + box / "a.png " + box / "a.png").code == 0);
+  fs::create_symlink(box / "a.png", box / "link.png");
+  const std::string before = Sandbox::read(box / "a.png");
+  for (const std::string diff : {box / "a.png", box / "./a.png", box / "link.png", box / "b.png"}) {
+    const Result r = box.halo("compare" + pair + " --diff-out " + diff);
+    INFO(diff);
+    CHECK(r.code == 73);
+    CHECK(has(r.err, "--diff-out " + diff + ": refusing to overwrite the input"));
+  }
+  CHECK(Sandbox::read(box / "a.png") == before);
+  // Folders: the difference folder is not one of the two compared.
+  fs::create_directories(box / "x");
+  fs::create_directories(box / "y");
+  fs::copy_file(box / "a.png", box / "x/i.png");
+  fs::copy_file(box / "b.png", box / "y/i.png");
+  const Result folders = box.halo("compare " + box / "x " + box / "y --diff-out " + box / "x");
+  CHECK(folders.code == 73);
+  CHECK(Sandbox::read(box / "x/i.png") == before);
+}
+
+namespace {
+
+std::string pfm_bytes(const std::string& header, const std::vector<float>& values) {
+  std::string bytes = header;
+  bytes.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+  return bytes;
+}
+
+std::vector<float> floats_of(const std::string& path) {
+  const PixelBuffer pixels = read_image({path, {}}).pixels;
+  const float* p = pixels.samples<float>();
+  return std::vector<float>(p, p + pixels.sample_count());
+}
+
+bool all_finite(const std::string& path) {
+  for (float v : floats_of(path))
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("hostile: PFM headers are read strictly: CRLF, trailing bytes, odd scales, truncation") {
+  Sandbox box;
+  const std::vector<float> values = {0.25f, 0.5f, 0.75f, 1.0f, 1.25f, 1.5f};  // 2x1 RGB
+  std::ofstream(box / "crlf.pfm", std::ios::binary) << pfm_bytes("PF\r\n2 1\r\n-1.0\r\n", values);
+  Result r = box.halo("run " + box / "crlf.pfm -o " + box / "out.pfm");
+  CHECK(r.code == 0);
+  CHECK(floats_of(box / "out.pfm") == values);  // not shifted by the LF
+  std::ofstream(box / "junk.pfm", std::ios::binary)
+      << pfm_bytes("PF\n2 1\n-1.0\n", values) << "trailing junk";
+  r = box.halo("run " + box / "junk.pfm -o " + box / "out.pfm");
+  CHECK(r.code == 0);
+  CHECK(has(r.err, "junk.pfm: 13 bytes after the PFM's pixels, ignored"));
+  std::ofstream(box / "scale.pfm", std::ios::binary) << pfm_bytes("PF\n2 1\n-2.0\n", values);
+  r = box.halo("run " + box / "scale.pfm -o " + box / "out.pfm");
+  CHECK(r.code == 0);
+  CHECK(has(r.err, "scale.pfm: PFM scale -2: its sign gives the byte order"));
+  CHECK(floats_of(box / "out.pfm") == values);
+  std::ofstream(box / "cut.pfm", std::ios::binary) << "PF\n2 1\n-1.0";
+  r = box.halo("run " + box / "cut.pfm -o " + box / "out.pfm");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "cut.pfm: truncated PFM header (no byte after the scale '-1.0')"));
+}
+
+TEST_CASE("hostile: parameters at the ends of their ranges give numbers, not NaN") {
+  Sandbox box;
+  write_image(box / "in.pfm", photo(31, 17, 3, PixelType::f32), SampleType::f32);
+  // sigma_r = 1e-300 squared underflows: only equal colours average (was 0 * inf = NaN).
+  Result r = box.halo("run " + box / "in.pfm -f bilateral:sigma_r=1e-300 -o " + box / "b.pfm --verify");
+  CHECK(r.code == 0);
+  CHECK(all_finite(box / "b.pfm"));
+  // A histogram range past float's: every pixel in one bin before; refused now.
+  for (const std::string range : {"-1e300,1e300", "0,1e39", "1,1.00000001", "-3e38,3e38"}) {
+    r = box.halo("hist " + box / "in.pfm --range=" + range);
+    INFO(range, r.err);
+    CHECK(r.code == 64);
+  }
+  CHECK(box.halo("hist " + box / "in.pfm --range=0,4").code == 0);
+  // Normals that are all NaN are "no geometry", as zero normals: a finite result.
+  PixelBuffer nan_normals(31, 17, 3, PixelType::f32);
+  for (std::size_t i = 0; i < nan_normals.sample_count(); ++i)
+    nan_normals.samples<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+  write_image(box / "n.pfm", nan_normals, SampleType::f32);
+  for (const std::string filter : {"atrous", "bilateral"}) {
+    r = box.halo("run " + box / "in.pfm -f " + filter + ":normal=" + box / "n.pfm -o " +
+                 box / "g.pfm --verify");
+    INFO(filter, r.err);
+    CHECK(r.code == 0);
+    CHECK(all_finite(box / "g.pfm"));
+  }
+}
