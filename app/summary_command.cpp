@@ -14,6 +14,8 @@
 #include "app/commands.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/limits.hpp"
+#include "core/paths.hpp"
 
 namespace halo {
 
@@ -29,17 +31,52 @@ struct SummaryOptions {
 
 constexpr const char* kSchema = "halo-batch-summary/1";
 
+// A report nests 3 levels; anything deeper is not one (and 400 KB of '[' would otherwise
+// recurse through the parser's callers).
+constexpr int kMaxDepth = 16;
+
+// The fields merge() reads, with their types: a report of another shape is refused here
+// (65) instead of failing later as an internal error.
+void check_report_types(const json& report, const std::string& path) {
+  const auto wrong = [&](const std::string& field, const char* want) {
+    return Error(ErrorKind::BadData, path + ": not a halo run --summary report (" + field +
+                                         " is not " + want + ")");
+  };
+  if (!report.contains("totals") || !report["totals"].is_object()) throw wrong("totals", "an object");
+  if (report["totals"].contains("seconds") && !report["totals"]["seconds"].is_number())
+    throw wrong("totals.seconds", "a number");
+  if (report.contains("exit_code") && !report["exit_code"].is_number_integer())
+    throw wrong("exit_code", "an integer");
+  for (const auto& file : report["files"]) {
+    if (!file.is_object()) throw wrong("an entry of files", "an object");
+    for (const char* field : {"input", "status"})
+      if (file.contains(field) && !file[field].is_string()) throw wrong(std::string("files[].") + field, "a string");
+    if (file.contains("error") && !file["error"].is_string() && !file["error"].is_null())
+      throw wrong("files[].error", "a string or null");
+  }
+}
+
 json read_report(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(ErrorKind::NoInput, path + ": no such file");
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorKind::NoInput, path + ": cannot open for reading");
-  json report = json::parse(in, nullptr, false);
+  const std::string text = read_small_file(path, resource_limits().max_memory, "summary report");
+  bool too_deep = false;
+  json report = json::parse(
+      text,
+      [&](int depth, json::parse_event_t, json&) {
+        too_deep |= depth > kMaxDepth;
+        return !too_deep;
+      },
+      false);
+  if (too_deep)
+    throw Error(ErrorKind::BadData, path + ": not a halo run --summary report (nested deeper than " +
+                                        std::to_string(kMaxDepth) + " levels)");
   if (report.is_discarded())
     throw Error(ErrorKind::BadData, path + ": not JSON (a summary cut short by a killed run?)");
   if (!report.is_object() || report.value("schema", "") != kSchema || !report["files"].is_array())
     throw Error(ErrorKind::BadData,
                 path + ": not a halo run --summary report (schema " + kSchema + ")");
+  check_report_types(report, path);
   return report;
 }
 

@@ -18,6 +18,7 @@
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
+#include "core/paths.hpp"
 #include "core/text.hpp"
 #include "io/exr_header.hpp"
 
@@ -33,13 +34,15 @@ void check_readable(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(ErrorKind::NoInput, path + ": no such file");
   if (fs::is_directory(path, ec)) throw Error(ErrorKind::NoInput, path + ": is a folder");
+  refuse_special_file(path);
   std::ifstream probe(path, std::ios::binary);
   if (!probe) throw Error(ErrorKind::NoInput, path + ": cannot open for reading (permission?)");
   if (fs::file_size(path, ec) == 0) throw Error(ErrorKind::BadData, path + ": file is empty");
 }
 
 // Where the OpenImageIO module may be: $HALO_OIIO_MODULE, beside the executable (the build
-// tree, a packed copy), lib/halo beside its bin folder (an install), and where it was built.
+// tree, a packed copy), lib/halo beside its bin folder (an install), and where it was built
+// for the build tree's own programs only (core/paths.hpp).
 std::vector<std::string> module_candidates() {
   std::vector<std::string> paths;
   if (const char* given = std::getenv("HALO_OIIO_MODULE"); given && *given) paths.push_back(given);
@@ -49,7 +52,7 @@ std::vector<std::string> module_candidates() {
     paths.push_back((exe.parent_path() / "libhalo_oiio.so").string());
     paths.push_back((exe.parent_path().parent_path() / "lib/halo/libhalo_oiio.so").string());
   }
-  paths.push_back(HALO_OIIO_MODULE_BUILT);
+  if (in_build_tree()) paths.push_back(HALO_OIIO_MODULE_BUILT);
   return paths;
 }
 

@@ -3,9 +3,11 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <set>
 
 #include "core/error.hpp"
+#include "core/paths.hpp"
 
 namespace halo {
 
@@ -19,7 +21,7 @@ static std::string trim(const std::string& s) {
 
 // $HALO_PRESET_PATH, then the folder an installed halo has beside it (PREFIX/bin/halo ->
 // PREFIX/share/halo/presets), wherever the tree was installed, unpacked or moved to; a halo
-// that has none (one run from its build folder) uses the source tree's.
+// that has none uses the source tree's only when it runs from its build tree (core/paths.hpp).
 std::vector<fs::path> preset_dirs() {
   std::vector<fs::path> dirs;
   if (const char* env = std::getenv("HALO_PRESET_PATH")) {
@@ -39,19 +41,34 @@ std::vector<fs::path> preset_dirs() {
     return dirs;
   }
 #ifdef HALO_PRESET_SOURCE_DIR
-  dirs.emplace_back(HALO_PRESET_SOURCE_DIR);
+  if (in_build_tree()) dirs.emplace_back(HALO_PRESET_SOURCE_DIR);
 #endif
   return dirs;
 }
 
+// A preset is a few lines of specs: a file far larger, or with control characters, is not one,
+// and none of it is echoed (a mistyped --preset /etc/shadow must not print its first line).
+constexpr std::size_t kMaxPresetBytes = 1 << 20;
+constexpr std::size_t kMaxLineBytes = 4096;
+
+void check_preset_line(const std::string& line, const fs::path& path, int number) {
+  const std::string where = path.string() + ":" + std::to_string(number);
+  if (line.size() > kMaxLineBytes)
+    throw Error(ErrorKind::Usage, where + ": not a preset line (over " +
+                                      std::to_string(kMaxLineBytes) + " bytes)");
+  for (unsigned char c : line)
+    if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f)
+      throw Error(ErrorKind::Usage, where + ": not a preset line (control characters)");
+}
+
 static Preset read_preset(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorKind::NoInput, path.string() + ": cannot read preset");
+  std::istringstream in(read_small_file(path.string(), kMaxPresetBytes, "preset"));
   Preset preset;
   preset.name = path.stem().string();
   preset.path = path;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
+    check_preset_line(line, path, number);
     const auto hash = line.find('#');
     if (hash != std::string::npos) {
       if (preset.summary.empty() && trim(line.substr(0, hash)).empty())
@@ -72,6 +89,9 @@ Preset load_preset(const std::string& name_or_path) {
     std::error_code ec;  // a name too long for the file system is "does not exist", not a throw
     if (!fs::exists(direct, ec))
       throw Error(ErrorKind::NoInput, name_or_path + ": preset file does not exist");
+    if (direct.extension() != ".halo")
+      throw Error(ErrorKind::Usage,
+                  name_or_path + ": not a preset (preset files are named NAME.halo)");
     return read_preset(direct);
   }
   for (const auto& dir : preset_dirs()) {

@@ -265,3 +265,82 @@ TEST_CASE("hostile: parameters at the ends of their ranges give numbers, not NaN
     CHECK(all_finite(box / "g.pfm"));
   }
 }
+
+TEST_CASE("hostile: FIFOs and devices are refused up front, not waited on") {
+  Sandbox box;
+  write_image(box / "in.png", photo(9, 7, 3), SampleType::u8);
+  REQUIRE(::mkfifo((box / "fifo.png").c_str(), 0600) == 0);
+  // timeout: before, run and a batch waited for a writer forever.
+  Result r = box.halo("run " + box / "fifo.png -o " + box / "o.png", "timeout 20");
+  CHECK(r.code == 66);
+  CHECK(has(r.err, "fifo.png: a FIFO, not a file; halo reads files"));
+  r = box.halo("run " + box / "fifo.png " + box / "in.png -o '" + box / "{stem}-o.png'", "timeout 20");
+  CHECK(r.code == 2);  // the batch goes on with the other file
+  CHECK(fs::exists(box / "in-o.png"));
+  r = box.halo("run /dev/zero -o " + box / "o.png", "timeout 20");
+  CHECK(r.code == 66);
+  CHECK(has(r.err, "/dev/zero: a device, not a file"));
+}
+
+TEST_CASE("hostile: presets are small .halo text files, never echoed") {
+  Sandbox box;
+  write_image(box / "in.png", photo(9, 7, 3), SampleType::u8);
+  const std::string run = "run " + box / "in.png -o " + box / "o.png --preset ";
+  std::ofstream(box / "shadow") << "root:$y$j9T$secretsecret:19000:0:99999:7:::\n";
+  Result r = box.halo(run + box / "shadow");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "not a preset (preset files are named NAME.halo)"));
+  CHECK_FALSE(has(r.err, "secret"));
+  REQUIRE(::mkfifo((box / "fifo.halo").c_str(), 0600) == 0);
+  r = box.halo(run + box / "fifo.halo", "timeout 20");
+  CHECK(r.code == 66);
+  CHECK(has(r.err, "fifo.halo: a FIFO, not a file"));
+  {
+    std::ofstream big(box / "big.halo");
+    for (int i = 0; i < 300000; ++i) big << "box:r=1\n";  // 2.4 MB
+  }
+  r = box.halo(run + box / "big.halo", "timeout 20");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "big.halo: 2400000 bytes, over the 1048576 a preset may have"));
+  std::ofstream(box / "binary.halo") << "box:r=1\n\x01\x02secret\n";
+  r = box.halo(run + box / "binary.halo");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "binary.halo:2: not a preset line (control characters)"));
+  CHECK_FALSE(has(r.err, "secret"));
+}
+
+TEST_CASE("hostile: summary refuses deep nesting and wrong types as bad reports (65)") {
+  Sandbox box;
+  std::ofstream(box / "deep.json") << std::string(400000, '[');
+  Result r = box.halo("summary " + box / "deep.json", "timeout 20");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "deep.json: not a halo run --summary report (nested deeper than 16 levels)"));
+  const std::string head = R"({"schema": "halo-batch-summary/1", )";
+  const std::vector<std::pair<std::string, std::string>> wrong = {
+      {R"("files": [], "totals": 7})", "totals is not an object"},
+      {R"("files": [], "totals": {"seconds": "long"}})", "totals.seconds is not a number"},
+      {R"("files": [3], "totals": {}})", "an entry of files is not an object"},
+      {R"("files": [{"input": 5}], "totals": {}})", "files[].input is not a string"},
+      {R"("files": [], "totals": {}, "exit_code": "x"})", "exit_code is not an integer"}};
+  for (const auto& [body, why] : wrong) {
+    std::ofstream(box / "r.json") << head << body;
+    r = box.halo("summary " + box / "r.json");
+    INFO(body);
+    CHECK(r.code == 65);
+    CHECK(has(r.err, "r.json: not a halo run --summary report (" + why + ")"));
+  }
+}
+
+TEST_CASE("hostile: a halo copied out of its build tree looks only beside itself") {
+  Sandbox box;
+  write_image(box / "in.exr", photo(9, 7, 3, PixelType::f32), SampleType::f32);
+  fs::create_directories(box / "bin");
+  fs::copy_file(HALO_BINARY, box / "bin/halo");
+  const std::string moved = box / "bin/halo";
+  // No OpenImageIO module beside it: EXR is not read through the build tree's module.
+  const std::string exr_err = Sandbox::read_command(moved + " run " + box / "in.exr -o " +
+                                                    box / "o.pfm 2>&1");
+  CHECK(has(exr_err, "needs halo's OpenImageIO module libhalo_oiio.so, which was not found"));
+  // No presets beside it: the source tree's are not listed.
+  CHECK(Sandbox::read_command(moved + " presets 2>&1") == "no presets found\n");
+}

@@ -1,0 +1,89 @@
+// The executable's own folder.
+#include "core/paths.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace halo {
+
+namespace fs = std::filesystem;
+
+fs::path executable_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : exe.parent_path();
+}
+
+bool in_build_tree() {
+  const fs::path dir = executable_dir();
+  if (dir.empty()) return false;
+  const fs::path relative = dir.lexically_relative(fs::path(HALO_BUILD_DIR).lexically_normal());
+  return !relative.empty() && *relative.begin() != "..";
+}
+
+namespace {
+
+const char* special_kind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return nullptr;
+}
+
+Error special_file_error(const std::string& path, const char* kind) {
+  return Error(ErrorKind::NoInput, path + ": " + kind +
+                                       ", not a file; halo reads files (pipe an image into "
+                                       "standard input instead: halo run - ... < " + path + ")");
+}
+
+}  // namespace
+
+void refuse_special_file(const std::string& path) {
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0) return;
+  if (const char* kind = special_kind(status.st_mode)) throw special_file_error(path, kind);
+}
+
+std::string read_small_file(const std::string& path, std::size_t max_bytes,
+                            const std::string& what) {
+  // O_NONBLOCK: opening a FIFO without a writer would block before fstat could refuse it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    throw Error(ErrorKind::NoInput, path + ": cannot read " + what + ": " + std::strerror(errno));
+  struct stat status {};
+  std::string text;
+  try {
+    if (::fstat(fd, &status) != 0)
+      throw Error(ErrorKind::NoInput, path + ": cannot read " + what + ": " + std::strerror(errno));
+    if (const char* kind = special_kind(status.st_mode)) throw special_file_error(path, kind);
+    if (S_ISDIR(status.st_mode)) throw Error(ErrorKind::NoInput, path + ": is a folder");
+    if (std::size_t(status.st_size) > max_bytes)
+      throw Error(ErrorKind::BadData, path + ": " + std::to_string(status.st_size) + " bytes, over the " +
+                                          std::to_string(max_bytes) + " a " + what + " may have");
+    text.resize(std::size_t(status.st_size));
+    std::size_t got = 0;
+    while (got < text.size()) {
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0)
+        throw Error(ErrorKind::NoInput, path + ": cannot read " + what + ": " + std::strerror(errno));
+      if (n == 0) break;
+      got += std::size_t(n);
+    }
+    text.resize(got);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return text;
+}
+
+}  // namespace halo
