@@ -60,6 +60,10 @@ __kernel __attribute__((reqd_work_group_size(1, BOX_ROWS, 1))) void box_rows(
   float previous = MEAN(sum);
   for (int k = 1; k < BOX_SEG; ++k) {
     sum += (double)line[k + 2 * RADIUS] - (double)line[k - 1];
+    if (!isfinite(sum)) {  // a NaN or infinity entered or left: sum the window afresh
+      sum = 0.0;
+      for (int j = 0; j < TAPS; ++j) sum += line[k + j];
+    }
     line[k - 1] = previous;
     previous = MEAN(sum);
   }
@@ -79,6 +83,17 @@ inline double box_tap(__global const float* column, const int y, const int pitch
                       const int rows, const int height, const int border, const bool interior) {
   const int i = interior ? y - y0 : strip_row(y, y0, rows, height, border);
   return i < 0 ? 0.0 : (double)column[(size_t)i * pitch];
+}
+
+// The column's window around image row y summed afresh, in order (after a NaN or infinity
+// made the running sum non-finite: lib/filters/box.cpp running_mean).
+inline double box_window(__global const float* column, const int y, const int pitch,
+                         const int y0, const int rows, const int height, const int border,
+                         const bool interior) {
+  double sum = 0.0;
+  for (int k = -RADIUS; k <= RADIUS; ++k)
+    sum += box_tap(column, y + k, pitch, y0, rows, height, border, interior);
+  return sum;
 }
 
 __kernel void box_cols(__global const float* src, __global float* dst, const int width,
@@ -105,6 +120,7 @@ __kernel void box_cols(__global const float* src, __global float* dst, const int
 #pragma unroll 8
     for (int k = 1; k < BOX_SEG; ++k) {
       sum += (double)ahead[(size_t)k * pitch] - (double)behind[(size_t)k * pitch];
+      if (!isfinite(sum)) sum = box_window(column, ys + k, pitch, y0, rows, height, border, true);
       out[(size_t)k * pitch] = MEAN(sum);
     }
     return;
@@ -112,6 +128,7 @@ __kernel void box_cols(__global const float* src, __global float* dst, const int
   for (int y = ys + 1; y < ye; ++y) {
     sum += box_tap(column, y + RADIUS, pitch, y0, rows, height, border, interior) -
            box_tap(column, y - RADIUS - 1, pitch, y0, rows, height, border, interior);
+    if (!isfinite(sum)) sum = box_window(column, y, pitch, y0, rows, height, border, interior);
     dst[(size_t)(y - y0) * pitch + x] = MEAN(sum);
   }
 }
@@ -157,6 +174,22 @@ static inline void walk_load(__global const float* src, float next[WALK_S][WALK_
       next[i][l] = (c >= WALK_SPAN || x < 0 || y < 0) ? 0.0f : row[x];
     }
   }
+}
+
+// The rows-pass window of image row v starting at image column x, summed in order from the
+// image through the border rules.
+static inline double walk_row_window(__global const float* src, const int v, const int x,
+                                     const bool interior, const int width, const int pitch,
+                                     STRIP_ARGS, const int border) {
+  const int y = strip_row(v, y0, rows, height, border);
+  if (y < 0) return 0.0;
+  __global const float* row = src + (size_t)y * pitch;
+  double sum = 0.0;
+  for (int k = 0; k < TAPS; ++k) {
+    const int c = interior ? x + k : border_index(x + k, width, border);
+    sum += c < 0 ? 0.0 : (double)row[c];
+  }
+  return sum;
 }
 
 __kernel __attribute__((reqd_work_group_size(WALK_W, 1, 1))) void box_walk(
@@ -227,10 +260,20 @@ __kernel __attribute__((reqd_work_group_size(WALK_W, 1, 1))) void box_walk(
     for (int i = 0; i < WALK_S; ++i) {
       // Rows past the walk (its last step's padding) come after every output: no test.
       const int n = n0 + i;
-      const float value = MEAN(pre[i][t + TAPS] - pre[i][t]);  // rows pass, rounded as tmp is
+      double window = pre[i][t + TAPS] - pre[i][t];
+      // A NaN or infinity anywhere in the row so far makes every later prefix non-finite:
+      // the window is then summed afresh from the image (lib/filters/box.cpp running_mean).
+      if (!isfinite(window))
+        window = walk_row_window(src, v0 + n, left + t, interior, width, pitch, STRIP_VALUES,
+                                 border);
+      const float value = MEAN(window);  // rows pass, rounded as tmp is
       sum += (double)value - (double)ring[slot][t];
       ring[slot][t] = value;
       slot = slot + 1 == TAPS ? 0 : slot + 1;
+      if (!isfinite(sum)) {  // the column's window afresh, oldest first
+        sum = 0.0;
+        for (int k = 0; k < TAPS; ++k) sum += (double)ring[(slot + k) % TAPS][t];
+      }
       const int y = v0 + n - RADIUS;
       if (n >= 2 * RADIUS && n < walk && x0 + t < width)
         dst[(size_t)(y - y0) * pitch + x0 + t] = MEAN(sum);

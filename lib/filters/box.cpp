@@ -6,6 +6,8 @@
 // running-sum passes as one kernel (box_walk) where its local memory fits.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "cl/tuning.hpp"
 #include "filters/convert.hpp"
 #include "filters/separable.hpp"
@@ -25,19 +27,30 @@ SeparableKernel equal_weights(int r, bool gray, Border border) {
   return k;
 }
 
+// The sum of in[i-r .. i+r], in order.
+template <typename At>
+double window_sum(int i, int r, At at) {
+  double sum = 0;
+  for (int k = -r; k <= r; ++k) sum += at(i + k);
+  return sum;
+}
+
 // Running means along a line: out[k] = sum(in[i-r .. i+r]) / (2r+1) for i = first + k, k <
 // count; `at` applies the border rule.
 // The mean is the sum times the double 1 / (2r+1), as kernels/box.cl computes it (a
 // multiplication: a correctly rounded double division is long on GPUs).
+// A NaN or infinity leaves a running sum non-finite after it has left the window; while the
+// sum is non-finite the window is summed afresh, so a non-finite sample reaches exactly the
+// outputs whose window holds it (the kernels do the same).
 template <typename At>
 void running_mean(int first, int count, int r, At at, float* out) {
   const double inv = 1.0 / (2 * r + 1);
-  double sum = 0;
-  for (int k = -r; k <= r; ++k) sum += at(first + k);
+  double sum = window_sum(first, r, at);
   out[0] = float(sum * inv);
   for (int k = 1; k < count; ++k) {
     const int i = first + k;
     sum += at(i + r) - at(i - r - 1);
+    if (!std::isfinite(sum)) sum = window_sum(i, r, at);
     out[k] = float(sum * inv);
   }
 }

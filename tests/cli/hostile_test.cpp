@@ -344,3 +344,30 @@ TEST_CASE("hostile: a halo copied out of its build tree looks only beside itself
   // No presets beside it: the source tree's are not listed.
   CHECK(Sandbox::read_command(moved + " presets 2>&1") == "no presets found\n");
 }
+
+TEST_CASE("hostile: a NaN or infinity reaches exactly the outputs whose window holds it") {
+  Sandbox box;
+  PixelBuffer image = photo(200, 200, 1, PixelType::f32);
+  float* v = image.samples<float>();
+  v[100 * 200 + 100] = std::numeric_limits<float>::quiet_NaN();
+  v[30 * 200 + 40] = std::numeric_limits<float>::infinity();
+  write_image(box / "in.pfm", image, SampleType::f32);
+  // r = 17 and 40 run as running sums; r = 3 as weights. The footprints do not overlap.
+  for (const int r : {3, 17, 40}) {
+    if (r == 40) {  // 81x81 windows would overlap: the infinity alone
+      v[100 * 200 + 100] = 0.5f;
+      write_image(box / "in.pfm", image, SampleType::f32);
+    }
+    const Result run = box.halo("run " + box / "in.pfm -f box:r=" + std::to_string(r) +
+                                " -o " + box / "out.pfm --verify");
+    INFO(r, run.err);
+    CHECK(run.code == 0);
+    int nan = 0, inf = 0;
+    for (float x : floats_of(box / "out.pfm")) nan += std::isnan(x), inf += std::isinf(x);
+    const int side = 2 * r + 1;
+    CHECK(nan == (r == 40 ? 0 : side * side));
+    // The infinity's window is cut by the top edge at r = 40: rows 0..70 (clamp repeats row 0
+    // only, which holds no infinity).
+    CHECK(inf == (r == 40 ? side * (30 + r + 1) : side * side));
+  }
+}

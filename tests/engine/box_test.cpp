@@ -89,6 +89,31 @@ TEST_CASE("box_walk (both passes at once) equals the reference bit for bit" *
   }
 }
 
+TEST_CASE("box: a NaN or infinity reaches exactly the outputs whose window holds it") {
+  // Running sums would carry them on after they leave the window; each kernel sums the window
+  // afresh while its sum is not finite, as the reference does.
+  Image in = test::random_image(97, 83, 1, false, 5);
+  in.at(48, 40, 0) = std::numeric_limits<float>::quiet_NaN();
+  in.at(5, 70, 0) = std::numeric_limits<float>::infinity();  // near the left and bottom edges
+  Device walk(test::gpu_info(), default_cache_dir());
+  test::retune(walk, "box_walk=16,box_walk_steps=4,box_walk_band=7");
+  for (const int r : {17, 20}) {
+    const std::string spec = "box:r=" + std::to_string(r) + ":border=zero";
+    const Image out = make_stage(spec)->reference(in);
+    int nan = 0, inf = 0;
+    for (int y = 0; y < out.height(); ++y)
+      for (int x = 0; x < out.width(); ++x) {
+        nan += std::isnan(out.at(x, y, 0));
+        inf += std::isinf(out.at(x, y, 0));
+      }
+    const int side = 2 * r + 1;
+    CHECK(nan == side * side);
+    CHECK(inf == (std::min(70 + r, 82) - (70 - r) + 1) * (5 + r + 1));  // cut by two edges
+    test::check_device_matches(test::device(), spec, in, 0.0);
+    test::check_device_matches(walk, spec, in, 0.0);
+  }
+}
+
 TEST_CASE("box_walk runs where box_walk is set and its local memory fits") {
   DeviceInfo info = test::gpu_info();
   info.local_memory = 48 * 1024;
