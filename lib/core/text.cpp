@@ -6,6 +6,10 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <mutex>
+#include <set>
+
+#include <spdlog/spdlog.h>
 
 #include "core/error.hpp"
 
@@ -60,6 +64,16 @@ std::string fnv1a_hex(const std::string& text) {
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
   return hex;
+}
+
+void warn_once(const std::string& message) {
+  static std::mutex mutex;
+  static std::set<std::string> said;
+  {
+    std::lock_guard lock(mutex);
+    if (!said.insert(message).second) return;
+  }
+  spdlog::warn("{}", message);
 }
 
 }  // namespace halo

@@ -25,6 +25,10 @@ std::string size_text(std::size_t bytes);
 // std::hash): names of cache entries (kernels, tuned launch shapes).
 std::string fnv1a_hex(const std::string& text);
 
+// spdlog::warn, once per process for each message: a file is opened more than once in a run
+// (its format recognised, then read), and what its content deserves is said once.
+void warn_once(const std::string& message);
+
 // The image formats halo reads and writes, by lower-case extension with the dot: halo's own
 // (PNG, JPEG, PFM), then OpenImageIO's that Debian's build has. Folder inputs take these
 // files; standard output may be written in any of them.

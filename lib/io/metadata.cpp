@@ -1,6 +1,8 @@
 // Metadata carried from input to output: lookups, PNG's keywords, a minimal EXIF writer.
 #include "io/metadata.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -134,6 +136,44 @@ Attribute parse_attrib(const std::string& text) {
     throw Error(ErrorKind::Usage,
                 "--attrib '" + text + "': expected NAME=VALUE, e.g. --attrib Artist='A. Name'");
   return {text.substr(0, eq), "string", text.substr(eq + 1)};
+}
+
+void cap_metadata(Metadata& m, const std::string& path) {
+  std::vector<std::string> dropped;
+  std::size_t total = m.exif.size() + m.icc.size() + m.xmp.size() + m.iptc.size();
+  std::size_t kept = 0, attributes_dropped = 0;
+  std::vector<Attribute> attributes;
+  for (auto& a : m.attributes) {
+    const std::size_t size = a.name.size() + a.value.size();
+    if (kept < kMaxMetadataAttributes && total + size <= kMaxMetadataBytes) {
+      total += size;
+      ++kept;
+      attributes.push_back(std::move(a));
+    } else {
+      ++attributes_dropped;
+    }
+  }
+  m.attributes = std::move(attributes);
+  if (attributes_dropped > 0)
+    dropped.push_back(std::to_string(attributes_dropped) +
+                      (attributes_dropped == 1 ? " attribute" : " attributes"));
+  // Blocks past the budget go, the largest first.
+  std::vector<std::pair<std::string*, const char*>> blocks = {
+      {&m.xmp, "XMP"}, {&m.iptc, "IPTC"}, {&m.exif, "EXIF"}, {&m.icc, "the ICC profile"}};
+  std::sort(blocks.begin(), blocks.end(),
+            [](const auto& a, const auto& b) { return a.first->size() > b.first->size(); });
+  for (auto& [block, name] : blocks) {
+    if (total <= kMaxMetadataBytes) break;
+    if (block->empty()) continue;
+    total -= block->size();
+    block->clear();
+    dropped.push_back(name);
+  }
+  if (dropped.empty()) return;
+  std::string list;
+  for (const auto& d : dropped) list += (list.empty() ? "" : ", ") + d;
+  warn_once(fmt::format("{}: metadata past halo's limits ({} MiB, {} attributes) dropped: {}",
+                        path, kMaxMetadataBytes >> 20, kMaxMetadataAttributes, list));
 }
 
 }  // namespace halo

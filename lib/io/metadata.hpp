@@ -5,6 +5,7 @@
 // can hold.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,14 @@ struct Metadata {
   // One line for -v: "3 text attributes, EXIF 1.2 KiB, ICC profile 3.1 KiB".
   std::string summary() const;
 };
+
+// What one file's metadata may hold: 16 MiB in all (text, EXIF, XMP, IPTC, the ICC profile,
+// typed attributes) and 1000 attributes. Metadata is held for the whole run and written into
+// every output, so a file past these keeps what fits, in order (attributes first, then the
+// largest blocks go), and a warning names the file and what was dropped.
+constexpr std::size_t kMaxMetadataBytes = std::size_t(16) << 20;
+constexpr std::size_t kMaxMetadataAttributes = 1000;
+void cap_metadata(Metadata& metadata, const std::string& path);
 
 // PNG's text keywords and OpenImageIO's names for the same things (Description <->
 // ImageDescription, Author <-> Artist, Creation Time <-> DateTime); others stay as they are.

@@ -177,8 +177,10 @@ class OiioReader : public ImageReader {
     OIIO::ImageSpec config;
     config.attribute("oiio:UnassociatedAlpha", 1);
     // Only the reader asked for: never OpenImageIO's fallback through every reader it has.
-    static const bool no_fallback = OIIO::attribute("try_all_readers", 0);
-    (void)no_fallback;
+    // And no "OIIO DEBUG:" lines of its own on stderr: what halo reports goes through its log.
+    static const bool configured =
+        OIIO::attribute("try_all_readers", 0) && OIIO::attribute("debug", 0);
+    (void)configured;
     in_ = OIIO::ImageInput::create(format.empty() ? path : format, false, &config);
     if (in_) {
       OIIO::ImageSpec spec;
@@ -204,6 +206,7 @@ class OiioReader : public ImageReader {
     header_.alpha = spec.alpha_channel == spec.nchannels - 1;
     header_.format = in_->format_name();
     header_.metadata = metadata_of(spec);
+    cap_metadata(header_.metadata, path);
     y0_ = spec.y;
     header_.placement = {spec.x,      spec.y,          spec.full_x,
                          spec.full_y, spec.full_width, spec.full_height};

@@ -8,11 +8,10 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <set>
-#include <mutex>
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
+#include "core/text.hpp"
 #include "io/codec.hpp"
 
 namespace halo {
@@ -120,17 +119,13 @@ PfmHeader read_header(const fs::path& path) {
 // Rows are stored bottom to top: rows [y, y + n) of the image are one contiguous run of the
 // file, in reverse order.
 // What the format allows but a writer probably did not mean, said once per file.
-void warn_once(const std::string& path, const PfmHeader& h) {
-  static std::mutex mutex;
-  static std::set<std::string> warned;
-  std::lock_guard lock(mutex);
-  if (!warned.insert(path).second) return;
+void warn_odd_header(const std::string& path, const PfmHeader& h) {
   if (h.trailing > 0)
-    spdlog::warn("{}: {} bytes after the PFM's pixels, ignored", path, h.trailing);
+    warn_once(fmt::format("{}: {} bytes after the PFM's pixels, ignored", path, h.trailing));
   if (std::abs(h.scale) != 1)
-    spdlog::warn("{}: PFM scale {:g}: its sign gives the byte order; its magnitude is ignored "
-                 "(samples are read as stored, as other readers do)",
-                 path, h.scale);
+    warn_once(fmt::format("{}: PFM scale {:g}: its sign gives the byte order; its magnitude is "
+                          "ignored (samples are read as stored, as other readers do)",
+                          path, h.scale));
 }
 
 class PfmReader : public ImageReader {
@@ -145,7 +140,7 @@ class PfmReader : public ImageReader {
                                           : std::vector<std::string>{"Y"};
     header_.stored = SampleType::f32;
     header_.format = "pfm";
-    warn_once(path, pfm_);
+    warn_odd_header(path, pfm_);
   }
 
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {

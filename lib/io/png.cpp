@@ -22,6 +22,7 @@
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
+#include "core/text.hpp"
 #include "io/codec.hpp"
 
 namespace halo {
@@ -38,18 +39,52 @@ using File = std::unique_ptr<std::FILE, CloseFile>;
 
 // libpng reports errors through a callback that must not return: it longjmps back to the call
 // that failed with the message kept here. Warnings (a known-bad sRGB profile, ...) go to the
-// debug log, never raw to stderr.
+// debug log, never raw to stderr. Its memory is counted here too (png_counted_malloc).
 struct PngErrors {
   std::string message;
+  std::size_t live = 0;     // bytes libpng holds
+  std::size_t refused = 0;  // allocations refused by the bound
 };
+
+// Compressed text and profile chunks (zTXt, iTXt, iCCP) inflate to many times their size in
+// the file (a 159 KB PNG held 140 MB of text), so what libpng holds is bounded: past the bound
+// an allocation fails, libpng skips that chunk (a benign error) and reading goes on. Rows and
+// zlib's window take well under 1 MiB.
+constexpr std::size_t kPngMemory = std::size_t(32) << 20;
+constexpr std::size_t kBlockHeader = 16;  // keeps the block's size, and malloc's alignment
+
+png_voidp png_counted_malloc(png_structp png, png_alloc_size_t size) {
+  auto* errors = static_cast<PngErrors*>(png_get_mem_ptr(png));
+  if (size > kPngMemory - errors->live) {
+    ++errors->refused;
+    return nullptr;
+  }
+  auto* block = static_cast<char*>(std::malloc(size + kBlockHeader));
+  if (!block) return nullptr;
+  std::memcpy(block, &size, sizeof size);
+  errors->live += size;
+  return block + kBlockHeader;
+}
+
+void png_counted_free(png_structp png, png_voidp memory) {
+  if (!memory) return;
+  char* block = static_cast<char*>(memory) - kBlockHeader;
+  png_alloc_size_t size = 0;
+  std::memcpy(&size, block, sizeof size);
+  static_cast<PngErrors*>(png_get_mem_ptr(png))->live -= size;
+  std::free(block);
+}
 
 void on_png_error(png_structp png, png_const_charp text) {
   static_cast<PngErrors*>(png_get_error_ptr(png))->message = text;
   png_longjmp(png, 1);
 }
 
-void on_png_warning(png_structp, png_const_charp text) {
+void on_png_warning(png_structp png, png_const_charp text) {
   spdlog::debug("libpng: {}", text);
+  // libpng keeps at most 1000 ancillary chunks (its chunk cache) and skips the rest.
+  if (std::strstr(text, "chunk cache"))
+    ++static_cast<PngErrors*>(png_get_error_ptr(png))->refused;
 }
 
 // libpng's own reader says "Read Error" for a file that ends early.
@@ -73,8 +108,9 @@ class PngReader : public ImageReader {
  public:
   explicit PngReader(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "rb")) {
     if (!file_) throw Error(ErrorKind::NoInput, path + ": cannot open for reading");
-    read_.png =
-        png_create_read_struct(PNG_LIBPNG_VER_STRING, &errors_, on_png_error, on_png_warning);
+    read_.png = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, &errors_, on_png_error,
+                                         on_png_warning, &errors_, png_counted_malloc,
+                                         png_counted_free);
     if (!read_.png || !(read_.info = png_create_info_struct(read_.png)))
       throw Error(ErrorKind::Internal, path + ": out of memory");
     png_structp png = read_.png;
@@ -85,6 +121,10 @@ class PngReader : public ImageReader {
     // PNG: 1.31 -> 1.02 s); every chunk's CRC-32 still catches damaged data.
     png_set_option(png, PNG_IGNORE_ADLER32, PNG_OPTION_ON);
     png_read_info(png, info);
+    if (errors_.refused > 0)
+      warn_once(fmt::format("{}: text or profile chunks past the limits for PNG metadata ({} MiB, "
+                            "1000 chunks) dropped",
+                            path, kPngMemory >> 20));
     const int colour = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
     if (colour == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
     if (colour == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
@@ -104,6 +144,7 @@ class PngReader : public ImageReader {
     header_.alpha = channels == 2 || channels == 4;
     header_.stored = depth_ == 16 ? SampleType::u16 : SampleType::u8;
     header_.metadata = read_metadata(png, info);
+    cap_metadata(header_.metadata, path);
     check_image_size(path, header_.width, header_.height);
     row_.resize(row_bytes());
     if (passes > 1) {

@@ -3,6 +3,7 @@
 // no file behind (no temporary in the output folder, no spool in $TMPDIR).
 #include <doctest/doctest.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include <chrono>
 
@@ -370,4 +371,67 @@ TEST_CASE("hostile: a NaN or infinity reaches exactly the outputs whose window h
     // only, which holds no infinity).
     CHECK(inf == (r == 40 ? side * (30 + r + 1) : side * side));
   }
+}
+
+namespace {
+
+std::string be32(std::uint32_t v) {
+  std::string s;
+  for (int shift : {24, 16, 8, 0}) s += char((v >> shift) & 0xff);
+  return s;
+}
+
+std::string png_chunk(const std::string& type, const std::string& data) {
+  const std::string body = type + data;
+  return be32(std::uint32_t(data.size())) + body +
+         be32(std::uint32_t(crc32(0, reinterpret_cast<const Bytef*>(body.data()), uInt(body.size()))));
+}
+
+std::string deflated(const std::string& data) {
+  uLongf size = compressBound(uLong(data.size()));
+  std::string out(size, '\0');
+  compress2(reinterpret_cast<Bytef*>(out.data()), &size,
+            reinterpret_cast<const Bytef*>(data.data()), uLong(data.size()), 9);
+  out.resize(size);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("hostile: metadata is held within its limits: a zTXt bomb, many attributes") {
+  Sandbox box;
+  // 4x3 RGB8 with 20 zTXt chunks of 7 MiB each as text: 150 KB of file, 140 MB inflated.
+  std::string ihdr = be32(4) + be32(3) + std::string("\x08\x02\x00\x00\x00", 5);
+  std::string raw;
+  for (int y = 0; y < 3; ++y) raw += '\0' + std::string(12, char(40 * y));
+  std::string png = std::string("\x89PNG\r\n\x1a\n", 8) + png_chunk("IHDR", ihdr);
+  const std::string text = deflated(std::string(7 << 20, 'a'));
+  for (int i = 0; i < 20; ++i)
+    png += png_chunk("zTXt", "key" + std::to_string(i) + std::string(2, '\0') + text);
+  png += png_chunk("IDAT", deflated(raw)) + png_chunk("IEND", "");
+  std::ofstream(box / "bomb.png", std::ios::binary) << png;
+  const Measured m = run_measured(box, {"run", box / "bomb.png", "-o", box / "out.png"});
+  CHECK(m.code == 0);
+  CHECK(m.peak_kib < rss_bound_kib(200 * 1024));  // 854 MB before
+  CHECK(has(m.err, "bomb.png: text or profile chunks past the limits for PNG metadata (32 MiB, "
+                   "1000 chunks) dropped"));
+  CHECK(has(m.err, "bomb.png: metadata past halo's limits (16 MiB, 1000 attributes) dropped"));
+  // Each warning once, though the file is opened twice.
+  CHECK(m.err.find("32 MiB") == m.err.rfind("32 MiB"));
+  CHECK(fs::file_size(box / "out.png") < (std::size_t(17) << 20));  // 147 MB before
+  // 3000 small text chunks: the first 1000 or so kept.
+  std::string many = std::string("\x89PNG\r\n\x1a\n", 8) + png_chunk("IHDR", ihdr);
+  for (int i = 0; i < 3000; ++i)
+    many += png_chunk("tEXt", "k" + std::to_string(i) + std::string(1, '\0') + "v");
+  many += png_chunk("IDAT", deflated(raw)) + png_chunk("IEND", "");
+  std::ofstream(box / "many.png", std::ios::binary) << many;
+  const Result r = box.halo("run " + box / "many.png -o " + box / "many-out.png");
+  CHECK(r.code == 0);
+  CHECK(has(r.err, "many.png: text or profile chunks past the limits for PNG metadata"));
+  const std::string written = Sandbox::read(box / "many-out.png");
+  std::size_t chunks = 0;
+  for (auto at = written.find("tEXt"); at != std::string::npos; at = written.find("tEXt", at + 4))
+    ++chunks;
+  CHECK(chunks >= 990);
+  CHECK(chunks <= 1001);  // what was kept, and halo's Software
 }
