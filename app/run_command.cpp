@@ -309,7 +309,7 @@ int in_flight_for(const Device* device) {
 
 StripLimits strip_limits(const Device* device) {
   StripLimits limits;
-  limits.host_bytes = resource_limits().max_memory;
+  limits.host_bytes = memory_per_file();
   limits.in_flight = in_flight_for(device);
   if (device) {
     limits.device_bytes = device->info().global_memory;
@@ -585,6 +585,7 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
   }
 
   const int workers = std::min<int>(o.jobs > 0 ? o.jobs : default_jobs(), int(jobs.size()));
+  set_files_at_once(workers);  // each file's strips and whole images take 1/workers
   const bool single = inputs.single && !sharded;
   // A worker holds its device slot for the whole file (it streams: decode, device, encode at
   // once), so every worker has its own queue. Strips stay in ordinary memory: a strip of a

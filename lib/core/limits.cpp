@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <algorithm>
+#include <atomic>
 #include <mutex>
 
 #include "core/error.hpp"
@@ -18,6 +20,8 @@ namespace {
 std::mutex policy_mutex;
 bool policy_set = false;
 ResourceLimits policy;
+std::atomic<int> files_at_once{1};
+std::atomic<std::size_t> held{0};
 
 std::string pixels_text(std::uint64_t pixels) {
   if (pixels >= 1000000000) return fmt::format("{:.2f} gigapixels", pixels / 1e9);
@@ -84,13 +88,43 @@ void check_memory(const std::string& path, double bytes, const std::string& what
   check_memory(path, bytes < 1e18 ? std::size_t(bytes) : std::size_t(1e18), what);
 }
 
+void set_files_at_once(int files) {
+  files_at_once = std::max(1, files);
+}
+
+std::size_t memory_per_file() {
+  const std::size_t share = resource_limits().max_memory / std::size_t(files_at_once.load());
+  const std::size_t taken = held.load();
+  return share > taken ? share - taken : 0;
+}
+
+MemoryHold::MemoryHold(std::size_t bytes) : bytes_(bytes) {
+  held += bytes;
+}
+
+MemoryHold::~MemoryHold() {
+  held -= bytes_;
+}
+
+std::shared_ptr<MemoryHold> hold_memory(const std::string& path, std::size_t bytes,
+                                        const std::string& what) {
+  check_memory(path, bytes, what);
+  return std::make_shared<MemoryHold>(bytes);
+}
+
 void check_memory(const std::string& path, std::size_t bytes, const std::string& what) {
-  const std::size_t limit = resource_limits().max_memory;
-  if (bytes > limit)
-    throw Error(ErrorKind::BadData,
-                fmt::format("{}: {} needs {} of memory, over the limit of {} (--max-memory or "
-                            "HALO_MAX_MEMORY raise it)",
-                            path, what, size_text(bytes), size_text(limit)));
+  const std::size_t limit = memory_per_file();
+  if (bytes <= limit) return;
+  const std::size_t taken = held.load();
+  const int files = files_at_once.load();
+  std::string context;
+  if (taken > 0) context += fmt::format(", {} already held by images read whole", size_text(taken));
+  if (files > 1)
+    context += fmt::format(", a share of {} files at once (-j)", files);
+  throw Error(ErrorKind::BadData,
+              fmt::format("{}: {} needs {} of memory, over the limit of {}{} (--max-memory or "
+                          "HALO_MAX_MEMORY raise it)",
+                          path, what, size_text(bytes), size_text(limit), context));
 }
 
 }  // namespace halo

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace halo {
@@ -32,7 +33,30 @@ std::uint64_t parse_pixels(const std::string& text, const std::string& option);
 // BadData naming the file, its declared size and the limit when width x height is over
 // max_pixels or either side is not positive.
 void check_image_size(const std::string& path, long long width, long long height);
-// BadData when holding `bytes` for `what` (e.g. "the whole image") is over max_memory.
+// --max-memory is the whole process's: with N files at once (a batch's -j N) each file may
+// take 1/N of it, and images read whole (compare's two, hist's) hold their bytes until freed.
+void set_files_at_once(int files);
+// The bytes one file may take now: its share, less what images read whole hold.
+std::size_t memory_per_file();
+
+// Bytes taken from the budget until destroyed.
+class MemoryHold {
+ public:
+  explicit MemoryHold(std::size_t bytes);
+  ~MemoryHold();
+  MemoryHold(const MemoryHold&) = delete;
+  MemoryHold& operator=(const MemoryHold&) = delete;
+
+ private:
+  std::size_t bytes_;
+};
+
+// A hold of `bytes` for `what`, or the BadData error of check_memory when they do not fit
+// beside what is held.
+std::shared_ptr<MemoryHold> hold_memory(const std::string& path, std::size_t bytes,
+                                        const std::string& what);
+
+// BadData when holding `bytes` for `what` (e.g. "the whole image") is over memory_per_file().
 void check_memory(const std::string& path, std::size_t bytes, const std::string& what);
 // The same for a size computed in double from a header's declared numbers, whose product can
 // pass 64 bits (it saturates instead of wrapping).

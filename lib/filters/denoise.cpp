@@ -569,7 +569,7 @@ class DenoiseStage : public GuidedStage {
   double max_pixels(const Plan& plan, const Device* device) const {
     const double factor = !device ? 2.6 : device->info().gpu ? 1.15 : 1.7;
     const double floats = factor * net(plan.main).floats_per_pixel() + 12;
-    double memory = double(resource_limits().max_memory) / 3;
+    double memory = double(memory_per_file()) / 3;
     if (device && device->info().gpu) memory = std::min(memory, double(device->info().global_memory) / 2);
     double pixels = memory / (floats * sizeof(float));
     if (device) pixels = std::min(pixels, double(device->info().max_allocation) / (kWidestTensor * sizeof(float)));

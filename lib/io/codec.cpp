@@ -213,11 +213,13 @@ SampleType storable_type(const std::string& path, SampleType wanted) {
   return wanted;
 }
 
+namespace {
+
 // The format comes from the file's first bytes: a PNG named .jpg is read as PNG (with a
 // warning), and a file whose extension names a known format but whose content is none of them
 // is refused, instead of being handed to every reader OpenImageIO has. Other extensions (.hdr,
 // .bmp, .dpx, ...) go to OpenImageIO's reader for that extension only.
-std::unique_ptr<ImageReader> open_reader(const std::string& path) {
+std::unique_ptr<ImageReader> open_any_reader(const std::string& path) {
   check_readable(path);
   const KnownFormat* content = format_of_content(path);
   const KnownFormat* named = format_of_extension(path);
@@ -240,6 +242,14 @@ std::unique_ptr<ImageReader> open_reader(const std::string& path) {
                                         "JPEG, PFM, OpenEXR, TIFF), and no extension names "
                                         "another format");
   } else {
+    // Some of OpenImageIO's readers (PNM's among them) take the whole file into memory, so
+    // the file's size must fit the budget: a 100x100 PGM padded to 1 GB took 1.15 GB.
+    std::error_code ec;
+    const std::uintmax_t size = fs::file_size(path, ec);
+    if (!ec)
+      check_memory(path, std::size_t(size),
+                   "the whole file (OpenImageIO's " + extension(path).substr(1) +
+                       " reader may hold it)");
     reader = oiio_codecs().open(path, "");
   }
   // OpenImageIO's readers have read only the header when open returns.
@@ -263,6 +273,14 @@ std::unique_ptr<ImageReader> open_reader(const std::string& path) {
                  "a row of " + std::to_string(h.tile_width) + "x" + std::to_string(h.tile_height) +
                      " tiles");
   }
+  return reader;
+}
+
+}  // namespace
+
+std::unique_ptr<ImageReader> open_reader(const std::string& path) {
+  std::unique_ptr<ImageReader> reader = open_any_reader(path);
+  cap_metadata(reader->header_.metadata, path);
   return reader;
 }
 

@@ -68,9 +68,11 @@ class ImageReader {
 
  protected:
   ImageHeader header_;
+
+  friend std::unique_ptr<ImageReader> open_reader(const std::string& path);
 };
 
-// Opens `path` and reads its header (no pixels yet). NoInput for a missing or unreadable file,
+// Opens `path` and reads its header (no pixels yet), its metadata within cap_metadata's limits. NoInput for a missing or unreadable file,
 // BadData for a corrupt one or a format halo cannot read.
 std::unique_ptr<ImageReader> open_reader(const std::string& path);
 

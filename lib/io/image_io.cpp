@@ -139,10 +139,10 @@ LoadedImage read_image(const InputRef& input, std::pmr::memory_resource* memory)
   loaded.channel_names = choice.names;
   loaded.file_channels = h.channels;
   // As stored, and as floats: what the commands that hold whole images (hist, compare) make.
-  check_memory(input.path,
-               std::size_t(h.width) * h.height * choice.picked.size() *
-                   (sample_size(pixel_type(h.stored)) + sizeof(float)),
-               "the whole image");
+  loaded.hold = hold_memory(input.path,
+                            std::size_t(h.width) * h.height * choice.picked.size() *
+                                (sample_size(pixel_type(h.stored)) + sizeof(float)),
+                            "the whole image");
   loaded.pixels = PixelBuffer(h.width, h.height, int(choice.picked.size()), pixel_type(h.stored),
                               choice.alpha, memory);
   read_picked(*reader, choice.picked, h.height, loaded.pixels.type, loaded.pixels.bytes.data());

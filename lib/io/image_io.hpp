@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/image.hpp"
+#include "core/limits.hpp"
 #include "io/codec.hpp"
 
 namespace halo {
@@ -16,6 +17,7 @@ struct LoadedImage {
   SampleType stored = SampleType::f32;
   std::vector<std::string> channel_names;  // of the selected channels, as in the file
   std::vector<std::string> file_channels;  // every channel the file has
+  std::shared_ptr<MemoryHold> hold;        // the pixels' bytes, taken from --max-memory
 };
 
 // "path" or "path[ch1,ch2,...]" to pick channels by name (e.g. a layer of a multilayer EXR).

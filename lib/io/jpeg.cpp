@@ -102,7 +102,6 @@ class JpegReader : public ImageReader {
       jpeg_save_markers(&info_, marker, 0xffff);
     jpeg_read_header(&info_, TRUE);
     header_.metadata = read_metadata();
-    cap_metadata(header_.metadata, path);
     // Before jpeg_start_decompress: it allocates rows, and a progressive file's coefficients
     // for the whole image.
     check_image_size(path, info_.image_width, info_.image_height);

@@ -206,7 +206,6 @@ class OiioReader : public ImageReader {
     header_.alpha = spec.alpha_channel == spec.nchannels - 1;
     header_.format = in_->format_name();
     header_.metadata = metadata_of(spec);
-    cap_metadata(header_.metadata, path);
     y0_ = spec.y;
     header_.placement = {spec.x,      spec.y,          spec.full_x,
                          spec.full_y, spec.full_width, spec.full_height};

@@ -144,7 +144,6 @@ class PngReader : public ImageReader {
     header_.alpha = channels == 2 || channels == 4;
     header_.stored = depth_ == 16 ? SampleType::u16 : SampleType::u8;
     header_.metadata = read_metadata(png, info);
-    cap_metadata(header_.metadata, path);
     check_image_size(path, header_.width, header_.height);
     row_.resize(row_bytes());
     if (passes > 1) {

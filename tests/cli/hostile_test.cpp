@@ -435,3 +435,35 @@ TEST_CASE("hostile: metadata is held within its limits: a zTXt bomb, many attrib
   CHECK(chunks >= 990);
   CHECK(chunks <= 1001);  // what was kept, and halo's Software
 }
+
+TEST_CASE("hostile: --max-memory is the process's: both images of compare, every job of a batch") {
+  Sandbox box;
+  // 1000x1000 RGB float: 24 MB held whole (as stored and as floats); two are 48 MB.
+  write_image(box / "a.pfm", photo(1000, 1000, 3, PixelType::f32), SampleType::f32);
+  PixelBuffer other = photo(1000, 1000, 3, PixelType::f32);
+  other.samples<float>()[0] += 1.0f;
+  write_image(box / "b.pfm", other, SampleType::f32);
+  CHECK(box.halo("hist " + box / "a.pfm --max-memory 40M").code == 0);
+  const Result both = box.halo("compare " + box / "a.pfm " + box / "b.pfm --max-memory 40M");
+  CHECK(both.code == 65);
+  CHECK(has(both.err, "b.pfm: the whole image needs 23 MiB of memory, over the limit of 17 MiB, "
+                      "23 MiB already held by images read whole"));
+  CHECK(box.halo("compare " + box / "a.pfm " + box / "b.pfm --max-memory 60M").code == 1);
+  // A batch of two at once: each file's strips are planned in half the budget.
+  const auto strip_rows = [&](const std::string& jobs) {
+    const Result r = box.halo("-v run " + box / "a.pfm " + box / "b.pfm -f box:r=1 -o '" +
+                              box / "{stem}-out.pfm' --max-memory 8M -j " + jobs);
+    CHECK(r.code == 0);
+    const auto at = r.err.find("strips of ");
+    REQUIRE(at != std::string::npos);
+    return std::stoi(r.err.substr(at + 10));
+  };
+  const int alone = strip_rows("1"), paired = strip_rows("2");
+  CHECK(paired * 2 <= alone + 2);
+  // A format whose reader may hold the whole file: the file's size counts.
+  std::ofstream(box / "padded.ppm", std::ios::binary)
+      << "P6\n2 2\n255\n" << std::string(12, '\x7f') << std::string(3 << 20, '\0');
+  const Result padded = box.halo("run " + box / "padded.ppm -o " + box / "p.png --max-memory 1M");
+  CHECK(padded.code == 65);
+  CHECK(has(padded.err, "padded.ppm: the whole file (OpenImageIO's ppm reader may hold it) needs"));
+}
