@@ -298,7 +298,7 @@ std::unique_ptr<ImageWriter> create_writer(const std::string& target, const std:
   }
   if (!options.png_filter.empty())
     throw Error(ErrorKind::Usage, "--png-filter applies to PNG, not " + extension(target));
-  if (is_jpeg(target)) return create_jpeg(file, header, options);
+  if (is_jpeg(target)) return create_jpeg(target, file, header, options);
   return oiio_codecs().create(target, file, header, options);
 }
 

@@ -138,7 +138,9 @@ std::unique_ptr<ImageReader> open_jpeg(const std::string& path);
 std::unique_ptr<ImageReader> open_pfm(const std::string& path);
 std::unique_ptr<ImageWriter> create_png(const std::string& file, const OutputHeader& header,
                                         const WriteOptions& options);
-std::unique_ptr<ImageWriter> create_jpeg(const std::string& file, const OutputHeader& header,
+// `target`: the output's own name, for warnings (`file` may be its temporary).
+std::unique_ptr<ImageWriter> create_jpeg(const std::string& target, const std::string& file,
+                                         const OutputHeader& header,
                                          const WriteOptions& options);
 std::unique_ptr<ImageWriter> create_pfm(const std::string& file, const OutputHeader& header);
 

@@ -206,8 +206,9 @@ int parse_quality(int quality) {
 
 class JpegWriter : public ImageWriter {
  public:
-  JpegWriter(const std::string& file, const OutputHeader& h, const WriteOptions& options)
-      : file_name_(file) {
+  JpegWriter(const std::string& target, const std::string& file, const OutputHeader& h,
+             const WriteOptions& options)
+      : file_name_(file), target_(target) {
     if (h.alpha) throw Error(ErrorKind::Usage, file + ": JPEG cannot store alpha");
     if (h.channels != 1 && h.channels != 3)
       throw Error(ErrorKind::Usage, file + ": JPEG holds 1 or 3 channels, the image has " +
@@ -255,7 +256,7 @@ class JpegWriter : public ImageWriter {
   void marker(int code, const std::string& data, const char* what) {
     if (data.empty()) return;
     if (data.size() > 65533) {
-      spdlog::warn("{}: {} of {} does not fit in a JPEG marker; left out", file_name_, what,
+      spdlog::warn("{}: {} of {} does not fit in a JPEG marker; left out", target_, what,
                    size_text(data.size()));
       return;
     }
@@ -285,6 +286,7 @@ class JpegWriter : public ImageWriter {
   }
 
   std::string file_name_;
+  std::string target_;  // the output's name, for warnings
   File file_;
   ErrorManager errors_;
   Compress jpeg_;
@@ -303,10 +305,11 @@ std::unique_ptr<ImageReader> open_jpeg(const std::string& path) {
   return std::make_unique<JpegReader>(path);
 }
 
-std::unique_ptr<ImageWriter> create_jpeg(const std::string& file, const OutputHeader& header,
+std::unique_ptr<ImageWriter> create_jpeg(const std::string& target, const std::string& file,
+                                         const OutputHeader& header,
                                          const WriteOptions& options) {
   if (header.type != SampleType::u8) throw Error(ErrorKind::Internal, "JPEG holds 8-bit samples");
-  return std::make_unique<JpegWriter>(file, header, options);
+  return std::make_unique<JpegWriter>(target, file, header, options);
 }
 
 }  // namespace halo

@@ -467,3 +467,19 @@ TEST_CASE("hostile: --max-memory is the process's: both images of compare, every
   CHECK(padded.code == 65);
   CHECK(has(padded.err, "padded.ppm: the whole file (OpenImageIO's ppm reader may hold it) needs"));
 }
+
+TEST_CASE("hostile: warnings name the output, never its temporary") {
+  Sandbox box;
+  std::string ihdr = be32(4) + be32(3) + std::string("\x08\x02\x00\x00\x00", 5);
+  std::string raw;
+  for (int y = 0; y < 3; ++y) raw += '\0' + std::string(12, char(40 * y));
+  // 70 KB of XMP: more than a JPEG marker holds.
+  const std::string xmp = "XML:com.adobe.xmp" + std::string(5, '\0') + std::string(70000, 'x');
+  std::ofstream(box / "xmp.png", std::ios::binary)
+      << std::string("\x89PNG\r\n\x1a\n", 8) << png_chunk("IHDR", ihdr) << png_chunk("iTXt", xmp)
+      << png_chunk("IDAT", deflated(raw)) << png_chunk("IEND", "");
+  const Result r = box.halo("run " + box / "xmp.png -o " + box / "out.jpg");
+  CHECK(r.code == 0);
+  CHECK(has(r.err, box / "out.jpg: XMP of"));
+  CHECK_FALSE(has(r.err, ".halo-"));
+}
