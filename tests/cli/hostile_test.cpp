@@ -483,3 +483,66 @@ TEST_CASE("hostile: warnings name the output, never its temporary") {
   CHECK(has(r.err, box / "out.jpg: XMP of"));
   CHECK_FALSE(has(r.err, ".halo-"));
 }
+
+TEST_CASE("hostile: the catalogue, each case within its exit code, memory and time, leaving nothing") {
+  Sandbox box;
+  fs::create_directories(box / "tmp");
+  write_image(box / "in.png", photo(64, 48, 3), SampleType::u8);
+  write_image(box / "other.png", photo(64, 48, 3, PixelType::u16), SampleType::u16);
+  REQUIRE(::mkfifo((box / "fifo.png").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((box / "fifo.halo").c_str(), 0600) == 0);
+  std::ofstream(box / "shadow") << "root:$y$secret:19000:0:99999:7:::\n";
+  std::ofstream(box / "deep.json") << std::string(400000, '[');
+  std::ofstream(box / "cut.pfm", std::ios::binary) << "PF\n2 1\n-1.0";
+  std::ofstream(box / "padded.ppm", std::ios::binary)
+      << "P6\n2 2\n255\n" << std::string(12, '\x7f') << std::string(3 << 20, '\0');
+  {
+    std::string ihdr = be32(4) + be32(3) + std::string("\x08\x02\x00\x00\x00", 5);
+    std::string raw;
+    for (int y = 0; y < 3; ++y) raw += '\0' + std::string(12, char(40 * y));
+    std::string png = std::string("\x89PNG\r\n\x1a\n", 8) + png_chunk("IHDR", ihdr);
+    const std::string text = deflated(std::string(7 << 20, 'a'));
+    for (int i = 0; i < 20; ++i)
+      png += png_chunk("zTXt", "k" + std::to_string(i) + std::string(2, '\0') + text);
+    std::ofstream(box / "bomb.png", std::ios::binary)
+        << png << png_chunk("IDAT", deflated(raw)) << png_chunk("IEND", "");
+  }
+  struct Case {
+    std::vector<std::string> args;
+    int code;
+    long rss_mib;
+    double seconds;
+  };
+  const std::string out = box / "out.png";
+  const std::vector<Case> catalogue = {
+      {{"run", box / "bomb.png", "-o", out}, 0, 200, 30},
+      {{"run", box / "fifo.png", "-o", out}, 66, 100, 10},
+      {{"run", "/dev/zero", "-o", out}, 66, 100, 10},
+      {{"run", box / "padded.ppm", "-o", out, "--max-memory", "1M"}, 65, 100, 10},
+      {{"run", box / "cut.pfm", "-o", out}, 65, 100, 10},
+      {{"run", box / "in.png", "-o", out, "--preset", box / "fifo.halo"}, 66, 100, 10},
+      {{"run", box / "in.png", "-o", out, "--preset", box / "shadow"}, 64, 100, 10},
+      {{"run", box / "in.png", "-o", box / ".halo-1-x.png"}, 0, 200, 30},
+      {{"summary", box / "deep.json"}, 65, 100, 10},
+      {{"compare", box / "in.png", box / "other.png", "--fail", "nan"}, 64, 100, 10},
+      {{"compare", box / "in.png", box / "other.png", "--diff-out", box / "in.png"}, 73, 100, 10},
+      {{"hist", box / "in.png", "--range=-1e300,1e300"}, 64, 100, 10},
+  };
+  for (const auto& c : catalogue) {
+    std::string line;
+    for (const auto& a : c.args) line += a + " ";
+    INFO(line);
+    const auto start = std::chrono::steady_clock::now();
+    const Measured m = run_measured(box, c.args, {"TMPDIR=" + box / "tmp"});
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    INFO(m.err);
+    CHECK(m.code == c.code);
+    CHECK(m.peak_kib < rss_bound_kib(c.rss_mib * 1024));
+    CHECK(took < c.seconds * (rss_bound_kib(1) > 1 ? 4 : 1));  // sanitizers run slower
+    CHECK(names_in(box / "tmp").empty());
+    for (const auto& name : names_in(box.dir))
+      CHECK_MESSAGE(!(name.starts_with(".halo-") && name != ".halo-1-x.png"), name);
+    CHECK_FALSE(has(m.err, "secret"));
+    fs::remove(out);
+  }
+}
