@@ -396,20 +396,30 @@ std::string deflated(const std::string& data) {
   return out;
 }
 
+// A 4x3 RGB8 PNG with `chunks` (framed by png_chunk) between its header and its pixels.
+void write_small_png(const std::string& path, const std::string& chunks) {
+  const std::string ihdr = be32(4) + be32(3) + std::string("\x08\x02\x00\x00\x00", 5);
+  std::string raw;
+  for (int y = 0; y < 3; ++y) raw += '\0' + std::string(12, char(40 * y));
+  std::ofstream(path, std::ios::binary)
+      << std::string("\x89PNG\r\n\x1a\n", 8) << png_chunk("IHDR", ihdr) << chunks
+      << png_chunk("IDAT", deflated(raw)) << png_chunk("IEND", "");
+}
+
+// 20 zTXt chunks of 7 MiB of text each: 150 KB in the file, 140 MB inflated.
+std::string ztxt_bomb() {
+  const std::string text = deflated(std::string(7 << 20, 'a'));
+  std::string chunks;
+  for (int i = 0; i < 20; ++i)
+    chunks += png_chunk("zTXt", "key" + std::to_string(i) + std::string(2, '\0') + text);
+  return chunks;
+}
+
 }  // namespace
 
 TEST_CASE("hostile: metadata is held within its limits: a zTXt bomb, many attributes") {
   Sandbox box;
-  // 4x3 RGB8 with 20 zTXt chunks of 7 MiB each as text: 150 KB of file, 140 MB inflated.
-  std::string ihdr = be32(4) + be32(3) + std::string("\x08\x02\x00\x00\x00", 5);
-  std::string raw;
-  for (int y = 0; y < 3; ++y) raw += '\0' + std::string(12, char(40 * y));
-  std::string png = std::string("\x89PNG\r\n\x1a\n", 8) + png_chunk("IHDR", ihdr);
-  const std::string text = deflated(std::string(7 << 20, 'a'));
-  for (int i = 0; i < 20; ++i)
-    png += png_chunk("zTXt", "key" + std::to_string(i) + std::string(2, '\0') + text);
-  png += png_chunk("IDAT", deflated(raw)) + png_chunk("IEND", "");
-  std::ofstream(box / "bomb.png", std::ios::binary) << png;
+  write_small_png(box / "bomb.png", ztxt_bomb());
   const Measured m = run_measured(box, {"run", box / "bomb.png", "-o", box / "out.png"});
   CHECK(m.code == 0);
   CHECK(m.peak_kib < rss_bound_kib(200 * 1024));  // 854 MB before
@@ -420,11 +430,10 @@ TEST_CASE("hostile: metadata is held within its limits: a zTXt bomb, many attrib
   CHECK(m.err.find("32 MiB") == m.err.rfind("32 MiB"));
   CHECK(fs::file_size(box / "out.png") < (std::size_t(17) << 20));  // 147 MB before
   // 3000 small text chunks: the first 1000 or so kept.
-  std::string many = std::string("\x89PNG\r\n\x1a\n", 8) + png_chunk("IHDR", ihdr);
+  std::string many;
   for (int i = 0; i < 3000; ++i)
     many += png_chunk("tEXt", "k" + std::to_string(i) + std::string(1, '\0') + "v");
-  many += png_chunk("IDAT", deflated(raw)) + png_chunk("IEND", "");
-  std::ofstream(box / "many.png", std::ios::binary) << many;
+  write_small_png(box / "many.png", many);
   const Result r = box.halo("run " + box / "many.png -o " + box / "many-out.png");
   CHECK(r.code == 0);
   CHECK(has(r.err, "many.png: text or profile chunks past the limits for PNG metadata"));
@@ -470,14 +479,9 @@ TEST_CASE("hostile: --max-memory is the process's: both images of compare, every
 
 TEST_CASE("hostile: warnings name the output, never its temporary") {
   Sandbox box;
-  std::string ihdr = be32(4) + be32(3) + std::string("\x08\x02\x00\x00\x00", 5);
-  std::string raw;
-  for (int y = 0; y < 3; ++y) raw += '\0' + std::string(12, char(40 * y));
   // 70 KB of XMP: more than a JPEG marker holds.
   const std::string xmp = "XML:com.adobe.xmp" + std::string(5, '\0') + std::string(70000, 'x');
-  std::ofstream(box / "xmp.png", std::ios::binary)
-      << std::string("\x89PNG\r\n\x1a\n", 8) << png_chunk("IHDR", ihdr) << png_chunk("iTXt", xmp)
-      << png_chunk("IDAT", deflated(raw)) << png_chunk("IEND", "");
+  write_small_png(box / "xmp.png", png_chunk("iTXt", xmp));
   const Result r = box.halo("run " + box / "xmp.png -o " + box / "out.jpg");
   CHECK(r.code == 0);
   CHECK(has(r.err, box / "out.jpg: XMP of"));
@@ -496,17 +500,7 @@ TEST_CASE("hostile: the catalogue, each case within its exit code, memory and ti
   std::ofstream(box / "cut.pfm", std::ios::binary) << "PF\n2 1\n-1.0";
   std::ofstream(box / "padded.ppm", std::ios::binary)
       << "P6\n2 2\n255\n" << std::string(12, '\x7f') << std::string(3 << 20, '\0');
-  {
-    std::string ihdr = be32(4) + be32(3) + std::string("\x08\x02\x00\x00\x00", 5);
-    std::string raw;
-    for (int y = 0; y < 3; ++y) raw += '\0' + std::string(12, char(40 * y));
-    std::string png = std::string("\x89PNG\r\n\x1a\n", 8) + png_chunk("IHDR", ihdr);
-    const std::string text = deflated(std::string(7 << 20, 'a'));
-    for (int i = 0; i < 20; ++i)
-      png += png_chunk("zTXt", "k" + std::to_string(i) + std::string(2, '\0') + text);
-    std::ofstream(box / "bomb.png", std::ios::binary)
-        << png << png_chunk("IDAT", deflated(raw)) << png_chunk("IEND", "");
-  }
+  write_small_png(box / "bomb.png", ztxt_bomb());
   struct Case {
     std::vector<std::string> args;
     int code;
