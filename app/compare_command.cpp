@@ -335,7 +335,7 @@ CLI::Validator threshold(bool may_be_infinite) {
                  (may_be_infinite ? std::string(" or inf") : "");
         return "";
       },
-      may_be_infinite ? "NUMBER>=0|inf" : "NUMBER>=0");
+      "");  // the help names the type; the error says the rule
 }
 
 Command add_compare_command(CLI::App& app) {
@@ -364,7 +364,7 @@ Command add_compare_command(CLI::App& app) {
       ->check(threshold(true));
   cmd->add_option("--allowfailures", t.allow_failures,
                   "pass while at most this many pixels fail, by any amount")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Validator(CLI::NonNegativeNumber).description(""))
       ->capture_default_str();
   cmd->add_option("--warn", t.warn, "a sample warns above this absolute error")
       ->check(threshold(false))
