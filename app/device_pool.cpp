@@ -34,6 +34,7 @@ std::vector<DeviceInfo> select_devices(const std::string& choice) {
 }
 
 std::unique_ptr<Device> make_device(const DeviceInfo& info) {
+  check_compile_room(info);
   auto device = std::make_unique<Device>(info, default_cache_dir());
   spdlog::info("device {}: launch shapes from the {}", info.name, device->tuning_source());
   return device;

@@ -1,6 +1,7 @@
 // Device discovery, selection and the enqueue helpers every filter uses.
 #include "cl/device.hpp"
-#include "core/text.hpp"
+
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cctype>
@@ -8,6 +9,7 @@
 #include <chrono>
 
 #include "cl/cl_error.hpp"
+#include "core/text.hpp"
 #include "core/error.hpp"
 
 namespace halo {
@@ -126,6 +128,19 @@ DeviceInfo select_device(const std::string& choice) {
     throw Error(ErrorKind::NoDevice, "no OpenCL device matches --device '" + choice + "' (have " +
                                          available(devices) + "; also auto, gpu, cpu, ref)");
   return *pick;
+}
+
+void check_compile_room(const DeviceInfo& info) {
+  constexpr rlim_t kRoom = rlim_t(64) << 20;
+  if (info.platform_name.find("Portable Computing Language") == std::string::npos) return;
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY ||
+      limit.rlim_cur >= kRoom)
+    return;
+  throw Error(ErrorKind::NoDevice,
+              info.name + " (PoCL) writes its compiled kernels to files, and the file size limit "
+                          "(ulimit -f) is " + std::to_string(limit.rlim_cur >> 10) +
+                  " KiB: under 64 MiB a compile can die midway; raise it, or --device ref");
 }
 
 std::string to_string(const cl::NDRange& range) {

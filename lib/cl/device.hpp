@@ -52,6 +52,11 @@ std::vector<DeviceInfo> list_devices();
 // "ref" is not a device; callers handle it before asking.
 DeviceInfo select_device(const std::string& choice);
 
+// NoDevice error when `info` is PoCL and the file size limit (ulimit -f) is under 64 MiB: PoCL
+// compiles kernels through files, and LLVM ends the process mid-compile ("LLVM ERROR", exit 1)
+// when a write fails. Under --device auto the run takes the reference instead.
+void check_compile_room(const DeviceInfo& info);
+
 // Planar float32 image resident on a device, laid out as halo::Image (same pitch): a whole
 // image, or a strip holding the image rows [y0, y0 + height) of an image full_height tall.
 struct DeviceImage {

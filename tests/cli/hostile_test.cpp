@@ -540,3 +540,19 @@ TEST_CASE("hostile: the catalogue, each case within its exit code, memory and ti
     fs::remove(out);
   }
 }
+
+TEST_CASE("hostile: a small file size limit never lets PoCL die mid-compile") {
+  Sandbox box;
+  write_image(box / "in.png", photo(30, 20, 3), SampleType::u8);
+  // ulimit -f 1000 (blocks of 512 bytes in sh). PoCL writes its compiled kernels to files; LLVM ended halo with
+  // "LLVM ERROR" (exit 1) when a write failed. auto takes the reference; an explicit device is
+  // the one-line error of a device that cannot run.
+  const std::string run = "run " + box / "in.png -f box:r=2 -o " + box / "out.png --verify";
+  const Result auto_device = box.halo(run, "ulimit -f 1000 && HALO_DEVICE=auto");
+  CHECK(auto_device.code == 0);
+  CHECK(has(auto_device.err, "(PoCL) writes its compiled kernels to files, and the file size limit"));
+  CHECK_FALSE(has(auto_device.err, "LLVM"));
+  const Result strict = box.halo("--strict " + run, "ulimit -f 1000 && HALO_DEVICE=auto");
+  CHECK(strict.code == 69);
+  CHECK_FALSE(has(strict.err, "LLVM"));
+}
