@@ -86,7 +86,8 @@ int main(int argc, char** argv) {
       ->envname("HALO_DEVICE")
       ->capture_default_str();
   app.add_flag("--strict", global.strict,
-               "fail (exit 69) instead of falling back to the reference when OpenCL fails");
+               "fail instead of degrading: exit 69 when OpenCL fails (not the reference), 65 "
+               "when a file's metadata is past halo's limits (not dropped)");
   app.add_flag("--no-cache", global.no_cache, "compile kernels without the on-disk cache");
   app.add_flag("-v,--verbose", verbosity, "more detail on stderr (-vv: debug, kernel cache)");
   app.add_flag("-q,--quiet", quiet, "errors only");
@@ -132,6 +133,7 @@ int main(int argc, char** argv) {
     halo::ResourceLimits policy = halo::environment_limits();
     if (!max_pixels.empty()) policy.max_pixels = halo::parse_pixels(max_pixels, "--max-pixels");
     if (!max_memory.empty()) policy.max_memory = halo::parse_bytes(max_memory, "--max-memory");
+    policy.strict = global.strict;
     halo::set_resource_limits(policy);
     for (std::size_t i = 0; i < app.get_subcommands({}).size(); ++i)
       if (app.get_subcommands({})[i]->parsed()) return commands[i]();

@@ -15,6 +15,7 @@ namespace halo {
 struct ResourceLimits {
   std::uint64_t max_pixels = 0;  // width x height of any image read
   std::size_t max_memory = 0;    // host bytes for pixels: the strips in flight, whole images
+  bool strict = false;           // --strict: what is over a limit fails (65), never dropped
 };
 
 // 1 gigapixel, and half of this machine's memory.

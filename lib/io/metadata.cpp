@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "core/text.hpp"
 
 namespace halo {
@@ -172,8 +173,11 @@ void cap_metadata(Metadata& m, const std::string& path) {
   if (dropped.empty()) return;
   std::string list;
   for (const auto& d : dropped) list += (list.empty() ? "" : ", ") + d;
-  warn_once(fmt::format("{}: metadata past halo's limits ({} MiB, {} attributes) dropped: {}",
-                        path, kMaxMetadataBytes >> 20, kMaxMetadataAttributes, list));
+  const std::string what = fmt::format("{}: metadata past halo's limits ({} MiB, {} attributes)",
+                                       path, kMaxMetadataBytes >> 20, kMaxMetadataAttributes);
+  if (resource_limits().strict)
+    throw Error(ErrorKind::BadData, what + ": " + list + " (--strict refuses to drop it)");
+  warn_once(what + " dropped: " + list);
 }
 
 }  // namespace halo

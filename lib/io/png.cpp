@@ -121,6 +121,11 @@ class PngReader : public ImageReader {
     // PNG: 1.31 -> 1.02 s); every chunk's CRC-32 still catches damaged data.
     png_set_option(png, PNG_IGNORE_ADLER32, PNG_OPTION_ON);
     png_read_info(png, info);
+    if (errors_.refused > 0 && resource_limits().strict)
+      throw Error(ErrorKind::BadData,
+                  fmt::format("{}: text or profile chunks past the limits for PNG metadata ({} "
+                              "MiB, 1000 chunks) (--strict refuses to drop them)",
+                              path, kPngMemory >> 20));
     if (errors_.refused > 0)
       warn_once(fmt::format("{}: text or profile chunks past the limits for PNG metadata ({} MiB, "
                             "1000 chunks) dropped",

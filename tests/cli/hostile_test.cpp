@@ -429,6 +429,11 @@ TEST_CASE("hostile: metadata is held within its limits: a zTXt bomb, many attrib
   // Each warning once, though the file is opened twice.
   CHECK(m.err.find("32 MiB") == m.err.rfind("32 MiB"));
   CHECK(fs::file_size(box / "out.png") < (std::size_t(17) << 20));  // 147 MB before
+  // --strict drops nothing: the file is refused.
+  const Result strict = box.halo("--strict run " + box / "bomb.png -o " + box / "strict.png");
+  CHECK(strict.code == 65);
+  CHECK(has(strict.err, "(--strict refuses to drop them)"));
+  CHECK_FALSE(fs::exists(box / "strict.png"));
   // 3000 small text chunks: the first 1000 or so kept.
   std::string many;
   for (int i = 0; i < 3000; ++i)
