@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace halo {
 
@@ -34,26 +35,18 @@ constexpr std::string_view kPrefix = ".halo-";
 // only once nothing has written to them for this long: a live run writes as it goes.
 constexpr auto kForeignAge = std::chrono::hours(24);
 
-std::string hex(std::uint64_t value, int digits) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string text(std::size_t(digits), '0');
-  for (int i = digits - 1; i >= 0; --i, value >>= 4) text[std::size_t(i)] = kDigits[value & 15];
-  return text;
-}
-
 }  // namespace
 
-// FNV-1a of the host name and this process's PID namespace (its inode, as /proc shows it).
+// 8 hex digits of the FNV-1a of the host name and this process's PID namespace (its inode, as
+// /proc shows it).
 const std::string& temporary_tag() {
   static const std::string tag = [] {
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     char ns[64] = {};
     const ssize_t n = ::readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
-    const std::string identity = std::string(host) + '/' + (n > 0 ? std::string(ns, std::size_t(n)) : "");
-    std::uint64_t hash = 0xcbf29ce484222325ull;
-    for (unsigned char c : identity) hash = (hash ^ c) * 0x100000001b3ull;
-    return hex(hash, 8);
+    return fnv1a_hex(std::string(host) + '/' + (n > 0 ? std::string(ns, std::size_t(n)) : ""))
+        .substr(0, 8);
   }();
   return tag;
 }
@@ -136,7 +129,8 @@ fs::path create_temporary(const fs::path& dir, const fs::path& target) {
       draw = random();
     }
     const fs::path temp = dir / (std::string(kPrefix) + temporary_tag() + "-" +
-                                 std::to_string(::getpid()) + "-" + hex(draw, 8) + extension);
+                                 std::to_string(::getpid()) + "-" +
+                                 fmt::format("{:08x}", draw & 0xffffffffu) + extension);
     const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd >= 0) {
       ::close(fd);
