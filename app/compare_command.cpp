@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <limits>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <tuple>
 
 #include "app/commands.hpp"
@@ -221,7 +221,8 @@ std::map<std::string, std::string> images_under(const std::string& folder, bool 
 
 // --diff-out never replaces what is compared: the same file or folder however named (./a.png,
 // a link to it), by device and inode.
-void refuse_diff_over_input(const std::string& diff_out, std::initializer_list<std::string> inputs) {
+void refuse_diff_over_input(const std::string& diff_out,
+                            std::initializer_list<std::string> inputs) {
   if (diff_out.empty()) return;
   for (const std::string& input : inputs) {
     std::error_code ec;

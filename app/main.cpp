@@ -46,8 +46,8 @@ create output; 74 I/O error; 130 batch interrupted (Ctrl-C).)";
 void setup_logging(int verbosity, bool quiet) {
   // NO_COLOR (no-color.org): set and not empty, no colour on a terminal either.
   const char* no_color = std::getenv("NO_COLOR");
-  auto logger = spdlog::stderr_color_mt("halo", no_color && *no_color ? spdlog::color_mode::never
-                                                                      : spdlog::color_mode::automatic);
+  auto logger = spdlog::stderr_color_mt(
+      "halo", no_color && *no_color ? spdlog::color_mode::never : spdlog::color_mode::automatic);
   logger->set_pattern("halo: %^%l%$: %v");
   logger->set_level(quiet            ? spdlog::level::err
                     : verbosity >= 2 ? spdlog::level::debug

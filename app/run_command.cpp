@@ -164,13 +164,13 @@ std::optional<Error> first_mismatch(const StreamResult& result) {
       return Error(ErrorKind::Mismatch, "verify: stage '" + check.stage + "': " + check.problem);
   for (const auto& check : result.checks)
     if (!check.result.ok())
-      return Error(ErrorKind::Mismatch,
-                   fmt::format("verify: stage '{}' differs from the reference: {} of {} samples "
-                               "above tolerance {:g} (worst at ({},{}) channel {}: {} vs {})",
-                               check.stage, check.result.failures, check.result.samples,
-                               check.tolerance,
-                               check.result.worst_x, check.result.worst_y, check.result.worst_c,
-                               check.result.worst_actual, check.result.worst_expected));
+      return Error(
+          ErrorKind::Mismatch,
+          fmt::format("verify: stage '{}' differs from the reference: {} of {} samples "
+                      "above tolerance {:g} (worst at ({},{}) channel {}: {} vs {})",
+                      check.stage, check.result.failures, check.result.samples, check.tolerance,
+                      check.result.worst_x, check.result.worst_y, check.result.worst_c,
+                      check.result.worst_actual, check.result.worst_expected));
   return std::nullopt;
 }
 

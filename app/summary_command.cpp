@@ -39,10 +39,11 @@ constexpr int kMaxDepth = 16;
 // (65) instead of failing later as an internal error.
 void check_report_types(const json& report, const std::string& path) {
   const auto wrong = [&](const std::string& field, const char* want) {
-    return Error(ErrorKind::BadData, path + ": not a halo run --summary report (" + field +
-                                         " is not " + want + ")");
+    return Error(ErrorKind::BadData,
+                 path + ": not a halo run --summary report (" + field + " is not " + want + ")");
   };
-  if (!report.contains("totals") || !report["totals"].is_object()) throw wrong("totals", "an object");
+  if (!report.contains("totals") || !report["totals"].is_object())
+    throw wrong("totals", "an object");
   if (report["totals"].contains("seconds") && !report["totals"]["seconds"].is_number())
     throw wrong("totals.seconds", "a number");
   if (report.contains("exit_code") && !report["exit_code"].is_number_integer())
@@ -50,7 +51,8 @@ void check_report_types(const json& report, const std::string& path) {
   for (const auto& file : report["files"]) {
     if (!file.is_object()) throw wrong("an entry of files", "an object");
     for (const char* field : {"input", "status"})
-      if (file.contains(field) && !file[field].is_string()) throw wrong(std::string("files[].") + field, "a string");
+      if (file.contains(field) && !file[field].is_string())
+        throw wrong(std::string("files[].") + field, "a string");
     if (file.contains("error") && !file["error"].is_string() && !file["error"].is_null())
       throw wrong("files[].error", "a string or null");
   }
@@ -69,7 +71,8 @@ json read_report(const std::string& path) {
       },
       false);
   if (too_deep)
-    throw Error(ErrorKind::BadData, path + ": not a halo run --summary report (nested deeper than " +
+    throw Error(ErrorKind::BadData, path +
+                                        ": not a halo run --summary report (nested deeper than " +
                                         std::to_string(kMaxDepth) + " levels)");
   if (report.is_discarded())
     throw Error(ErrorKind::BadData, path + ": not JSON (a summary cut short by a killed run?)");

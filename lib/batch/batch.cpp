@@ -175,10 +175,9 @@ int run_batch(const std::vector<FileJob>& jobs, const BatchSettings& settings,
     write_batch_summary(settings.summary, jobs, outcomes, settings, seconds, exit_code);
   // One line after every batch, on a terminal or not (a job log shows what a run did); a
   // warning when anything failed, mismatched or did not run; -q silences the rest.
-  const std::string totals =
-      fmt::format("{} files: {} ok, {} skipped, {} failed, {} mismatched, {} not run ({:.2f} s)",
-                  jobs.size(), tally.ok, tally.skipped, tally.failed, tally.mismatch,
-                  tally.not_run, seconds);
+  const std::string totals = fmt::format(
+      "{} files: {} ok, {} skipped, {} failed, {} mismatched, {} not run ({:.2f} s)", jobs.size(),
+      tally.ok, tally.skipped, tally.failed, tally.mismatch, tally.not_run, seconds);
   if (tally.failed || tally.mismatch || tally.not_run)
     spdlog::warn("{}", totals);
   else if (spdlog::default_logger()->should_log(spdlog::level::warn))

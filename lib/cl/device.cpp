@@ -9,8 +9,8 @@
 #include <chrono>
 
 #include "cl/cl_error.hpp"
-#include "core/text.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace halo {
 
@@ -138,8 +138,10 @@ void check_compile_room(const DeviceInfo& info) {
       limit.rlim_cur >= kRoom)
     return;
   throw Error(ErrorKind::NoDevice,
-              info.name + " (PoCL) writes its compiled kernels to files, and the file size limit "
-                          "(ulimit -f) is " + std::to_string(limit.rlim_cur >> 10) +
+              info.name +
+                  " (PoCL) writes its compiled kernels to files, and the file size limit "
+                  "(ulimit -f) is " +
+                  std::to_string(limit.rlim_cur >> 10) +
                   " KiB: under 64 MiB a compile can die midway; raise it, or --device ref");
 }
 

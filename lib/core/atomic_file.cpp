@@ -128,22 +128,21 @@ fs::path create_temporary(const fs::path& dir, const fs::path& target) {
       std::lock_guard lock(mutex);
       draw = random();
     }
-    const fs::path temp = dir / (std::string(kPrefix) + temporary_tag() + "-" +
-                                 std::to_string(::getpid()) + "-" +
-                                 fmt::format("{:08x}", draw & 0xffffffffu) + extension);
+    const fs::path temp =
+        dir / (std::string(kPrefix) + temporary_tag() + "-" + std::to_string(::getpid()) + "-" +
+               fmt::format("{:08x}", draw & 0xffffffffu) + extension);
     const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd >= 0) {
       ::close(fd);
       return temp;
     }
     if (errno != EEXIST)
-      throw Error(ErrorKind::CantCreate,
-                  target.string() + ": cannot create its temporary file in " + dir.string() +
-                      ": " + std::strerror(errno));
+      throw Error(ErrorKind::CantCreate, target.string() +
+                                             ": cannot create its temporary file in " +
+                                             dir.string() + ": " + std::strerror(errno));
   }
-  throw Error(ErrorKind::CantCreate,
-              target.string() + ": cannot create a temporary file in " + dir.string() +
-                  ": 100 random names taken");
+  throw Error(ErrorKind::CantCreate, target.string() + ": cannot create a temporary file in " +
+                                         dir.string() + ": 100 random names taken");
 }
 
 }  // namespace

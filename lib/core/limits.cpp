@@ -4,10 +4,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cmath>
-#include <cstdlib>
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstdlib>
 #include <mutex>
 
 #include "core/error.hpp"
@@ -119,8 +119,7 @@ void check_memory(const std::string& path, std::size_t bytes, const std::string&
   const int files = files_at_once.load();
   std::string context;
   if (taken > 0) context += fmt::format(", {} already held by images read whole", size_text(taken));
-  if (files > 1)
-    context += fmt::format(", a share of {} files at once (-j)", files);
+  if (files > 1) context += fmt::format(", a share of {} files at once (-j)", files);
   throw Error(ErrorKind::BadData,
               fmt::format("{}: {} needs {} of memory, over the limit of {}{} (--max-memory or "
                           "HALO_MAX_MEMORY raise it)",

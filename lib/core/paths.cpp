@@ -40,7 +40,8 @@ const char* special_kind(mode_t mode) {
 Error special_file_error(const std::string& path, const char* kind) {
   return Error(ErrorKind::NoInput, path + ": " + kind +
                                        ", not a file; halo reads files (pipe an image into "
-                                       "standard input instead: halo run - ... < " + path + ")");
+                                       "standard input instead: halo run - ... < " +
+                                       path + ")");
 }
 
 }  // namespace
@@ -65,15 +66,17 @@ std::string read_small_file(const std::string& path, std::size_t max_bytes,
     if (const char* kind = special_kind(status.st_mode)) throw special_file_error(path, kind);
     if (S_ISDIR(status.st_mode)) throw Error(ErrorKind::NoInput, path + ": is a folder");
     if (std::size_t(status.st_size) > max_bytes)
-      throw Error(ErrorKind::BadData, path + ": " + std::to_string(status.st_size) + " bytes, over the " +
-                                          std::to_string(max_bytes) + " a " + what + " may have");
+      throw Error(ErrorKind::BadData, path + ": " + std::to_string(status.st_size) +
+                                          " bytes, over the " + std::to_string(max_bytes) + " a " +
+                                          what + " may have");
     text.resize(std::size_t(status.st_size));
     std::size_t got = 0;
     while (got < text.size()) {
       const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0)
-        throw Error(ErrorKind::NoInput, path + ": cannot read " + what + ": " + std::strerror(errno));
+        throw Error(ErrorKind::NoInput,
+                    path + ": cannot read " + what + ": " + std::strerror(errno));
       if (n == 0) break;
       got += std::size_t(n);
     }

@@ -23,6 +23,7 @@ void refuse_special_file(const std::string& path);
 
 // The whole of a small text file (a preset, a report): special files refused, NoInput when it
 // cannot be read, BadData when over `max_bytes` (naming `what` and the limit).
-std::string read_small_file(const std::string& path, std::size_t max_bytes, const std::string& what);
+std::string read_small_file(const std::string& path, std::size_t max_bytes,
+                            const std::string& what);
 
 }  // namespace halo

@@ -40,8 +40,9 @@ constexpr float kPuA = 1.41283765e+03f, kPuB = 1.64593172e+00f, kPuC = 4.3138498
                 kPuX0 = 2.23151711e-03f, kPuX1 = 3.70974749e-01f;
 
 float pu_forward(float y) {
-  return y <= kPuY0 ? kPuA * y : y <= kPuY1 ? kPuB * std::pow(y, kPuC) + kPuD
-                                              : kPuE * std::log(y + kPuF) + kPuG;
+  return y <= kPuY0   ? kPuA * y
+         : y <= kPuY1 ? kPuB * std::pow(y, kPuC) + kPuD
+                      : kPuE * std::log(y + kPuF) + kPuG;
 }
 
 // 1 / pu_forward(65504): the largest half float maps to 1.
@@ -64,8 +65,9 @@ float inverse(float x, Transfer t) {
       return x <= 0.04045f ? x / 12.92f : std::pow((x + 0.055f) / 1.055f, 2.4f);
     case Transfer::pu:
       x /= kPuNorm;
-      return x <= kPuX0 ? x / kPuA : x <= kPuX1 ? std::pow((x - kPuD) / kPuB, 1.0f / kPuC)
-                                                : std::exp((x - kPuG) / kPuE) - kPuF;
+      return x <= kPuX0   ? x / kPuA
+             : x <= kPuX1 ? std::pow((x - kPuD) / kPuB, 1.0f / kPuC)
+                          : std::exp((x - kPuG) / kPuE) - kPuF;
     default:
       return x;
   }
@@ -152,7 +154,7 @@ struct DenoiseParams {
   int hdr = -1, srgb = -1;  // -1: auto
   double exposure = -1;     // < 0: auto
   Aux aux = Aux::noisy;
-  int tile = 0;  // largest tile side delivered; 0: as large as memory allows
+  int tile = 0;        // largest tile side delivered; 0: as large as memory allows
   int precision = -1;  // NetPrecision, or -1: auto (tf32 where there are tensor cores)
   Border border = Border::zero;
 };
@@ -172,14 +174,14 @@ struct Transform {
 
 // The networks of one run and how each is applied.
 struct Plan {
-  std::string main;                   // OIDN's name or a file
-  Transform io;                       // the main network's
+  std::string main;                     // OIDN's name or a file
+  Transform io;                         // the main network's
   bool albedo = false, normal = false;  // guides the main network reads
   std::string albedo_net, normal_net;   // prefilters of those guides ("": none)
   bool needs_exposure = false;          // hdr with exposure=auto
 };
 
-const Transform kAlbedoPrefilter{Transfer::srgb, false, false, 1};  // OIDN: albedo, not hdr
+const Transform kAlbedoPrefilter{Transfer::srgb, false, false, 1};   // OIDN: albedo, not hdr
 const Transform kNormalPrefilter{Transfer::linear, false, true, 1};  // OIDN: normals, snorm
 
 // ---- tiles ----
@@ -226,7 +228,8 @@ std::vector<Box> tile_cores(Span out, int width, int height, int margin, double 
   const auto fits = [&](int w, int h) {
     return double(std::min(width, w + 2 * margin)) * std::min(height, h + 2 * margin) <= max_pixels;
   };
-  int cw = side ? std::min(side, width) : width, ch = side ? std::min(side, out.count()) : out.count();
+  int cw = side ? std::min(side, width) : width,
+      ch = side ? std::min(side, out.count()) : out.count();
   if (!fits(cw, ch)) {
     ch = int(max_pixels / width) - 2 * margin;
     if (ch < 64) {
@@ -303,8 +306,8 @@ Activation input_reference(int channels, const Box& box, const Planar& main, int
 
 // The network's output `result` (its (0, 0) at box's corner) into the pixels `core` of `out`
 // (kernels/denoise.cl's denoise_output): one plane takes the mean of three.
-void output_reference(const Activation& result, const Box& box, const Box& core,
-                      const Transform& t, float* out, const Planar& layout, int planes) {
+void output_reference(const Activation& result, const Box& box, const Box& core, const Transform& t,
+                      float* out, const Planar& layout, int planes) {
   for (int y = core.y0; y < core.y1; ++y)
     for (int x = core.x0; x < core.x1; ++x) {
       float v[3];
@@ -364,9 +367,8 @@ class DenoiseStage : public GuidedStage {
       std::string nets = plan.main;
       if (!plan.albedo_net.empty()) nets += " after " + plan.albedo_net + " on the albedo";
       if (!plan.normal_net.empty()) nets += ", " + plan.normal_net + " on the normals";
-      d.push_back(fmt::format("{} input: OIDN network {}", source == PixelType::f32 ? "float"
-                                                                                   : "8/16-bit",
-                              nets));
+      d.push_back(fmt::format("{} input: OIDN network {}",
+                              source == PixelType::f32 ? "float" : "8/16-bit", nets));
     }
     if (g && g->has_normal() && !g->has_albedo())
       d.push_back("normals unused: OIDN has no network for colour and normals without albedo");
@@ -437,8 +439,8 @@ class DenoiseStage : public GuidedStage {
       }
       const DenoiseNet& main = net(plan.main);
       const int aux = plan.normal ? 2 : plan.albedo ? 1 : 0;
-      DeviceTensor input = input_device(device, buffers, main.input_channels(), box, canvas,
-                                        image, planes, albedo, normal, aux, plan.io);
+      DeviceTensor input = input_device(device, buffers, main.input_channels(), box, canvas, image,
+                                        planes, albedo, normal, aux, plan.io);
       DeviceTensor output = run_device(device, main, input, buffers, precision(device));
       output_device(device, output, box, core, plan.io, result, planes);
       for (DeviceTensor* t : {&input, &output, &albedo_clean, &normal_clean}) buffers.release(*t);
@@ -482,9 +484,7 @@ class DenoiseStage : public GuidedStage {
     return device.info().tensor_cores() ? NetPrecision::tf32 : NetPrecision::fp32;
   }
 
-  bool hdr(PixelType source) const {
-    return p_.hdr >= 0 ? p_.hdr == 1 : source == PixelType::f32;
-  }
+  bool hdr(PixelType source) const { return p_.hdr >= 0 ? p_.hdr == 1 : source == PixelType::f32; }
 
   std::string network_name(bool hdr, bool albedo, bool normal) const {
     std::string name = hdr ? "rt_hdr" : "rt_ldr";
@@ -570,9 +570,12 @@ class DenoiseStage : public GuidedStage {
     const double factor = !device ? 2.6 : device->info().gpu ? 1.15 : 1.7;
     const double floats = factor * net(plan.main).floats_per_pixel() + 12;
     double memory = double(memory_per_file()) / 3;
-    if (device && device->info().gpu) memory = std::min(memory, double(device->info().global_memory) / 2);
+    if (device && device->info().gpu)
+      memory = std::min(memory, double(device->info().global_memory) / 2);
     double pixels = memory / (floats * sizeof(float));
-    if (device) pixels = std::min(pixels, double(device->info().max_allocation) / (kWidestTensor * sizeof(float)));
+    if (device)
+      pixels =
+          std::min(pixels, double(device->info().max_allocation) / (kWidestTensor * sizeof(float)));
     return pixels;
   }
   // Channels of the widest tensor of OIDN's networks at full resolution (the _large ones' 64,
@@ -584,8 +587,8 @@ class DenoiseStage : public GuidedStage {
                                  const Planar& guide, const Canvas& canvas) const {
     const DenoiseNet& n = net(name);
     const Box reads = net_input(box, radius_, canvas);
-    const Activation input = input_reference(n.input_channels(), reads, guide, 3, nullptr,
-                                             nullptr, t);
+    const Activation input =
+        input_reference(n.input_channels(), reads, guide, 3, nullptr, nullptr, t);
     const Activation output = run_reference(n, input);
     Activation clean(3, box.height(), box.width());
     output_reference(output, reads, box, t, clean.values.data(), planar(clean, box), 3);
@@ -597,8 +600,8 @@ class DenoiseStage : public GuidedStage {
                                 const Canvas& canvas) const {
     const DenoiseNet& n = net(name);
     const Box reads = net_input(box, radius_, canvas);
-    DeviceTensor input = input_device(device, buffers, n.input_channels(), reads, canvas, guide,
-                                      3, guide, guide, 0, t);
+    DeviceTensor input = input_device(device, buffers, n.input_channels(), reads, canvas, guide, 3,
+                                      guide, guide, 0, t);
     DeviceTensor output = run_device(device, n, input, buffers, precision(device));
     DeviceTensor clean = buffers.tensor(device, 3, box.height(), box.width(), name + " result");
     write_output(device, output, reads, box, t, clean.buffer, box.x0, box.y0, box.width(),
@@ -628,8 +631,7 @@ class DenoiseStage : public GuidedStage {
   }
 
   static void output_device(Device& device, const DeviceTensor& output, const Box& box,
-                            const Box& core, const Transform& t, DeviceImage& result,
-                            int planes) {
+                            const Box& core, const Transform& t, DeviceImage& result, int planes) {
     write_output(device, output, box, core, t, result.buffer, 0, result.y0, result.pitch,
                  result.plane_size(), planes);
   }
@@ -739,12 +741,13 @@ FilterDef denoise_filter() {
       {.name = "normal",
        .type = ParamType::File,
        .fallback = "auto",
-       .doc = std::string("normals, 3 channels in [-1, 1] (any space), used with albedo") +
-              sources}};
+       .doc =
+           std::string("normals, 3 channels in [-1, 1] (any space), used with albedo") + sources}};
   return {
       .name = "denoise",
-      .summary = "render denoising with Intel Open Image Denoise's trained networks (OIDN's "
-                 "U-Net and weights), guided by albedo and normals",
+      .summary =
+          "render denoising with Intel Open Image Denoise's trained networks (OIDN's "
+          "U-Net and weights), guided by albedo and normals",
       .params = std::move(params),
       .notes = {"network: rt_hdr (colour), rt_hdr_alb (+ albedo), rt_hdr_alb_nrm (+ albedo and "
                 "normals), rt_hdr_calb_cnrm (clean guides); rt_ldr* for 8/16-bit colour; "
@@ -769,7 +772,8 @@ FilterDef denoise_filter() {
         if (!args.is_auto("tile")) p.tile = args.integer("tile");
         p.border = parse_border(args.text("border"));
         if (!args.is_auto("precision"))
-          p.precision = int(args.text("precision") == "tf32" ? NetPrecision::tf32 : NetPrecision::fp32);
+          p.precision =
+              int(args.text("precision") == "tf32" ? NetPrecision::tf32 : NetPrecision::fp32);
         if (p.weights == "off") args.fail("weights", "the network cannot be off");
         GuideSources sources{args.text("normal"), "off", args.text("albedo"), false};
         if (sources.albedo == "off" && sources.normal != "off" && sources.normal != "auto")

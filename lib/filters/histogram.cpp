@@ -478,8 +478,9 @@ HistogramSpec HistogramSpec::from(const Args& args) {
     // Bins are computed in float: the ends must be floats, and distinct ones.
     if (!std::isfinite(s.lo) || !std::isfinite(s.hi) || !(s.lo < s.hi) ||
         !std::isfinite(s.hi - s.lo))
-      args.fail("range", "lo,hi must be finite floats (|x| < 3.4e38) with lo < hi as floats "
-                         "and hi - lo finite");
+      args.fail("range",
+                "lo,hi must be finite floats (|x| < 3.4e38) with lo < hi as floats "
+                "and hi - lo finite");
   }
   return s;
 }

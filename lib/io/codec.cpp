@@ -247,9 +247,9 @@ std::unique_ptr<ImageReader> open_any_reader(const std::string& path) {
     std::error_code ec;
     const std::uintmax_t size = fs::file_size(path, ec);
     if (!ec)
-      check_memory(path, std::size_t(size),
-                   "the whole file (OpenImageIO's " + extension(path).substr(1) +
-                       " reader may hold it)");
+      check_memory(
+          path, std::size_t(size),
+          "the whole file (OpenImageIO's " + extension(path).substr(1) + " reader may hold it)");
     reader = oiio_codecs().open(path, "");
   }
   // OpenImageIO's readers have read only the header when open returns.
@@ -303,10 +303,10 @@ std::unique_ptr<ImageWriter> create_writer(const std::string& target, const std:
 }
 
 std::string codec_versions() {
-  std::string text = fmt::format("libpng {}, libjpeg-turbo {}.{}.{}, zlib {}",
-                                 png_get_libpng_ver(nullptr), LIBJPEG_TURBO_VERSION_NUMBER / 1000000,
-                                 LIBJPEG_TURBO_VERSION_NUMBER / 1000 % 1000,
-                                 LIBJPEG_TURBO_VERSION_NUMBER % 1000, zlibVersion());
+  std::string text = fmt::format(
+      "libpng {}, libjpeg-turbo {}.{}.{}, zlib {}", png_get_libpng_ver(nullptr),
+      LIBJPEG_TURBO_VERSION_NUMBER / 1000000, LIBJPEG_TURBO_VERSION_NUMBER / 1000 % 1000,
+      LIBJPEG_TURBO_VERSION_NUMBER % 1000, zlibVersion());
   try {
     const OiioCodecs& oiio = oiio_codecs();
     text += fmt::format(", OpenImageIO {} (module {})", oiio.version, loaded_module());

@@ -72,8 +72,8 @@ class ImageReader {
   friend std::unique_ptr<ImageReader> open_reader(const std::string& path);
 };
 
-// Opens `path` and reads its header (no pixels yet), its metadata within cap_metadata's limits. NoInput for a missing or unreadable file,
-// BadData for a corrupt one or a format halo cannot read.
+// Opens `path` and reads its header (no pixels yet), its metadata within cap_metadata's limits.
+// NoInput for a missing or unreadable file, BadData for a corrupt one or a format halo cannot read.
 std::unique_ptr<ImageReader> open_reader(const std::string& path);
 
 // How an output is encoded; empty/0: the format's default (see `halo run --help`).
@@ -140,8 +140,7 @@ std::unique_ptr<ImageWriter> create_png(const std::string& file, const OutputHea
                                         const WriteOptions& options);
 // `target`: the output's own name, for warnings (`file` may be its temporary).
 std::unique_ptr<ImageWriter> create_jpeg(const std::string& target, const std::string& file,
-                                         const OutputHeader& header,
-                                         const WriteOptions& options);
+                                         const OutputHeader& header, const WriteOptions& options);
 std::unique_ptr<ImageWriter> create_pfm(const std::string& file, const OutputHeader& header);
 
 // What the OpenImageIO module offers; halo_oiio_codecs() in the module returns it.

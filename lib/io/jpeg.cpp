@@ -306,8 +306,7 @@ std::unique_ptr<ImageReader> open_jpeg(const std::string& path) {
 }
 
 std::unique_ptr<ImageWriter> create_jpeg(const std::string& target, const std::string& file,
-                                         const OutputHeader& header,
-                                         const WriteOptions& options) {
+                                         const OutputHeader& header, const WriteOptions& options) {
   if (header.type != SampleType::u8) throw Error(ErrorKind::Internal, "JPEG holds 8-bit samples");
   return std::make_unique<JpegWriter>(target, file, header, options);
 }

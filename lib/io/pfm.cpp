@@ -94,8 +94,9 @@ PfmHeader read_header(const fs::path& path) {
   h.scale = scale;
   // token() consumed exactly the one whitespace byte that ends the header.
   if (!in)
-    throw Error(ErrorKind::BadData,
-                path.string() + ": truncated PFM header (no byte after the scale '" + scale_text + "')");
+    throw Error(
+        ErrorKind::BadData,
+        path.string() + ": truncated PFM header (no byte after the scale '" + scale_text + "')");
   h.data_start = static_cast<std::uintmax_t>(in.tellg());
   const std::uintmax_t need = std::uintmax_t(h.width) * h.height * h.channels * 4;
   const std::uintmax_t size = fs::file_size(path);
@@ -123,9 +124,10 @@ void warn_odd_header(const std::string& path, const PfmHeader& h) {
   if (h.trailing > 0)
     warn_once(fmt::format("{}: {} bytes after the PFM's pixels, ignored", path, h.trailing));
   if (std::abs(h.scale) != 1)
-    warn_once(fmt::format("{}: PFM scale {:g}: its sign gives the byte order; its magnitude is "
-                          "ignored (samples are read as stored, as other readers do)",
-                          path, h.scale));
+    warn_once(
+        fmt::format("{}: PFM scale {:g}: its sign gives the byte order; its magnitude is "
+                    "ignored (samples are read as stored, as other readers do)",
+                    path, h.scale));
 }
 
 class PfmReader : public ImageReader {

@@ -83,8 +83,7 @@ void on_png_error(png_structp png, png_const_charp text) {
 void on_png_warning(png_structp png, png_const_charp text) {
   spdlog::debug("libpng: {}", text);
   // libpng keeps at most 1000 ancillary chunks (its chunk cache) and skips the rest.
-  if (std::strstr(text, "chunk cache"))
-    ++static_cast<PngErrors*>(png_get_error_ptr(png))->refused;
+  if (std::strstr(text, "chunk cache")) ++static_cast<PngErrors*>(png_get_error_ptr(png))->refused;
 }
 
 // libpng's own reader says "Read Error" for a file that ends early.
@@ -108,9 +107,9 @@ class PngReader : public ImageReader {
  public:
   explicit PngReader(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "rb")) {
     if (!file_) throw Error(ErrorKind::NoInput, path + ": cannot open for reading");
-    read_.png = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, &errors_, on_png_error,
-                                         on_png_warning, &errors_, png_counted_malloc,
-                                         png_counted_free);
+    read_.png =
+        png_create_read_struct_2(PNG_LIBPNG_VER_STRING, &errors_, on_png_error, on_png_warning,
+                                 &errors_, png_counted_malloc, png_counted_free);
     if (!read_.png || !(read_.info = png_create_info_struct(read_.png)))
       throw Error(ErrorKind::Internal, path + ": out of memory");
     png_structp png = read_.png;
@@ -127,9 +126,10 @@ class PngReader : public ImageReader {
                               "MiB, 1000 chunks) (--strict refuses to drop them)",
                               path, kPngMemory >> 20));
     if (errors_.refused > 0)
-      warn_once(fmt::format("{}: text or profile chunks past the limits for PNG metadata ({} MiB, "
-                            "1000 chunks) dropped",
-                            path, kPngMemory >> 20));
+      warn_once(
+          fmt::format("{}: text or profile chunks past the limits for PNG metadata ({} MiB, "
+                      "1000 chunks) dropped",
+                      path, kPngMemory >> 20));
     const int colour = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
     if (colour == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
     if (colour == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);

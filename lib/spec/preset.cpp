@@ -3,8 +3,8 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <set>
+#include <sstream>
 
 #include "core/error.hpp"
 #include "core/paths.hpp"
@@ -54,8 +54,8 @@ constexpr std::size_t kMaxLineBytes = 4096;
 void check_preset_line(const std::string& line, const fs::path& path, int number) {
   const std::string where = path.string() + ":" + std::to_string(number);
   if (line.size() > kMaxLineBytes)
-    throw Error(ErrorKind::Usage, where + ": not a preset line (over " +
-                                      std::to_string(kMaxLineBytes) + " bytes)");
+    throw Error(ErrorKind::Usage,
+                where + ": not a preset line (over " + std::to_string(kMaxLineBytes) + " bytes)");
   for (unsigned char c : line)
     if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f)
       throw Error(ErrorKind::Usage, where + ": not a preset line (control characters)");

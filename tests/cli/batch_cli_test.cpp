@@ -314,13 +314,13 @@ TEST_CASE("compare: idiff thresholds, exit codes, diff image only on failure, JS
   CHECK(has(box.halo(ab + " --fail 0.2").out, "PASS"));
   CHECK(box.halo(ab + " --allowfailures 2").code == 0);
   CHECK(box.halo(ab + " --allowfailures 1").code == 1);
-  CHECK(box.halo(ab + " --failpercent 3.4").code == 0);  // 2 of 60 pixels = 3.33%
+  CHECK(box.halo(ab + " --failpercent 3.4").code == 0);            // 2 of 60 pixels = 3.33%
   CHECK(has(box.halo(ab + " --failpercent 3.4").out, "WARNING"));  // allowed, but over --warn
   CHECK(box.halo(ab + " --failpercent 3.4 --idiff-exit-codes").code == 1);
   CHECK(has(box.halo(ab + " --failpercent 3.4 --warn 0.5").out, "PASS"));
   CHECK(box.halo(ab + " --failpercent 3.3").code == 1);
   CHECK(box.halo(ab + " --failpercent 3.3 --idiff-exit-codes").code == 2);
-  CHECK(box.halo(ab + " --failpercent 5 --hardfail 0.05").code == 1);  // 0.1 is over it
+  CHECK(box.halo(ab + " --failpercent 5 --hardfail 0.05").code == 1);    // 0.1 is over it
   CHECK(box.halo(ab + " --allowfailures 2 --hardfail 0.05").code == 0);  // allowed by any amount
   CHECK(box.halo(ab + " --failrelative 0.5").code == 0);  // 0.1 is under half the values
   // idiff's spellings.

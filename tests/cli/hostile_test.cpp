@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include <csignal>
 #include <zlib.h>
+#include <csignal>
 
 #include <chrono>
 
@@ -50,8 +50,8 @@ TEST_CASE("hostile: links to one file are each an input with their own output") 
   write_image(box / "in/f1.png", photo(9, 7, 3), SampleType::u8);
   fs::create_symlink("f1.png", box / "in/f2.png");  // a held frame
   fs::create_symlink("f1.png", box / "in/f3.png");
-  for (const std::string& inputs :
-       {box / "in", box / "in/f*.png", box / "in/f1.png " + box / "in/f2.png " + box / "in/f3.png"}) {
+  for (const std::string& inputs : {box / "in", box / "in/f*.png",
+                                    box / "in/f1.png " + box / "in/f2.png " + box / "in/f3.png"}) {
     fs::remove_all(box / "out");
     fs::create_directories(box / "out");
     const Result r = box.halo("run " + inputs + " -f sharpen -o '" + box / "out/{stem}.png'");
@@ -67,7 +67,8 @@ TEST_CASE("hostile: links to one file are each an input with their own output") 
   // A template that maps two of them to one output is refused before any work, naming both.
   const Result clash = box.halo("run " + box / "in" + " -o " + box / "out/{ext}.png");
   CHECK(clash.code == 64);
-  CHECK(has(clash.err, "would be written twice (for " + box / "in/f1.png and " + box / "in/f2.png"));
+  CHECK(
+      has(clash.err, "would be written twice (for " + box / "in/f1.png and " + box / "in/f2.png"));
 }
 
 TEST_CASE("hostile: planted links at temporary names are never followed; modes follow umask") {
@@ -229,9 +230,9 @@ TEST_CASE("hostile: compare's thresholds are finite and >= 0; --diff-out never r
   write_image(box / "a.png", photo(9, 7, 3), SampleType::u8);
   write_image(box / "b.png", photo(9, 7, 3, PixelType::u16), SampleType::u16);
   const std::string pair = " " + box / "a.png " + box / "b.png";
-  for (const std::string bad : {"--fail nan", "--fail -1", "--fail inf", "--warn -0.5",
-                                "--failpercent nan", "--hardfail -1", "--fail 1e-3x",
-                                "--allowfailures -1", "-fail nan"}) {
+  for (const std::string bad :
+       {"--fail nan", "--fail -1", "--fail inf", "--warn -0.5", "--failpercent nan",
+        "--hardfail -1", "--fail 1e-3x", "--allowfailures -1", "-fail nan"}) {
     const Result r = box.halo("compare " + bad + pair);
     INFO(bad, r.err);
     CHECK(r.code == 64);
@@ -240,7 +241,8 @@ TEST_CASE("hostile: compare's thresholds are finite and >= 0; --diff-out never r
   CHECK(box.halo("compare --fail 0 " + box / "a.png " + box / "a.png").code == 0);
   fs::create_symlink(box / "a.png", box / "link.png");
   const std::string before = Sandbox::read(box / "a.png");
-  for (const std::string& diff : {box / "a.png", box / "./a.png", box / "link.png", box / "b.png"}) {
+  for (const std::string& diff :
+       {box / "a.png", box / "./a.png", box / "link.png", box / "b.png"}) {
     const Result r = box.halo("compare" + pair + " --diff-out " + diff);
     INFO(diff);
     CHECK(r.code == 73);
@@ -306,7 +308,8 @@ TEST_CASE("hostile: parameters at the ends of their ranges give numbers, not NaN
   Sandbox box;
   write_image(box / "in.pfm", photo(31, 17, 3, PixelType::f32), SampleType::f32);
   // sigma_r = 1e-300 squared underflows: only equal colours average (was 0 * inf = NaN).
-  Result r = box.halo("run " + box / "in.pfm -f bilateral:sigma_r=1e-300 -o " + box / "b.pfm --verify");
+  Result r =
+      box.halo("run " + box / "in.pfm -f bilateral:sigma_r=1e-300 -o " + box / "b.pfm --verify");
   CHECK(r.code == 0);
   CHECK(all_finite(box / "b.pfm"));
   // A histogram range past float's: every pixel in one bin before; refused now.
@@ -338,7 +341,8 @@ TEST_CASE("hostile: FIFOs and devices are refused up front, not waited on") {
   Result r = box.halo("run " + box / "fifo.png -o " + box / "o.png", "timeout 20");
   CHECK(r.code == 66);
   CHECK(has(r.err, "fifo.png: a FIFO, not a file; halo reads files"));
-  r = box.halo("run " + box / "fifo.png " + box / "in.png -o '" + box / "{stem}-o.png'", "timeout 20");
+  r = box.halo("run " + box / "fifo.png " + box / "in.png -o '" + box / "{stem}-o.png'",
+               "timeout 20");
   CHECK(r.code == 2);  // the batch goes on with the other file
   CHECK(fs::exists(box / "in-o.png"));
   r = box.halo("run /dev/zero -o " + box / "o.png", "timeout 20");
@@ -402,8 +406,8 @@ TEST_CASE("hostile: a halo copied out of its build tree looks only beside itself
   fs::copy_file(HALO_BINARY, box / "bin/halo");
   const std::string moved = box / "bin/halo";
   // No OpenImageIO module beside it: EXR is not read through the build tree's module.
-  const std::string exr_err = Sandbox::read_command(moved + " run " + box / "in.exr -o " +
-                                                    box / "o.pfm 2>&1");
+  const std::string exr_err =
+      Sandbox::read_command(moved + " run " + box / "in.exr -o " + box / "o.pfm 2>&1");
   CHECK(has(exr_err, "needs halo's OpenImageIO module libhalo_oiio.so, which was not found"));
   // No presets beside it: the source tree's are not listed.
   CHECK(Sandbox::read_command(moved + " presets 2>&1") == "no presets found\n");
@@ -422,8 +426,8 @@ TEST_CASE("hostile: a NaN or infinity reaches exactly the outputs whose window h
       v[100 * 200 + 100] = 0.5f;
       write_image(box / "in.pfm", image, SampleType::f32);
     }
-    const Result run = box.halo("run " + box / "in.pfm -f box:r=" + std::to_string(r) +
-                                " -o " + box / "out.pfm --verify");
+    const Result run = box.halo("run " + box / "in.pfm -f box:r=" + std::to_string(r) + " -o " +
+                                box / "out.pfm --verify");
     INFO(r, run.err);
     CHECK(run.code == 0);
     int nan = 0, inf = 0;
@@ -447,7 +451,8 @@ std::string be32(std::uint32_t v) {
 std::string png_chunk(const std::string& type, const std::string& data) {
   const std::string body = type + data;
   return be32(std::uint32_t(data.size())) + body +
-         be32(std::uint32_t(crc32(0, reinterpret_cast<const Bytef*>(body.data()), uInt(body.size()))));
+         be32(std::uint32_t(
+             crc32(0, reinterpret_cast<const Bytef*>(body.data()), uInt(body.size()))));
 }
 
 std::string deflated(const std::string& data) {
@@ -486,8 +491,9 @@ TEST_CASE("hostile: metadata is held within its limits: a zTXt bomb, many attrib
   const Measured m = run_measured(box, {"run", box / "bomb.png", "-o", box / "out.png"});
   CHECK(m.code == 0);
   CHECK(m.peak_kib < rss_bound_kib(200 * 1024));  // 854 MB before
-  CHECK(has(m.err, "bomb.png: text or profile chunks past the limits for PNG metadata (32 MiB, "
-                   "1000 chunks) dropped"));
+  CHECK(has(m.err,
+            "bomb.png: text or profile chunks past the limits for PNG metadata (32 MiB, "
+            "1000 chunks) dropped"));
   CHECK(has(m.err, "bomb.png: metadata past halo's limits (16 MiB, 1000 attributes) dropped"));
   // Each warning once, though the file is opened twice.
   CHECK(m.err.find("32 MiB") == m.err.rfind("32 MiB"));
@@ -528,8 +534,9 @@ TEST_CASE("hostile: --max-memory is the process's: both images of compare, every
   CHECK(box.halo("hist " + box / "a.pfm --max-memory 40M").code == 0);
   const Result both = box.halo("compare " + box / "a.pfm " + box / "b.pfm --max-memory 40M");
   CHECK(both.code == 65);
-  CHECK(has(both.err, "b.pfm: the whole image needs 23 MiB of memory, over the limit of 17 MiB, "
-                      "23 MiB already held by images read whole"));
+  CHECK(has(both.err,
+            "b.pfm: the whole image needs 23 MiB of memory, over the limit of 17 MiB, "
+            "23 MiB already held by images read whole"));
   CHECK(box.halo("compare " + box / "a.pfm " + box / "b.pfm --max-memory 60M").code == 1);
   // A batch of two at once: each file's strips are planned in half the budget.
   const auto strip_rows = [&](const std::string& jobs) {
@@ -544,7 +551,8 @@ TEST_CASE("hostile: --max-memory is the process's: both images of compare, every
   CHECK(paired * 2 <= alone + 2);
   // A format whose reader may hold the whole file: the file's size counts.
   std::ofstream(box / "padded.ppm", std::ios::binary)
-      << "P6\n2 2\n255\n" << std::string(12, '\x7f') << std::string(3 << 20, '\0');
+      << "P6\n2 2\n255\n"
+      << std::string(12, '\x7f') << std::string(3 << 20, '\0');
   const Result padded = box.halo("run " + box / "padded.ppm -o " + box / "p.png --max-memory 1M");
   CHECK(padded.code == 65);
   CHECK(has(padded.err, "padded.ppm: the whole file (OpenImageIO's ppm reader may hold it) needs"));
@@ -561,7 +569,8 @@ TEST_CASE("hostile: warnings name the output, never its temporary") {
   CHECK_FALSE(has(r.err, ".halo-"));
 }
 
-TEST_CASE("hostile: the catalogue, each case within its exit code, memory and time, leaving nothing") {
+TEST_CASE(
+    "hostile: the catalogue, each case within its exit code, memory and time, leaving nothing") {
   Sandbox box;
   fs::create_directories(box / "tmp");
   write_image(box / "in.png", photo(64, 48, 3), SampleType::u8);
@@ -572,7 +581,8 @@ TEST_CASE("hostile: the catalogue, each case within its exit code, memory and ti
   std::ofstream(box / "deep.json") << std::string(400000, '[');
   std::ofstream(box / "cut.pfm", std::ios::binary) << "PF\n2 1\n-1.0";
   std::ofstream(box / "padded.ppm", std::ios::binary)
-      << "P6\n2 2\n255\n" << std::string(12, '\x7f') << std::string(3 << 20, '\0');
+      << "P6\n2 2\n255\n"
+      << std::string(12, '\x7f') << std::string(3 << 20, '\0');
   write_small_png(box / "bomb.png", ztxt_bomb());
   struct Case {
     std::vector<std::string> args;
@@ -601,7 +611,8 @@ TEST_CASE("hostile: the catalogue, each case within its exit code, memory and ti
     INFO(line);
     const auto start = std::chrono::steady_clock::now();
     const Measured m = run_measured(box, c.args, {"TMPDIR=" + box / "tmp"});
-    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     INFO(m.err);
     CHECK(m.code == c.code);
     CHECK(m.peak_kib < rss_bound_kib(c.rss_mib * 1024));
@@ -617,13 +628,14 @@ TEST_CASE("hostile: the catalogue, each case within its exit code, memory and ti
 TEST_CASE("hostile: a small file size limit never lets PoCL die mid-compile") {
   Sandbox box;
   write_image(box / "in.png", photo(30, 20, 3), SampleType::u8);
-  // ulimit -f 1000 (blocks of 512 bytes in sh). PoCL writes its compiled kernels to files; LLVM ended halo with
-  // "LLVM ERROR" (exit 1) when a write failed. auto takes the reference; an explicit device is
-  // the one-line error of a device that cannot run.
+  // ulimit -f 1000 (blocks of 512 bytes in sh). PoCL writes its compiled kernels to files; LLVM
+  // ended halo with "LLVM ERROR" (exit 1) when a write failed. auto takes the reference; an
+  // explicit device is the one-line error of a device that cannot run.
   const std::string run = "run " + box / "in.png -f box:r=2 -o " + box / "out.png --verify";
   const Result auto_device = box.halo(run, "ulimit -f 1000 && HALO_DEVICE=auto");
   CHECK(auto_device.code == 0);
-  CHECK(has(auto_device.err, "(PoCL) writes its compiled kernels to files, and the file size limit"));
+  CHECK(
+      has(auto_device.err, "(PoCL) writes its compiled kernels to files, and the file size limit"));
   CHECK_FALSE(has(auto_device.err, "LLVM"));
   const Result strict = box.halo("--strict " + run, "ulimit -f 1000 && HALO_DEVICE=auto");
   CHECK(strict.code == 69);

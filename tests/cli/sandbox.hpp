@@ -54,7 +54,8 @@ struct Sandbox {
     std::string out;
     if (std::FILE* pipe = ::popen(command.c_str(), "r")) {
       char buffer[4096];
-      for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+      for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
+        out.append(buffer, n);
       ::pclose(pipe);
     }
     return out;

@@ -33,9 +33,8 @@ TEST_CASE("box of the seed's box9 by hand: a 9x9 mean of a single bright pixel")
 TEST_CASE("device matches reference: box radius 1..20 and large, every border" *
           doctest::test_suite("sweeps")) {
   // Equal weights up to r=16, running sums from 17: the loop takes each side of the switch.
-  for (int r : test::sweep<int>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
-                                 19, 20},
-                                {1, 16, 17}))
+  for (int r : test::sweep<int>(
+           {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}, {1, 16, 17}))
     for (const char* border : test::kBorders)
       test::check_device_matches("box:r=" + std::to_string(r) + ":border=" + border,
                                  test::random_image(53, 29, 1, false, unsigned(r)));
@@ -62,12 +61,12 @@ TEST_CASE("box_walk (both passes at once) equals the reference bit for bit" *
   Device device(test::gpu_info(), default_cache_dir());
   // Widths of one and several chunks a row; steps of 1, 4 and 8 rows; bands shorter than a
   // step, than the radius and than the image, and longer; 2r + 1 taps against the steps.
-  for (const char* shape : test::sweep<const char*>(
-           {"box_walk=64,box_walk_steps=8,box_walk_band=256",
-            "box_walk=16,box_walk_steps=4,box_walk_band=7",
-            "box_walk=8,box_walk_steps=8,box_walk_band=1",
-            "box_walk=32,box_walk_steps=1,box_walk_band=600"},
-           {"box_walk=16,box_walk_steps=4,box_walk_band=7"})) {
+  for (const char* shape :
+       test::sweep<const char*>({"box_walk=64,box_walk_steps=8,box_walk_band=256",
+                                 "box_walk=16,box_walk_steps=4,box_walk_band=7",
+                                 "box_walk=8,box_walk_steps=8,box_walk_band=1",
+                                 "box_walk=32,box_walk_steps=1,box_walk_band=600"},
+                                {"box_walk=16,box_walk_steps=4,box_walk_band=7"})) {
     test::retune(device, shape);
     for (int r : test::sweep<int>({17, 20, 33}, {20}))
       for (const char* border : test::kBorders) {
