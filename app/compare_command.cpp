@@ -241,11 +241,8 @@ std::vector<Pair> pairs_of(const CompareOptions& o) {
     throw Error(ErrorKind::Usage, "compare: give two files or two folders (" + o.a + " is " +
                                       (folder_a ? "a folder" : "not a folder") + ", " + o.b +
                                       " is " + (folder_b ? "a folder" : "not a folder") + ")");
-  if (!folder_a) {
-    refuse_diff_over_input(o.diff_out, {o.a, o.b});
-    return {{o.a, o.b, "", "", o.diff_out}};
-  }
-  refuse_diff_over_input(o.diff_out, {o.a, o.b});
+  refuse_diff_over_input(o.diff_out, {o.a, o.b});  // the file, or the folder
+  if (!folder_a) return {{o.a, o.b, "", "", o.diff_out}};
   auto in_a = images_under(o.a, o.recursive), in_b = images_under(o.b, o.recursive);
   for (const auto& [rel, path] : in_b) in_a.emplace(rel, (fs::path(o.a) / rel).string());
   std::vector<Pair> pairs;

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/paths.hpp"
 
 namespace halo {
 
@@ -82,9 +83,9 @@ void load_weights(NetLayer& layer, const TensorMap& tensors, const std::string& 
   if (w.layout != "oihw" || w.dims.size() != 4 || w.dims[2] != 3 || w.dims[3] != 3)
     throw Error(ErrorKind::BadData, what + ": " + layer.name + ".weight is not a 3x3 convolution");
   if (b.dims.size() != 1 || b.dims[0] != w.dims[0])
-    throw Error(ErrorKind::BadData,
-                what + ": " + layer.name + ".bias does not match its weights' " +
-                    std::to_string(w.dims[0]) + " outputs");
+    throw Error(ErrorKind::BadData, what + ": " + layer.name +
+                                        ".bias does not match its weights' " +
+                                        std::to_string(w.dims[0]) + " outputs");
   layer.out = w.dims[0];
   layer.in = w.dims[1];
   layer.weight = w.values;
@@ -238,8 +239,9 @@ Activation maxpool2x2(const Activation& a) {
   for (int c = 0; c < a.channels; ++c)
     for (int y = 0; y < out.height; ++y)
       for (int x = 0; x < out.width; ++x)
-        out.at(c, y, x) = std::max(std::max(a.at(c, 2 * y, 2 * x), a.at(c, 2 * y, 2 * x + 1)),
-                                   std::max(a.at(c, 2 * y + 1, 2 * x), a.at(c, 2 * y + 1, 2 * x + 1)));
+        out.at(c, y, x) =
+            std::max(std::max(a.at(c, 2 * y, 2 * x), a.at(c, 2 * y, 2 * x + 1)),
+                     std::max(a.at(c, 2 * y + 1, 2 * x), a.at(c, 2 * y + 1, 2 * x + 1)));
   return out;
 }
 
@@ -272,9 +274,8 @@ std::vector<fs::path> weights_dirs() {
     for (std::string dir; std::getline(list, dir, ':');)
       if (!dir.empty()) dirs.emplace_back(dir);
   }
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) dirs.push_back(exe.parent_path().parent_path() / "share/halo/weights");
+  if (const fs::path bin = executable_dir(); !bin.empty())
+    dirs.push_back(bin.parent_path() / "share/halo/weights");
   return dirs;
 }
 
@@ -328,19 +329,17 @@ std::shared_ptr<const DenoiseNet> DenoiseNet::load(const std::string& name) {
   if (!file) {
     const std::string want = expected_sha256(name + ".tza");
     const std::string got = sha256_hex(bytes);
-    if (want.empty())
-      throw Error(ErrorKind::Usage, "denoise: no network named " + name);
+    if (want.empty()) throw Error(ErrorKind::Usage, "denoise: no network named " + name);
     if (got != want)
-      throw Error(ErrorKind::BadData,
-                  path.string() + ": not OIDN's " + name + ".tza (SHA-256 " + got.substr(0, 16) +
-                      "..., expected " + want.substr(0, 16) +
-                      "...); scripts/fetch-weights installs it again");
+      throw Error(ErrorKind::BadData, path.string() + ": not OIDN's " + name + ".tza (SHA-256 " +
+                                          got.substr(0, 16) + "..., expected " +
+                                          want.substr(0, 16) +
+                                          "...); scripts/fetch-weights installs it again");
   }
   const auto* data = reinterpret_cast<const std::byte*>(bytes.data());
   return std::make_shared<DenoiseNet>(parse_tza({data, bytes.size()}, path.string()),
                                       path.string());
 }
-
 
 std::pair<std::string, int> DenoiseNet::installed() {
   for (const auto& dir : weights_dirs()) {

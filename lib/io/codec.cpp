@@ -46,11 +46,9 @@ void check_readable(const std::string& path) {
 std::vector<std::string> module_candidates() {
   std::vector<std::string> paths;
   if (const char* given = std::getenv("HALO_OIIO_MODULE"); given && *given) paths.push_back(given);
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    paths.push_back((exe.parent_path() / "libhalo_oiio.so").string());
-    paths.push_back((exe.parent_path().parent_path() / "lib/halo/libhalo_oiio.so").string());
+  if (const fs::path bin = executable_dir(); !bin.empty()) {
+    paths.push_back((bin / "libhalo_oiio.so").string());
+    paths.push_back((bin.parent_path() / "lib/halo/libhalo_oiio.so").string());
   }
   if (in_build_tree()) paths.push_back(HALO_OIIO_MODULE_BUILT);
   return paths;

@@ -34,9 +34,9 @@ std::vector<fs::path> preset_dirs() {
       }
   }
   std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  const fs::path installed = exe.parent_path().parent_path() / "share/halo/presets";
-  if (!ec && fs::is_directory(installed, ec)) {
+  const fs::path bin = executable_dir();
+  const fs::path installed = bin.parent_path() / "share/halo/presets";
+  if (!bin.empty() && fs::is_directory(installed, ec)) {
     dirs.push_back(installed);
     return dirs;
   }
