@@ -18,6 +18,12 @@ struct GlobalOptions {
   bool no_cache = false;
 };
 
+// Called in a handler of a device's failure `e`: under --device auto without --strict the work
+// goes on on the CPU reference, with a warning "CONTEXT: E; INSTEAD (--strict makes this an
+// error)" (CONTEXT may be empty); otherwise the failure is rethrown.
+void fall_back_or_rethrow(const GlobalOptions& options, const std::exception& e,
+                          const std::string& context, const std::string& instead);
+
 // The device to run on: nullptr means the CPU reference (--device ref, or auto with no OpenCL
 // device, unless --strict).
 std::unique_ptr<Device> open_device(const GlobalOptions& options);

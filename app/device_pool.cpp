@@ -57,8 +57,7 @@ void DevicePool::open() {
     for (auto& device : first) slots_.push_back(std::move(device));
     device_count_ = devices.size();
   } catch (const Error& e) {
-    if (options_.strict || options_.device != "auto") throw;
-    spdlog::warn("{}; running the CPU reference (--strict makes this an error)", e.what());
+    fall_back_or_rethrow(options_, e, "", "running the CPU reference");
     slots_.clear();
     return;
   }

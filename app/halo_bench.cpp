@@ -42,7 +42,7 @@ struct Options {
   bool histograms = true;
   bool filters_on = true;
   bool guided = true;
-  int stream = 0;  // images for the batch-overlap measurement; 0: skip it
+  int stream = 0;                          // images for the batch-overlap measurement; 0: skip it
   std::vector<std::string> denoise_sizes;  // WxH frames for the denoise network; none: skip it
   std::vector<std::string> denoise_specs = {"denoise"};
   int runs = 20;
@@ -325,7 +325,8 @@ void bench_denoise(Device& device, const Options& o, double copy, nlohmann::json
       run.guides = &g;
       const DeviceImage input = upload(device, random_floats(w, h, 3));
       device.take_timings();
-      const Timed timed = time_runs(device, o, {"alpha"}, [&] { stage->enqueue(device, input, run); });
+      const Timed timed =
+          time_runs(device, o, {"alpha"}, [&] { stage->enqueue(device, input, run); });
       // The network the filter ran, for the floors.
       const auto net = DenoiseNet::load("rt_hdr_alb_nrm");
       const double px = double(ceil_div(w, 16) * 16) * (ceil_div(h, 16) * 16);

@@ -94,8 +94,7 @@ int hist(const HistOptions& given, const GlobalOptions& global) {
     try {
       result = histogram_device(*device, loaded.pixels, spec);
     } catch (const ClError& e) {
-      if (global.strict || global.device != "auto") throw;
-      spdlog::warn("{}; counting on the CPU instead (--strict makes this an error)", e.what());
+      fall_back_or_rethrow(global, e, "", "counting on the CPU instead");
       device.reset();
     }
   }

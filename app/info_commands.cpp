@@ -10,8 +10,8 @@
 #include "app/commands.hpp"
 #include "core/error.hpp"
 #include "filters/denoise_net.hpp"
-#include "io/codec.hpp"
 #include "filters/registry.hpp"
+#include "io/codec.hpp"
 #include "spec/preset.hpp"
 
 namespace halo {
@@ -82,8 +82,8 @@ std::string icd_loader() {
 }  // namespace
 
 std::string version_text() {
-  std::string text = fmt::format("halo {} (commit {}, {} build)\n", HALO_VERSION, kBuildCommit,
-                                 kBuildType);
+  std::string text =
+      fmt::format("halo {} (commit {}, {} build)\n", HALO_VERSION, kBuildCommit, kBuildType);
   std::vector<cl::Platform> platforms;
   std::string found;
   if (cl::Platform::get(&platforms) == CL_SUCCESS)

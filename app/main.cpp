@@ -14,6 +14,7 @@
 #include "cl/program_cache.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
+#include "core/settings.hpp"
 #include "core/temporaries.hpp"
 #include "core/text.hpp"
 
@@ -43,11 +44,10 @@ Exit codes: 0 ok; 1 verify mismatch or compare failure; 2 some files of a batch 
 unreadable; 69 no usable OpenCL device or an OpenCL call failed; 70 internal error; 73 cannot
 create output; 74 I/O error; 130 batch interrupted (Ctrl-C).)";
 
-void setup_logging(int verbosity, bool quiet) {
-  // NO_COLOR (no-color.org): set and not empty, no colour on a terminal either.
-  const char* no_color = std::getenv("NO_COLOR");
+// NO_COLOR (no-color.org): no colour on a terminal either.
+void setup_logging(int verbosity, bool quiet, bool no_color) {
   auto logger = spdlog::stderr_color_mt(
-      "halo", no_color && *no_color ? spdlog::color_mode::never : spdlog::color_mode::automatic);
+      "halo", no_color ? spdlog::color_mode::never : spdlog::color_mode::automatic);
   logger->set_pattern("halo: %^%l%$: %v");
   logger->set_level(quiet            ? spdlog::level::err
                     : verbosity >= 2 ? spdlog::level::debug
@@ -126,15 +126,25 @@ int main(int argc, char** argv) {
                e.what());
     return static_cast<int>(halo::ErrorKind::Usage);
   }
-  setup_logging(verbosity, quiet);
-  if (global.no_cache) setenv("HALO_NO_CACHE", "1", 1);
+  // The settings, read once: the environment's, then the options over them.
+  halo::Settings settings;
+  try {
+    settings = halo::settings_from_environment();
+  } catch (const halo::Error& e) {
+    setup_logging(verbosity, quiet, false);
+    spdlog::error("{}", e.what());
+    return e.exit_code();
+  }
+  setup_logging(verbosity, quiet, settings.no_color);
 
   try {
-    halo::ResourceLimits policy = halo::environment_limits();
-    if (!max_pixels.empty()) policy.max_pixels = halo::parse_pixels(max_pixels, "--max-pixels");
-    if (!max_memory.empty()) policy.max_memory = halo::parse_bytes(max_memory, "--max-memory");
-    policy.strict = global.strict;
-    halo::set_resource_limits(policy);
+    if (global.no_cache) settings.cache_dir.reset();
+    if (!max_pixels.empty())
+      settings.limits.max_pixels = halo::parse_pixels(max_pixels, "--max-pixels");
+    if (!max_memory.empty())
+      settings.limits.max_memory = halo::parse_bytes(max_memory, "--max-memory");
+    settings.limits.strict = global.strict;
+    halo::install_settings(std::move(settings));
     for (std::size_t i = 0; i < app.get_subcommands({}).size(); ++i)
       if (app.get_subcommands({})[i]->parsed()) return commands[i]();
     return static_cast<int>(halo::ErrorKind::Usage);

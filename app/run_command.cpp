@@ -72,9 +72,9 @@ struct RunOptionsCli {
 void write_flags(const Pipeline& pipeline, const std::vector<StageRun>& runs,
                  const std::string& path) {
   for (std::size_t i = 0; i < runs.size(); ++i)
-    if (!runs[i].flags.empty()) {
+    if (const auto flags = runs[i].side_output("flags")) {
       const SampleType type = storable_type(path, SampleType::u8);
-      write_image(path, to_pixels(flags_image(runs[i].flags), pixel_type(type)), type);
+      write_image(path, to_pixels(flags_image(*flags->flags), pixel_type(type)), type);
       spdlog::info("wrote discontinuity flags of '{}' to {}", pipeline.stages()[i]->spec(), path);
       return;
     }
@@ -208,8 +208,8 @@ std::string timings_report(const StreamResult& result) {
 std::string results_report(const Pipeline& pipeline, const std::vector<StageRun>& runs) {
   std::string text;
   for (std::size_t i = 0; i < runs.size(); ++i)
-    if (const Histogram* h = runs[i].histogram.get())
-      text += fmt::format("{}: {}", pipeline.stages()[i]->spec(), histogram_summary(*h));
+    if (const auto h = runs[i].side_output("histogram"))
+      text += fmt::format("{}: {}", pipeline.stages()[i]->spec(), histogram_summary(*h->histogram));
   return text;
 }
 
@@ -419,9 +419,7 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
       run.devices.record(false, "");
     } catch (const ClError& e) {
       run.devices.record(true, e.what());
-      if (run.global.strict || run.global.device != "auto") throw;
-      spdlog::warn("{}: {}; running the CPU reference instead (--strict makes this an error)",
-                   job.input.path, e.what());
+      fall_back_or_rethrow(run.global, e, job.input.path, "running the CPU reference instead");
       if (const auto* build = dynamic_cast<const BuildError*>(&e)) spdlog::warn("{}", build->log());
     }
   }
@@ -650,10 +648,16 @@ std::unique_ptr<Device> open_device(const GlobalOptions& options) {
   try {
     return make_device(select_device(options.device));
   } catch (const Error& e) {
-    if (options.strict || options.device != "auto") throw;
-    spdlog::warn("{}; running the CPU reference (--strict makes this an error)", e.what());
+    fall_back_or_rethrow(options, e, "", "running the CPU reference");
     return nullptr;
   }
+}
+
+void fall_back_or_rethrow(const GlobalOptions& options, const std::exception& e,
+                          const std::string& context, const std::string& instead) {
+  if (options.strict || options.device != "auto") throw;
+  spdlog::warn("{}{}; {} (--strict makes this an error)", context.empty() ? "" : context + ": ",
+               e.what(), instead);
 }
 
 Command add_run_command(CLI::App& app, const GlobalOptions& global) {

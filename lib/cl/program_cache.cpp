@@ -13,6 +13,7 @@
 
 #include "cl/cl_error.hpp"
 #include "core/atomic_file.hpp"
+#include "core/settings.hpp"
 #include "core/text.hpp"
 
 namespace halo {
@@ -68,13 +69,7 @@ std::optional<std::string> read_file(const fs::path& path) {
 }  // namespace
 
 std::optional<fs::path> default_cache_dir() {
-  if (const char* off = std::getenv("HALO_NO_CACHE"); off && std::string(off) != "0")
-    return std::nullopt;
-  if (const char* dir = std::getenv("HALO_CACHE_DIR"); dir && *dir) return fs::path(dir);
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "halo";
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return fs::path(home) / ".cache" / "halo";
-  return std::nullopt;
+  return settings().cache_dir;
 }
 
 ProgramCache::ProgramCache(cl::Context context, cl::Device device, std::string identity,

@@ -13,6 +13,7 @@
 
 #include "cl/device.hpp"
 #include "core/error.hpp"
+#include "core/settings.hpp"
 #include "core/text.hpp"
 
 namespace halo {
@@ -39,8 +40,8 @@ struct Row {
 // (scripts/results/2026-11-23-h100-table/bench-{table,tuned}-*.txt, alternating runs). conv_vec 4
 // in 16x16 groups with 4 rows per work-item: sharpen 0.177 -> 0.151 ms there; the separable
 // filters lost with their _vec kernels (gaussian r=8 0.236 -> 0.30-0.35 ms;
-// scripts/results/2026-11-23-h100-sliding-windows/vec-sweep.txt, conv-ab.txt). Sliding windows from r=8
-// (rows, 5 outputs) and r=16 (columns, 16): gaussian r=16 0.306 -> 0.253 ms (rows alone),
+// scripts/results/2026-11-23-h100-sliding-windows/vec-sweep.txt, conv-ab.txt). Sliding windows from
+// r=8 (rows, 5 outputs) and r=16 (columns, 16): gaussian r=16 0.306 -> 0.253 ms (rows alone),
 // r=32 1.08 -> 0.71 (rows) / 0.68 (columns), r=64 2.18 -> 1.38 / 1.33, both 0.49-0.55;
 // r <= 8 and columns below 16 within noise or slower (slide-sweep{,2}.txt there). The fused
 // kernel up to r=7 (5 rows a step, bands of 128 rows; H100, 2026-11-24, two alternating
@@ -254,7 +255,7 @@ TuningChoice choose_tuning(const DeviceInfo& device, const std::optional<fs::pat
   if (cache_dir)
     if (auto tuned = read_tuned(tuned_file(*cache_dir, device), choice.tuning))
       std::tie(choice.tuning, choice.source) = *tuned;
-  if (const char* text = std::getenv("HALO_TUNING"); text && *text) {
+  if (const std::string& text = settings().tuning; !text.empty()) {
     apply_settings(choice.tuning, text, "HALO_TUNING");
     choice.source += " + HALO_TUNING";
   }

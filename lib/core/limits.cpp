@@ -11,15 +11,13 @@
 #include <mutex>
 
 #include "core/error.hpp"
+#include "core/settings.hpp"
 #include "core/text.hpp"
 
 namespace halo {
 
 namespace {
 
-std::mutex policy_mutex;
-bool policy_set = false;
-ResourceLimits policy;
 std::atomic<int> files_at_once{1};
 std::atomic<std::size_t> held{0};
 
@@ -35,25 +33,8 @@ ResourceLimits default_limits() {
   return {.max_pixels = 1000000000, .max_memory = physical / 2};
 }
 
-ResourceLimits environment_limits() {
-  ResourceLimits limits = default_limits();
-  if (const char* text = std::getenv("HALO_MAX_PIXELS"); text && *text)
-    limits.max_pixels = parse_pixels(text, "HALO_MAX_PIXELS");
-  if (const char* text = std::getenv("HALO_MAX_MEMORY"); text && *text)
-    limits.max_memory = parse_bytes(text, "HALO_MAX_MEMORY");
-  return limits;
-}
-
 const ResourceLimits& resource_limits() {
-  std::lock_guard lock(policy_mutex);
-  if (!policy_set) policy = environment_limits(), policy_set = true;
-  return policy;
-}
-
-void set_resource_limits(const ResourceLimits& limits) {
-  std::lock_guard lock(policy_mutex);
-  policy = limits;
-  policy_set = true;
+  return settings().limits;
 }
 
 std::uint64_t parse_pixels(const std::string& text, const std::string& option) {

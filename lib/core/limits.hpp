@@ -1,8 +1,8 @@
 // The resource policy: how large an image halo agrees to read and how much host memory its
 // pixels may take. Checked on a file's header, before any pixel is allocated, so that a small
 // file declaring a huge image (a decompression bomb) is refused instead of taking the machine's
-// memory. One policy per process: `--max-pixels` / `--max-memory`, else HALO_MAX_PIXELS /
-// HALO_MAX_MEMORY, else the defaults below.
+// memory. One policy per process, part of its settings (core/settings.hpp): `--max-pixels` /
+// `--max-memory`, else HALO_MAX_PIXELS / HALO_MAX_MEMORY, else the defaults below.
 #pragma once
 
 #include <cstddef>
@@ -20,12 +20,8 @@ struct ResourceLimits {
 
 // 1 gigapixel, and half of this machine's memory.
 ResourceLimits default_limits();
-// The defaults with HALO_MAX_PIXELS / HALO_MAX_MEMORY applied (Usage error for a bad value).
-ResourceLimits environment_limits();
-
-// The process-wide policy (environment_limits() until set).
+// The process's policy: settings().limits.
 const ResourceLimits& resource_limits();
-void set_resource_limits(const ResourceLimits& limits);
 
 // A pixel count as people write it: 1000000, 250M, 1.5G (powers of 1000: megapixels). Usage
 // error naming `option` otherwise.

@@ -176,17 +176,49 @@ Image pass_2d_reference(const Image& src, const std::vector<std::uint8_t>& flags
   return dst;
 }
 
-// Rows `rows` of flags in a buffer of the guides' pitch, into the run's whole-image flags.
-void keep_rows(StageRun& run, const std::uint8_t* flags, const Image& size, Span rows) {
-  if (run.flags.empty()) {
-    run.flags.width = size.width();
-    run.flags.height = size.full_height();
-    run.flags.bits.assign(std::size_t(size.width()) * size.full_height(), 0);
+// The discontinuity flags a run computed, kept when the caller asks (StageRun::keep_flags).
+struct FlagsState : StageState {
+  FlagImage flags;
+
+  // Rows `rows` of flags in a buffer of the guides' pitch, into the whole image's flags.
+  void keep_rows(const std::uint8_t* bits, const Image& size, Span rows) {
+    if (flags.empty()) {
+      flags.width = size.width();
+      flags.height = size.full_height();
+      flags.bits.assign(std::size_t(size.width()) * size.full_height(), 0);
+    }
+    for (int y = rows.first; y < rows.last; ++y)
+      std::copy_n(bits + std::size_t(y - size.y0()) * size.pitch(), size.width(),
+                  flags.bits.begin() + std::ptrdiff_t(y) * size.width());
   }
-  for (int y = rows.first; y < rows.last; ++y)
-    std::copy_n(flags + std::size_t(y - size.y0()) * size.pitch(), size.width(),
-                run.flags.bits.begin() + std::ptrdiff_t(y) * size.width());
-}
+
+  // Each lane wrote the flags of its own strips' rows, zero elsewhere.
+  void merge(StageState& other) override {
+    FlagImage& b = static_cast<FlagsState&>(other).flags;
+    if (flags.empty())
+      flags = std::move(b);
+    else
+      for (std::size_t p = 0; p < b.bits.size(); ++p) flags.bits[p] |= b.bits[p];
+  }
+
+  std::string mismatch(const StageState& reference) const override {
+    const FlagImage& r = static_cast<const FlagsState&>(reference).flags;
+    if (flags.empty() || r.empty()) return "";
+    std::size_t differing = 0, first = 0;
+    for (std::size_t i = 0; i < flags.bits.size(); ++i)
+      if (flags.bits[i] != r.bits[i] && differing++ == 0) first = i;
+    if (!differing) return "";
+    const std::size_t w = std::size_t(flags.width);
+    return std::to_string(differing) + " discontinuity flags differ, first at (" +
+           std::to_string(first % w) + "," + std::to_string(first / w) + "): device " +
+           std::to_string(flags.bits[first]) + ", reference " + std::to_string(r.bits[first]);
+  }
+
+  std::vector<SideOutput> side_outputs() const override {
+    if (flags.empty()) return {};
+    return {{.name = "flags", .flags = &flags}};
+  }
+};
 
 class BilateralStage : public GuidedStage {
  public:
@@ -224,7 +256,8 @@ class BilateralStage : public GuidedStage {
     std::vector<std::uint8_t> flags;
     if (plan.use_flags) {
       flags = flags_reference(*run.guides, p_, inner);
-      if (run.keep_flags) keep_rows(run, flags.data(), run.guides->any(), run.own);
+      if (run.keep_flags)
+        run.state_as<FlagsState>().keep_rows(flags.data(), run.guides->any(), run.own);
     }
     const Remodulation remod(run.guides, plan.demod, p_.albedo_filter, out, p_.border);
     const Image clamped =
@@ -298,7 +331,7 @@ class BilateralStage : public GuidedStage {
     if (plan.use_flags && run.keep_flags) {
       std::vector<std::uint8_t> bits(in.plane_size());
       device.read(flags, bits.data(), bits.size(), "bilateral flags");
-      keep_rows(run, bits.data(), run.guides->any(), run.own);
+      run.state_as<FlagsState>().keep_rows(bits.data(), run.guides->any(), run.own);
     }
     return result;
   }

@@ -418,8 +418,7 @@ class DenoiseStage : public GuidedStage {
     const int planes = colour_planes(in.color_channels());
     DeviceImage result = device.image_like(in, in.channels, in.alpha);
     const DeviceSource image{&in.buffer, 0, in.y0, in.pitch, in.plane_size(), 1, true};
-    if (!run.state) run.state = std::make_unique<State>();
-    NetBuffers& buffers = static_cast<State&>(*run.state).buffers;
+    NetBuffers& buffers = run.state_as<State>().buffers;
     const Canvas canvas = canvas_of(in.width, in.full_height);
     for (const Box& core : cores(canvas, out, plan, max_pixels(plan, &device))) {
       const Box box = net_input(core, radius_, canvas);

@@ -14,6 +14,7 @@
 
 #include "core/error.hpp"
 #include "core/paths.hpp"
+#include "core/settings.hpp"
 
 namespace halo {
 
@@ -268,12 +269,7 @@ namespace {
 // $HALO_WEIGHTS_PATH (a colon-separated list), then the folder beside the executable
 // (PREFIX/bin/halo -> PREFIX/share/halo/weights; build/app/halo -> build/share/halo/weights).
 std::vector<fs::path> weights_dirs() {
-  std::vector<fs::path> dirs;
-  if (const char* env = std::getenv("HALO_WEIGHTS_PATH")) {
-    std::stringstream list(env);
-    for (std::string dir; std::getline(list, dir, ':');)
-      if (!dir.empty()) dirs.emplace_back(dir);
-  }
+  std::vector<fs::path> dirs = settings().weights_path;
   if (const fs::path bin = executable_dir(); !bin.empty())
     dirs.push_back(bin.parent_path() / "share/halo/weights");
   return dirs;

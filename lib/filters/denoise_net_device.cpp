@@ -92,8 +92,7 @@ void launch_per_sample(Device& device, const std::string& name, const DeviceTens
 
 // One layer: its convolution reading `src` (upsampled when the layer says) and `skip`.
 DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
-                        const DeviceTensor& src, const DeviceTensor* skip,
-                        NetPrecision precision) {
+                        const DeviceTensor& src, const DeviceTensor* skip, NetPrecision precision) {
   const ConvShape s = conv_shape(device, l, precision);
   const int h = l.upsample ? 2 * src.height : src.height;
   const int w = l.upsample ? 2 * src.width : src.width;
@@ -106,7 +105,10 @@ DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
   const bool fused_pool = l.pool && s.tiled;
   DeviceTensor out =
       buffers.tensor(device, l.out, fused_pool ? h / 2 : h, fused_pool ? w / 2 : w, l.name);
-  Defines defines = {{s.mma ? "CONV_MMA" : s.tiled ? "CONV_TILED" : "CONV_VEC", "1"},
+  Defines defines = {{s.mma     ? "CONV_MMA"
+                      : s.tiled ? "CONV_TILED"
+                                : "CONV_VEC",
+                      "1"},
                      {"RELU", l.relu ? "1" : "0"},
                      {"UPSAMPLE", l.upsample && s.tiled ? "1" : "0"},
                      {"POOL", fused_pool ? "1" : "0"},
@@ -127,10 +129,10 @@ DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
   const std::size_t bytes = std::size_t(l.in) * h * w * sizeof(float) + bytes_of(out);
   if (s.mma) {
     const int threads = 32 * (s.tile_x / 16) * (s.tile_y / 2);  // a warp per 16 x 2 pixels
-    device.launch(k, l.name,
-                  cl::NDRange(std::size_t(ceil_div(w, s.tile_x)) * threads, ceil_div(h, s.tile_y),
-                              tiles),
-                  cl::NDRange(threads, 1, 1), bytes);
+    device.launch(
+        k, l.name,
+        cl::NDRange(std::size_t(ceil_div(w, s.tile_x)) * threads, ceil_div(h, s.tile_y), tiles),
+        cl::NDRange(threads, 1, 1), bytes);
     return out;
   }
   if (s.tiled) {
@@ -144,8 +146,7 @@ DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
   // One work-item a work-group: PoCL runs each as one call, its vectors as they are (larger
   // groups measured slower); output channel tiles first, so that neighbouring work-groups
   // share their input rows in the cache.
-  device.launch(k, l.name, cl::NDRange(tiles, ceil_div(w, s.vec), h), cl::NDRange(1, 1, 1),
-                bytes);
+  device.launch(k, l.name, cl::NDRange(tiles, ceil_div(w, s.vec), h), cl::NDRange(1, 1, 1), bytes);
   buffers.release(upsampled);
   if (!l.pool) return out;
   DeviceTensor pooled = buffers.tensor(device, l.out, h / 2, w / 2, l.name + " pooled");

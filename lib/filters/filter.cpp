@@ -7,7 +7,6 @@
 
 #include "core/error.hpp"
 #include "filters/guides.hpp"
-#include "filters/histogram.hpp"
 
 namespace halo {
 
@@ -16,28 +15,36 @@ StageRun::~StageRun() = default;
 StageRun::StageRun(StageRun&&) noexcept = default;
 StageRun& StageRun::operator=(StageRun&&) noexcept = default;
 
-namespace {
-
-std::string flags_mismatch(const FlagImage& device, const FlagImage& reference) {
-  if (device.empty() || reference.empty()) return "";
-  std::size_t differing = 0, first = 0;
-  for (std::size_t i = 0; i < device.bits.size(); ++i)
-    if (device.bits[i] != reference.bits[i] && differing++ == 0) first = i;
-  if (!differing) return "";
-  const std::size_t w = std::size_t(device.width);
-  return std::to_string(differing) + " discontinuity flags differ, first at (" +
-         std::to_string(first % w) + "," + std::to_string(first / w) + "): device " +
-         std::to_string(device.bits[first]) + ", reference " +
-         std::to_string(reference.bits[first]);
+void StageState::merge(StageState&) {}
+void StageState::finish(Device&) {}
+std::string StageState::mismatch(const StageState&) const {
+  return "";
+}
+std::vector<SideOutput> StageState::side_outputs() const {
+  return {};
 }
 
-}  // namespace
+std::optional<SideOutput> StageRun::side_output(const std::string& name) const {
+  if (state)
+    for (const SideOutput& out : state->side_outputs())
+      if (out.name == name) return out;
+  return std::nullopt;
+}
+
+void StageRun::finish(Device& device) {
+  if (state) state->finish(device);
+}
 
 std::string side_results_mismatch(const StageRun& device, const StageRun& reference) {
-  if (device.histogram && reference.histogram &&
-      !device.histogram->same_counts(*reference.histogram))
-    return "histogram differs from the reference";
-  return flags_mismatch(device.flags, reference.flags);
+  return device.state && reference.state ? device.state->mismatch(*reference.state) : "";
+}
+
+void merge_runs(StageRun& into, StageRun& other) {
+  if (!other.state) return;
+  if (into.state)
+    into.state->merge(*other.state);
+  else
+    into.state = std::move(other.state);
 }
 
 std::shared_ptr<InputScan> Stage::scan(int, int, PixelType) const {
@@ -52,8 +59,6 @@ std::vector<std::string> Stage::details(const StageRun&) const {
   return {};
 }
 
-void Stage::finish(Device&, StageRun&) const {}
-
 Image Stage::reference(const Image& in, StageRun& run) const {
   run.own = in.span();
   return reference_rows(in, in.span(), run);
@@ -67,7 +72,7 @@ Image Stage::reference(const Image& in) const {
 DeviceImage Stage::enqueue(Device& device, const DeviceImage& in, StageRun& run) const {
   run.own = in.span();
   DeviceImage out = enqueue_rows(device, in, in.span(), run);
-  finish(device, run);
+  run.finish(device);
   return out;
 }
 

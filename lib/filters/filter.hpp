@@ -50,13 +50,32 @@ class InputScan {
   virtual void add(const Image& rows) = 0;
 };
 
-// What a stage keeps from strip to strip of one run for itself (the denoise network's weights
-// and tensors on the device), opaque to the executor.
-struct StageState {
-  virtual ~StageState() = default;
+// A result a stage measures over a whole run beside its output rows, for the caller to report
+// or write: the histogram's counts, a guided stage's discontinuity flags.
+struct SideOutput {
+  std::string name;                      // "histogram" or "flags"
+  const Histogram* histogram = nullptr;  // set for "histogram"
+  const FlagImage* flags = nullptr;      // set for "flags"
 };
 
-// One run of one stage: an image on one device, or on the reference.
+// What one run of a stage keeps from strip to strip and measures (a histogram's counts and
+// device totals, bilateral's flags, separable's carried rows, the denoise network's tensors).
+// The stage makes and reads it (StageRun::state_as); the executor only merges the lanes',
+// finishes it and compares it with the reference run's, through this interface.
+class StageState {
+ public:
+  virtual ~StageState() = default;
+  // Folds in the state another lane kept while it ran other strips of the same image.
+  virtual void merge(StageState& other);
+  // After the run's last strip: results kept on the device come back.
+  virtual void finish(Device& device);
+  // How this (device) run's side results differ from the reference run's ("" when alike).
+  virtual std::string mismatch(const StageState& reference) const;
+  virtual std::vector<SideOutput> side_outputs() const;
+};
+
+// One run of one stage: an image on one device, or on the reference. It holds what the executor
+// owns; the stage's own part is `state`.
 struct StageRun {
   StageRun();
   ~StageRun();
@@ -71,33 +90,34 @@ struct StageRun {
   const Guides* guides = nullptr;
   const DeviceGuides* device_guides = nullptr;
   std::unique_ptr<DeviceGuides> uploaded;
-  // Guided stages keep the flags they compute when asked (--verify, --write-flags).
+  // Whether the caller wants side images (discontinuity flags: --verify, --write-flags);
+  // measurements such as histograms are always kept.
   bool keep_flags = false;
-  FlagImage flags;
-  // Histogram stages: the counts so far (complete after Stage::finish), and their running
-  // totals on the device.
-  std::unique_ptr<Histogram> histogram;
-  std::unique_ptr<HistogramTotals> totals;
   // Rows the stage computes for a full strip of the run (0: not known): buffers that strips
   // reuse, such as the rows pass's ring, are sized for every strip at once.
   int strip_rows = 0;
-  // Separable stages on CPUs: the rows-pass rows the last strip left in its (recycled) ring.
-  // Strips overlap by the columns pass's reach; the next strip finds those rows in place
-  // instead of computing them again.
-  struct RowsCarry {
-    cl::Buffer buffer;
-    int ring = 0;  // rows a plane; image row y is at row y % ring
-    Span rows;
-  } rows_carry;
   // Stages that scan their input (Stage::scan): what the scan found over the whole input, when
   // the run is strip by strip; null when the stage sees the whole image and measures it itself.
   std::shared_ptr<const InputScan> scan;
-  // The stage's own state for this run (StageState), made by the stage on its first strip.
+  // The stage's own state for this run, made on its first strip.
   std::unique_ptr<StageState> state;
+
+  // The state as the stage's own type, made on first use.
+  template <class State>
+  State& state_as() {
+    if (!state) state = std::make_unique<State>();
+    return static_cast<State&>(*state);
+  }
+  // The side output `name` of this run, if the stage made one.
+  std::optional<SideOutput> side_output(const std::string& name) const;
+  // After the last strip: the state's device-resident results come back.
+  void finish(Device& device);
 };
 
 // How a device run's side results differ from the reference run's ("" when identical).
 std::string side_results_mismatch(const StageRun& device, const StageRun& reference);
+// Folds another lane's run of the same stage into `into`.
+void merge_runs(StageRun& into, StageRun& other);
 
 class Stage {
  public:
@@ -116,7 +136,7 @@ class Stage {
   // Guided stages: where their guides come from; nullptr for the others.
   virtual const GuideSources* guide_sources() const { return nullptr; }
   // Whether, run strip after strip on `device` with one StageRun, the stage keeps what it
-  // computed from the input rows two strips share (StageRun::rows_carry), so that a later
+  // computed from the input rows two strips share (in its StageState), so that a later
   // strip's input needs only the rows the one before did not have (StripPlan's carried form).
   virtual bool carries_rows(const Device&) const { return false; }
   // Stages whose every output row depends on their whole input (denoise's autoexposure) return
@@ -138,8 +158,6 @@ class Stage {
   virtual Image reference_rows(const Image& in, Span out, StageRun& run) const = 0;
   virtual DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                                    StageRun& run) const = 0;
-  // After a run's last strip: results kept on the device come back (histogram totals).
-  virtual void finish(Device& device, StageRun& run) const;
 
   // The whole image at once.
   Image reference(const Image& in, StageRun& run) const;

@@ -385,6 +385,38 @@ Histogram count_device(Device& device, const cl::Buffer& samples, const Histogra
   return h;
 }
 
+// A run's counts so far (complete after finish), and their running totals on the device.
+struct HistogramState : StageState {
+  std::unique_ptr<Histogram> histogram;
+  std::unique_ptr<HistogramTotals> totals;
+
+  void merge(StageState& other) override {
+    auto& b = static_cast<HistogramState&>(other);
+    if (!histogram) {
+      histogram = std::move(b.histogram);
+    } else if (b.histogram) {
+      add_counts(*histogram, *b.histogram);
+      histogram->count_to_reduce_ms += b.histogram->count_to_reduce_ms;
+    }
+  }
+  void finish(Device& device) override {
+    if (!totals) return;
+    Device::OutOfOrder out_of_order(device);
+    fill_counts(*histogram, totals->take(device));
+    totals.reset();
+  }
+  std::string mismatch(const StageState& reference) const override {
+    const auto& r = static_cast<const HistogramState&>(reference);
+    return histogram && r.histogram && !histogram->same_counts(*r.histogram)
+               ? "histogram differs from the reference"
+               : "";
+  }
+  std::vector<SideOutput> side_outputs() const override {
+    if (!histogram) return {};
+    return {{.name = "histogram", .histogram = histogram.get()}};
+  }
+};
+
 // The pipeline stage: counts each strip's own rows (StageRun::own, never the overlap), so the
 // strips of one run add up to the whole image's histogram; the image passes through.
 class HistogramStage : public Stage {
@@ -399,39 +431,34 @@ class HistogramStage : public Stage {
   }
 
   Image reference_rows(const Image& in, Span, StageRun& run) const override {
+    auto& state = run.state_as<HistogramState>();
     const Histogram part = histogram_reference(in, hist_, run.own);
-    if (run.histogram)
-      add_counts(*run.histogram, part);
+    if (state.histogram)
+      add_counts(*state.histogram, part);
     else
-      run.histogram = std::make_unique<Histogram>(part);
+      state.histogram = std::make_unique<Histogram>(part);
     return in;
   }
 
   DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span,
                            StageRun& run) const override {
+    auto& state = run.state_as<HistogramState>();
     const Source src = source_of(in, run.own);
     Counted counted;
     {
       Device::OutOfOrder out_of_order(device);  // finishes its queue when it goes
       cl::Event zeroed;  // the first strip's: later strips come after it has finished
-      if (!run.histogram) {
-        run.histogram = std::make_unique<Histogram>(prepare(hist_, src));
-        run.totals = std::make_unique<HistogramTotals>();
-        run.totals->prepare(device, run.histogram->hists * run.histogram->bins + 4, zeroed);
+      if (!state.histogram) {
+        state.histogram = std::make_unique<Histogram>(prepare(hist_, src));
+        state.totals = std::make_unique<HistogramTotals>();
+        state.totals->prepare(device, state.histogram->hists * state.histogram->bins + 4, zeroed);
       }
-      counted = count_into(device, in.buffer, hist_, src, *run.histogram, run.totals->buffer(),
+      counted = count_into(device, in.buffer, hist_, src, *state.histogram, state.totals->buffer(),
                            zeroed, {});
-      run.totals->added(counted.last);
+      state.totals->added(counted.last);
     }
-    run.histogram->count_to_reduce_ms += counted.ms();
+    state.histogram->count_to_reduce_ms += counted.ms();
     return in;
-  }
-
-  void finish(Device& device, StageRun& run) const override {
-    if (!run.totals) return;
-    Device::OutOfOrder out_of_order(device);
-    fill_counts(*run.histogram, run.totals->take(device));
-    run.totals.reset();
   }
 
  private:

@@ -24,11 +24,10 @@ FilterDef unpremultiply_filter();
 
 const std::vector<FilterDef>& filter_registry() {
   static const std::vector<FilterDef> filters = {
-      conv_filter(),      emboss_filter(),      sharpen_filter(),       unsharp_filter(),
-      edge_filter(),      box_filter(),         gaussian_filter(),      sep_filter(),
-      bilateral_filter(), atrous_filter(),      denoise_filter(),       histogram_filter(),
-      linear_filter(),
-      srgb_filter(),      premultiply_filter(), unpremultiply_filter(),
+      conv_filter(),      emboss_filter(), sharpen_filter(),     unsharp_filter(),
+      edge_filter(),      box_filter(),    gaussian_filter(),    sep_filter(),
+      bilateral_filter(), atrous_filter(), denoise_filter(),     histogram_filter(),
+      linear_filter(),    srgb_filter(),   premultiply_filter(), unpremultiply_filter(),
   };
   return filters;
 }

@@ -76,6 +76,15 @@ ColsShape cols_shape(const Tuning& t, int ry, int steps, std::uint64_t budget) {
   return {t.cols_w, t.cols_h, 1, 0, true};
 }
 
+// On CPUs: the rows-pass rows the last strip left in its (recycled) ring. Strips overlap by
+// the columns pass's reach; the next strip finds those rows in place instead of computing them
+// again. Each lane keeps its own; nothing to merge.
+struct RowsCarry : StageState {
+  cl::Buffer buffer;
+  int ring = 0;  // rows a plane; image row y is at row y % ring
+  Span rows;
+};
+
 class SeparableStage : public Stage {
  public:
   SeparableStage(std::string spec, SeparableKernel kernel, std::vector<std::string> details)
@@ -240,8 +249,7 @@ class SeparableStage : public Stage {
 
   // The rows of `rows` still to compute: those past what the last strip's rows pass left in
   // the same ring (all of them when it was another buffer or ring, or does not reach rows).
-  static Span rows_to_compute(const DeviceImage& ring_image, Span rows,
-                              const StageRun::RowsCarry& carry) {
+  static Span rows_to_compute(const DeviceImage& ring_image, Span rows, const RowsCarry& carry) {
     if (carry.buffer() != ring_image.buffer() || carry.ring != ring_image.height ||
         !(carry.rows.first <= rows.first && rows.first < carry.rows.last &&
           carry.rows.last <= rows.last))
@@ -267,7 +275,8 @@ class SeparableStage : public Stage {
     const int full = std::max(out.count(), run.strip_rows);
     const int ring = std::max(rows.count(), std::min(full + 2 * radius(k_.cols), src.full_height));
     const DeviceImage tmp = device.image(src.width, ring, planes, false);
-    const Span todo = rows_to_compute(tmp, rows, run.rows_carry);
+    RowsCarry& carry = run.state_as<RowsCarry>();
+    const Span todo = rows_to_compute(tmp, rows, carry);
     if (!src.span().contains(todo))
       throw Error(
           ErrorKind::Internal,
@@ -282,7 +291,9 @@ class SeparableStage : public Stage {
                     cl::NDRange(groups_x, todo.count(), planes), local,
                     pass_bytes(src, todo, planes));
     }
-    run.rows_carry = {tmp.buffer, ring, rows};
+    carry.buffer = tmp.buffer;
+    carry.ring = ring;
+    carry.rows = rows;
     // src is read only by the rows pass: the result may take its buffer.
     const bool whole = src.span().contains(rows);
     if (!whole && src.alpha)  // alpha comes from src's rows: StripPlan carries only without

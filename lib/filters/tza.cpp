@@ -42,8 +42,9 @@ class Cursor {
 
  private:
   void need(std::size_t n, const char* what) const {
-    if (bytes_.size() - at_ < n) fail(std::string("truncated (") + what + " at byte " +
-                                      std::to_string(at_) + " runs past the end)");
+    if (bytes_.size() - at_ < n)
+      fail(std::string("truncated (") + what + " at byte " + std::to_string(at_) +
+           " runs past the end)");
   }
 
   std::span<const std::byte> bytes_;
@@ -59,8 +60,8 @@ Tensor read_tensor(Cursor& in, std::span<const std::byte> bytes, const std::stri
   std::size_t count = 1;
   for (int i = 0; i < rank; ++i) {
     const std::uint32_t d = in.take<std::uint32_t>();
-    if (d == 0 || d > (1u << 20)) in.fail("tensor " + name + " has a dimension of " +
-                                          std::to_string(d));
+    if (d == 0 || d > (1u << 20))
+      in.fail("tensor " + name + " has a dimension of " + std::to_string(d));
     t.dims.push_back(int(d));
     count *= d;
   }
@@ -69,7 +70,8 @@ Tensor read_tensor(Cursor& in, std::span<const std::byte> bytes, const std::stri
     in.fail("tensor " + name + " has the unknown layout '" + t.layout + "'");
   const char type = in.take<char>();
   const std::size_t size = type == 'h' ? 2 : type == 'f' ? 4 : 0;
-  if (!size) in.fail("tensor " + name + " has the unknown data type '" + std::string(1, type) + "'");
+  if (!size)
+    in.fail("tensor " + name + " has the unknown data type '" + std::string(1, type) + "'");
   const std::uint64_t offset = in.take<std::uint64_t>();
   if (offset > bytes.size() || (bytes.size() - offset) / size < count)
     in.fail("the data of tensor " + name + " runs past the end of the file");

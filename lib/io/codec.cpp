@@ -19,6 +19,7 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/paths.hpp"
+#include "core/settings.hpp"
 #include "core/text.hpp"
 #include "io/exr_header.hpp"
 
@@ -45,7 +46,7 @@ void check_readable(const std::string& path) {
 // for the build tree's own programs only (core/paths.hpp).
 std::vector<std::string> module_candidates() {
   std::vector<std::string> paths;
-  if (const char* given = std::getenv("HALO_OIIO_MODULE"); given && *given) paths.push_back(given);
+  if (const std::string& given = settings().oiio_module; !given.empty()) paths.push_back(given);
   if (const fs::path bin = executable_dir(); !bin.empty()) {
     paths.push_back((bin / "libhalo_oiio.so").string());
     paths.push_back((bin.parent_path() / "lib/halo/libhalo_oiio.so").string());

@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
+#include "core/settings.hpp"
 #include "core/temporaries.hpp"
 #include "core/text.hpp"
 #include "io/codec.hpp"
@@ -56,9 +57,8 @@ CopyFailure copy_fd(int from, int to, std::size_t& copied,
 }  // namespace
 
 PrivateFolder::PrivateFolder() {
-  const char* tmp = std::getenv("TMPDIR");
   const std::string pattern =
-      std::string(tmp && *tmp ? tmp : "/tmp") + "/halo-" + std::to_string(::getpid()) + "-XXXXXX";
+      (settings().temp_dir / ("halo-" + std::to_string(::getpid()) + "-XXXXXX")).string();
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
   if (!::mkdtemp(name.data()))

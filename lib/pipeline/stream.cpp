@@ -19,7 +19,6 @@
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "filters/convert.hpp"
-#include "filters/histogram.hpp"
 
 namespace halo {
 
@@ -348,12 +347,14 @@ class DeviceLane {
         checks_(pipeline) {
     for (auto& run : runs_) run.keep_flags = options.keep_flags || options.verify;
     for (auto& run : reference_runs_) run.keep_flags = true;
-    for (std::size_t i = 0; i < scans.size(); ++i) runs_[i].scan = reference_runs_[i].scan = scans[i];
+    for (std::size_t i = 0; i < scans.size(); ++i)
+      runs_[i].scan = reference_runs_[i].scan = scans[i];
   }
 
   OutputStrip run(int k, const HostStrip& strip) {
     const Span own = plan_.output(k);
-    if (auto scan = scan_single(pipeline_, plan_, strip)) runs_[0].scan = reference_runs_[0].scan = scan;
+    if (auto scan = scan_single(pipeline_, plan_, strip))
+      runs_[0].scan = reference_runs_[0].scan = scan;
     DeviceImage current = upload_strip(strip);
     std::vector<DeviceGuides> guides;
     for (const auto& g : strip.guides) guides.push_back(upload_guides(device_, &g));
@@ -400,7 +401,7 @@ class DeviceLane {
     const auto& stages = pipeline_.stages();
     for (std::size_t i = 0; i < stages.size(); ++i) {
       device_.set_stage(stages[i]->spec());
-      stages[i]->finish(device_, runs_[i]);
+      runs_[i].finish(device_);
       if (options_.verify)
         checks_.problem(i + 1, side_results_mismatch(runs_[i], reference_runs_[i]));
     }
@@ -488,21 +489,7 @@ void merge(StreamResult& into, StreamResult part) {
     into.runs = std::move(part.runs);
     return;
   }
-  for (std::size_t i = 0; i < part.runs.size(); ++i) {
-    StageRun& a = into.runs[i];
-    StageRun& b = part.runs[i];
-    if (a.histogram && b.histogram) {
-      add_counts(*a.histogram, *b.histogram);
-      a.histogram->count_to_reduce_ms += b.histogram->count_to_reduce_ms;
-    } else if (b.histogram) {
-      a.histogram = std::move(b.histogram);
-    }
-    // Each lane wrote the flags of its own strips' rows, zero elsewhere.
-    if (a.flags.empty())
-      a.flags = std::move(b.flags);
-    else
-      for (std::size_t p = 0; p < b.flags.bits.size(); ++p) a.flags.bits[p] |= b.flags.bits[p];
-  }
+  for (std::size_t i = 0; i < part.runs.size(); ++i) merge_runs(into.runs[i], part.runs[i]);
 }
 
 // A reader thread, a thread per lane, and a writer thread; strips go to whichever lane is

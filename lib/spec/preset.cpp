@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/paths.hpp"
+#include "core/settings.hpp"
 
 namespace halo {
 
@@ -23,16 +24,7 @@ static std::string trim(const std::string& s) {
 // PREFIX/share/halo/presets), wherever the tree was installed, unpacked or moved to; a halo
 // that has none uses the source tree's only when it runs from its build tree (core/paths.hpp).
 std::vector<fs::path> preset_dirs() {
-  std::vector<fs::path> dirs;
-  if (const char* env = std::getenv("HALO_PRESET_PATH")) {
-    std::string list = env;
-    std::size_t start = 0;
-    for (std::size_t i = 0; i <= list.size(); ++i)
-      if (i == list.size() || list[i] == ':') {
-        if (i > start) dirs.emplace_back(list.substr(start, i - start));
-        start = i + 1;
-      }
-  }
+  std::vector<fs::path> dirs = settings().preset_path;
   std::error_code ec;
   const fs::path bin = executable_dir();
   const fs::path installed = bin.parent_path() / "share/halo/presets";

@@ -33,8 +33,10 @@ struct Archive {
            const std::vector<float>& values) {
     const std::uint64_t offset = bytes.size();
     for (float v : values) {
-      if (type == 'f') put(bytes, v);
-      else put(bytes, std::uint16_t(v == 1.0f ? 0x3c00 : v == -2.0f ? 0xc000 : 0));
+      if (type == 'f')
+        put(bytes, v);
+      else
+        put(bytes, std::uint16_t(v == 1.0f ? 0x3c00 : v == -2.0f ? 0xc000 : 0));
     }
     put(table, std::uint16_t(name.size()));
     for (char c : name) table.push_back(std::byte(c));
@@ -68,7 +70,8 @@ std::string error_of(const std::vector<std::byte>& bytes) {
 }
 
 // Every output sample within `tolerance` x max(1, |reference|).
-void check_close(const Image& got, const Image& expected, double tolerance, const std::string& what) {
+void check_close(const Image& got, const Image& expected, double tolerance,
+                 const std::string& what) {
   const Comparison c = compare(got, expected, tolerance);
   INFO(what, ": ", c.summary());
   CHECK(c.ok());
@@ -141,7 +144,7 @@ TEST_CASE("tensor archives: a hand-made one reads back; damaged ones are refused
 TEST_CASE("layers by hand: 3x3 convolution with zero padding and ReLU, pooling, upsampling") {
   NetLayer l;
   l.in = 1, l.out = 2;
-  l.weight = {1, 1, 1, 1, 1, 1, 1, 1, 1,    // output 0: the 3x3 sum
+  l.weight = {1, 1, 1, 1, 1,  1, 1, 1, 1,   // output 0: the 3x3 sum
               0, 0, 0, 0, -1, 0, 0, 0, 0};  // output 1: minus the centre
   l.bias = {0.5f, 0.25f};
   Activation a(1, 3, 3);
@@ -197,7 +200,8 @@ TEST_CASE("denoise: device against the reference on odd sizes, with and without 
     const Guides g = render_guides(w, h);
     const Image hdr = test::random_image(w, h, 4, true, 9, 0.0f, 8.0f);  // RGBA, HDR values
     const Image grey = test::random_image(w, h, 1, false, 10);
-    for (const std::string spec : {"denoise:precision=fp32", "denoise:precision=fp32:quality=fast"}) {
+    for (const std::string spec :
+         {"denoise:precision=fp32", "denoise:precision=fp32:quality=fast"}) {
       const auto stage = make_stage(spec);
       const std::string what = spec + " " + std::to_string(w) + "x" + std::to_string(h);
       check_close(device_result(*stage, hdr, &g), reference_result(*stage, hdr, &g), 1e-4,
@@ -287,15 +291,21 @@ TEST_CASE("denoise: the network follows the guides, hdr and quality") {
     for (const auto& d : make_stage(spec)->details(run)) all += d + "\n";
     return all;
   };
-  CHECK(names("denoise", &g).find("float input: OIDN network rt_hdr_alb_nrm\n") != std::string::npos);
-  CHECK(names("denoise", &g).find("8/16-bit input: OIDN network rt_ldr_alb_nrm\n") != std::string::npos);
+  CHECK(names("denoise", &g).find("float input: OIDN network rt_hdr_alb_nrm\n") !=
+        std::string::npos);
+  CHECK(names("denoise", &g).find("8/16-bit input: OIDN network rt_ldr_alb_nrm\n") !=
+        std::string::npos);
   CHECK(names("denoise", &albedo_only).find("network rt_hdr_alb\n") != std::string::npos);
   CHECK(names("denoise", nullptr).find("network rt_hdr\n") != std::string::npos);
   CHECK(names("denoise:quality=fast", &g).find("rt_hdr_alb_nrm_small") != std::string::npos);
   CHECK(names("denoise:aux=clean", &g).find("rt_hdr_calb_cnrm\n") != std::string::npos);
-  CHECK(names("denoise:aux=clean:quality=high", &g).find("rt_hdr_calb_cnrm_large") != std::string::npos);
-  CHECK(names("denoise:aux=prefilter", &g).find("rt_hdr_calb_cnrm after rt_alb on the albedo, rt_nrm on the normals") != std::string::npos);
-  CHECK(names("denoise:hdr=0", &g).find("float input: OIDN network rt_ldr_alb_nrm") != std::string::npos);
+  CHECK(names("denoise:aux=clean:quality=high", &g).find("rt_hdr_calb_cnrm_large") !=
+        std::string::npos);
+  CHECK(names("denoise:aux=prefilter", &g)
+            .find("rt_hdr_calb_cnrm after rt_alb on the albedo, rt_nrm on the normals") !=
+        std::string::npos);
+  CHECK(names("denoise:hdr=0", &g).find("float input: OIDN network rt_ldr_alb_nrm") !=
+        std::string::npos);
   CHECK_THROWS_AS(make_stage("denoise:albedo=off:normal=n.exr"), Error);
   CHECK_THROWS_AS(make_stage("denoise:tile=8"), Error);
 }
@@ -305,7 +315,8 @@ TEST_CASE("denoise: prefiltered guides and LDR colour, device against the refere
   const Guides g = render_guides(w, h, 8);
   const Image hdr = test::random_image(w, h, 3, false, 12, 0.0f, 3.0f);
   const Image ldr = to_image(to_pixels(test::random_image(w, h, 3, false, 13), PixelType::u8));
-  for (const std::string spec : {"denoise:precision=fp32:aux=prefilter", "denoise:precision=fp32:aux=clean"})
+  for (const std::string spec :
+       {"denoise:precision=fp32:aux=prefilter", "denoise:precision=fp32:aux=clean"})
     check_close(device_result(*make_stage(spec), hdr, &g),
                 reference_result(*make_stage(spec), hdr, &g), 1e-4, spec);
   for (const std::string spec : {"denoise:precision=fp32", "denoise:precision=fp32:srgb=0"}) {

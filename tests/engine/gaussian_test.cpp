@@ -48,9 +48,8 @@ TEST_CASE("gaussian needs r or sigma; r beyond 512 is refused") {
 TEST_CASE("device matches reference: gaussian radius 1..20, every border" *
           doctest::test_suite("sweeps")) {
   // Each radius is a program: the loop takes the smallest, one between and the largest.
-  for (int r : test::sweep<int>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
-                                 19, 20},
-                                {1, 6, 20}))
+  for (int r : test::sweep<int>(
+           {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}, {1, 6, 20}))
     for (const char* border : test::kBorders)
       test::check_device_matches("gaussian:r=" + std::to_string(r) + ":border=" + border,
                                  test::random_image(67, 45, 3, false, unsigned(r)));
@@ -78,9 +77,8 @@ TEST_CASE("with little local memory: the two-pass kernels, and direct columns fo
   small.local_memory = 8 * 1024;
   small.type = "gpu";
   Device device(small, default_cache_dir());
-  for (int r : test::sweep<int>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
-                                 19, 20},
-                                {2, 13}))
+  for (int r : test::sweep<int>(
+           {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}, {2, 13}))
     for (const char* border : test::kBorders)
       test::check_device_matches(device, "gaussian:r=" + std::to_string(r) + ":border=" + border,
                                  test::random_image(67, 45, 3, false, unsigned(r)));
@@ -133,12 +131,12 @@ TEST_CASE("the fused kernel (both passes at once) equals the reference bit for b
   // Odd and even steps; bands shorter than, equal to and longer than a step, and than the
   // image; radii whose 2r is and is not a multiple of the steps (each radius is a program).
   using Case = std::pair<const char*, std::vector<int>>;
-  for (const auto& [shape, radii] : test::sweep<Case>(
-           {{"fused_radius=16,fused_steps=5,fused_band=64", {1, 2, 5, 8, 16}},
-            {"fused_radius=16,fused_steps=3,fused_band=1", {2, 3, 16}},
-            {"fused_radius=16,fused_steps=4,fused_band=7", {2, 5, 16}},
-            {"fused_radius=16,fused_steps=1,fused_band=600", {1, 7}}},
-           {{"fused_radius=16,fused_steps=3,fused_band=7", {3}}})) {
+  for (const auto& [shape, radii] :
+       test::sweep<Case>({{"fused_radius=16,fused_steps=5,fused_band=64", {1, 2, 5, 8, 16}},
+                          {"fused_radius=16,fused_steps=3,fused_band=1", {2, 3, 16}},
+                          {"fused_radius=16,fused_steps=4,fused_band=7", {2, 5, 16}},
+                          {"fused_radius=16,fused_steps=1,fused_band=600", {1, 7}}},
+                         {{"fused_radius=16,fused_steps=3,fused_band=7", {3}}})) {
     test::retune(device, shape);
     for (int r : radii)
       for (const char* border : test::kBorders) {
@@ -165,10 +163,10 @@ TEST_CASE("the direct kernel (both passes in registers) equals the reference bit
   Device device(test::gpu_info(), default_cache_dir());
   // Rows per work-item fewer than, equal to and more than 2r; images narrower than a vector,
   // a span and a group, widths not a multiple of 4, and a strip's last rows inside a run.
-  for (const char* shape : test::sweep<const char*>(
-           {"direct_radius=4,direct_rows=4", "direct_radius=4,direct_rows=1",
-            "direct_radius=4,direct_rows=5,vec_w=8,vec_h=2"},
-           {"direct_radius=4,direct_rows=5,vec_w=8,vec_h=2"})) {
+  for (const char* shape :
+       test::sweep<const char*>({"direct_radius=4,direct_rows=4", "direct_radius=4,direct_rows=1",
+                                 "direct_radius=4,direct_rows=5,vec_w=8,vec_h=2"},
+                                {"direct_radius=4,direct_rows=5,vec_w=8,vec_h=2"})) {
     test::retune(device, shape);
     for (int r : test::sweep<int>({1, 2, 4}, {2}))
       for (const char* border : test::kBorders) {

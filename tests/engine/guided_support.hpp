@@ -39,7 +39,10 @@ struct GuidedFixture {
     device().take_timings();
     return result;
   }
-  const FlagImage* flags() const { return last.flags.empty() ? nullptr : &last.flags; }
+  const FlagImage* flags() const {
+    const auto kept = last.side_output("flags");
+    return kept ? kept->flags : nullptr;
+  }
 };
 
 inline GuidedFixture guided_stage(const std::string& spec, const Guides* guides) {
@@ -93,7 +96,7 @@ inline void check_guided_device(const std::string& spec, const Image& in, const 
 inline void check_guided_on_odd_sizes(const std::string& guided, const std::string& with_albedo,
                                       const std::string& self) {
   for (const auto& [w, h] : sweep<std::pair<int, int>>({{1, 1}, {7, 5}, {33, 17}, {1023, 517}},
-                                                      {{1, 1}, {7, 5}, {33, 17}, {203, 131}})) {
+                                                       {{1, 1}, {7, 5}, {33, 17}, {203, 131}})) {
     const Guides g = random_guides(w, h, false), ga = random_guides(w, h, true);
     const Image rgb = random_image(w, h, 4, true), grey = random_image(w, h, 1);
     for (const char* border : kBorders) {

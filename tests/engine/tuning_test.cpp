@@ -7,6 +7,7 @@
 
 #include "cl/tuning.hpp"
 #include "core/error.hpp"
+#include "core/settings.hpp"
 #include "support.hpp"
 
 using namespace halo;
@@ -55,9 +56,12 @@ TEST_CASE("a tuned file overrides the table for its device only, HALO_TUNING ove
   CHECK(choose_tuning(other, dir).source.find("table row") == 0);
   CHECK(choose_tuning(own, std::nullopt).tuning.box_seg == table_tuning(own).box_seg);
 
-  setenv("HALO_TUNING", "box_seg=24", 1);
+  const Settings before = settings();
+  Settings with_tuning = before;
+  with_tuning.tuning = "box_seg=24";
+  install_settings(with_tuning);
   const TuningChoice over = choose_tuning(own, dir);
-  unsetenv("HALO_TUNING");
+  install_settings(before);
   CHECK(over.tuning.box_seg == 24);
   CHECK(over.tuning.conv_h == 2);
   CHECK(over.source.find("+ HALO_TUNING") != std::string::npos);
