@@ -24,9 +24,6 @@ struct GlobalOptions {
 void fall_back_or_rethrow(const GlobalOptions& options, const std::exception& e,
                           const std::string& context, const std::string& instead);
 
-// The device to run on: nullptr means the CPU reference (--device ref, or auto with no OpenCL
-// device, unless --strict).
-std::unique_ptr<Device> open_device(const GlobalOptions& options);
 // Opens a device with the kernel cache and its launch shapes (said at -v).
 std::unique_ptr<Device> make_device(const DeviceInfo& info);
 

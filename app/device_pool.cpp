@@ -3,6 +3,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+#include <thread>
+
 #include "cl/program_cache.hpp"
 #include "core/error.hpp"
 
@@ -40,18 +43,56 @@ std::unique_ptr<Device> make_device(const DeviceInfo& info) {
   return device;
 }
 
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
 DevicePool::DevicePool(const GlobalOptions& options, int slots)
     : options_(options), slot_count_(slots) {}
 
-void DevicePool::open() {
+DevicePool::~DevicePool() {
+  for (std::size_t d = 0; d < open_seconds_.size() && d < slots_.size(); ++d) {
+    // The device's first slot is the last of slots_ for it (open() puts them last).
+    Device& device = *slots_[slots_.size() - open_seconds_.size() + d];
+    record_start_cost(default_cache_dir(), device.info(),
+                      open_seconds_[d] + device.programs().load_seconds(), list_seconds_);
+  }
+}
+
+std::vector<DeviceInfo> DevicePool::chosen_devices(double samples) {
+  if (options_.device != "auto") {
+    const auto listing = std::chrono::steady_clock::now();
+    std::vector<DeviceInfo> devices = select_devices(options_.device);
+    list_seconds_ = seconds_since(listing);
+    return devices;
+  }
+  Workload work = work_;
+  work.samples = samples;
+  work.cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  DeviceChoice choice = choose_device(work, default_cache_dir());
+  list_seconds_ = choice.list_seconds;
+  spdlog::info("--device auto: {}", choice.reason);
+  if (!choice.device) return {};
+  return {*choice.device};
+}
+
+void DevicePool::open(double samples) {
   opened_ = true;
   if (options_.device == "ref") return;
   try {
-    const std::vector<DeviceInfo> devices = select_devices(options_.device);
+    const std::vector<DeviceInfo> devices = chosen_devices(samples);
     // Slots alternate between devices, so the first free slots spread work across them. The
     // slots of one device share its context and compiled programs.
     std::vector<std::unique_ptr<Device>> first;
-    for (const auto& info : devices) first.push_back(make_device(info));
+    for (const auto& info : devices) {
+      const auto opening = std::chrono::steady_clock::now();
+      first.push_back(make_device(info));
+      open_seconds_.push_back(seconds_since(opening));
+    }
     for (int slot = 1; slot < slot_count_; ++slot)
       for (const auto& device : first) slots_.push_back(device->another_queue());
     for (auto& device : first) slots_.push_back(std::move(device));
@@ -59,6 +100,7 @@ void DevicePool::open() {
   } catch (const Error& e) {
     fall_back_or_rethrow(options_, e, "", "running the CPU reference");
     slots_.clear();
+    open_seconds_.clear();
     return;
   }
   for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) free_.push_back(it->get());
@@ -66,12 +108,12 @@ void DevicePool::open() {
 
 void DevicePool::open_now() {
   std::lock_guard lock(mutex_);
-  if (!opened_) open();
+  if (!opened_ && options_.device != "auto") open(0);
 }
 
-DevicePool::Lease DevicePool::acquire() {
+DevicePool::Lease DevicePool::acquire(double samples) {
   std::unique_lock lock(mutex_);
-  if (!opened_) open();
+  if (!opened_) open(samples);
   if (slots_.empty() || given_up_) return Lease(nullptr, nullptr);
   freed_.wait(lock, [&] { return !free_.empty(); });
   Device* device = free_.back();

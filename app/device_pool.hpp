@@ -11,6 +11,7 @@
 
 #include "app/commands.hpp"
 #include "cl/device.hpp"
+#include "pipeline/device_choice.hpp"
 
 namespace halo {
 
@@ -24,6 +25,12 @@ class DevicePool {
   // header passed: a refused file costs no OpenCL start). With --device auto (and no --strict)
   // a missing device gives an empty pool (the reference) and a warning, as a single run does.
   DevicePool(const GlobalOptions& options, int slots);
+  // Records what starting each device cost, for --device auto's next choice.
+  ~DevicePool();
+
+  // --device auto: the work the pool will serve (the chain's cost, the files, whether --verify
+  // needs a device); the first acquire() adds its file's size and chooses (device_choice.hpp).
+  void plan(const Workload& work) { work_ = work; }
 
   // After a file: whether its device work failed with an OpenCL error. Three failures in a
   // row and the pool stops handing out devices (the rest runs on the reference), with a
@@ -46,17 +53,23 @@ class DevicePool {
     DevicePool* pool_;
     Device* device_;
   };
-  // Blocks until a slot is free; a null device when the pool is empty or given up.
-  Lease acquire();
+  // Blocks until a slot is free; a null device when the pool is empty or given up. `samples`:
+  // the file's colour samples, which --device auto's choice weighs on the first call.
+  Lease acquire(double samples);
   // Opens the devices now: a batch does, so that a bad --device is one usage error (64)
-  // before any file rather than a failure of every file.
+  // before any file rather than a failure of every file. Under --device auto, which cannot be
+  // a usage error, the first file's acquire() opens them, knowing its size.
   void open_now();
 
  private:
-  void open();  // under mutex_
+  void open(double samples);  // under mutex_
+  std::vector<DeviceInfo> chosen_devices(double samples);
   void release(Device* device);
 
   GlobalOptions options_;
+  Workload work_;
+  double list_seconds_ = 0;           // listing the platforms, when this run did
+  std::vector<double> open_seconds_;  // creating each device's first slot
   int slot_count_;
   bool opened_ = false;
   int failures_in_a_row_ = 0;

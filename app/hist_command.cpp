@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "app/commands.hpp"
+#include "app/device_pool.hpp"
 #include "app/histogram_report.hpp"
 #include "cl/cl_error.hpp"
 #include "core/atomic_file.hpp"
@@ -89,16 +90,21 @@ int hist(const HistOptions& given, const GlobalOptions& global) {
   }
   const HistogramSpec spec = spec_of(o);
   Histogram result;
-  std::unique_ptr<Device> device = open_device(global);
-  if (device) {
+  bool counted = false;
+  DevicePool devices(global, 1);
+  devices.plan(
+      {.per_sample = StageCost{}, .needs_device = o.verify});  // counting: the default cost
+  DevicePool::Lease lease =
+      devices.acquire(double(loaded.pixels.width) * loaded.pixels.height * loaded.pixels.channels);
+  if (Device* device = lease.device()) {
     try {
       result = histogram_device(*device, loaded.pixels, spec);
+      counted = true;
     } catch (const ClError& e) {
       fall_back_or_rethrow(global, e, "", "counting on the CPU instead");
-      device.reset();
     }
   }
-  if (!device) result = histogram_reference(loaded.pixels, spec);
+  if (!counted) result = histogram_reference(loaded.pixels, spec);
   // With a report on standard output (-), the text goes to stderr so stdout stays parseable.
   std::FILE* text = is_standard_output(o.json) || is_standard_output(o.csv) ? stderr : stdout;
   fmt::print(text, "{}", histogram_summary(result));
@@ -106,7 +112,7 @@ int hist(const HistOptions& given, const GlobalOptions& global) {
   if (!o.json.empty()) write_histogram_json(o.json, result, o.input, quantity);
   if (!o.csv.empty()) write_histogram_csv(o.csv, result);
   if (!o.plot.empty()) write_histogram_plot(o.plot, result, o.log_scale, quantity);
-  if (o.verify && device) {
+  if (o.verify && counted) {
     const Histogram reference = histogram_reference(loaded.pixels, spec);
     if (!result.same_counts(reference))
       throw Error(ErrorKind::Mismatch, "verify: histogram differs from the reference at " +

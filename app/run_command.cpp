@@ -386,6 +386,7 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   Phases phases;
   // Headers, channels and guides are checked before any device work.
   SampleType type;
+  double samples = 0;  // colour samples, for --device auto
   const Pipeline* chosen = &run.pipeline;
   {
     const InputStream probe(parse_input_ref(job.input.path + job.input.channels),
@@ -402,12 +403,14 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
       spdlog::info("{}: writing {} samples (the format cannot store {})", job.output,
                    to_string(type), to_string(requested));
     log_details(pipeline, probe, job.input.path);
+    samples = double(probe.input().width) * probe.input().height *
+              (probe.input().channels - (probe.input().alpha ? 1 : 0));
   }
   const Pipeline& pipeline = *chosen;
   std::optional<StreamResult> result;
   // Without filters there is nothing for a device to do: samples are converted on the host.
-  DevicePool::Lease lease =
-      pipeline.stages().empty() ? DevicePool::Lease(nullptr, nullptr) : run.devices.acquire();
+  DevicePool::Lease lease = pipeline.stages().empty() ? DevicePool::Lease(nullptr, nullptr)
+                                                      : run.devices.acquire(samples);
   if (Device* device = lease.device()) {
     try {
       spdlog::info("{}: device {} ({})", job.input.path, device->info().name,
@@ -593,6 +596,8 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
   GlobalOptions device_options = global;
   if (pipeline.stages().empty()) device_options.device = "ref";
   DevicePool devices(device_options, workers);
+  devices.plan(
+      {.per_sample = pipeline.cost(), .files = int(jobs.size()), .needs_device = o.verify});
   std::vector<std::string> spec_texts;
   for (const auto& spec : specs) spec_texts.push_back(spec.text);
   for (const auto& text : o.attribs) parse_attrib(text);  // checked before any file is read
@@ -642,16 +647,6 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
 }
 
 }  // namespace
-
-std::unique_ptr<Device> open_device(const GlobalOptions& options) {
-  if (options.device == "ref") return nullptr;
-  try {
-    return make_device(select_device(options.device));
-  } catch (const Error& e) {
-    fall_back_or_rethrow(options, e, "", "running the CPU reference");
-    return nullptr;
-  }
-}
 
 void fall_back_or_rethrow(const GlobalOptions& options, const std::exception& e,
                           const std::string& context, const std::string& instead) {

@@ -92,11 +92,14 @@ cl::Program ProgramCache::get(const std::string& file, const Defines& defines) {
 
   const std::string label = file + " [" + options + "]";
   if (dir_) {
+    const auto loading = std::chrono::steady_clock::now();
     if (auto program = load(*dir_ / (key + ".bin"), options)) {
       const auto stored_key = read_file(*dir_ / (key + ".key"));
       if (stored_key && *stored_key == key_text) {
         spdlog::debug("kernel cache: loaded {} from {}", label, dir_->string());
         ++loaded_;
+        load_seconds_ +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - loading).count();
         return memory_[request] = *program;
       }
     }

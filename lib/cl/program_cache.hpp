@@ -33,6 +33,8 @@ class ProgramCache {
   // How each program of this process was obtained, for --verbose and the cache tests.
   int compiled() const { return compiled_; }
   int loaded_from_disk() const { return loaded_; }
+  // Seconds spent loading programs from disk (part of what starting the device costs a run).
+  double load_seconds() const { return load_seconds_; }
 
  private:
   std::optional<cl::Program> load(const std::filesystem::path& path, const std::string& options);
@@ -50,6 +52,7 @@ class ProgramCache {
   std::mutex mutex_;  // one build at a time; the others wait for it and then find it in memory_
   int compiled_ = 0;
   int loaded_ = 0;
+  double load_seconds_ = 0;
 };
 
 // The source of kernels/FILE with its `#include "x.cl"` lines expanded from the embedded set.

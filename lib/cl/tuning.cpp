@@ -238,11 +238,13 @@ void apply_settings(Tuning& t, const std::string& text, const std::string& what)
   }
 }
 
+std::string device_identity(const DeviceInfo& device) {
+  return fnv1a_hex(device.platform_name + "|" + device.name + "|" + device.type + "|" +
+                   device.version + "|" + device.driver_version);
+}
+
 fs::path tuned_file(const fs::path& cache_dir, const DeviceInfo& device) {
-  return cache_dir / "tuning" /
-         (fnv1a_hex(device.platform_name + "|" + device.name + "|" + device.type + "|" +
-                    device.version + "|" + device.driver_version) +
-          ".json");
+  return cache_dir / "tuning" / (device_identity(device) + ".json");
 }
 
 Tuning table_tuning(const DeviceInfo& device) {

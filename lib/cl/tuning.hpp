@@ -98,8 +98,11 @@ std::string settings_text(const Tuning& t, const Tuning* base = nullptr);
 // Error(Usage) naming `what`.
 void apply_settings(Tuning& t, const std::string& text, const std::string& what);
 
-// The tuned file of a device in a cache folder: tuning/<hash of platform, device, type, version
-// and driver>.json. A new driver starts from the table again.
+// A device and its driver, as a short hex name (a hash of platform, device, type, version and
+// driver): what cached measurements of it are keyed by.
+std::string device_identity(const DeviceInfo& device);
+// The tuned file of a device in a cache folder: tuning/<device_identity>.json. A new driver
+// starts from the table again.
 std::filesystem::path tuned_file(const std::filesystem::path& cache_dir, const DeviceInfo& device);
 
 }  // namespace halo

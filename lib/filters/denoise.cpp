@@ -349,6 +349,15 @@ class DenoiseStage : public GuidedStage {
     return border_whole_image_reason(p_.border);
   }
   bool tall_strips() const override { return true; }
+  // The balanced network on a 640x360 photo; the small one does about half its work, the large
+  // one about twice, and aux=prefilter runs the network on the guides first.
+  StageCost cost() const override {
+    const double scale = (p_.quality == Quality::fast   ? 0.5
+                          : p_.quality == Quality::high ? 2
+                                                        : 1) *
+                         (p_.aux == Aux::prefilter ? 3 : 1);
+    return {.reference_ns = 16000 * scale, .device_ns = 3200 * scale};
+  }
   double verify_tolerance(const Device& device, double given) const override {
     return precision(device) == NetPrecision::tf32 ? std::max(given, kTf32Tolerance) : given;
   }

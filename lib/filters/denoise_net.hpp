@@ -26,14 +26,14 @@ struct NetLayer {
   static constexpr int kInput = -1;  // `src`/`skip`: the network's input tensor
   static constexpr int kNone = -2;   // `skip`: nothing concatenated
 
-  std::string name;      // the weights' name: enc_conv0, dec_conv4a, ...
-  int in = 0, out = 0;   // channels read (src's, then skip's) and written
-  int src = kInput;      // the tensor read: kInput or an earlier layer's index
-  bool upsample = false; // src is read 2x upsampled
-  int skip = kNone;      // concatenated after src: kInput, kNone or an earlier layer's index
+  std::string name;       // the weights' name: enc_conv0, dec_conv4a, ...
+  int in = 0, out = 0;    // channels read (src's, then skip's) and written
+  int src = kInput;       // the tensor read: kInput or an earlier layer's index
+  bool upsample = false;  // src is read 2x upsampled
+  int skip = kNone;       // concatenated after src: kInput, kNone or an earlier layer's index
   bool relu = true;
-  bool pool = false;      // the result is 2x2 max-pooled
-  int level = 0;          // the convolution's resolution: the input's / 2^level
+  bool pool = false;          // the result is 2x2 max-pooled
+  int level = 0;              // the convolution's resolution: the input's / 2^level
   std::vector<float> weight;  // out x in x 3 x 3, as the archive stores it (oihw)
   std::vector<float> bias;    // out
 };
@@ -82,7 +82,8 @@ struct Activation {
   std::vector<float> values;
 
   Activation() = default;
-  Activation(int c, int h, int w) : channels(c), height(h), width(w), values(std::size_t(c) * h * w) {}
+  Activation(int c, int h, int w)
+      : channels(c), height(h), width(w), values(std::size_t(c) * h * w) {}
   float* plane(int c) { return values.data() + std::size_t(c) * height * width; }
   const float* plane(int c) const { return values.data() + std::size_t(c) * height * width; }
   float& at(int c, int y, int x) { return plane(c)[std::size_t(y) * width + x]; }
@@ -119,8 +120,7 @@ class NetBuffers {
   void release(DeviceTensor& t);
 
  private:
-  std::map<std::tuple<const NetLayer*, int, int, bool>, std::pair<cl::Buffer, cl::Buffer>>
-      weights_;
+  std::map<std::tuple<const NetLayer*, int, int, bool>, std::pair<cl::Buffer, cl::Buffer>> weights_;
   std::multimap<std::size_t, cl::Buffer> free_;  // by size in bytes
 };
 

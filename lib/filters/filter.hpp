@@ -119,6 +119,15 @@ std::string side_results_mismatch(const StageRun& device, const StageRun& refere
 // Folds another lane's run of the same stage into `into`.
 void merge_runs(StageRun& into, StageRun& other);
 
+// What a stage costs per output sample (one colour channel of a pixel), in nanoseconds on one
+// core of the 2-core development machine (AMD EPYC, AVX-512): the plain CPU reference, and an
+// OpenCL CPU device's (PoCL's) kernels. Measured on photos at the defaults (docs/performance.md,
+// "Choosing the device"); --device auto compares them (pipeline/device_choice.hpp).
+struct StageCost {
+  double reference_ns = 10;
+  double device_ns = 2;
+};
+
 class Stage {
  public:
   explicit Stage(std::string spec) : spec_(std::move(spec)) {}
@@ -147,6 +156,8 @@ class Stage {
   // Stages that recompute many rows at each strip's edges (a large reach) want strips as tall as
   // the memory limits allow instead of cache-sized ones.
   virtual bool tall_strips() const { return false; }
+  // Per output sample, for --device auto's estimates.
+  virtual StageCost cost() const { return {}; }
   // The tolerance --verify holds the stage to on `device`: the one given, unless the stage's
   // device arithmetic is stated to differ by more (denoise's tensor cores).
   virtual double verify_tolerance(const Device&, double given) const { return given; }

@@ -29,8 +29,9 @@ struct GuideSources {
 
 // The guides on one device: normals and depth in one buffer, interleaved (x, y, z, depth of a
 // pixel side by side; a missing buffer reads as 0), albedo in 3 planes, all with the image's
-// pitch and the rows the guides hold. A guide that is absent (or no guides at all) is the placeholder, a small buffer
-// kernels are told not to read, as is any other argument a run does not use.
+// pitch and the rows the guides hold. A guide that is absent (or no guides at all) is the
+// placeholder, a small buffer kernels are told not to read, as is any other argument a run does not
+// use.
 struct DeviceGuides {
   cl::Buffer geometry, albedo, placeholder;
 };

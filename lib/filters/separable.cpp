@@ -91,6 +91,11 @@ class SeparableStage : public Stage {
       : Stage(std::move(spec)), k_(std::move(kernel)), details_(std::move(details)) {}
 
   int reach() const override { return radius(k_.cols); }
+  // One tap a weight of each pass.
+  StageCost cost() const override {
+    const double taps = double(k_.rows.size() + k_.cols.size());
+    return {.reference_ns = 3.6 * taps, .device_ns = 4 + 0.13 * taps};
+  }
   std::string whole_image_reason(PixelType) const override {
     return border_whole_image_reason(k_.border);
   }

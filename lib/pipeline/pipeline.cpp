@@ -34,6 +34,15 @@ void Pipeline::append(std::unique_ptr<Stage> stage) {
   stages_.push_back(std::move(stage));
 }
 
+StageCost Pipeline::cost() const {
+  StageCost sum{0, 0};
+  for (const auto& stage : stages_) {
+    sum.reference_ns += stage->cost().reference_ns;
+    sum.device_ns += stage->cost().device_ns;
+  }
+  return sum;
+}
+
 int Pipeline::reach() const {
   return reach_after(-1);
 }

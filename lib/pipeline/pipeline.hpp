@@ -31,6 +31,8 @@ class Pipeline {
 
   // Rows above and below an output row that the whole chain reads.
   int reach() const;
+  // The chain's cost per sample: its stages' summed.
+  StageCost cost() const;
   // Reach of the stages after stage i (of all stages for i = -1).
   int reach_after(int i) const;
   // Why the chain needs the whole image at once ("" when it can run strip by strip).
@@ -77,7 +79,7 @@ class StripPlan {
 struct StageCheck {
   std::string stage;  // "decode", a spec, or "encode"
   Comparison result;
-  std::string problem;  // a side result (histogram, flags) that differs from the reference
+  std::string problem;   // a side result (histogram, flags) that differs from the reference
   double tolerance = 0;  // what the stage was held to (Stage::verify_tolerance)
 
   bool ok() const { return result.ok() && problem.empty(); }

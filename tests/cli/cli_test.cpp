@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cl/device.hpp"
+#include "cl/tuning.hpp"
 #include "cli/sandbox.hpp"
 #include "io/image_io.hpp"
 
@@ -75,7 +77,7 @@ TEST_CASE("pipelines, presets and formats from the README work as written") {
   CHECK(box.halo("run " + box / "deep.png" + " -f sharpen -o " + box / "deep-out.png").code == 0);
   CHECK(read_image({box / "deep-out.png", {}}).stored == SampleType::u16);
   const Result timings =
-      box.halo("run " + box / "photo.png" + " -f emboss -o " + box / "t.tif --timings");
+      box.halo("--device 0 run " + box / "photo.png" + " -f emboss -o " + box / "t.tif --timings");
   CHECK(has(timings.out, "conv_"));  // conv_tile on GPUs, conv_vec on CPUs
   CHECK(has(timings.out, "time emboss"));
   CHECK(has(timings.out, "device total"));
@@ -162,12 +164,14 @@ TEST_CASE("devices: selection, missing device 69, fallback to the reference") {
   CHECK(box.halo("--device ref " + run).code == 0);
   CHECK(box.halo("--device 0 " + run).code == 0);
   CHECK(box.halo(run, "HALO_DEVICE=ref").code == 0);
-  // With no OpenCL driver registered, auto falls back (with a warning) unless --strict.
+  // With no OpenCL driver registered, auto falls back (with a warning) unless --strict, when
+  // it wants a device (--verify; for an image this small it would take the reference anyway).
   const std::string no_icd = "OCL_ICD_VENDORS=/nonexistent-halo OCL_ICD_FILENAMES=";
-  r = box.halo(run, no_icd);
+  CHECK(box.halo(run, no_icd).code == 0);
+  r = box.halo(run + " --verify", no_icd);
   CHECK(r.code == 0);
   CHECK(has(r.err, "warning: no OpenCL device found"));
-  r = box.halo("--strict " + run, no_icd);
+  r = box.halo("--strict " + run + " --verify", no_icd);
   CHECK(r.code == 69);
   CHECK(has(r.err, "error: no OpenCL device found"));
   r = box.halo("devices");
@@ -176,10 +180,60 @@ TEST_CASE("devices: selection, missing device 69, fallback to the reference") {
   CHECK(has(r.out, "compute"));
 }
 
+// A start-cost record claiming `seconds` for every device this machine lists.
+void record_start_costs(const Sandbox& box, double seconds) {
+  nlohmann::json costs = {{"list_seconds", 0}, {"devices", nlohmann::json::object()}};
+  for (const DeviceInfo& info : list_devices())
+    costs["devices"][device_identity(info)] = {{"name", info.name}, {"start_seconds", seconds}};
+  fs::create_directories(box / "cache");
+  std::ofstream(box / "cache/device-start.json") << costs.dump();
+}
+
+TEST_CASE("--device auto: the reference for small work, a device when its start pays off") {
+  Sandbox box;
+  write_image(box / "in.png", photo(64, 64, 3), SampleType::u8);
+  const std::string env = "HALO_CACHE_DIR=" + box / "cache";
+  const std::string run = "-v run " + box / "in.png" + " -f gaussian:r=8 -o " + box / "o.png";
+  // Nothing on record: a 64x64 image is done before any device could start, and no OpenCL
+  // platform is even listed.
+  Result r = box.halo(run, env);
+  CHECK(r.code == 0);
+  CHECK(has(r.err, "--device auto: the reference: "));
+  CHECK_FALSE(has(r.err, "launch shapes"));
+  CHECK_FALSE(fs::exists(box / "cache/device-start.json"));
+  // A device that was opened leaves what its start cost.
+  REQUIRE(box.halo("--device 0 " + run, env).code == 0);
+  std::ifstream recorded(box / "cache/device-start.json");
+  const nlohmann::json costs = nlohmann::json::parse(recorded, nullptr, false);
+  REQUIRE(costs.is_object());
+  CHECK(costs["list_seconds"].get<double>() > 0);
+  REQUIRE(costs["devices"].size() == 1);
+  CHECK(costs["devices"].begin().value()["start_seconds"].get<double>() > 0);
+  // Devices that start for free: the kernels' lower cost per sample wins.
+  record_start_costs(box, 0);
+  r = box.halo(run, env);
+  CHECK(r.code == 0);
+  CHECK(has(r.err, "expected first (reference "));
+  CHECK(has(r.err, "in.png: device "));
+  // Devices that take 100 s to start: the reference, without listing them.
+  record_start_costs(box, 100);
+  r = box.halo(run, env);
+  CHECK(has(r.err, "less than starting any OpenCL device (100.000 s)"));
+  CHECK_FALSE(has(r.err, "in.png: device "));
+  // --verify compares a device's result with the reference's: it always takes a device.
+  r = box.halo(run + " --verify", env);
+  CHECK(r.code == 0);
+  CHECK(has(r.err, "in.png: device "));
+  // The output is the same whichever ran it.
+  CHECK(box.halo("--device ref run " + box / "in.png" + " -f gaussian:r=8 -o " + box / "ref.png")
+            .code == 0);
+  CHECK(box.halo("compare " + box / "o.png " + box / "ref.png --fail 1e-6").code == 0);
+}
+
 TEST_CASE("the second run of a command does not recompile") {
   Sandbox box;
   write_image(box / "in.png", photo(8, 8, 3), SampleType::u8);
-  const std::string run = "-vv run " + box / "in.png" + " -f emboss -o " + box / "o.png";
+  const std::string run = "-vv --device 0 run " + box / "in.png" + " -f emboss -o " + box / "o.png";
   const std::string env = "HALO_CACHE_DIR=" + box / "cache";
   const Result first = box.halo(run, env);
   CHECK(has(first.err, "kernel cache: 0 compiled") == false);

@@ -69,8 +69,8 @@ TEST_CASE("denoise the shared Blender scene: OIDN's network from its layers") {
   // (scripts/render-psnr.py --oidn-numpy); atrous reaches 34.5.
   CHECK(tonemapped_psnr(box / "out.exr", kConverged) == doctest::Approx(36.88).epsilon(0.0005));
   // Without guides: OIDN's colour-only network, 36.37 dB, below the guided one.
-  const Result c = box.halo("-v run " + kNoisy + " -f denoise:albedo=off:normal=off -o " +
-                            box / "colour.exr");
+  const Result c =
+      box.halo("-v run " + kNoisy + " -f denoise:albedo=off:normal=off -o " + box / "colour.exr");
   REQUIRE(c.code == 0);
   CHECK(has(c.err, "float input: OIDN network rt_hdr\n"));
   CHECK(tonemapped_psnr(box / "colour.exr", kConverged) == doctest::Approx(36.37).epsilon(0.0005));
@@ -90,11 +90,12 @@ TEST_CASE("denoise: guides from files, aux modes, tiles, strips and odd sizes ag
     CHECK(r.code == 0);
   }
   // Tiles of 32 and strips of 20 rows: the same bytes as the whole image.
-  const Result whole = box.halo("run " + box / "c.exr -f denoise" + guides + " -o " + box / "w.exr");
+  const Result whole =
+      box.halo("run " + box / "c.exr -f denoise" + guides + " -o " + box / "w.exr");
   const Result tiles =
       box.halo("run " + box / "c.exr -f denoise:tile=32" + guides + " -o " + box / "t.exr");
-  const Result strips = box.halo("run " + box / "c.exr -f denoise" + guides +
-                                 " --strip-rows 20 -o " + box / "s.exr");
+  const Result strips =
+      box.halo("run " + box / "c.exr -f denoise" + guides + " --strip-rows 20 -o " + box / "s.exr");
   REQUIRE(whole.code == 0);
   REQUIRE(tiles.code == 0);
   REQUIRE(strips.code == 0);
@@ -103,7 +104,8 @@ TEST_CASE("denoise: guides from files, aux modes, tiles, strips and odd sizes ag
   // Odd sizes, the reference against the device.
   for (const auto& [w, h] : {std::pair{1, 1}, std::pair{7, 5}, std::pair{33, 17}}) {
     write_crop(kClose + kRGB, box / "odd.exr", 200, 100, w, h);
-    const Result r = box.halo("run " + box / "odd.exr -f denoise -o " + box / "odd-out.exr --verify");
+    const Result r =
+        box.halo("run " + box / "odd.exr -f denoise -o " + box / "odd-out.exr --verify");
     INFO(w, "x", h, ": ", r.err);
     CHECK(r.code == 0);
   }
@@ -120,7 +122,8 @@ TEST_CASE("denoise: 8-bit photos take OIDN's LDR networks and stay in range") {
   CHECK(pixels_of(box / "clean.png").channels == 3);
   // RGBA: alpha passes, premultiplied around the network as around every filter.
   write_image(box / "rgba.png", photo(31, 20, 4), SampleType::u8);
-  CHECK(box.halo("run " + box / "rgba.png -f denoise -o " + box / "rgba-out.png --verify").code == 0);
+  CHECK(box.halo("run " + box / "rgba.png -f denoise -o " + box / "rgba-out.png --verify").code ==
+        0);
 }
 
 TEST_CASE("denoise: missing, altered and malformed weights are one-line errors") {
@@ -128,12 +131,14 @@ TEST_CASE("denoise: missing, altered and malformed weights are one-line errors")
   // The binary away from its weights: nothing at ../share/halo/weights.
   fs::create_directories(box / "bin");
   fs::copy_file(HALO_BINARY, box / "bin/halo");
-  fs::copy_file(fs::path(HALO_BINARY).parent_path() / "libhalo_oiio.so", box / "bin/libhalo_oiio.so");
+  fs::copy_file(fs::path(HALO_BINARY).parent_path() / "libhalo_oiio.so",
+                box / "bin/libhalo_oiio.so");
   const std::string moved = box / "bin/halo";
   const auto run = [&](const std::string& args, const std::string& env = "") {
     Result r;
     const std::string out = box / "o.txt", err = box / "e.txt";
-    const int status = std::system((env + " " + moved + " " + args + " >" + out + " 2>" + err).c_str());
+    const int status =
+        std::system((env + " " + moved + " " + args + " >" + out + " 2>" + err).c_str());
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.err = Sandbox::read(err);
     return r;
@@ -146,8 +151,8 @@ TEST_CASE("denoise: missing, altered and malformed weights are one-line errors")
   CHECK_FALSE(fs::exists(box / "x.exr"));
   // A copy with one byte changed, found first through HALO_WEIGHTS_PATH: refused by its SHA-256.
   fs::create_directories(box / "w");
-  const fs::path real = fs::path(HALO_BINARY).parent_path().parent_path() /
-                        "share/halo/weights/rt_hdr_alb_nrm.tza";
+  const fs::path real =
+      fs::path(HALO_BINARY).parent_path().parent_path() / "share/halo/weights/rt_hdr_alb_nrm.tza";
   fs::copy_file(real, box / "w/rt_hdr_alb_nrm.tza");
   {
     std::fstream f(box / "w/rt_hdr_alb_nrm.tza", std::ios::in | std::ios::out | std::ios::binary);

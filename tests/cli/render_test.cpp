@@ -6,9 +6,9 @@
 #include <filesystem>
 
 #include "cli/sandbox.hpp"
-#include "support.hpp"
 #include "io/guides.hpp"
 #include "io/image_io.hpp"
+#include "support.hpp"
 
 using namespace halo;
 using namespace halo::test;
@@ -130,11 +130,11 @@ TEST_CASE("quiet by default: a cold kernel cache prints nothing but halo's own l
   const std::string cold = "HALO_NO_CACHE=1 POCL_KERNEL_CACHE=0";
   // Each run compiles every program it uses (1-2 s each on PoCL): the loop takes one filter of
   // each kernel family, the long label every filter on every input.
-  for (const std::string& spec : test::sweep<std::string>(
-           {"conv:k=1,2,1,2,4,2,1,2,1", "emboss", "sharpen", "edge:mode=sobel", "box:r=2",
-            "gaussian:r=3", "sep:h=1,2,1:v=1,0,-1", "bilateral", "atrous",
-            "histogram:mode=channel"},
-           {"gaussian:r=3", "atrous", "histogram:mode=channel"})) {
+  for (const std::string& spec :
+       test::sweep<std::string>({"conv:k=1,2,1,2,4,2,1,2,1", "emboss", "sharpen", "edge:mode=sobel",
+                                 "box:r=2", "gaussian:r=3", "sep:h=1,2,1:v=1,0,-1", "bilateral",
+                                 "atrous", "histogram:mode=channel"},
+                                {"gaussian:r=3", "atrous", "histogram:mode=channel"})) {
     for (const std::string& input : test::sweep<std::string>(
              {kNoisy, box / "rgba.png", box / "grey.png"}, {box / "rgba.png"})) {
       CAPTURE(spec);

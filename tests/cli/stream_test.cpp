@@ -367,8 +367,8 @@ TEST_CASE("encoding options: checked against the output's format, and they take 
 TEST_CASE("--timings shows decode, device and encode over the strips, and their overlap") {
   Sandbox box;
   write_image(box / "in.png", photo(300, 200, 3), SampleType::u8);
-  const Result r = box.halo("run " + box / "in.png" + " -f gaussian:r=2 -o " + box / "o.png" +
-                            " --timings --strip-rows 16");
+  const Result r = box.halo("--device 0 run " + box / "in.png" + " -f gaussian:r=2 -o " +
+                            box / "o.png" + " --timings --strip-rows 16");
   CHECK(r.code == 0);
   CHECK(has(r.out, "over 13 strips"));
   CHECK(has(r.out, "overlap)"));

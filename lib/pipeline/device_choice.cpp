@@ -1,0 +1,122 @@
+// --device auto's estimates (see device_choice.hpp).
+#include "pipeline/device_choice.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cl/tuning.hpp"
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+
+namespace halo {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path costs_file(const fs::path& cache_dir) {
+  return cache_dir / "device-start.json";
+}
+
+// The record, or an empty object when there is none or it cannot be read (it is only a hint).
+nlohmann::json read_costs(const std::optional<fs::path>& cache_dir) {
+  if (!cache_dir) return nlohmann::json::object();
+  std::ifstream in(costs_file(*cache_dir));
+  if (!in) return nlohmann::json::object();
+  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  return doc.is_object() ? doc : nlohmann::json::object();
+}
+
+double number_or(const nlohmann::json& doc, const char* key, double fallback) {
+  const auto it = doc.find(key);
+  return it != doc.end() && it->is_number() && it->get<double>() >= 0 ? it->get<double>()
+                                                                      : fallback;
+}
+
+// The cheapest start on record (listing the platforms and opening the quickest device), or a
+// CPU device's default when none is.
+double cheapest_start(const nlohmann::json& costs) {
+  std::optional<double> best;
+  if (const auto devices = costs.find("devices"); devices != costs.end() && devices->is_object())
+    for (const auto& [key, d] : devices->items())
+      if (d.is_object() && d.contains("start_seconds")) {
+        const double start = number_or(d, "start_seconds", kCpuDeviceStartSeconds);
+        best = std::min(best.value_or(start), start);
+      }
+  return number_or(costs, "list_seconds", 0) + best.value_or(kCpuDeviceStartSeconds);
+}
+
+double start_of(const nlohmann::json& costs, const DeviceInfo& info) {
+  const double fallback = info.gpu ? kGpuStartSeconds : kCpuDeviceStartSeconds;
+  const auto devices = costs.find("devices");
+  if (devices == costs.end() || !devices->is_object()) return fallback;
+  const auto d = devices->find(device_identity(info));
+  return d != devices->end() && d->is_object() ? number_or(*d, "start_seconds", fallback)
+                                               : fallback;
+}
+
+double device_seconds(const Workload& work, const DeviceInfo& info, double start) {
+  const double samples = work.samples * work.files;
+  const double parallel = info.gpu ? kGpuCores : std::max(1u, info.compute_units);
+  return start + samples * work.per_sample.device_ns * 1e-9 / parallel +
+         (info.gpu ? samples * kGpuTransferNs * 1e-9 : 0);
+}
+
+}  // namespace
+
+DeviceChoice choose_device(const Workload& work, const std::optional<fs::path>& cache_dir) {
+  const double reference =
+      work.samples * work.files * work.per_sample.reference_ns * 1e-9 / std::max(1, work.cores);
+  const nlohmann::json costs = read_costs(cache_dir);
+  const double floor = cheapest_start(costs);
+  if (!work.needs_device && reference <= floor)
+    return {std::nullopt, fmt::format("the reference: {:.3f} s expected, less than starting any "
+                                      "OpenCL device ({:.3f} s)",
+                                      reference, floor)};
+
+  const auto listing = std::chrono::steady_clock::now();
+  const std::vector<DeviceInfo> devices = list_devices();
+  const double listed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - listing).count();
+  std::optional<DeviceInfo> best;
+  double best_seconds = 0;
+  std::string estimates = fmt::format("reference {:.3f} s", reference);
+  for (const DeviceInfo& info : devices) {
+    const double seconds = device_seconds(work, info, start_of(costs, info));
+    estimates += fmt::format(", {} {:.3f} s", info.name, seconds);
+    if (!best || seconds < best_seconds) best = info, best_seconds = seconds;
+  }
+  spdlog::debug("listing the OpenCL platforms took {:.3f} s", listed);
+  if (!best) select_device("auto");  // throws NoDevice saying what to install
+  if (!work.needs_device && reference <= best_seconds)
+    return {std::nullopt, "the reference, expected first (" + estimates + ")", listed};
+  return {best, best->name + ", expected first (" + estimates + ")", listed};
+}
+
+void record_start_cost(const std::optional<fs::path>& cache_dir, const DeviceInfo& info,
+                       double start_seconds, double list_seconds) {
+  if (!cache_dir) return;
+  nlohmann::json costs = read_costs(cache_dir);
+  if (!costs.contains("devices") || !costs["devices"].is_object())
+    costs["devices"] = nlohmann::json::object();
+  if (list_seconds > 0) costs["list_seconds"] = list_seconds;
+  costs["devices"][device_identity(info)] = {{"name", info.name},
+                                             {"platform", info.platform_name},
+                                             {"gpu", info.gpu},
+                                             {"compute_units", info.compute_units},
+                                             {"start_seconds", start_seconds}};
+  try {
+    fs::create_directories(*cache_dir);
+    write_atomically(costs_file(*cache_dir).string(),
+                     [&](std::ostream& out) { out << costs.dump(2) << "\n"; });
+  } catch (const std::exception& e) {
+    spdlog::debug("not recording the device's start cost: {}", e.what());
+  }
+}
+
+}  // namespace halo
