@@ -80,9 +80,10 @@ int main(int argc, char** argv) {
   int verbosity = 0;
   bool quiet = false;
   app.add_option("--device", global.device,
-                 "auto (a GPU, else the CPU through PoCL, else the reference), gpu, cpu, ref "
-                 "(plain C++ reference, no OpenCL), an index from `halo devices`, or part of a "
-                 "device name")
+                 "auto (whichever of the reference, the CPU through PoCL and a GPU is expected "
+                 "to finish first: small images take the reference without starting OpenCL; "
+                 "-v says why), gpu, cpu, ref (plain C++ reference, no OpenCL), an index from "
+                 "`halo devices`, or part of a device name")
       ->envname("HALO_DEVICE")
       ->capture_default_str();
   app.add_flag("--strict", global.strict,

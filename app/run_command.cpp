@@ -24,11 +24,11 @@
 #include "core/text.hpp"
 #include "filters/registry.hpp"
 #include "io/image_io.hpp"
-#include "io/input_stream.hpp"
-#include "io/layers.hpp"
 #include "io/standard_streams.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/stream.hpp"
+#include "run/input_stream.hpp"
+#include "run/layers.hpp"
 #include "spec/preset.hpp"
 #include "spec/spec.hpp"
 

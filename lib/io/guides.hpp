@@ -1,5 +1,5 @@
 // Finding the guides of a render for bilateral and atrous in the input's own EXR layers, by
-// the names renderers give them (io/input_stream.cpp reads them, or the files a spec names).
+// the names renderers give them (run/input_stream.cpp reads them, or the files a spec names).
 #pragma once
 
 #include <string>

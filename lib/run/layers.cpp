@@ -1,5 +1,5 @@
 // Layers carried around the filters.
-#include "io/layers.hpp"
+#include "run/layers.hpp"
 
 #include <cstring>
 

@@ -1,5 +1,5 @@
 // Streaming input: readers for the image and its guide files, read in step, strip by strip.
-#include "io/input_stream.hpp"
+#include "run/input_stream.hpp"
 
 #include <algorithm>
 #include <cstring>
