@@ -204,12 +204,15 @@ std::string timings_report(const StreamResult& result) {
   return text;
 }
 
-// Stages that measure (histogram) report what they found.
+// Stages that measure report what they found: a histogram's summary, any other measurement's
+// own text.
 std::string results_report(const Pipeline& pipeline, const std::vector<StageRun>& runs) {
   std::string text;
   for (std::size_t i = 0; i < runs.size(); ++i)
-    if (const auto h = runs[i].side_output("histogram"))
-      text += fmt::format("{}: {}", pipeline.stages()[i]->spec(), histogram_summary(*h->histogram));
+    for (const SideOutput& out : runs[i].side_outputs()) {
+      const std::string found = out.histogram ? histogram_summary(*out.histogram) : out.summary;
+      if (!found.empty()) text += fmt::format("{}: {}", pipeline.stages()[i]->spec(), found);
+    }
   return text;
 }
 

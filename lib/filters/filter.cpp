@@ -24,10 +24,13 @@ std::vector<SideOutput> StageState::side_outputs() const {
   return {};
 }
 
+std::vector<SideOutput> StageRun::side_outputs() const {
+  return state ? state->side_outputs() : std::vector<SideOutput>();
+}
+
 std::optional<SideOutput> StageRun::side_output(const std::string& name) const {
-  if (state)
-    for (const SideOutput& out : state->side_outputs())
-      if (out.name == name) return out;
+  for (SideOutput& out : side_outputs())
+    if (out.name == name) return std::move(out);
   return std::nullopt;
 }
 

@@ -51,11 +51,13 @@ class InputScan {
 };
 
 // A result a stage measures over a whole run beside its output rows, for the caller to report
-// or write: the histogram's counts, a guided stage's discontinuity flags.
+// or write: the histogram's counts, a guided stage's discontinuity flags, or any measurement
+// as text (`summary`, which `halo run` prints after the file as it is).
 struct SideOutput {
-  std::string name;                      // "histogram" or "flags"
+  std::string name;                      // "histogram", "flags", or the measurement's
   const Histogram* histogram = nullptr;  // set for "histogram"
   const FlagImage* flags = nullptr;      // set for "flags"
+  std::string summary;                   // lines of text, each ending in a newline
 };
 
 // What one run of a stage keeps from strip to strip and measures (a histogram's counts and
@@ -108,7 +110,8 @@ struct StageRun {
     if (!state) state = std::make_unique<State>();
     return static_cast<State&>(*state);
   }
-  // The side output `name` of this run, if the stage made one.
+  // The side outputs of this run (none before the stage made its state), and the one named.
+  std::vector<SideOutput> side_outputs() const;
   std::optional<SideOutput> side_output(const std::string& name) const;
   // After the last strip: the state's device-resident results come back.
   void finish(Device& device);

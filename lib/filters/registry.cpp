@@ -21,13 +21,21 @@ FilterDef linear_filter();
 FilterDef srgb_filter();
 FilterDef premultiply_filter();
 FilterDef unpremultiply_filter();
+FilterDef exposure_filter();
+FilterDef mul_filter();
+FilterDef add_filter();
+FilterDef clamp_filter();
+FilterDef fixnan_filter();
+FilterDef tonemap_filter();
 
 const std::vector<FilterDef>& filter_registry() {
   static const std::vector<FilterDef> filters = {
-      conv_filter(),      emboss_filter(), sharpen_filter(),     unsharp_filter(),
-      edge_filter(),      box_filter(),    gaussian_filter(),    sep_filter(),
-      bilateral_filter(), atrous_filter(), denoise_filter(),     histogram_filter(),
-      linear_filter(),    srgb_filter(),   premultiply_filter(), unpremultiply_filter(),
+      conv_filter(),      emboss_filter(),  sharpen_filter(),     unsharp_filter(),
+      edge_filter(),      box_filter(),     gaussian_filter(),    sep_filter(),
+      bilateral_filter(), atrous_filter(),  denoise_filter(),     histogram_filter(),
+      linear_filter(),    srgb_filter(),    premultiply_filter(), unpremultiply_filter(),
+      exposure_filter(),  mul_filter(),     add_filter(),         clamp_filter(),
+      fixnan_filter(),    tonemap_filter(),
   };
   return filters;
 }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "cli/sandbox.hpp"
 #include "io/guides.hpp"
@@ -144,4 +145,33 @@ TEST_CASE("quiet by default: a cold kernel cache prints nothing but halo's own l
       CHECK_MESSAGE(r.err.empty(), r.err);
     }
   }
+}
+
+TEST_CASE("a render to a viewable 8-bit PNG in one command: exposure, tonemap, sRGB; NaN fixed") {
+  Sandbox box;
+  // The converged render with a NaN and an infinity planted, as a broken sample leaves them.
+  PixelBuffer render =
+      read_image(
+          parse_input_ref(kConverged +
+                          "[ViewLayer.Combined.R,ViewLayer.Combined.G,ViewLayer.Combined.B]"))
+          .pixels;
+  Image planted = to_image(render);
+  planted.at(100, 50, 0) = std::numeric_limits<float>::quiet_NaN();
+  planted.at(7, 300, 2) = std::numeric_limits<float>::infinity();
+  write_image(box / "broken.exr", to_pixels(planted, PixelType::f32), SampleType::f32);
+  const std::string chain =
+      " -f fixnan -f exposure:stops=0.5 -f tonemap -f srgb:float=1 --type u8 -o ";
+  const Result r = box.halo("run " + box / "broken.exr" + chain + box / "view.png --verify");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  const LoadedImage view = read_image({box / "view.png", {}});
+  CHECK(view.stored == SampleType::u8);
+  CHECK(view.pixels.width == planted.width());
+  // The planted samples took their neighbours' values, so the output has no hole or spike.
+  const Image shown = to_image(view.pixels);
+  CHECK(std::fabs(shown.at(100, 50, 0) - shown.at(101, 50, 0)) < 0.1f);
+  CHECK(std::fabs(shown.at(7, 300, 2) - shown.at(8, 300, 2)) < 0.1f);
+  // Whichever device ran it, the same bytes as the reference.
+  CHECK(box.halo("--device ref run " + box / "broken.exr" + chain + box / "ref.png").code == 0);
+  CHECK(box.halo("compare " + box / "view.png " + box / "ref.png --fail 0").code == 0);
 }
