@@ -27,6 +27,9 @@ FilterDef add_filter();
 FilterDef clamp_filter();
 FilterDef fixnan_filter();
 FilterDef tonemap_filter();
+FilterDef median_filter();
+FilterDef dilate_filter();
+FilterDef erode_filter();
 
 const std::vector<FilterDef>& filter_registry() {
   static const std::vector<FilterDef> filters = {
@@ -35,7 +38,8 @@ const std::vector<FilterDef>& filter_registry() {
       bilateral_filter(), atrous_filter(),  denoise_filter(),     histogram_filter(),
       linear_filter(),    srgb_filter(),    premultiply_filter(), unpremultiply_filter(),
       exposure_filter(),  mul_filter(),     add_filter(),         clamp_filter(),
-      fixnan_filter(),    tonemap_filter(),
+      fixnan_filter(),    tonemap_filter(), median_filter(),      dilate_filter(),
+      erode_filter(),
   };
   return filters;
 }

@@ -1,0 +1,189 @@
+// Rank filters: `median` (the middle of a square window's sorted samples: salt-and-pepper noise,
+// fireflies) and the morphology pair `dilate` / `erode` (the window's maximum / minimum, as a
+// rows pass then a columns pass). No arithmetic, so the device equals the reference bit for
+// bit: both gather the window in the same order and pick with the same comparisons
+// (kernels/rank.cl).
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "filters/filter.hpp"
+
+namespace halo {
+
+namespace {
+
+constexpr int kMedianRadius = 3;  // a 7x7 window: 49 samples sorted in registers
+
+enum class Rank { median, dilate, erode };
+
+// The window's samples in order, sorted by insertion as kernels/rank.cl's median sorts them.
+float median_of(const Image& in, int c, int x, int i, const std::vector<int>& xs,
+                const std::vector<int>& ys, int r) {
+  float window[(2 * kMedianRadius + 1) * (2 * kMedianRadius + 1)];
+  int n = 0;
+  for (int dy = 0; dy <= 2 * r; ++dy) {
+    const int row = ys[i + dy];
+    for (int dx = 0; dx <= 2 * r; ++dx) {
+      const int col = xs[x + dx];
+      const float v = row < 0 || col < 0 ? 0.0f : in.row(c, row)[col];
+      int k = n++;
+      for (; k > 0 && v < window[k - 1]; --k) window[k] = window[k - 1];
+      window[k] = v;
+    }
+  }
+  return window[n / 2];
+}
+
+// As kernels/rank.cl's PICK.
+float pick(bool dilate, float a, float b) {
+  return std::isnan(a) || (dilate ? b > a : b < a) ? b : a;
+}
+
+class RankStage : public Stage {
+ public:
+  RankStage(std::string spec, Rank rank, int r, Border border)
+      : Stage(std::move(spec)), rank_(rank), r_(r), border_(border) {}
+
+  int reach() const override { return r_; }
+  std::string whole_image_reason(PixelType) const override {
+    return border_whole_image_reason(border_);
+  }
+  // The median sorts (2r+1)^2 samples; morphology reads 2r+1 a pass.
+  StageCost cost() const override {
+    const double side = 2 * r_ + 1;
+    if (rank_ == Rank::median) return {.reference_ns = side * side * 6, .device_ns = side * side};
+    return {.reference_ns = 2 * side * 2, .device_ns = 2 * side * 0.3};
+  }
+  std::vector<std::string> details(const StageRun&) const override {
+    const int side = 2 * r_ + 1;
+    if (rank_ == Rank::median)
+      return {fmt::format("median of {}x{} samples, sorted in registers", side, side)};
+    return {fmt::format("{} of {}x{} samples: rows pass, then columns pass",
+                        rank_ == Rank::dilate ? "maximum" : "minimum", side, side)};
+  }
+
+  Image reference_rows(const Image& in, Span out, StageRun&) const override {
+    Image result = in.like(in.channels(), in.alpha());
+    const std::vector<int> xs = border_table(in.width(), r_, border_);
+    const std::vector<int> ys = row_table(in, out, r_, border_);
+    if (rank_ == Rank::median) {
+      for (int c = 0; c < in.color_channels(); ++c)
+        for (int y = out.first; y < out.last; ++y)
+          for (int x = 0; x < in.width(); ++x)
+            result.row(c, y - in.y0())[x] = median_of(in, c, x, y - out.first, xs, ys, r_);
+    } else {
+      const Image rows = rows_pass(in, out.widened(r_, in.full_height()), xs);
+      const bool dilate = rank_ == Rank::dilate;
+      for (int c = 0; c < in.color_channels(); ++c)
+        for (int y = out.first; y < out.last; ++y)
+          for (int x = 0; x < in.width(); ++x) {
+            float v = NAN;
+            for (int dy = 0; dy <= 2 * r_; ++dy) {
+              const int row = ys[y - out.first + dy];
+              v = pick(dilate, v, row < 0 ? 0.0f : rows.row(c, row)[x]);
+            }
+            result.row(c, y - in.y0())[x] = v;
+          }
+    }
+    copy_alpha(in, result);
+    return result;
+  }
+
+  DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
+                           StageRun&) const override {
+    const int planes = in.color_channels();
+    DeviceImage result = device.image_like(in, in.channels, in.alpha);
+    const std::size_t bytes = 2 * std::size_t(in.pitch) * out.count() * sizeof(float) * planes;
+    const cl::NDRange local(64, 1, 1);
+    if (rank_ == Rank::median) {
+      auto kernel = device.kernel("rank.cl", "median", {{"RADIUS", std::to_string(r_)}});
+      set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out),
+               int(border_));
+      device.launch(kernel, "median", cl::NDRange(ceil_div(in.width, 64) * 64, out.count(), planes),
+                    local, bytes);
+    } else {
+      const Defines defines = {{"DILATE", rank_ == Rank::dilate ? "1" : "0"}};
+      const Span rows = out.widened(r_, in.full_height);
+      DeviceImage tmp = device.image_like(in, in.channels, false);
+      auto rows_kernel = device.kernel("rank.cl", "rank_rows", defines);
+      set_args(rows_kernel, in.buffer, tmp.buffer, in.width, in.pitch, strip_rows(in, rows), r_,
+               int(border_));
+      device.launch(rows_kernel, "rank_rows",
+                    cl::NDRange(ceil_div(in.width, 64) * 64, rows.count(), planes), local, bytes);
+      auto cols_kernel = device.kernel("rank.cl", "rank_cols", defines);
+      set_args(cols_kernel, tmp.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), r_,
+               int(border_));
+      device.launch(cols_kernel, "rank_cols",
+                    cl::NDRange(ceil_div(in.width, 64) * 64, out.count(), planes), local, bytes);
+    }
+    copy_alpha(device, in, result);
+    return result;
+  }
+
+ private:
+  // Each sample of the image rows `rows` (those held) becomes its row window's extreme.
+  Image rows_pass(const Image& in, Span rows, const std::vector<int>& xs) const {
+    Image tmp = in.like(in.channels(), false);
+    const bool dilate = rank_ == Rank::dilate;
+    for (int c = 0; c < in.color_channels(); ++c)
+      for (int y = rows.first; y < rows.last; ++y) {
+        const float* src = in.row(c, y - in.y0());
+        float* dst = tmp.row(c, y - in.y0());
+        for (int x = 0; x < in.width(); ++x) {
+          float v = NAN;
+          for (int dx = 0; dx <= 2 * r_; ++dx)
+            v = pick(dilate, v, xs[x + dx] < 0 ? 0.0f : src[xs[x + dx]]);
+          dst[x] = v;
+        }
+      }
+    return tmp;
+  }
+
+  Rank rank_;
+  int r_;
+  Border border_;
+};
+
+FilterDef rank_filter(const char* name, Rank rank, const char* summary, int max_radius,
+                      std::string note, const char* example) {
+  return {.name = name,
+          .summary = summary,
+          .params = {{.name = "r",
+                      .type = ParamType::Integer,
+                      .fallback = "1",
+                      .doc = "radius: a (2r+1)x(2r+1) window",
+                      .min = 1,
+                      .max = double(max_radius)},
+                     border_param()},
+          .notes = {std::move(note), "exact: the device equals the reference bit for bit"},
+          .example = example,
+          .make = [name, rank](const Args& args) {
+            return std::make_unique<RankStage>(args.spec_text(), rank, args.integer("r"),
+                                               parse_border(args.text("border")));
+          }};
+}
+
+}  // namespace
+
+FilterDef median_filter() {
+  return rank_filter("median", Rank::median,
+                     "the median of each sample's square window: removes salt-and-pepper noise "
+                     "and isolated bright samples, keeps edges",
+                     kMedianRadius, "r=1: 3x3, r=2: 5x5, r=3: 7x7 (cost grows with the window)",
+                     "median:r=2");
+}
+
+FilterDef dilate_filter() {
+  return rank_filter("dilate", Rank::dilate,
+                     "the maximum of each sample's square window: bright areas grow", 64,
+                     "rows pass then columns pass: cost grows with 2r+1", "dilate:r=2");
+}
+
+FilterDef erode_filter() {
+  return rank_filter("erode", Rank::erode,
+                     "the minimum of each sample's square window: dark areas grow", 64,
+                     "rows pass then columns pass: cost grows with 2r+1", "erode:r=2");
+}
+
+}  // namespace halo
