@@ -30,6 +30,9 @@ FilterDef tonemap_filter();
 FilterDef median_filter();
 FilterDef dilate_filter();
 FilterDef erode_filter();
+FilterDef flop_filter();
+FilterDef flip_filter();
+FilterDef rotate_filter();
 
 const std::vector<FilterDef>& filter_registry() {
   static const std::vector<FilterDef> filters = {
@@ -39,7 +42,7 @@ const std::vector<FilterDef>& filter_registry() {
       linear_filter(),    srgb_filter(),    premultiply_filter(), unpremultiply_filter(),
       exposure_filter(),  mul_filter(),     add_filter(),         clamp_filter(),
       fixnan_filter(),    tonemap_filter(), median_filter(),      dilate_filter(),
-      erode_filter(),
+      erode_filter(),     flop_filter(),    flip_filter(),        rotate_filter(),
   };
   return filters;
 }

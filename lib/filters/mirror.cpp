@@ -1,0 +1,97 @@
+// Mirrors: `flop` (left and right swapped: each row reversed, streamed strip by strip), `flip`
+// (top and bottom swapped) and `rotate:angle=180` (both). A flipped strip's rows come from the
+// other end of the image, so flip and rotate=180 take the whole image at once. Samples are
+// copied (kernels/mirror.cl): exact, alpha included.
+#include "filters/filter.hpp"
+
+namespace halo {
+
+namespace {
+
+class MirrorStage : public Stage {
+ public:
+  MirrorStage(std::string spec, bool flop, bool flip)
+      : Stage(std::move(spec)), flop_(flop), flip_(flip) {}
+
+  int reach() const override { return 0; }
+  std::string whole_image_reason(PixelType) const override {
+    return flip_ ? "flipping top and bottom reads each strip's rows from the image's other end"
+                 : "";
+  }
+  StageCost cost() const override { return {.reference_ns = 2, .device_ns = 0.5}; }
+  std::vector<std::string> details(const StageRun&) const override {
+    return {flop_ && flip_ ? "rotated by 180 degrees"
+            : flop_        ? "left and right swapped"
+                           : "top and bottom swapped"};
+  }
+
+  Image reference_rows(const Image& in, Span out, StageRun&) const override {
+    Image result = in.like(in.channels(), in.alpha());
+    const int w = in.width(), h = in.full_height();
+    for (int c = 0; c < in.channels(); ++c)
+      for (int y = out.first; y < out.last; ++y) {
+        const float* src = in.row(c, (flip_ ? h - 1 - y : y) - in.y0());
+        float* dst = result.row(c, y - in.y0());
+        for (int x = 0; x < w; ++x) dst[x] = src[flop_ ? w - 1 - x : x];
+      }
+    return result;
+  }
+
+  DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
+                           StageRun&) const override {
+    DeviceImage result = device.image_like(in, in.channels, in.alpha);
+    auto kernel = device.kernel("mirror.cl", "mirror", {});
+    set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), int(flop_),
+             int(flip_));
+    device.launch(kernel, "mirror",
+                  cl::NDRange(ceil_div(in.width, 64) * 64, out.count(), in.channels),
+                  cl::NDRange(64, 1, 1), 2 * std::size_t(in.pitch) * out.count() * 4 * in.channels);
+    return result;
+  }
+
+ private:
+  bool flop_, flip_;
+};
+
+FilterDef mirror_filter(const char* name, const char* summary, std::vector<Param> params,
+                        std::string note, bool (*flop)(const Args&), bool (*flip)(const Args&)) {
+  params.push_back(border_param());  // accepted like every filter's; unused
+  return {.name = name,
+          .summary = summary,
+          .params = std::move(params),
+          .notes = {std::move(note), "samples copied: exact; alpha included"},
+          .example = name,
+          .make =
+              [flop, flip](const Args& args) {
+                return std::make_unique<MirrorStage>(args.spec_text(), flop(args), flip(args));
+              },
+          .mixes_neighbours = false};
+}
+
+}  // namespace
+
+FilterDef flop_filter() {
+  return mirror_filter(
+      "flop", "mirror left and right", {}, "streams strip by strip",
+      [](const Args&) { return true; }, [](const Args&) { return false; });
+}
+
+FilterDef flip_filter() {
+  return mirror_filter(
+      "flip", "mirror top and bottom", {}, "the whole image at once (rows come from the other end)",
+      [](const Args&) { return false; }, [](const Args&) { return true; });
+}
+
+FilterDef rotate_filter() {
+  return mirror_filter(
+      "rotate", "rotate by 180 degrees",
+      {{.name = "angle",
+        .type = ParamType::Choice,
+        .fallback = "180",
+        .doc = "degrees clockwise (90 and 270 change the image's shape: not yet)",
+        .choices = {"180"}}},
+      "the whole image at once, as flip", [](const Args&) { return true; },
+      [](const Args&) { return true; });
+}
+
+}  // namespace halo
