@@ -43,9 +43,10 @@ class MirrorStage : public Stage {
     auto kernel = device.kernel("mirror.cl", "mirror", {});
     set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), int(flop_),
              int(flip_));
-    device.launch(kernel, "mirror",
-                  cl::NDRange(ceil_div(in.width, 64) * 64, out.count(), in.channels),
-                  cl::NDRange(64, 1, 1), 2 * std::size_t(in.pitch) * out.count() * 4 * in.channels);
+    device.launch(
+        kernel, "mirror",
+        cl::NDRange(ceil_div(in.width, 64) * 64, ceil_div(out.count(), 4) * 4, in.channels),
+        cl::NDRange(64, 4, 1), 2 * std::size_t(in.pitch) * out.count() * 4 * in.channels);
     return result;
   }
 

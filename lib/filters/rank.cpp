@@ -4,6 +4,7 @@
 // bit: both gather the window in the same order and pick with the same comparisons
 // (kernels/rank.cl).
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -17,22 +18,21 @@ constexpr int kMedianRadius = 3;  // a 7x7 window: 49 samples sorted in register
 
 enum class Rank { median, dilate, erode };
 
-// The window's samples in order, sorted by insertion as kernels/rank.cl's median sorts them.
+// The window's samples in order, sorted as kernels/rank.cl's median sorts them: odd-even
+// transposition, swapping only when the second is smaller.
 float median_of(const Image& in, int c, int x, int i, const std::vector<int>& xs,
                 const std::vector<int>& ys, int r) {
-  float window[(2 * kMedianRadius + 1) * (2 * kMedianRadius + 1)];
-  int n = 0;
-  for (int dy = 0; dy <= 2 * r; ++dy) {
-    const int row = ys[i + dy];
-    for (int dx = 0; dx <= 2 * r; ++dx) {
-      const int col = xs[x + dx];
-      const float v = row < 0 || col < 0 ? 0.0f : in.row(c, row)[col];
-      int k = n++;
-      for (; k > 0 && v < window[k - 1]; --k) window[k] = window[k - 1];
-      window[k] = v;
+  float w[(2 * kMedianRadius + 1) * (2 * kMedianRadius + 1)];
+  const int side = 2 * r + 1, n = side * side;
+  for (int dy = 0; dy < side; ++dy)
+    for (int dx = 0; dx < side; ++dx) {
+      const int row = ys[i + dy], col = xs[x + dx];
+      w[dy * side + dx] = row < 0 || col < 0 ? 0.0f : in.row(c, row)[col];
     }
-  }
-  return window[n / 2];
+  for (int round = 0; round < n; ++round)
+    for (int k = round & 1; k + 1 < n; k += 2)
+      if (w[k + 1] < w[k]) std::swap(w[k], w[k + 1]);
+  return w[n / 2];
 }
 
 // As kernels/rank.cl's PICK.
@@ -95,12 +95,14 @@ class RankStage : public Stage {
     const int planes = in.color_channels();
     DeviceImage result = device.image_like(in, in.channels, in.alpha);
     const std::size_t bytes = 2 * std::size_t(in.pitch) * out.count() * sizeof(float) * planes;
-    const cl::NDRange local(64, 1, 1);
+    // 64 x 4 work-items a group: groups of 64 left the H100 scheduling groups, not loading.
+    const cl::NDRange local(64, 4, 1);
     if (rank_ == Rank::median) {
       auto kernel = device.kernel("rank.cl", "median", {{"RADIUS", std::to_string(r_)}});
       set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out),
                int(border_));
-      device.launch(kernel, "median", cl::NDRange(ceil_div(in.width, 64) * 64, out.count(), planes),
+      device.launch(kernel, "median",
+                    cl::NDRange(ceil_div(in.width, 64) * 64, ceil_div(out.count(), 4) * 4, planes),
                     local, bytes);
     } else {
       const Defines defines = {{"DILATE", rank_ == Rank::dilate ? "1" : "0"}};
@@ -110,12 +112,14 @@ class RankStage : public Stage {
       set_args(rows_kernel, in.buffer, tmp.buffer, in.width, in.pitch, strip_rows(in, rows), r_,
                int(border_));
       device.launch(rows_kernel, "rank_rows",
-                    cl::NDRange(ceil_div(in.width, 64) * 64, rows.count(), planes), local, bytes);
+                    cl::NDRange(ceil_div(in.width, 64) * 64, ceil_div(rows.count(), 4) * 4, planes),
+                    local, bytes);
       auto cols_kernel = device.kernel("rank.cl", "rank_cols", defines);
       set_args(cols_kernel, tmp.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), r_,
                int(border_));
       device.launch(cols_kernel, "rank_cols",
-                    cl::NDRange(ceil_div(in.width, 64) * 64, out.count(), planes), local, bytes);
+                    cl::NDRange(ceil_div(in.width, 64) * 64, ceil_div(out.count(), 4) * 4, planes),
+                    local, bytes);
     }
     copy_alpha(device, in, result);
     return result;

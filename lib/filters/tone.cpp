@@ -104,8 +104,10 @@ class ToneStage : public Stage {
         break;
     }
     const std::size_t bytes = 2 * std::size_t(in.width) * out.count() * colours * 4;
-    device.launch(kernel, name, cl::NDRange(ceil_div(in.width, 64) * 64, out.count()),
-                  cl::NDRange(64, 1), bytes);
+    // 64 x 4 work-items a group: groups of 64 left the H100 scheduling groups, not loading.
+    device.launch(kernel, name,
+                  cl::NDRange(ceil_div(in.width, 64) * 64, ceil_div(out.count(), 4) * 4),
+                  cl::NDRange(64, 4), bytes);
     copy_alpha(device, in, result);
     return result;
   }
