@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "filters/filter.hpp"
+#include "filters/rank.hpp"
 
 namespace halo {
 
@@ -18,8 +19,23 @@ constexpr int kMedianRadius = 3;  // a 7x7 window: 49 samples sorted in register
 
 enum class Rank { median, dilate, erode };
 
-// The window's samples in order, sorted as kernels/rank.cl's median sorts them: odd-even
-// transposition, swapping only when the second is smaller.
+// kernels/rank.cl's 3x3 median network: after it, w[4] is the median of the nine.
+constexpr int kMedian9[19][2] = {{1, 2}, {4, 5}, {7, 8}, {0, 1}, {3, 4}, {6, 7}, {1, 2},
+                                 {4, 5}, {7, 8}, {0, 3}, {5, 8}, {4, 7}, {3, 6}, {1, 4},
+                                 {2, 5}, {4, 7}, {4, 2}, {6, 4}, {4, 2}};
+
+}  // namespace
+
+float median9(float* w) {
+  for (const auto& [i, j] : kMedian9)
+    if (w[j] < w[i]) std::swap(w[i], w[j]);
+  return w[4];
+}
+
+namespace {
+
+// The window's samples in order, sorted as kernels/rank.cl's median sorts them: the 3x3
+// network, else odd-even transposition; swapping only when the second is smaller.
 float median_of(const Image& in, int c, int x, int i, const std::vector<int>& xs,
                 const std::vector<int>& ys, int r) {
   float w[(2 * kMedianRadius + 1) * (2 * kMedianRadius + 1)];
@@ -29,6 +45,7 @@ float median_of(const Image& in, int c, int x, int i, const std::vector<int>& xs
       const int row = ys[i + dy], col = xs[x + dx];
       w[dy * side + dx] = row < 0 || col < 0 ? 0.0f : in.row(c, row)[col];
     }
+  if (r == 1) return median9(w);
   for (int round = 0; round < n; ++round)
     for (int k = round & 1; k + 1 < n; k += 2)
       if (w[k + 1] < w[k]) std::swap(w[k], w[k + 1]);

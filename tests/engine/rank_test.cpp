@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "filters/rank.hpp"
 #include "filters/registry.hpp"
 #include "separable_support.hpp"
 
@@ -55,6 +56,17 @@ TEST_CASE("median by hand: an outlier goes, an edge stays, borders pick the wind
   CHECK(run("median", grid).at(0, 0, 0) == 2.0f);
   CHECK(run("median:border=zero", grid).at(0, 0, 0) == 0.0f);
   CHECK_THROWS_WITH(make_stage("median:r=4"), doctest::Contains("r"));
+}
+
+TEST_CASE("the 3x3 median network selects the median of every 0/1 input, so of any input") {
+  // A comparator network selects the k-th value of every input if it does of every 0/1 input
+  // (Knuth's 0-1 principle): all 512 of them.
+  for (int bits = 0; bits < 512; ++bits) {
+    float w[9];
+    int ones = 0;
+    for (int i = 0; i < 9; ++i) ones += int(w[i] = float((bits >> i) & 1));
+    CHECK(median9(w) == (ones >= 5 ? 1.0f : 0.0f));
+  }
 }
 
 TEST_CASE("dilate and erode by hand: the window's maximum and minimum; NaN passed over") {
