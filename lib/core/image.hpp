@@ -99,6 +99,12 @@ struct Span {
   bool operator==(const Span&) const = default;
 };
 
+// An image's width and height.
+struct Size {
+  int width = 0, height = 0;
+  bool operator==(const Size&) const = default;
+};
+
 // Planar float32 channels. Each row starts on a 128-byte boundary (pitch is a multiple of 32
 // floats) so that work-groups on the device read whole cache lines.
 //

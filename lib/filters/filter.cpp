@@ -54,6 +54,12 @@ std::shared_ptr<InputScan> Stage::scan(int, int, PixelType) const {
   return nullptr;
 }
 
+int Stage::input_row(int y, Size in, Size out) const {
+  if (in.height == out.height) return y;
+  // Proportional, rounded down: 0 -> 0 and out.height -> in.height.
+  return int(std::int64_t(y) * in.height / std::max(1, out.height));
+}
+
 std::string Stage::whole_image_reason(PixelType) const {
   return "";
 }

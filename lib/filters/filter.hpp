@@ -159,6 +159,16 @@ class Stage {
   // Stages that recompute many rows at each strip's edges (a large reach) want strips as tall as
   // the memory limits allow instead of cache-sized ones.
   virtual bool tall_strips() const { return false; }
+  // Stages that change the image's size (crop, resize) say so, and give the output's size for
+  // an input of `in`, the input rows that output rows `out` read, and where output row y's
+  // share of the input begins (row ownership across strips: an increasing map from 0 to 0 and
+  // the output's height to the input's). The others keep the size and read `out` widened by
+  // reach(). Such a stage computes its result's rows `out` only, in an image of its output's
+  // width and height; stages after it see that size.
+  virtual bool resizes() const { return false; }
+  virtual Size output_size(Size in) const { return in; }
+  virtual Span input_rows(Span out, Size in) const { return out.widened(reach(), in.height); }
+  virtual int input_row(int y, Size in, Size out) const;
   // Per output sample, for --device auto's estimates.
   virtual StageCost cost() const { return {}; }
   // The tolerance --verify holds the stage to on `device`: the one given, unless the stage's

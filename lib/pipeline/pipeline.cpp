@@ -23,6 +23,11 @@ Pipeline::Pipeline(const std::vector<StageSpec>& specs) {
 }
 
 void Pipeline::append(std::unique_ptr<Stage> stage) {
+  // Guides have the input's size: a guided stage must see the image at that size.
+  if (stage->guide_sources() && resizes())
+    throw Error(ErrorKind::Usage, "'" + stage->spec() +
+                                      "' reads guides of the input's size: put it before the "
+                                      "stages that change the image's size");
   int set = -1;
   if (const GuideSources* sources = stage->guide_sources()) {
     const auto it = std::find_if(guide_sets_.begin(), guide_sets_.end(),
@@ -41,6 +46,15 @@ StageCost Pipeline::cost() const {
     sum.device_ns += stage->cost().device_ns;
   }
   return sum;
+}
+
+Size Pipeline::output_size(Size in) const {
+  for (const auto& stage : stages_) in = stage->output_size(in);
+  return in;
+}
+
+bool Pipeline::resizes() const {
+  return std::any_of(stages_.begin(), stages_.end(), [](const auto& s) { return s->resizes(); });
 }
 
 int Pipeline::reach() const {
@@ -66,13 +80,24 @@ std::string Pipeline::whole_image_reason(PixelType source) const {
   return "";
 }
 
-StripPlan::StripPlan(const Pipeline& pipeline, int height, int strip_rows, bool carried)
+namespace {
+
+std::vector<Size> stage_sizes(const Pipeline& pipeline, Size input) {
+  std::vector<Size> sizes = {input};
+  for (const auto& stage : pipeline.stages()) sizes.push_back(stage->output_size(sizes.back()));
+  return sizes;
+}
+
+}  // namespace
+
+StripPlan::StripPlan(const Pipeline& pipeline, Size input, int strip_rows, bool carried)
     : pipeline_(pipeline),
-      height_(height),
-      rows_(strip_rows <= 0 || strip_rows > height ? height : strip_rows),
-      carried_(carried && rows_ < height),
+      sizes_(stage_sizes(pipeline, input)),
+      height_(sizes_.back().height),
+      rows_(strip_rows <= 0 || strip_rows > height_ ? height_ : strip_rows),
+      carried_(carried && rows_ < height_ && !pipeline.resizes()),
       shift_(carried_ ? std::min(pipeline.reach(), rows_ - 1) : 0),
-      strips_(ceil_div(height + shift_, rows_)) {}
+      strips_(std::max(1, ceil_div(height_ + shift_, rows_))) {}
 
 Span StripPlan::output(int k) const {
   return {std::max(0, k * rows_ - shift_), std::min(height_, (k + 1) * rows_ - shift_)};
@@ -86,15 +111,35 @@ Span StripPlan::input(int k) const {
 }
 
 int StripPlan::full_stage_rows(std::size_t i) const {
-  return std::min(rows_ + 2 * pipeline_.reach_after(int(i)), height_);
+  if (!pipeline_.resizes()) return std::min(rows_ + 2 * pipeline_.reach_after(int(i)), height_);
+  int most = 0;  // resizing maps strips unevenly: the most any of the first few computes
+  for (int k = 0; k < std::min(strips_, 3); ++k) most = std::max(most, stage_rows(k, i).count());
+  return most;
 }
 
 Span StripPlan::widened_input(int k) const {
-  return output(k).widened(pipeline_.reach(), height_);
+  const auto& stages = pipeline_.stages();
+  if (stages.empty()) return output(k);
+  return stages[0]->input_rows(stage_rows(k, 0), sizes_[0]);
 }
 
 Span StripPlan::stage_rows(int k, std::size_t i) const {
-  return output(k).widened(pipeline_.reach_after(int(i)), height_);
+  if (!pipeline_.resizes()) return output(k).widened(pipeline_.reach_after(int(i)), height_);
+  // From the output back: each later stage's input rows are this stage's rows.
+  const auto& stages = pipeline_.stages();
+  Span rows = output(k);
+  for (std::size_t j = stages.size() - 1; j > i; --j) rows = stages[j]->input_rows(rows, sizes_[j]);
+  return rows;
+}
+
+Span StripPlan::own_rows(int k, int i) const {
+  Span own = output(k);
+  const auto& stages = pipeline_.stages();
+  for (int j = int(stages.size()) - 1; j > i; --j) {
+    const Size in = sizes_[j], out = sizes_[j + 1];
+    own = {stages[j]->input_row(own.first, in, out), stages[j]->input_row(own.last, in, out)};
+  }
+  return own;
 }
 
 bool RunResult::ok() const {
@@ -169,8 +214,9 @@ PixelBuffer run_reference(const Pipeline& pipeline, const PixelBuffer& input, Pi
                           const RunOptions& options) {
   const std::vector<Guides> guides = guides_for(pipeline, options);
   PixelBuffer out;
+  const Size size = pipeline.output_size({input.width, input.height});
   stream_reference(pipeline, memory_input(input, guides), type,
-                   memory_output(out, input.width, input.height, type, options.host_memory),
+                   memory_output(out, size.width, size.height, type, options.host_memory),
                    stream_options(options));
   return out;
 }
@@ -179,9 +225,10 @@ RunResult run_device(Device& device, const Pipeline& pipeline, const PixelBuffer
                      PixelType type, const RunOptions& options) {
   const std::vector<Guides> guides = guides_for(pipeline, options);
   RunResult result;
+  const Size size = pipeline.output_size({input.width, input.height});
   StreamResult streamed = stream_device(
       device, pipeline, memory_input(input, guides), type,
-      memory_output(result.pixels, input.width, input.height, type, options.host_memory),
+      memory_output(result.pixels, size.width, size.height, type, options.host_memory),
       stream_options(options));
   result.checks = std::move(streamed.checks);
   result.timings = std::move(streamed.timings);

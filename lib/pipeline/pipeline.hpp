@@ -29,6 +29,10 @@ class Pipeline {
   const std::vector<std::unique_ptr<Stage>>& stages() const { return stages_; }
   void append(std::unique_ptr<Stage> stage);
 
+  // The image's size after the chain, for an input of `in` (stages that resize change it).
+  Size output_size(Size in) const;
+  // Whether a stage changes the image's size.
+  bool resizes() const;
   // Rows above and below an output row that the whole chain reads.
   int reach() const;
   // The chain's cost per sample: its stages' summed.
@@ -57,19 +61,30 @@ class StripPlan {
   // and the first stage carries rows (Stage::carries_rows), so a strip after the first reads
   // only the input rows the one before did not (at least one, so no strip is empty); the first
   // strip then delivers the chain's reach fewer rows, so that every strip reads strip_rows.
-  StripPlan(const Pipeline& pipeline, int height, int strip_rows, bool carried = false);
+  // Stages that resize (Stage::resizes) map each stage's rows to the rows it reads; strips are
+  // then cut from the output's rows, and never carried.
+  StripPlan(const Pipeline& pipeline, Size input, int strip_rows, bool carried = false);
+  // An input whose width does not matter (no stage resizes).
+  StripPlan(const Pipeline& pipeline, int height, int strip_rows, bool carried = false)
+      : StripPlan(pipeline, Size{1, height}, strip_rows, carried) {}
 
-  int height() const { return height_; }
+  int height() const { return height_; }  // the output's
+  int input_height() const { return sizes_.front().height; }
+  Size size_after(std::size_t i) const { return sizes_[i + 1]; }  // stage i's result
   int strips() const { return strips_; }
   Span output(int k) const;                     // the rows strip k delivers
   Span input(int k) const;                      // the input rows it reads
   Span stage_rows(int k, std::size_t i) const;  // the rows stage i computes for it
   int full_stage_rows(std::size_t i) const;     // as many for a strip of strip_rows rows
+  // The rows of stage i's result (i = -1: of the input) that are strip k's own: the strips'
+  // own rows partition every stage's rows, which is what measuring stages count.
+  Span own_rows(int k, int i) const;
 
  private:
-  Span widened_input(int k) const;  // output(k) widened by the chain's reach
+  Span widened_input(int k) const;  // the input rows the chain reads for output(k)
 
   const Pipeline& pipeline_;
+  std::vector<Size> sizes_;  // the input's, then each stage's result
   int height_, rows_;
   bool carried_;
   int shift_;  // rows the first strip delivers fewer than the others

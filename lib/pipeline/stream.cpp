@@ -308,7 +308,7 @@ Scans scan_input(const Pipeline& pipeline, const StreamInput& input, const Strip
   if (!input.rewind)
     throw Error(ErrorKind::Internal, "'" + pipeline.stages()[0]->spec() +
                                          "' measures its whole input, which cannot be read twice");
-  const int rows = plan.output(0).count();
+  const int rows = std::max(1, plan.input(0).count());
   for (int y = 0; y < input.height; y += rows) {
     const Span span{y, std::min(input.height, y + rows)};
     HostStrip strip = make_strip(input, span, memory);
@@ -325,8 +325,8 @@ std::shared_ptr<const InputScan> scan_single(const Pipeline& pipeline, const Str
                                              const HostStrip& strip) {
   if (plan.strips() != 1) return nullptr;
   const std::shared_ptr<InputScan> scan =
-      first_scan(pipeline, strip.pixels.width, plan.height(), strip.pixels.type);
-  if (scan) scan_rows(*scan, strip, plan.height());
+      first_scan(pipeline, strip.pixels.width, plan.input_height(), strip.pixels.type);
+  if (scan) scan_rows(*scan, strip, plan.input_height());
   return scan;
 }
 
@@ -355,6 +355,7 @@ class DeviceLane {
     const Span own = plan_.output(k);
     if (auto scan = scan_single(pipeline_, plan_, strip))
       runs_[0].scan = reference_runs_[0].scan = scan;
+    const Span own_input = plan_.own_rows(k, -1);
     DeviceImage current = upload_strip(strip);
     std::vector<DeviceGuides> guides;
     for (const auto& g : strip.guides) guides.push_back(upload_guides(device_, &g));
@@ -362,14 +363,16 @@ class DeviceLane {
     if (options_.verify) {
       device_.set_stage("verify");
       seen = download_image(device_, current);
-      checks_.add_rows(0, seen, to_image(strip.pixels, strip.rows, plan_.height()), 0.0, own, own);
+      checks_.add_rows(0, seen, to_image(strip.pixels, strip.rows, plan_.input_height()), 0.0,
+                       own_input, own_input);
     }
     const auto& stages = pipeline_.stages();
     for (std::size_t i = 0; i < stages.size(); ++i) {
       const Span rows = plan_.stage_rows(k, i);
+      const Span stage_own = plan_.own_rows(k, int(i));
       const int set = pipeline_.guide_set(i);
       for (StageRun* run : {&runs_[i], &reference_runs_[i]}) {
-        run->own = own;
+        run->own = stage_own;
         run->strip_rows = plan_.full_stage_rows(i);
         run->guides = set >= 0 ? &strip.guides[set] : nullptr;
         run->device_guides = set >= 0 ? &guides[set] : nullptr;
@@ -382,7 +385,7 @@ class DeviceLane {
         Image got = download_image(device_, current);
         const Image expected = stages[i]->reference_rows(seen, rows, reference_runs_[i]);
         checks_.add_rows(i + 1, got, expected,
-                         stages[i]->verify_tolerance(device_, options_.tolerance), own, rows);
+                         stages[i]->verify_tolerance(device_, options_.tolerance), stage_own, rows);
         seen = std::move(got);
       }
     }
@@ -418,7 +421,7 @@ class DeviceLane {
     DeviceImage image = device_.image(strip.pixels.width, strip.pixels.height,
                                       strip.pixels.channels, strip.pixels.alpha);
     image.y0 = strip.rows.first;
-    image.full_height = plan_.height();
+    image.full_height = plan_.input_height();
     image.source = strip.pixels.type;
     fill_planar(device_, strip.pixels, image, staging_in_);
     return image;
@@ -461,10 +464,10 @@ class ReferenceLane {
     // its own: the reach is 0): no round trip through floats.
     if (stages.empty() && strip.pixels.type == type_) return {own, strip.pixels};
     if (auto scan = scan_single(pipeline_, plan_, strip)) runs_[0].scan = scan;
-    Image image = to_image(strip.pixels, strip.rows, plan_.height());
+    Image image = to_image(strip.pixels, strip.rows, plan_.input_height());
     for (std::size_t i = 0; i < stages.size(); ++i) {
       const int set = pipeline_.guide_set(i);
-      runs_[i].own = own;
+      runs_[i].own = plan_.own_rows(k, int(i));
       runs_[i].guides = set >= 0 ? &strip.guides[set] : nullptr;
       image = stages[i]->reference_rows(image, plan_.stage_rows(k, i), runs_[i]);
     }
@@ -616,7 +619,11 @@ void copy_rows(const HostStrip& from, HostStrip& to, Span rows) {
 
 int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelType out_type,
                       const StripLimits& limits) {
-  const std::size_t pitch = std::size_t(aligned_pitch(input.width));
+  // Strips count output rows; a stage that shrinks the image reads more input rows for each.
+  const Size out = pipeline.output_size({input.width, input.height});
+  const std::size_t input_rows_each =
+      std::size_t(std::max(1, ceil_div(input.height, std::max(1, out.height))));
+  const std::size_t pitch = std::size_t(aligned_pitch(std::max(input.width, out.width)));
   const std::size_t channels = std::size_t(input.channels);
   const std::size_t raw_in = std::size_t(input.width) * channels * sample_size(input.type);
   const std::size_t raw_out = std::size_t(input.width) * channels * sample_size(out_type);
@@ -638,7 +645,8 @@ int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelT
   // strips get half.
   const bool tall = std::any_of(pipeline.stages().begin(), pipeline.stages().end(),
                                 [](const auto& stage) { return stage->tall_strips(); });
-  const std::size_t host_window = limits.host_bytes / (tall ? 2 : 1) / host_row;
+  const std::size_t host_window =
+      limits.host_bytes / (tall ? 2 : 1) / host_row / (whole ? 1 : input_rows_each);
   std::size_t window = host_window;
   if (limits.device_bytes) window = std::min(window, limits.device_bytes / 2 / device_row);
   if (limits.max_allocation) window = std::min(window, limits.max_allocation / float_row);
@@ -660,7 +668,7 @@ int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelT
       throw Error(
           ErrorKind::BadData,
           need(input.height, "the whole image (" + pipeline.whole_image_reason(input.type) + ")"));
-    return input.height;
+    return out.height;
   }
   const std::size_t most = window > std::size_t(2 * reach) ? window - 2 * reach : 0;
   if (most == 0)
@@ -674,7 +682,7 @@ int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelT
   const std::size_t floor = (carries ? 2 : 4) * std::size_t(reach);
   const std::size_t wanted =
       tall ? most : std::max<std::size_t>({limits.target_bytes / float_row, floor, 1});
-  return int(std::min({wanted, most, std::size_t(input.height)}));
+  return int(std::min({wanted, most, std::size_t(out.height)}));
 }
 
 bool StreamResult::ok() const {
@@ -690,9 +698,9 @@ StreamResult stream_device(Device& device, const Pipeline& pipeline, const Strea
   if (!options.host_memory) options.host_memory = &heap;
   const int strip_rows = strip_rows_for(pipeline, input, options);
   // More lanes than strips would idle; each lane is a queue on the device's context.
-  const int count =
-      std::clamp(options.lanes, 1, StripPlan(pipeline, input.height, strip_rows).strips());
-  const StripPlan plan(pipeline, input.height, strip_rows,
+  const int count = std::clamp(
+      options.lanes, 1, StripPlan(pipeline, {input.width, input.height}, strip_rows).strips());
+  const StripPlan plan(pipeline, {input.width, input.height}, strip_rows,
                        carries_input(device, pipeline, input, options, count));
   const Scans scans = scan_input(pipeline, input, plan, options.host_memory);
   std::vector<std::unique_ptr<Device>> queues;
@@ -710,7 +718,8 @@ StreamResult stream_reference(const Pipeline& pipeline, const StreamInput& input
   HeapPool heap;
   StreamOptions options = given;
   if (!options.host_memory) options.host_memory = &heap;
-  const StripPlan plan(pipeline, input.height, strip_rows_for(pipeline, input, options));
+  const StripPlan plan(pipeline, {input.width, input.height},
+                       strip_rows_for(pipeline, input, options));
   const int count = std::clamp(options.lanes, 1, plan.strips());
   const Scans scans = scan_input(pipeline, input, plan, options.host_memory);
   std::vector<std::unique_ptr<ReferenceLane>> lanes;
