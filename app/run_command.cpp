@@ -351,13 +351,22 @@ StreamResult stream_file(const FileJob& job, const RunContext& run, const Pipeli
     encoding.threads = std::max(1, int(std::thread::hardware_concurrency()) / run.workers);
   const Metadata metadata = output_metadata(in.header().metadata, run);
   spdlog::info("{}: metadata {}", job.output, metadata.summary());
-  OutputImage out(job.output, input.width, input.height, type, encoding, metadata);
-  out.place(in.header().placement);
+  // Stages such as crop change the image's size; the input's data and display windows and
+  // its other layers then no longer fit it.
+  const Size size = pipeline.output_size({input.width, input.height});
+  const bool resized = size != Size{input.width, input.height};
+  OutputImage out(job.output, size.width, size.height, type, encoding, metadata);
+  if (!resized) out.place(in.header().placement);
   // An EXR output keeps the input's other channels (layers) around the filtered ones.
   std::optional<CarriedLayers> layers;
   if (!o.drop_layers && extension(job.output) == ".exr" && pixel_type(type) == PixelType::f32 &&
-      in.header().channels.size() > in.channels().picked.size())
-    layers.emplace(job.input.path, in.channels());
+      in.header().channels.size() > in.channels().picked.size()) {
+    if (resized)
+      spdlog::info("{}: the filters changed the image's size; the other layers are not kept",
+                   job.output);
+    else
+      layers.emplace(job.input.path, in.channels());
+  }
   bool first = true;
   const StreamOutput write = [&](Span rows, const PixelBuffer& pixels) {
     if (first && layers && !layers->fits(pixels.channels)) {
@@ -379,7 +388,7 @@ StreamResult stream_file(const FileJob& job, const RunContext& run, const Pipeli
       device ? stream_device(*device, pipeline, input, pixel_type(type), write, options)
              : stream_reference(pipeline, input, pixel_type(type), write, options);
   out.commit();
-  spdlog::info("{}: wrote {} ({}x{}, {})", job.input.path, job.output, input.width, input.height,
+  spdlog::info("{}: wrote {} ({}x{}, {})", job.input.path, job.output, size.width, size.height,
                to_string(type));
   return result;
 }

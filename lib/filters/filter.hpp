@@ -166,6 +166,9 @@ class Stage {
   // reach(). Such a stage computes its result's rows `out` only, in an image of its output's
   // width and height; stages after it see that size.
   virtual bool resizes() const { return false; }
+  // Stages that measure the image (histogram): none may come before a stage that resizes,
+  // whose strips read only the rows the output shows.
+  virtual bool measures() const { return false; }
   virtual Size output_size(Size in) const { return in; }
   virtual Span input_rows(Span out, Size in) const { return out.widened(reach(), in.height); }
   virtual int input_row(int y, Size in, Size out) const;

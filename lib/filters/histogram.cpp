@@ -424,6 +424,7 @@ class HistogramStage : public Stage {
   HistogramStage(std::string spec, HistogramSpec hist) : Stage(std::move(spec)), hist_(hist) {}
 
   int reach() const override { return 0; }
+  bool measures() const override { return true; }
   std::string whole_image_reason(PixelType source) const override {
     return source == PixelType::f32 && hist_.auto_range
                ? "range=auto on float data needs the whole image's min and max first"

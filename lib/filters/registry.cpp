@@ -33,6 +33,7 @@ FilterDef erode_filter();
 FilterDef flop_filter();
 FilterDef flip_filter();
 FilterDef rotate_filter();
+FilterDef crop_filter();
 
 const std::vector<FilterDef>& filter_registry() {
   static const std::vector<FilterDef> filters = {
@@ -43,6 +44,7 @@ const std::vector<FilterDef>& filter_registry() {
       exposure_filter(),  mul_filter(),     add_filter(),         clamp_filter(),
       fixnan_filter(),    tonemap_filter(), median_filter(),      dilate_filter(),
       erode_filter(),     flop_filter(),    flip_filter(),        rotate_filter(),
+      crop_filter(),
   };
   return filters;
 }

@@ -28,6 +28,12 @@ void Pipeline::append(std::unique_ptr<Stage> stage) {
     throw Error(ErrorKind::Usage, "'" + stage->spec() +
                                       "' reads guides of the input's size: put it before the "
                                       "stages that change the image's size");
+  if (stage->resizes())
+    for (const auto& before : stages_)
+      if (before->measures())
+        throw Error(ErrorKind::Usage,
+                    "'" + before->spec() + "' before '" + stage->spec() +
+                        "' would measure only the rows that stage keeps: put it after");
   int set = -1;
   if (const GuideSources* sources = stage->guide_sources()) {
     const auto it = std::find_if(guide_sets_.begin(), guide_sets_.end(),

@@ -193,17 +193,31 @@ class StripReader {
       next = std::max(next, previous_->rows.last);
       previous_.reset();
     }
+    skip_to(next);
     if (next < rows.last) input_.read(*strip, {next, rows.last});
+    delivered_ = std::max(delivered_, rows.last);
     // Kept only when the next strip shares rows with it (StripPlan's carried form rarely does).
     if (k + 1 < plan_.strips() && plan_.input(k + 1).first < rows.last) previous_ = strip;
     return strip;
   }
 
  private:
+  // The source delivers its rows in order from the first: rows no strip reads (above a crop's
+  // window) are read and dropped, a few at a time.
+  void skip_to(int row) {
+    while (delivered_ < row) {
+      const Span rows{delivered_, std::min(row, delivered_ + 64)};
+      HostStrip dropped = make_strip(input_, rows, memory_);
+      input_.read(dropped, rows);
+      delivered_ = rows.last;
+    }
+  }
+
   const StreamInput& input_;
   const StripPlan& plan_;
   std::pmr::memory_resource* memory_;
   std::shared_ptr<const HostStrip> previous_;
+  int delivered_ = 0;  // rows the source has delivered
 };
 
 // Device times summed over strips, by stage and label, in the order they first appear.

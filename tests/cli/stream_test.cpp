@@ -374,3 +374,30 @@ TEST_CASE("--timings shows decode, device and encode over the strips, and their 
   CHECK(has(r.out, "overlap)"));
   CHECK(has(r.out, "gaussian_cols"));
 }
+
+TEST_CASE("crop through files: the window's rows read in order past the rows above it") {
+  Sandbox box;
+  const PixelBuffer in = photo(97, 61, 3);
+  write_image(box / "in.png", in, SampleType::u8);
+  for (const char* strips : {"", " --strip-rows 7"}) {
+    INFO(strips);
+    const Result r = box.halo("run " + box / "in.png" + " -f crop:x=13:y=29:w=50:h=20 -o " +
+                              box / "out.png --verify" + strips);
+    INFO(r.err);
+    CHECK(r.code == 0);
+    const LoadedImage out = read_image({box / "out.png", {}});
+    REQUIRE(out.pixels.width == 50);
+    REQUIRE(out.pixels.height == 20);
+    const std::size_t in_row = 97 * 3, out_row = 50 * 3;
+    bool same = true;
+    for (int y = 0; y < 20; ++y)
+      same = same && std::equal(out.pixels.bytes.begin() + y * out_row,
+                                out.pixels.bytes.begin() + (y + 1) * out_row,
+                                in.bytes.begin() + (y + 29) * in_row + 13 * 3);
+    CHECK(same);
+  }
+  const Result outside = box.halo("run " + box / "in.png" + " -f crop:w=98 -o " + box / "wide.png");
+  CHECK(outside.code == 64);
+  CHECK(has(outside.err, "not inside the 97x61 image"));
+  CHECK_FALSE(fs::exists(box / "wide.png"));
+}

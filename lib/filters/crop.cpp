@@ -1,0 +1,124 @@
+// crop: a window of the image, x,y,w,h in pixels (x and y centre the window when left out, w
+// and h run to the right and bottom edges). The first stage that changes the image's size:
+// strips map to the window's rows, so a crop streams like any filter. Samples are copied
+// (kernels/crop.cl): exact, alpha included.
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "filters/filter.hpp"
+
+namespace halo {
+
+namespace {
+
+struct Window {
+  int x = -1, y = -1, w = -1, h = -1;  // -1: auto
+};
+
+class CropStage : public Stage {
+ public:
+  CropStage(std::string spec, Window w) : Stage(std::move(spec)), want_(w) {}
+
+  int reach() const override { return 0; }
+  bool resizes() const override { return true; }
+  StageCost cost() const override { return {.reference_ns = 1, .device_ns = 0.3}; }
+  Size output_size(Size in) const override {
+    const Window w = placed(in);
+    return {w.w, w.h};
+  }
+  Span input_rows(Span out, Size in) const override {
+    const int top = placed(in).y;
+    return {out.first + top, out.last + top};
+  }
+  int input_row(int y, Size in, Size) const override { return y + placed(in).y; }
+  std::vector<std::string> details(const StageRun&) const override {
+    return {"a window of the image; samples copied"};
+  }
+
+  // `in` holds the input rows of `out` (shifted by the window's top); the result holds `out`.
+  Image reference_rows(const Image& in, Span out, StageRun&) const override {
+    const Window w = placed({in.width(), in.full_height()});
+    Image result(w.w, out, w.h, in.channels(), in.alpha());
+    result.set_source(in.source());
+    for (int c = 0; c < in.channels(); ++c)
+      for (int y = out.first; y < out.last; ++y) {
+        const float* src = in.row(c, y + w.y - in.y0()) + w.x;
+        std::copy(src, src + w.w, result.row(c, y - result.y0()));
+      }
+    return result;
+  }
+
+  DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
+                           StageRun&) const override {
+    const Window w = placed({in.width, in.full_height});
+    DeviceImage result = device.image(w.w, out.count(), in.channels, in.alpha);
+    result.y0 = out.first;
+    result.full_height = w.h;
+    result.source = in.source;
+    auto kernel = device.kernel("crop.cl", "crop", {});
+    set_args(kernel, in.buffer, result.buffer, in.pitch, in.height, in.y0, result.width,
+             result.pitch, result.height, result.y0, out.first, out.last, w.x, w.y);
+    device.launch(kernel, "crop",
+                  cl::NDRange(ceil_div(w.w, 64) * 64, ceil_div(out.count(), 4) * 4, in.channels),
+                  cl::NDRange(64, 4, 1), 2 * std::size_t(w.w) * out.count() * 4 * in.channels);
+    return result;
+  }
+
+ private:
+  // The window on an image of `in`: auto sizes and offsets resolved, and checked.
+  Window placed(Size in) const {
+    Window w = want_;
+    if (w.w < 0) w.w = in.width - std::max(0, w.x);
+    if (w.h < 0) w.h = in.height - std::max(0, w.y);
+    if (w.x < 0) w.x = (in.width - w.w) / 2;
+    if (w.y < 0) w.y = (in.height - w.h) / 2;
+    if (w.w < 1 || w.h < 1 || w.x < 0 || w.y < 0 || w.x + w.w > in.width || w.y + w.h > in.height)
+      throw Error(ErrorKind::Usage,
+                  fmt::format("{}: the window {}x{} at ({}, {}) is not inside the {}x{} image",
+                              spec(), w.w, w.h, w.x, w.y, in.width, in.height));
+    return w;
+  }
+
+  Window want_;
+};
+
+int integer_or_auto(const Args& args, const char* key) {
+  return args.is_auto(key) ? -1 : args.integer(key);
+}
+
+}  // namespace
+
+FilterDef crop_filter() {
+  const auto side = [](const char* name, const char* doc) {
+    return Param{.name = name,
+                 .type = ParamType::Integer,
+                 .fallback = "auto",
+                 .doc = doc,
+                 .min = 0,
+                 .max = 1e9,
+                 .allow_auto = true};
+  };
+  std::vector<Param> params = {side("x", "left edge of the window (auto: centred)"),
+                               side("y", "top edge of the window (auto: centred)"),
+                               side("w", "window width (auto: to the right edge)"),
+                               side("h", "window height (auto: to the bottom edge)"),
+                               border_param()};  // accepted like every filter's; unused
+  return {.name = "crop",
+          .summary = "keep a window of the image: x,y,w,h in pixels",
+          .params = std::move(params),
+          .notes = {"streams strip by strip; a window outside the image is refused (64)",
+                    "EXR data and display windows are not carried to the output",
+                    "samples copied: exact; alpha included"},
+          .example = "crop:w=1920:h=1080",
+          .make =
+              [](const Args& args) {
+                const Window w{integer_or_auto(args, "x"), integer_or_auto(args, "y"),
+                               integer_or_auto(args, "w"), integer_or_auto(args, "h")};
+                if (w.w == 0 || w.h == 0) args.fail(w.w == 0 ? "w" : "h", "must be at least 1");
+                return std::make_unique<CropStage>(args.spec_text(), w);
+              },
+          .mixes_neighbours = false,
+          .swept = false};
+}
+
+}  // namespace halo
