@@ -1,0 +1,326 @@
+// resize: a new width and height (w, h, scale, fit) by a separable resampling filter (lanczos3,
+// mitchell, catmull-rom, triangle, box, nearest), widened by the scale when shrinking so that
+// a shrunk image is antialiased. Each output column and row has a window of input samples and
+// their weights, computed here once in double and rounded to float; the reference and
+// kernels/resize.cl sum the same floats in the same order, so their results are equal bit for
+// bit. Windows are clipped to the image and their weights renormalised (as Pillow does). Rows
+// stream: a strip of output rows reads the input rows of their windows.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "filters/filter.hpp"
+
+namespace halo {
+
+namespace {
+
+enum class Fit { inside, cover, fill };
+enum class Kernel { lanczos3, mitchell, catmull_rom, triangle, box, nearest };
+
+struct ResizeSpec {
+  int w = 0, h = 0;  // 0: from the other side and the aspect ratio
+  double scale = 0;  // > 0: both sides times this
+  Fit fit = Fit::inside;
+  Kernel kernel = Kernel::lanczos3;
+};
+
+// Mitchell and Netravali's cubic family (B, C): mitchell B = C = 1/3, Catmull-Rom B = 0, C = 1/2.
+double cubic(double x, double b, double c) {
+  x = std::fabs(x);
+  if (x < 1)
+    return ((12 - 9 * b - 6 * c) * x * x * x + (-18 + 12 * b + 6 * c) * x * x + (6 - 2 * b)) / 6;
+  if (x < 2)
+    return ((-b - 6 * c) * x * x * x + (6 * b + 30 * c) * x * x + (-12 * b - 48 * c) * x +
+            (8 * b + 24 * c)) /
+           6;
+  return 0;
+}
+
+double sinc(double x) {
+  if (x == 0) return 1;
+  x *= M_PI;
+  return std::sin(x) / x;
+}
+
+double support(Kernel k) {
+  switch (k) {
+    case Kernel::lanczos3:
+      return 3;
+    case Kernel::mitchell:
+    case Kernel::catmull_rom:
+      return 2;
+    case Kernel::triangle:
+      return 1;
+    default:
+      return 0.5;
+  }
+}
+
+double weight(Kernel k, double x) {
+  switch (k) {
+    case Kernel::lanczos3:
+      return std::fabs(x) < 3 ? sinc(x) * sinc(x / 3) : 0;
+    case Kernel::mitchell:
+      return cubic(x, 1.0 / 3, 1.0 / 3);
+    case Kernel::catmull_rom:
+      return cubic(x, 0, 0.5);
+    case Kernel::triangle:
+      return std::max(0.0, 1 - std::fabs(x));
+    default:  // box, nearest: [-0.5, 0.5)
+      return x >= -0.5 && x < 0.5 ? 1 : 0;
+  }
+}
+
+// One axis: for output i, the input window [start, start + count) and its weights (taps a row).
+struct Axis {
+  int taps = 0;
+  std::vector<int> start, count;
+  std::vector<float> weights;
+  std::vector<float> spans;  // start and count as floats, for the kernels
+
+  Span window(Span out) const {
+    int first = start[out.first], last = 0;
+    for (int i = out.first; i < out.last; ++i) {
+      first = std::min(first, start[i]);
+      last = std::max(last, start[i] + count[i]);
+    }
+    return {first, last};
+  }
+};
+
+Axis make_axis(int in, int out, Kernel k) {
+  const double scale = double(in) / out;
+  // Shrinking widens the filter by the scale (antialiasing); nearest never does.
+  const double stretch = k == Kernel::nearest ? 1 : std::max(1.0, scale);
+  const double reach = support(k) * stretch;
+  Axis a;
+  std::vector<std::vector<double>> all(out);
+  for (int i = 0; i < out; ++i) {
+    const double centre = (i + 0.5) * scale;
+    const int first = std::max(0, int(std::floor(centre - reach)));
+    const int last = std::min(in, int(std::ceil(centre + reach)) + 1);
+    double sum = 0;
+    std::vector<double>& w = all[i];
+    int lo = -1, hi = -1;  // the first and last input with a weight
+    for (int j = first; j < last; ++j) {
+      const double v = weight(k, (j + 0.5 - centre) / stretch);
+      w.push_back(v);
+      sum += v;
+      if (v != 0) hi = j, lo = lo < 0 ? j : lo;
+    }
+    if (lo < 0) {  // nothing inside (a window past the edge): the nearest sample
+      lo = hi = std::clamp(int(centre), 0, in - 1);
+      w.assign(1, 1.0), sum = 1;
+    } else {
+      w = std::vector<double>(w.begin() + (lo - first), w.begin() + (hi - first) + 1);
+    }
+    for (double& v : w) v /= sum;
+    a.start.push_back(lo);
+    a.count.push_back(hi - lo + 1);
+    a.taps = std::max(a.taps, hi - lo + 1);
+  }
+  a.weights.assign(std::size_t(out) * a.taps, 0.0f);
+  for (int i = 0; i < out; ++i) {
+    for (int j = 0; j < a.count[i]; ++j) a.weights[std::size_t(i) * a.taps + j] = float(all[i][j]);
+    a.spans.push_back(float(a.start[i]));
+    a.spans.push_back(float(a.count[i]));
+  }
+  return a;
+}
+
+class ResizeStage : public Stage {
+ public:
+  ResizeStage(std::string spec, ResizeSpec r) : Stage(std::move(spec)), r_(r) {}
+
+  int reach() const override { return 0; }
+  bool resizes() const override { return true; }
+  StageCost cost() const override {
+    const double taps = 4 * support(r_.kernel);
+    return {.reference_ns = 3.6 * taps, .device_ns = 4 + 0.13 * taps};
+  }
+  Size output_size(Size in) const override {
+    Size out;
+    if (r_.scale > 0) {
+      out = {int(std::lround(in.width * r_.scale)), int(std::lround(in.height * r_.scale))};
+    } else if (r_.w > 0 && r_.h > 0) {
+      const double sx = double(r_.w) / in.width, sy = double(r_.h) / in.height;
+      const double s = r_.fit == Fit::inside ? std::min(sx, sy) : std::max(sx, sy);
+      out = r_.fit == Fit::fill
+                ? Size{r_.w, r_.h}
+                : Size{int(std::lround(in.width * s)), int(std::lround(in.height * s))};
+    } else if (r_.w > 0) {
+      out = {r_.w, int(std::lround(double(in.height) * r_.w / in.width))};
+    } else {
+      out = {int(std::lround(double(in.width) * r_.h / in.height)), r_.h};
+    }
+    out = {std::max(1, out.width), std::max(1, out.height)};
+    if (double(out.width) * out.height > 4e9)
+      throw Error(ErrorKind::Usage,
+                  fmt::format("{}: a {}x{} result is too large", spec(), out.width, out.height));
+    return out;
+  }
+  Span input_rows(Span out, Size in) const override {
+    const Size size = output_size(in);
+    const Span window = make_axis(in.height, size.height, r_.kernel).window(out);
+    // With the rows each output row's share starts at (input_row), which strips own.
+    return {std::min(window.first, input_row(out.first, in, size)),
+            std::max(window.last, std::min(in.height, input_row(out.last, in, size) + 1))};
+  }
+  std::vector<std::string> details(const StageRun&) const override {
+    return {"rows pass then columns pass; windows widened by the scale when shrinking"};
+  }
+
+  // `in` holds the input rows of out's windows; the result holds the output rows `out`.
+  Image reference_rows(const Image& in, Span out, StageRun&) const override {
+    const Size from{in.width(), in.full_height()}, to = output_size(from);
+    const Axis ax = make_axis(from.width, to.width, r_.kernel);
+    const Axis ay = make_axis(from.height, to.height, r_.kernel);
+    const Span rows = ay.window(out);
+    Image tmp(to.width, rows, from.height, in.channels(), in.alpha());
+    for (int c = 0; c < in.channels(); ++c)
+      for (int y = rows.first; y < rows.last; ++y) {
+        const float* src = in.row(c, y - in.y0());
+        float* dst = tmp.row(c, y - tmp.y0());
+        for (int x = 0; x < to.width; ++x) {
+          const float* w = ax.weights.data() + std::size_t(x) * ax.taps;
+          const float* s = src + ax.start[x];
+          float sum = 0.0f;
+          for (int k = 0; k < ax.count[x]; ++k) sum += w[k] * s[k];
+          dst[x] = sum;
+        }
+      }
+    Image result(to.width, out, to.height, in.channels(), in.alpha());
+    result.set_source(in.source());
+    for (int c = 0; c < in.channels(); ++c)
+      for (int y = out.first; y < out.last; ++y) {
+        const float* w = ay.weights.data() + std::size_t(y) * ay.taps;
+        float* dst = result.row(c, y - result.y0());
+        for (int x = 0; x < to.width; ++x) {
+          float sum = 0.0f;
+          for (int k = 0; k < ay.count[y]; ++k)
+            sum += w[k] * tmp.row(c, ay.start[y] + k - tmp.y0())[x];
+          dst[x] = sum;
+        }
+      }
+    return result;
+  }
+
+  DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
+                           StageRun&) const override {
+    const Size from{in.width, in.full_height}, to = output_size(from);
+    const Axis ax = make_axis(from.width, to.width, r_.kernel);
+    const Axis ay = make_axis(from.height, to.height, r_.kernel);
+    const Span rows = ay.window(out);
+    DeviceImage tmp = device.image(to.width, rows.count(), in.channels, in.alpha);
+    tmp.y0 = rows.first;
+    tmp.full_height = from.height;
+    DeviceImage result = device.image(to.width, out.count(), in.channels, in.alpha);
+    result.y0 = out.first;
+    result.full_height = to.height;
+    result.source = in.source;
+    const cl::NDRange local(64, 4, 1);
+    auto rows_kernel = device.kernel("resize.cl", "resize_rows", {});
+    set_args(rows_kernel, in.buffer, tmp.buffer, in.pitch, in.height, in.y0, to.width, tmp.pitch,
+             tmp.height, tmp.y0, rows.first, rows.last, device.constants(ax.spans, "resize spans"),
+             device.constants(ax.weights, "resize weights"), ax.taps);
+    device.launch(
+        rows_kernel, "resize_rows",
+        cl::NDRange(ceil_div(to.width, 64) * 64, ceil_div(rows.count(), 4) * 4, in.channels), local,
+        std::size_t(in.width + to.width) * rows.count() * 4 * in.channels);
+    auto cols_kernel = device.kernel("resize.cl", "resize_cols", {});
+    set_args(cols_kernel, tmp.buffer, result.buffer, to.width, tmp.pitch, tmp.height, tmp.y0,
+             result.pitch, result.height, result.y0, out.first, out.last,
+             device.constants(ay.spans, "resize spans"),
+             device.constants(ay.weights, "resize weights"), ay.taps);
+    device.launch(
+        cols_kernel, "resize_cols",
+        cl::NDRange(ceil_div(to.width, 64) * 64, ceil_div(out.count(), 4) * 4, in.channels), local,
+        std::size_t(to.width) * (rows.count() + out.count()) * 4 * in.channels);
+    return result;
+  }
+
+ private:
+  ResizeSpec r_;
+};
+
+int side(const Args& args, const char* key) {
+  return args.is_auto(key) ? 0 : args.integer(key);
+}
+
+}  // namespace
+
+FilterDef resize_filter() {
+  std::vector<Param> params = {
+      {.name = "w",
+       .type = ParamType::Integer,
+       .fallback = "auto",
+       .doc = "width (auto: from h and the aspect ratio)",
+       .min = 1,
+       .max = 1e6,
+       .allow_auto = true},
+      {.name = "h",
+       .type = ParamType::Integer,
+       .fallback = "auto",
+       .doc = "height (auto: from w and the aspect ratio)",
+       .min = 1,
+       .max = 1e6,
+       .allow_auto = true},
+      {.name = "scale",
+       .type = ParamType::Number,
+       .fallback = "auto",
+       .doc = "both sides times this, instead of w and h",
+       .min = 1e-4,
+       .max = 1e4,
+       .allow_auto = true},
+      {.name = "fit",
+       .type = ParamType::Choice,
+       .fallback = "inside",
+       .doc = "with w and h: inside (the largest size within w x h, aspect kept), cover (the "
+              "smallest covering it, aspect kept), fill (exactly w x h)",
+       .choices = {"inside", "cover", "fill"}},
+      {.name = "filter",
+       .type = ParamType::Choice,
+       .fallback = "lanczos3",
+       .doc = "resampling filter, widened by the scale when shrinking (antialiased); nearest "
+              "picks one sample",
+       .choices = {"lanczos3", "mitchell", "catmull-rom", "triangle", "box", "nearest"}},
+      border_param()};  // accepted like every filter's; windows are clipped to the image
+  return {.name = "resize",
+          .summary = "a new size by a separable resampling filter, antialiased when shrinking",
+          .params = std::move(params),
+          .notes = {"streams strip by strip: output rows read the input rows of their windows",
+                    "weights computed once in double; device and reference equal bit for bit"},
+          .example = "resize:w=1920",
+          .make =
+              [](const Args& args) {
+                ResizeSpec r;
+                r.w = side(args, "w");
+                r.h = side(args, "h");
+                r.scale = args.is_auto("scale") ? 0 : args.number("scale");
+                if (r.scale > 0 && (r.w || r.h)) args.fail("scale", "give scale, or w and h");
+                if (r.scale == 0 && !r.w && !r.h) args.fail("w", "give w, h or scale");
+                const std::string fit = args.text("fit"), k = args.text("filter");
+                r.fit = fit == "cover" ? Fit::cover : fit == "fill" ? Fit::fill : Fit::inside;
+                r.kernel = k == "mitchell"      ? Kernel::mitchell
+                           : k == "catmull-rom" ? Kernel::catmull_rom
+                           : k == "triangle"    ? Kernel::triangle
+                           : k == "box"         ? Kernel::box
+                           : k == "nearest"     ? Kernel::nearest
+                                                : Kernel::lanczos3;
+                return std::make_unique<ResizeStage>(args.spec_text(), r);
+              },
+          .swept = false};
+}
+
+FilterDef thumbnail_filter() {
+  FilterDef def = resize_filter();
+  def.name = "thumbnail";
+  def.summary = "resize to fit inside w x h (aspect kept): resize with fit=inside";
+  def.example = "thumbnail:w=256:h=256";
+  return def;
+}
+
+}  // namespace halo

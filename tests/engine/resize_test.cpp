@@ -1,0 +1,119 @@
+// resize: sizes from w, h, scale and fit; hand-computed filters; the device against the
+// reference bit for bit, whole and in strips, growing and shrinking, chained with filters.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "filters/registry.hpp"
+#include "pipeline/pipeline.hpp"
+#include "support.hpp"
+
+using namespace halo;
+
+namespace {
+
+Pipeline chain(const std::vector<std::string>& specs) {
+  std::vector<StageSpec> list;
+  for (const auto& s : specs) list.push_back({s, ""});
+  return Pipeline(list);
+}
+
+PixelBuffer resized(const std::string& spec, const Image& in) {
+  return run_reference(chain({spec}), to_pixels(in, PixelType::f32), PixelType::f32);
+}
+
+}  // namespace
+
+TEST_CASE("resize sizes: one side keeps the aspect, scale, and the three fits") {
+  const Size in{400, 300};
+  CHECK(chain({"resize:w=200"}).output_size(in) == Size{200, 150});
+  CHECK(chain({"resize:h=100"}).output_size(in) == Size{133, 100});
+  CHECK(chain({"resize:scale=0.5"}).output_size(in) == Size{200, 150});
+  CHECK(chain({"resize:w=100:h=100"}).output_size(in) == Size{100, 75});  // inside
+  CHECK(chain({"resize:w=100:h=100:fit=cover"}).output_size(in) == Size{133, 100});
+  CHECK(chain({"resize:w=100:h=100:fit=fill"}).output_size(in) == Size{100, 100});
+  CHECK(chain({"thumbnail:w=64:h=64"}).output_size(in) == Size{64, 48});
+  CHECK(chain({"resize:scale=0.0001"}).output_size(in) == Size{1, 1});  // never empty
+  CHECK_THROWS_WITH(make_stage("resize"), doctest::Contains("give w, h or scale"));
+  CHECK_THROWS_WITH(make_stage("resize:w=3:scale=2"), doctest::Contains("scale"));
+}
+
+TEST_CASE("resize by hand: box halves by averaging, triangle doubles by 1/4 and 3/4") {
+  const Image in = test::from_rows({{0.0f, 1.0f, 0.25f, 0.75f}, {0.5f, 0.5f, 1.0f, 0.0f}});
+  const Image half = to_image(resized("resize:w=2:h=1:fit=fill:filter=box", in));
+  CHECK(half.at(0, 0, 0) == 0.5f);  // (0 + 1 + 0.5 + 0.5) / 4
+  CHECK(half.at(1, 0, 0) == 0.5f);  // (0.25 + 0.75 + 1 + 0) / 4
+  // Doubling 0 1 with a triangle: sample centres at 0.25 and 0.75 of each pixel; the edges'
+  // windows are clipped and renormalised, so they keep the edge value.
+  const Image row = test::from_rows({{0.0f, 1.0f}});
+  const Image twice = to_image(resized("resize:w=4:h=1:fit=fill:filter=triangle", row));
+  CHECK(twice.at(0, 0, 0) == 0.0f);
+  CHECK(twice.at(1, 0, 0) == 0.25f);
+  CHECK(twice.at(2, 0, 0) == 0.75f);
+  CHECK(twice.at(3, 0, 0) == 1.0f);
+  // nearest picks input samples only; every filter keeps a flat image flat.
+  const Image noise = test::random_image(37, 23, 1, false, 5);
+  std::set<float> values;
+  for (int y = 0; y < 23; ++y)
+    for (int x = 0; x < 37; ++x) values.insert(noise.at(x, y, 0));
+  const Image picked = to_image(resized("resize:w=80:filter=nearest", noise));
+  for (int y = 0; y < picked.height(); ++y)
+    for (int x = 0; x < picked.width(); ++x) CHECK(values.count(picked.at(x, y, 0)) == 1);
+  Image flat(29, 17, 1);
+  for (int y = 0; y < 17; ++y)
+    for (int x = 0; x < 29; ++x) flat.at(x, y, 0) = 0.5f;
+  for (const char* f : {"lanczos3", "mitchell", "catmull-rom", "triangle", "box"})
+    for (const char* size : {"w=7", "w=100"}) {
+      const Image out = to_image(resized(std::string("resize:") + size + ":filter=" + f, flat));
+      for (int y = 0; y < out.height(); ++y)
+        for (int x = 0; x < out.width(); ++x)
+          CHECK(out.at(x, y, 0) == doctest::Approx(0.5).epsilon(1e-6));
+    }
+}
+
+TEST_CASE("resize on the device equals the reference bit for bit, whole and in strips") {
+  const struct {
+    int w, h, channels;
+    bool alpha;
+    const char* spec;
+  } cases[] = {{1, 1, 1, false, "resize:w=7:h=5:fit=fill"},
+               {7, 5, 3, false, "resize:w=1:h=1:fit=fill"},
+               {61, 29, 4, true, "resize:scale=2.7:filter=mitchell"},
+               {1023, 517, 3, false, "resize:w=300"},
+               {300, 200, 3, false, "resize:w=91:h=150:fit=fill:filter=catmull-rom"},
+               {97, 61, 2, true, "resize:scale=0.31:filter=box"},
+               {64, 48, 3, false, "resize:w=200:filter=nearest"}};
+  for (const auto& c : cases) {
+    const PixelBuffer in = test::random_pixels(c.w, c.h, c.channels, PixelType::f32);
+    PixelBuffer input = in;
+    input.alpha = c.alpha;
+    const Pipeline p = chain({c.spec});
+    const PixelBuffer whole = run_reference(p, input, PixelType::f32);
+    for (int strip : {0, 1, 3, 16}) {
+      INFO(c.spec, " on ", c.w, "x", c.h, "x", c.channels, ", strips of ", strip);
+      CHECK(run_reference(p, input, PixelType::f32, {.strip_rows = strip}).bytes == whole.bytes);
+      const RunResult dev = run_device(test::device(), p, input, PixelType::f32,
+                                       {.verify = true, .strip_rows = strip, .lanes = 2});
+      CHECK(dev.ok());
+      CHECK(dev.pixels.bytes == whole.bytes);
+    }
+  }
+  test::device().take_timings();
+}
+
+TEST_CASE("resize between filters, and filters that cannot come before it") {
+  const PixelBuffer in = test::random_pixels(83, 57, 3, PixelType::u8);
+  const Pipeline p = chain({"gaussian:r=2", "resize:w=40", "sharpen", "crop:w=30:h=10"});
+  CHECK(p.output_size({83, 57}) == Size{30, 10});
+  const PixelBuffer whole = run_reference(p, in, PixelType::f32);
+  for (int strip : {1, 4, 9}) {
+    const RunResult dev =
+        run_device(test::device(), p, in, PixelType::f32, {.verify = true, .strip_rows = strip});
+    CHECK(dev.ok());
+    CHECK(dev.pixels.bytes == whole.bytes);
+  }
+  test::device().take_timings();
+  CHECK_THROWS_WITH(chain({"histogram", "resize:w=4"}), doctest::Contains("put it after"));
+  CHECK_THROWS_WITH(chain({"resize:w=4", "atrous"}), doctest::Contains("guides"));
+}
