@@ -781,7 +781,7 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->add_option("--strip-rows", options->strip_rows,
                    "output rows per strip instead of the size --max-memory and the device choose "
                    "(for tests and tuning)")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1, 1 << 30).description(""))
       ->group(memory);
   run_app->add_flag("--overwrite-input", options->overwrite_input,
                     "allow an output to replace its own input file");
@@ -799,7 +799,7 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->add_option("-j,--jobs", options->jobs,
                    "files streamed at once, each on a device queue of its own (default: the "
                    "number of cores)")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1, 1 << 30).description(""))
       ->group(batch);
   run_app
       ->add_flag("--progress", options->progress,
