@@ -70,7 +70,10 @@ std::vector<std::string> Stage::details(const StageRun&) const {
 
 Image Stage::reference(const Image& in, StageRun& run) const {
   run.own = in.span();
-  return reference_rows(in, in.span(), run);
+  // A stage that resizes computes the output's rows, all of them.
+  const Span out =
+      resizes() ? Span{0, output_size({in.width(), in.full_height()}).height} : in.span();
+  return reference_rows(in, out, run);
 }
 
 Image Stage::reference(const Image& in) const {
@@ -80,7 +83,8 @@ Image Stage::reference(const Image& in) const {
 
 DeviceImage Stage::enqueue(Device& device, const DeviceImage& in, StageRun& run) const {
   run.own = in.span();
-  DeviceImage out = enqueue_rows(device, in, in.span(), run);
+  const Span rows = resizes() ? Span{0, output_size({in.width, in.full_height}).height} : in.span();
+  DeviceImage out = enqueue_rows(device, in, rows, run);
   run.finish(device);
   return out;
 }

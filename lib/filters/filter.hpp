@@ -186,7 +186,7 @@ class Stage {
   virtual DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                                    StageRun& run) const = 0;
 
-  // The whole image at once.
+  // The whole image at once (a stage that resizes: the whole output).
   Image reference(const Image& in, StageRun& run) const;
   Image reference(const Image& in) const;
   DeviceImage enqueue(Device& device, const DeviceImage& in, StageRun& run) const;

@@ -7,7 +7,7 @@
 
 #include "filters/registry.hpp"
 #include "pipeline/pipeline.hpp"
-#include "support.hpp"
+#include "separable_support.hpp"
 
 using namespace halo;
 
@@ -116,4 +116,18 @@ TEST_CASE("resize between filters, and filters that cannot come before it") {
   test::device().take_timings();
   CHECK_THROWS_WITH(chain({"histogram", "resize:w=4"}), doctest::Contains("put it after"));
   CHECK_THROWS_WITH(chain({"resize:w=4", "atrous"}), doctest::Contains("guides"));
+}
+
+TEST_CASE("resize and crop called on a whole image give the whole output (as benchmarks call)") {
+  const Image in = test::random_image(61, 37, 3, false, 9);
+  for (const char* spec : {"resize:w=20", "resize:scale=1.7", "crop:x=5:w=30:h=9"}) {
+    INFO(spec);
+    const Image out = make_stage(spec)->reference(in);
+    const PixelBuffer streamed =
+        run_reference(chain({spec}), to_pixels(in, PixelType::f32), PixelType::f32);
+    CHECK(out.width() == streamed.width);
+    CHECK(out.height() == streamed.height);
+    CHECK(to_pixels(out, PixelType::f32).bytes == streamed.bytes);
+    test::check_device_matches(test::device(), spec, in, 0.0);
+  }
 }
