@@ -7,6 +7,9 @@
 // stream: a strip of output rows reads the input rows of their windows.
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -164,7 +167,7 @@ class ResizeStage : public Stage {
   }
   Span input_rows(Span out, Size in) const override {
     const Size size = output_size(in);
-    const Span window = make_axis(in.height, size.height, r_.kernel).window(out);
+    const Span window = axis(in.height, size.height)->window(out);
     // With the rows each output row's share starts at (input_row), which strips own.
     return {std::min(window.first, input_row(out.first, in, size)),
             std::max(window.last, std::min(in.height, input_row(out.last, in, size) + 1))};
@@ -176,8 +179,8 @@ class ResizeStage : public Stage {
   // `in` holds the input rows of out's windows; the result holds the output rows `out`.
   Image reference_rows(const Image& in, Span out, StageRun&) const override {
     const Size from{in.width(), in.full_height()}, to = output_size(from);
-    const Axis ax = make_axis(from.width, to.width, r_.kernel);
-    const Axis ay = make_axis(from.height, to.height, r_.kernel);
+    const auto x_axis = axis(from.width, to.width), y_axis = axis(from.height, to.height);
+    const Axis &ax = *x_axis, &ay = *y_axis;
     const Span rows = ay.window(out);
     Image tmp(to.width, rows, from.height, in.channels(), in.alpha());
     for (int c = 0; c < in.channels(); ++c)
@@ -211,8 +214,8 @@ class ResizeStage : public Stage {
   DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                            StageRun&) const override {
     const Size from{in.width, in.full_height}, to = output_size(from);
-    const Axis ax = make_axis(from.width, to.width, r_.kernel);
-    const Axis ay = make_axis(from.height, to.height, r_.kernel);
+    const auto x_axis = axis(from.width, to.width), y_axis = axis(from.height, to.height);
+    const Axis &ax = *x_axis, &ay = *y_axis;
     const Span rows = ay.window(out);
     DeviceImage tmp = device.image(to.width, rows.count(), in.channels, in.alpha);
     tmp.y0 = rows.first;
@@ -243,7 +246,19 @@ class ResizeStage : public Stage {
   }
 
  private:
+  // One axis's windows and weights, made once per pair of sizes: every strip (and the strip
+  // plan, for each strip's rows) asks again.
+  // A batch of many sizes keeps the last few (a holder keeps its own alive).
+  std::shared_ptr<const Axis> axis(int in, int out) const {
+    std::lock_guard lock(mutex_);
+    if (const auto it = axes_.find({in, out}); it != axes_.end()) return it->second;
+    if (axes_.size() >= 8) axes_.clear();
+    return axes_[{in, out}] = std::make_shared<const Axis>(make_axis(in, out, r_.kernel));
+  }
+
   ResizeSpec r_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::pair<int, int>, std::shared_ptr<const Axis>> axes_;
 };
 
 int side(const Args& args, const char* key) {
