@@ -4,17 +4,12 @@
 
 #include "filters/registry.hpp"
 #include "pipeline/pipeline.hpp"
-#include "support.hpp"
+#include "separable_support.hpp"
 
 using namespace halo;
+using test::chain;
 
 namespace {
-
-Pipeline chain(const std::vector<std::string>& specs) {
-  std::vector<StageSpec> list;
-  for (const auto& s : specs) list.push_back({s, ""});
-  return Pipeline(list);
-}
 
 // The input's window, sample for sample.
 bool is_window(const PixelBuffer& out, const PixelBuffer& in, int x0, int y0) {

@@ -20,24 +20,6 @@ Image run(const std::string& spec, const Image& in) {
   return make_stage(spec)->reference(in);
 }
 
-void check_device_bits(const std::string& spec, const Image& in) {
-  const auto stage = make_stage(spec);
-  const Image expected = stage->reference(in);
-  Device& device = test::device();
-  const Image got =
-      download_image(device, stage->enqueue(device, upload(device, to_pixels(in, PixelType::f32))));
-  device.take_timings();
-  INFO(spec, " on ", in.width(), "x", in.height(), "x", in.channels());
-  std::size_t differing = 0;
-  for (int c = 0; c < in.channels(); ++c)
-    for (int y = 0; y < in.height(); ++y)
-      for (int x = 0; x < in.width(); ++x) {
-        const float a = got.at(x, y, c), b = expected.at(x, y, c);
-        if (std::memcmp(&a, &b, sizeof a) != 0) ++differing;
-      }
-  CHECK(differing == 0);
-}
-
 }  // namespace
 
 TEST_CASE("median by hand: an outlier goes, an edge stays, borders pick the window") {
@@ -90,9 +72,9 @@ TEST_CASE("rank filters on the device equal the reference bit for bit") {
       const std::string spec = std::string(filter) + ":border=" + border;
       Image in = test::random_image(61, 29, 4, true, 3);
       for (int i = 0; i < 40; ++i) in.at((i * 17) % 61, (i * 7) % 29, i % 3) = kNaN;
-      check_device_bits(spec, in);
-      check_device_bits(spec, test::random_image(1, 1, 1));
-      check_device_bits(spec, test::random_image(7, 5, 3));
+      test::check_device_bits(spec, in);
+      test::check_device_bits(spec, test::random_image(1, 1, 1));
+      test::check_device_bits(spec, test::random_image(7, 5, 3));
     }
-  check_device_bits("median:r=2", test::random_image(1023, 517, 3));
+  test::check_device_bits("median:r=2", test::random_image(1023, 517, 3));
 }

@@ -10,14 +10,9 @@
 #include "separable_support.hpp"
 
 using namespace halo;
+using test::chain;
 
 namespace {
-
-Pipeline chain(const std::vector<std::string>& specs) {
-  std::vector<StageSpec> list;
-  for (const auto& s : specs) list.push_back({s, ""});
-  return Pipeline(list);
-}
 
 PixelBuffer resized(const std::string& spec, const Image& in) {
   return run_reference(chain({spec}), to_pixels(in, PixelType::f32), PixelType::f32);

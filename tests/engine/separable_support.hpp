@@ -3,8 +3,11 @@
 
 #include <doctest/doctest.h>
 
+#include <cstring>
+
 #include "filters/convert.hpp"
 #include "filters/registry.hpp"
+#include "pipeline/pipeline.hpp"
 #include "support.hpp"
 #include "verify/compare.hpp"
 
@@ -45,6 +48,33 @@ inline std::string launched_kernels(Device& device, const std::string& spec) {
   std::string labels;
   for (const auto& t : device.take_timings()) labels += (labels.empty() ? "" : " ") + t.label;
   return labels;
+}
+
+// The same bits in every sample (NaN equal to NaN): for stages that are exact on NaN and
+// infinities too.
+inline void check_device_bits(const std::string& spec, const Image& in) {
+  const auto stage = make_stage(spec);
+  const Image expected = stage->reference(in);
+  Device& dev = device();
+  const Image got =
+      download_image(dev, stage->enqueue(dev, upload(dev, to_pixels(in, PixelType::f32))));
+  dev.take_timings();
+  INFO(spec, " on ", in.width(), "x", in.height(), "x", in.channels());
+  std::size_t differing = 0;
+  for (int c = 0; c < in.channels(); ++c)
+    for (int y = 0; y < in.height(); ++y)
+      for (int x = 0; x < in.width(); ++x) {
+        const float a = got.at(x, y, c), b = expected.at(x, y, c);
+        if (std::memcmp(&a, &b, sizeof a) != 0) ++differing;
+      }
+  CHECK(differing == 0);
+}
+
+// A pipeline of specs given in the code.
+inline Pipeline chain(const std::vector<std::string>& specs) {
+  std::vector<StageSpec> list;
+  for (const auto& s : specs) list.push_back({s, ""});
+  return Pipeline(list);
 }
 
 }  // namespace halo::test

@@ -33,25 +33,6 @@ Image hostile_render(int width, int height, int channels, bool alpha) {
   return in;
 }
 
-// Same bits in every sample (NaN equal to NaN), strip by strip as the executor runs a stage.
-void check_device_bits(const std::string& spec, const Image& in) {
-  const auto stage = make_stage(spec);
-  const Image expected = stage->reference(in);
-  Device& device = test::device();
-  const DeviceImage result = stage->enqueue(device, upload(device, to_pixels(in, PixelType::f32)));
-  const Image got = download_image(device, result);
-  device.take_timings();
-  INFO(spec, " on ", in.width(), "x", in.height(), "x", in.channels());
-  std::size_t differing = 0;
-  for (int c = 0; c < in.channels(); ++c)
-    for (int y = 0; y < in.height(); ++y)
-      for (int x = 0; x < in.width(); ++x) {
-        const float a = got.at(x, y, c), b = expected.at(x, y, c);
-        if (std::memcmp(&a, &b, sizeof a) != 0) ++differing;
-      }
-  CHECK(differing == 0);
-}
-
 }  // namespace
 
 TEST_CASE("exposure, mul and add by hand: colour scaled or shifted, alpha unchanged") {
@@ -128,10 +109,10 @@ TEST_CASE("tone stages on the device equal the reference bit for bit, NaN and In
                          "tonemap",
                          "tonemap:curve=reinhard:white=8"};
   for (const char* spec : specs) {
-    check_device_bits(spec, hostile_render(1, 1, 3, false));
-    check_device_bits(spec, hostile_render(7, 5, 4, true));
-    check_device_bits(spec, hostile_render(1023, 517, 3, false));
+    test::check_device_bits(spec, hostile_render(1, 1, 3, false));
+    test::check_device_bits(spec, hostile_render(7, 5, 4, true));
+    test::check_device_bits(spec, hostile_render(1023, 517, 3, false));
   }
   for (const char* spec : {"tonemap:curve=reinhard", "fixnan", "exposure"})
-    check_device_bits(spec, hostile_render(61, 29, 1, false));
+    test::check_device_bits(spec, hostile_render(61, 29, 1, false));
 }
