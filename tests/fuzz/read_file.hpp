@@ -13,13 +13,19 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "core/limits.hpp"
+#include "core/settings.hpp"
 #include "io/codec.hpp"
 
 namespace halo::fuzz {
 
 inline void read_as_file(const std::uint8_t* data, std::size_t size) {
-  set_resource_limits({.max_pixels = 4000000, .max_memory = std::size_t(64) << 20});
+  static const bool limited = [] {
+    Settings small = settings();
+    small.limits = {.max_pixels = 4000000, .max_memory = std::size_t(64) << 20};
+    install_settings(small);
+    return true;
+  }();
+  (void)limited;
   // No extension: the format comes from the content alone, as it does for every file halo reads.
   static const std::string path = "/tmp/halo-fuzz-" + std::to_string(::getpid());
   if (std::FILE* f = std::fopen(path.c_str(), "wb")) {
