@@ -1,7 +1,8 @@
-// Mirrors: `flop` (left and right swapped: each row reversed, streamed strip by strip), `flip`
-// (top and bottom swapped) and `rotate:angle=180` (both). A flipped strip's rows come from the
-// other end of the image, so flip and rotate=180 take the whole image at once. Samples are
-// copied (kernels/mirror.cl): exact, alpha included.
+// Mirrors and turns: `flop` (left and right swapped: each row reversed, streamed strip by
+// strip), `flip` (top and bottom swapped), `rotate` by 180 (both) and by 90 or 270 (width and
+// height swapped). A flipped strip's rows come from the other end of the image and a turned
+// row from every input row, so these take the whole image at once. Samples are copied
+// (kernels/mirror.cl): exact, alpha included.
 #include "filters/filter.hpp"
 
 namespace halo {
@@ -54,6 +55,62 @@ class MirrorStage : public Stage {
   bool flop_, flip_;
 };
 
+// rotate=90 and 270: the image turns on its side, so every output row reads a column of the
+// whole input.
+class QuarterTurnStage : public Stage {
+ public:
+  QuarterTurnStage(std::string spec, bool clockwise)
+      : Stage(std::move(spec)), clockwise_(clockwise) {}
+
+  int reach() const override { return 0; }
+  bool resizes() const override { return true; }
+  std::string whole_image_reason(PixelType) const override {
+    return "turning by 90 degrees reads a column of every input row for each output row";
+  }
+  StageCost cost() const override { return {.reference_ns = 4, .device_ns = 1}; }
+  Size output_size(Size in) const override { return {in.height, in.width}; }
+  Span input_rows(Span, Size in) const override { return {0, in.height}; }
+  int input_row(int y, Size in, Size out) const override {
+    return y == out.height ? in.height : y == 0 ? 0 : std::min(in.height, y);
+  }
+  std::vector<std::string> details(const StageRun&) const override {
+    return {clockwise_ ? "turned 90 degrees clockwise" : "turned 90 degrees counter-clockwise"};
+  }
+
+  Image reference_rows(const Image& in, Span out, StageRun&) const override {
+    const int w = in.width(), h = in.full_height();
+    Image result(h, out, w, in.channels(), in.alpha());
+    result.set_source(in.source());
+    for (int c = 0; c < in.channels(); ++c)
+      for (int y = out.first; y < out.last; ++y) {
+        float* dst = result.row(c, y - result.y0());
+        for (int x = 0; x < h; ++x)
+          dst[x] =
+              clockwise_ ? in.row(c, h - 1 - x - in.y0())[y] : in.row(c, x - in.y0())[w - 1 - y];
+      }
+    return result;
+  }
+
+  DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
+                           StageRun&) const override {
+    DeviceImage result = device.image(in.full_height, out.count(), in.channels, in.alpha);
+    result.y0 = out.first;
+    result.full_height = in.width;
+    result.source = in.source;
+    auto kernel = device.kernel("mirror.cl", "quarter_turn", {});
+    set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, in.height, result.pitch,
+             result.height, result.y0, out.first, out.last, int(clockwise_));
+    device.launch(
+        kernel, "quarter_turn",
+        cl::NDRange(ceil_div(result.width, 64) * 64, ceil_div(out.count(), 4) * 4, in.channels),
+        cl::NDRange(64, 4, 1), 2 * std::size_t(result.width) * out.count() * 4 * in.channels);
+    return result;
+  }
+
+ private:
+  bool clockwise_;
+};
+
 FilterDef mirror_filter(const char* name, const char* summary, std::vector<Param> params,
                         std::string note, bool (*flop)(const Args&), bool (*flip)(const Args&)) {
   params.push_back(border_param());  // accepted like every filter's; unused
@@ -84,15 +141,21 @@ FilterDef flip_filter() {
 }
 
 FilterDef rotate_filter() {
-  return mirror_filter(
-      "rotate", "rotate by 180 degrees",
+  FilterDef def = mirror_filter(
+      "rotate", "turn by 90, 180 or 270 degrees clockwise",
       {{.name = "angle",
         .type = ParamType::Choice,
         .fallback = "180",
-        .doc = "degrees clockwise (90 and 270 change the image's shape: not yet)",
-        .choices = {"180"}}},
-      "the whole image at once, as flip", [](const Args&) { return true; },
-      [](const Args&) { return true; });
+        .doc = "degrees clockwise; 90 and 270 swap width and height",
+        .choices = {"90", "180", "270"}}},
+      "the whole image at once (rows come from the other end, or from every row)",
+      [](const Args&) { return true; }, [](const Args&) { return true; });
+  def.make = [](const Args& args) -> std::unique_ptr<Stage> {
+    const std::string angle = args.text("angle");
+    if (angle == "180") return std::make_unique<MirrorStage>(args.spec_text(), true, true);
+    return std::make_unique<QuarterTurnStage>(args.spec_text(), angle == "90");
+  };
+  return def;
 }
 
 }  // namespace halo

@@ -434,7 +434,9 @@ TEST_CASE("resize, crop and the mirrors agree with OpenImageIO's oiiotool") {
   } exact[] = {{"--cut 120x80+31+17 --origin +0+0", "crop:x=31:y=17:w=120:h=80"},
                {"--flop", "flop"},
                {"--flip", "flip"},
-               {"--rotate180", "rotate"}};
+               {"--rotate180", "rotate"},
+               {"--rotate90", "rotate:angle=90"},
+               {"--rotate270", "rotate:angle=270"}};
   for (const auto& e : exact) {
     INFO(e.halo);
     REQUIRE(oiiotool(e.oiio, "o.png") == 0);
