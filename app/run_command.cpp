@@ -51,6 +51,7 @@ struct RunOptionsCli {
   int strip_rows = 0;  // 0: chosen from the budget
   WriteOptions encoding;
   bool strip_metadata = false;
+  bool auto_orient = false;
   bool drop_layers = false;          // --drop-layers
   bool linear = false;               // --linear
   bool straight_alpha = false;       // --straight-alpha
@@ -325,7 +326,7 @@ StripLimits strip_limits(const Device* device) {
 
 // Streams one file through the pipeline on `device` (nullptr: the reference) into its output.
 StreamResult stream_file(const FileJob& job, const RunContext& run, const Pipeline& pipeline,
-                         Device* device, SampleType type) {
+                         Device* device, SampleType type, bool made_upright) {
   const RunOptionsCli& o = run.options;
   InputStream in(parse_input_ref(job.input.path + job.input.channels), pipeline.guide_sets());
   const StreamInput& input = in.input();
@@ -349,7 +350,12 @@ StreamResult stream_file(const FileJob& job, const RunContext& run, const Pipeli
   WriteOptions encoding = o.encoding;  // encoder threads: this file's share of the cores
   if (encoding.threads == 0)
     encoding.threads = std::max(1, int(std::thread::hardware_concurrency()) / run.workers);
-  const Metadata metadata = output_metadata(in.header().metadata, run);
+  Metadata metadata = output_metadata(in.header().metadata, run);
+  if (made_upright) {
+    metadata.exif = exif_with_orientation(metadata.exif, 1);
+    for (Attribute& a : metadata.attributes)  // TIFF's own tag, and OpenImageIO's name for it
+      if (a.name == "Orientation") a.value = "1";
+  }
   spdlog::info("{}: metadata {}", job.output, metadata.summary());
   // Stages such as crop change the image's size; the input's data and display windows and
   // its other layers then no longer fit it.
@@ -393,6 +399,37 @@ StreamResult stream_file(const FileJob& job, const RunContext& run, const Pipeli
   return result;
 }
 
+// The stages that put an image upright as its EXIF Orientation (2..8) says: mirrors and turns.
+std::vector<std::string> orientation_specs(int orientation) {
+  switch (orientation) {
+    case 2:
+      return {"flop"};
+    case 3:
+      return {"rotate"};
+    case 4:
+      return {"flip"};
+    case 5:
+      return {"rotate:angle=270", "flop"};
+    case 6:
+      return {"rotate:angle=90"};
+    case 7:
+      return {"rotate:angle=90", "flop"};
+    case 8:
+      return {"rotate:angle=270"};
+    default:
+      return {};
+  }
+}
+
+// --auto-orient: `pipeline` after the stages that put the image upright (its stages made again
+// from their specs: a pipeline's stages are its own).
+Pipeline upright(int orientation, const Pipeline& pipeline) {
+  Pipeline oriented;
+  for (const auto& spec : orientation_specs(orientation)) oriented.append(make_stage(spec));
+  for (const auto& stage : pipeline.stages()) oriented.append(make_stage(stage->spec()));
+  return oriented;
+}
+
 void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome) {
   const RunOptionsCli& o = run.options;
   Phases phases;
@@ -400,6 +437,8 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   SampleType type;
   double samples = 0;  // colour samples, for --device auto
   const Pipeline* chosen = &run.pipeline;
+  std::optional<Pipeline> oriented;  // --auto-orient, for an image stored turned or mirrored
+  int orientation = 1;
   {
     const InputStream probe(parse_input_ref(job.input.path + job.input.channels),
                             run.pipeline.guide_sets());
@@ -408,6 +447,12 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
     if (probe.input().alpha && probe.stored() != SampleType::half &&
         probe.stored() != SampleType::f32)
       chosen = &run.alpha_pipeline;
+    if (o.auto_orient) orientation = exif_orientation(probe.header().metadata.exif);
+    if (orientation != 1) {
+      oriented.emplace(upright(orientation, *chosen));
+      chosen = &*oriented;
+      spdlog::info("{}: EXIF Orientation {}: put upright first", job.input.path, orientation);
+    }
     const Pipeline& pipeline = *chosen;
     const SampleType requested = run.wanted.value_or(probe.stored());
     type = storable_type(job.output, requested);
@@ -427,7 +472,7 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
     try {
       spdlog::info("{}: device {} ({})", job.input.path, device->info().name,
                    device->info().platform_name);
-      result = stream_file(job, run, pipeline, device, type);
+      result = stream_file(job, run, pipeline, device, type, orientation != 1);
       outcome.device = device->info().name;
       spdlog::debug("kernel cache: {} compiled, {} loaded from disk", device->programs().compiled(),
                     device->programs().loaded_from_disk());
@@ -442,7 +487,7 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   if (!result) {
     if (o.verify && !pipeline.stages().empty())
       spdlog::warn("--verify: running the reference only, nothing to compare with");
-    result = stream_file(job, run, pipeline, nullptr, type);
+    result = stream_file(job, run, pipeline, nullptr, type, orientation != 1);
     outcome.device = pipeline.stages().empty() ? "host" : "reference";
   }
   if (!job.flags_output.empty()) write_flags(pipeline, result->runs, job.flags_output);
@@ -764,6 +809,11 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
                  "coloured fringes); float images (EXR) hold premultiplied colour already")
       ->group(colour);
   const std::string metadata = "Metadata";
+  run_app
+      ->add_flag("--auto-orient", options->auto_orient,
+                 "turn and mirror each image as its EXIF Orientation says, and write "
+                 "Orientation 1 (off by default, as in oiiotool, vips and ImageMagick)")
+      ->group(metadata);
   run_app
       ->add_flag("--strip-metadata", options->strip_metadata,
                  "write no metadata of the input (by default its text, EXIF, XMP, IPTC, ICC "

@@ -88,6 +88,51 @@ std::string png_keyword_from_name(const std::string& name) {
   return name;
 }
 
+namespace {
+
+// The byte offset of IFD0's Orientation value (a SHORT held in its entry), or npos.
+std::size_t orientation_at(const std::string& tiff) {
+  if (tiff.size() < 8 || (tiff.compare(0, 2, "II") != 0 && tiff.compare(0, 2, "MM") != 0))
+    return std::string::npos;
+  const bool little = tiff[0] == 'I';
+  const auto u16 = [&](std::size_t at) {
+    const auto b0 = std::uint8_t(tiff[at]), b1 = std::uint8_t(tiff[at + 1]);
+    return std::uint16_t(little ? b0 | b1 << 8 : b1 | b0 << 8);
+  };
+  const auto u32 = [&](std::size_t at) {
+    return little ? std::uint32_t(u16(at)) | std::uint32_t(u16(at + 2)) << 16
+                  : std::uint32_t(u16(at)) << 16 | std::uint32_t(u16(at + 2));
+  };
+  const std::size_t ifd = u32(4);
+  if (ifd + 2 > tiff.size()) return std::string::npos;
+  const std::size_t entries = u16(ifd);
+  for (std::size_t e = 0; e < entries; ++e) {
+    const std::size_t at = ifd + 2 + 12 * e;
+    if (at + 12 > tiff.size()) break;
+    if (u16(at) == 0x0112 && u16(at + 2) == 3 && u32(at + 4) == 1) return at + 8;  // SHORT x1
+  }
+  return std::string::npos;
+}
+
+}  // namespace
+
+int exif_orientation(const std::string& exif) {
+  const std::size_t at = orientation_at(exif);
+  if (at == std::string::npos) return 1;
+  const auto b0 = std::uint8_t(exif[at]), b1 = std::uint8_t(exif[at + 1]);
+  const int value = exif[0] == 'I' ? b0 | b1 << 8 : b1 | b0 << 8;
+  return value >= 1 && value <= 8 ? value : 1;
+}
+
+std::string exif_with_orientation(std::string exif, int value) {
+  const std::size_t at = orientation_at(exif);
+  if (at == std::string::npos) return exif;
+  const bool little = exif[0] == 'I';
+  exif[at] = char(little ? value & 0xff : value >> 8);
+  exif[at + 1] = char(little ? value >> 8 : value & 0xff);
+  return exif;
+}
+
 std::string exif_from_text(const Metadata& metadata) {
   static const std::vector<std::pair<std::uint16_t, std::string>> tags = {
       {0x010e, "ImageDescription"}, {0x010f, "Make"},   {0x0110, "Model"},    {0x0131, "Software"},
