@@ -351,11 +351,7 @@ StreamResult stream_file(const FileJob& job, const RunContext& run, const Pipeli
   if (encoding.threads == 0)
     encoding.threads = std::max(1, int(std::thread::hardware_concurrency()) / run.workers);
   Metadata metadata = output_metadata(in.header().metadata, run);
-  if (made_upright) {
-    metadata.exif = exif_with_orientation(metadata.exif, 1);
-    for (Attribute& a : metadata.attributes)  // TIFF's own tag, and OpenImageIO's name for it
-      if (a.name == "Orientation") a.value = "1";
-  }
+  if (made_upright) mark_upright(metadata);
   spdlog::info("{}: metadata {}", job.output, metadata.summary());
   // Stages such as crop change the image's size; the input's data and display windows and
   // its other layers then no longer fit it.

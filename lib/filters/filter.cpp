@@ -68,12 +68,13 @@ std::vector<std::string> Stage::details(const StageRun&) const {
   return {};
 }
 
+Span Stage::whole_output(Span in, Size size) const {
+  return resizes() ? Span{0, output_size(size).height} : in;
+}
+
 Image Stage::reference(const Image& in, StageRun& run) const {
   run.own = in.span();
-  // A stage that resizes computes the output's rows, all of them.
-  const Span out =
-      resizes() ? Span{0, output_size({in.width(), in.full_height()}).height} : in.span();
-  return reference_rows(in, out, run);
+  return reference_rows(in, whole_output(in.span(), {in.width(), in.full_height()}), run);
 }
 
 Image Stage::reference(const Image& in) const {
@@ -83,8 +84,8 @@ Image Stage::reference(const Image& in) const {
 
 DeviceImage Stage::enqueue(Device& device, const DeviceImage& in, StageRun& run) const {
   run.own = in.span();
-  const Span rows = resizes() ? Span{0, output_size({in.width, in.full_height}).height} : in.span();
-  DeviceImage out = enqueue_rows(device, in, rows, run);
+  DeviceImage out =
+      enqueue_rows(device, in, whole_output(in.span(), {in.width, in.full_height}), run);
   run.finish(device);
   return out;
 }

@@ -193,6 +193,9 @@ class Stage {
   DeviceImage enqueue(Device& device, const DeviceImage& in) const;
 
  private:
+  // The rows a whole-image call computes: the input's `in`, or a resizing stage's whole output.
+  Span whole_output(Span in, Size size) const;
+
   std::string spec_;
 };
 

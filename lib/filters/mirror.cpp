@@ -70,9 +70,6 @@ class QuarterTurnStage : public Stage {
   StageCost cost() const override { return {.reference_ns = 4, .device_ns = 1}; }
   Size output_size(Size in) const override { return {in.height, in.width}; }
   Span input_rows(Span, Size in) const override { return {0, in.height}; }
-  int input_row(int y, Size in, Size out) const override {
-    return y == out.height ? in.height : y == 0 ? 0 : std::min(in.height, y);
-  }
   std::vector<std::string> details(const StageRun&) const override {
     return {clockwise_ ? "turned 90 degrees clockwise" : "turned 90 degrees counter-clockwise"};
   }

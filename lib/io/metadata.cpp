@@ -124,13 +124,14 @@ int exif_orientation(const std::string& exif) {
   return value >= 1 && value <= 8 ? value : 1;
 }
 
-std::string exif_with_orientation(std::string exif, int value) {
-  const std::size_t at = orientation_at(exif);
-  if (at == std::string::npos) return exif;
-  const bool little = exif[0] == 'I';
-  exif[at] = char(little ? value & 0xff : value >> 8);
-  exif[at + 1] = char(little ? value >> 8 : value & 0xff);
-  return exif;
+void mark_upright(Metadata& metadata) {
+  std::string& exif = metadata.exif;
+  if (const std::size_t at = orientation_at(exif); at != std::string::npos) {
+    exif[at] = char(exif[0] == 'I' ? 1 : 0);  // the SHORT 1 in the block's byte order
+    exif[at + 1] = char(exif[0] == 'I' ? 0 : 1);
+  }
+  for (Attribute& a : metadata.attributes)
+    if (a.name == "Orientation") a.value.assign(1, '1');  // not = "1": GCC 12 -Wrestrict misfires
 }
 
 std::string exif_from_text(const Metadata& metadata) {

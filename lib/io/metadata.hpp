@@ -63,10 +63,11 @@ std::string png_keyword_from_name(const std::string& name);
 std::string exif_from_text(const Metadata& metadata);
 
 // EXIF's Orientation (tag 0x0112 of IFD0, 1..8) in a TIFF-structured EXIF block; 1 when it
-// has none or the block cannot be read. And the block with it set to `value` in place (the
-// block as it was when it has no such tag).
+// has none or the block cannot be read.
 int exif_orientation(const std::string& exif);
-std::string exif_with_orientation(std::string exif, int value);
+// For an image put upright: Orientation 1 in the EXIF block (set in place) and in the
+// attribute TIFF and OpenImageIO name so.
+void mark_upright(Metadata& metadata);
 
 // Whether an ICC profile describes images of `channels` colour-and-alpha channels: its colour
 // space (header bytes 16..19) is 'RGB ' for 3 or 4, 'GRAY' for 1 or 2; unknown spaces fit.

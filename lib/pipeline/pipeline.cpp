@@ -48,8 +48,9 @@ void Pipeline::append(std::unique_ptr<Stage> stage) {
 StageCost Pipeline::cost() const {
   StageCost sum{0, 0};
   for (const auto& stage : stages_) {
-    sum.reference_ns += stage->cost().reference_ns;
-    sum.device_ns += stage->cost().device_ns;
+    const StageCost c = stage->cost();
+    sum.reference_ns += c.reference_ns;
+    sum.device_ns += c.device_ns;
   }
   return sum;
 }
@@ -103,7 +104,19 @@ StripPlan::StripPlan(const Pipeline& pipeline, Size input, int strip_rows, bool 
       rows_(strip_rows <= 0 || strip_rows > height_ ? height_ : strip_rows),
       carried_(carried && rows_ < height_ && !pipeline.resizes()),
       shift_(carried_ ? std::min(pipeline.reach(), rows_ - 1) : 0),
-      strips_(std::max(1, ceil_div(height_ + shift_, rows_))) {}
+      strips_(std::max(1, ceil_div(height_ + shift_, rows_))) {
+  // Rows each stage computes for a full strip: from the reach when no stage resizes, else the
+  // most any of the first few strips computes (resizing maps strips unevenly).
+  for (std::size_t i = 0; i < pipeline.stages().size(); ++i) {
+    int most = std::min(rows_ + 2 * pipeline.reach_after(int(i)), height_);
+    if (pipeline.resizes()) {
+      most = 0;
+      for (int k = 0; k < std::min(strips_, 3); ++k)
+        most = std::max(most, stage_rows(k, i).count());
+    }
+    full_rows_.push_back(most);
+  }
+}
 
 Span StripPlan::output(int k) const {
   return {std::max(0, k * rows_ - shift_), std::min(height_, (k + 1) * rows_ - shift_)};
@@ -116,13 +129,6 @@ Span StripPlan::input(int k) const {
   return {std::min(fresh, rows.last - 1), rows.last};
 }
 
-int StripPlan::full_stage_rows(std::size_t i) const {
-  if (!pipeline_.resizes()) return std::min(rows_ + 2 * pipeline_.reach_after(int(i)), height_);
-  int most = 0;  // resizing maps strips unevenly: the most any of the first few computes
-  for (int k = 0; k < std::min(strips_, 3); ++k) most = std::max(most, stage_rows(k, i).count());
-  return most;
-}
-
 Span StripPlan::widened_input(int k) const {
   const auto& stages = pipeline_.stages();
   if (stages.empty()) return output(k);
@@ -130,8 +136,8 @@ Span StripPlan::widened_input(int k) const {
 }
 
 Span StripPlan::stage_rows(int k, std::size_t i) const {
-  if (!pipeline_.resizes()) return output(k).widened(pipeline_.reach_after(int(i)), height_);
-  // From the output back: each later stage's input rows are this stage's rows.
+  // From the output back: each later stage's input rows are this stage's rows (for stages
+  // that keep the size, widened by their reach).
   const auto& stages = pipeline_.stages();
   Span rows = output(k);
   for (std::size_t j = stages.size() - 1; j > i; --j) rows = stages[j]->input_rows(rows, sizes_[j]);

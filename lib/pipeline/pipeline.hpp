@@ -75,7 +75,7 @@ class StripPlan {
   Span output(int k) const;                     // the rows strip k delivers
   Span input(int k) const;                      // the input rows it reads
   Span stage_rows(int k, std::size_t i) const;  // the rows stage i computes for it
-  int full_stage_rows(std::size_t i) const;     // as many for a strip of strip_rows rows
+  int full_stage_rows(std::size_t i) const { return full_rows_[i]; }  // for a full strip
   // The rows of stage i's result (i = -1: of the input) that are strip k's own: the strips'
   // own rows partition every stage's rows, which is what measuring stages count.
   Span own_rows(int k, int i) const;
@@ -89,6 +89,7 @@ class StripPlan {
   bool carried_;
   int shift_;  // rows the first strip delivers fewer than the others
   int strips_;
+  std::vector<int> full_rows_;  // full_stage_rows, by stage
 };
 
 struct StageCheck {
