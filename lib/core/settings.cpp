@@ -49,6 +49,7 @@ Settings settings_from_environment() {
   s.oiio_module = variable("HALO_OIIO_MODULE");
   s.cache_dir = cache_dir();
   s.tuning = variable("HALO_TUNING");
+  s.ocio_config = variable("OCIO");
   if (const std::string tmp = variable("TMPDIR"); !tmp.empty()) s.temp_dir = tmp;
   s.limits = default_limits();
   if (const std::string text = variable("HALO_MAX_PIXELS"); !text.empty())

@@ -24,6 +24,9 @@ struct Settings {
   std::optional<std::filesystem::path> cache_dir;
   std::string tuning;  // HALO_TUNING: launch-shape settings applied over the chosen ones
   std::filesystem::path temp_dir = "/tmp";  // TMPDIR: standard streams' spool
+  // OCIO: the OpenColorIO config the ocio and display filters use without config=FILE (empty:
+  // halo's built-in one).
+  std::string ocio_config;
   ResourceLimits limits;                    // HALO_MAX_PIXELS, HALO_MAX_MEMORY, else defaults
   bool no_color = false;                    // NO_COLOR set and not empty
 };

@@ -36,6 +36,8 @@ FilterDef rotate_filter();
 FilterDef crop_filter();
 FilterDef resize_filter();
 FilterDef thumbnail_filter();
+FilterDef ocio_filter();
+FilterDef display_filter();
 
 const std::vector<FilterDef>& filter_registry() {
   static const std::vector<FilterDef> filters = {
@@ -46,7 +48,8 @@ const std::vector<FilterDef>& filter_registry() {
       exposure_filter(),  mul_filter(),     add_filter(),         clamp_filter(),
       fixnan_filter(),    tonemap_filter(), median_filter(),      dilate_filter(),
       erode_filter(),     flop_filter(),    flip_filter(),        rotate_filter(),
-      crop_filter(),      resize_filter(),  thumbnail_filter(),
+      crop_filter(),      resize_filter(),  thumbnail_filter(),     ocio_filter(),
+      display_filter(),
   };
   return filters;
 }

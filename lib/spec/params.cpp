@@ -62,6 +62,9 @@ std::string Param::describe() const {
     case ParamType::File:
       range = "file[channels]|auto|off";
       break;
+    case ParamType::Text:
+      range = "name";
+      break;
   }
   return range + (fallback.empty() ? ", required" : ", default " + fallback);
 }
@@ -135,6 +138,8 @@ Args::Args(const Spec& spec, const std::vector<Param>& table) : spec_text_(spec.
         break;
       case ParamType::File:
         if (value.empty()) fail(p.name, "needs a file name, auto or off");
+        break;
+      case ParamType::Text:
         break;
     }
   }

@@ -18,6 +18,7 @@ enum class ParamType {
   Choice,   // one of `choices`
   Flag,     // 0/1, true/false, yes/no
   File,     // a file name, optionally with a channel list "f.exr[A,B]"; or auto or off
+  Text,     // a name the filter looks up itself (a colour space, a view)
 };
 
 struct Param {

@@ -120,3 +120,35 @@ TEST_CASE("--linear: the sRGB curves are inverse on every 8-bit level, and a blu
   CHECK(read_image({box / "a.exr", {}}).pixels.bytes ==
         read_image({box / "b.exr", {}}).pixels.bytes);
 }
+
+TEST_CASE("a render to a viewable PNG in one command: display, checked against OpenColorIO") {
+  Sandbox box;
+  // A grey ramp from black to 16x scene white, EXR float, RGB.
+  PixelBuffer ramp(64, 4, 3, PixelType::f32);
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 64; ++x)
+      for (int c = 0; c < 3; ++c)
+        ramp.samples<float>()[(std::size_t(y) * 64 + x) * 3 + c] = 16.0f * float(x) / 63.0f;
+  write_image(box / "render.exr", ramp, SampleType::f32);
+  const Result r = box.halo("run " + box / "render.exr -f display:view=Standard -o " +
+                            box / "view.png --type u8 --verify");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(has(r.out, "verify display:view=Standard"));
+  const PixelBuffer out = read_image({box / "view.png", {}}).pixels;
+  REQUIRE(out.type == PixelType::u8);
+  for (int x = 0; x < 64; ++x) {  // Standard: the sRGB curve, clipped at white
+    const double v = std::min(1.0, linear_to_srgb(16.0 * x / 63.0));
+    CHECK(std::abs(out.samples<std::uint8_t>()[std::size_t(x) * 3] - v * 255) <= 0.5 + 1e-9);
+  }
+  // The default view (ACES) keeps highlights apart that Standard clips.
+  REQUIRE(box.halo("run " + box / "render.exr -f display -o " + box / "aces.png --type u8").code ==
+          0);
+  const PixelBuffer aces = read_image({box / "aces.png", {}}).pixels;
+  CHECK(aces.samples<std::uint8_t>()[40 * 3] < aces.samples<std::uint8_t>()[63 * 3]);
+  CHECK(out.samples<std::uint8_t>()[40 * 3] == out.samples<std::uint8_t>()[63 * 3]);
+
+  const Result bad = box.halo("run " + box / "render.exr -f display:view=Nope -o " + box / "x.png");
+  CHECK(bad.code == 64);  // usage
+  CHECK(has(bad.err, "no view 'Nope' for display 'sRGB' in halo's built-in config (have "));
+  CHECK_FALSE(fs::exists(box / "x.png"));
+}

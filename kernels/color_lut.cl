@@ -1,0 +1,111 @@
+// Baked colour tables (lib/filters/color_lut.cpp, whose ColorLut::apply is the same arithmetic):
+// one work-item per pixel of the image rows [first, last) of the three colour planes; alpha, if
+// any, is copied by the host. The table is float4 entries (r, g, b, unused).
+#pragma OPENCL FP_CONTRACT OFF
+
+#include "common.cl"
+
+#define PIXEL_PROLOGUE                       \
+  const int x = get_global_id(0);            \
+  const int y = first + get_global_id(1);    \
+  if (x >= width || y >= last) return;       \
+  const size_t plane = (size_t)pitch * rows; \
+  const size_t at = (size_t)(y - y0) * pitch + x;
+
+// The shaper (color_lut.hpp) on one side: 0 linear over [lo, hi]; 1 log, 0..2^lo over the first
+// `toe` of the table, then equal stops to 2^hi. `a` is 2^lo. NaN reads as 0.
+inline float half_shape(const float x, const int kind, const float lo, const float hi,
+                        const float toe, const float a) {
+  if (kind == 0) {
+    const float u = (x - lo) / (hi - lo);
+    return u > 0.0f ? (u < 1.0f ? u : 1.0f) : 0.0f;
+  }
+  if (!(x > 0.0f)) return 0.0f;
+  if (x < a) return x / a * toe;
+  const float u = toe + (1.0f - toe) * ((log2(x) - lo) / (hi - lo));
+  return u < 1.0f ? u : 1.0f;
+}
+
+// Signed (is_signed != 0): -x over the table's lower half, x over its upper half.
+inline float shape(const float x, const int kind, const float lo, const float hi, const float toe,
+                   const float a, const int is_signed) {
+  if (!is_signed) return half_shape(x, kind, lo, hi, toe, a);
+  return x < 0.0f ? 0.5f - 0.5f * half_shape(-x, kind, lo, hi, toe, a)
+                  : 0.5f + 0.5f * half_shape(x, kind, lo, hi, toe, a);
+}
+
+inline void locate(const float u, const int n, int* i, float* f) {
+  const float pos = u * (float)(n - 1);
+  *i = min((int)pos, n - 2);
+  *f = pos - (float)*i;
+}
+
+#define COLOR_ARGS                                                                             \
+  __global const float *in, __global float *out, const int width, const int pitch, STRIP_ARGS, \
+      __global const float4 *table, const int size, const int kind, const float lo,            \
+      const float hi, const float toe, const float a, const int is_signed
+
+// Rows of (r, g, b, offset), read as 12 floats.
+__kernel void color_matrix(COLOR_ARGS) {
+  PIXEL_PROLOGUE
+  const float r = in[at], g = in[plane + at], b = in[2 * plane + at];
+  for (int c = 0; c < 3; ++c) {
+    const float4 m = table[c];
+    out[c * plane + at] = m.x * r + m.y * g + m.z * b + m.w;
+  }
+}
+
+__kernel void color_curves(COLOR_ARGS) {
+  PIXEL_PROLOGUE
+  for (int c = 0; c < 3; ++c) {
+    int i;
+    float f;
+    locate(shape(in[c * plane + at], kind, lo, hi, toe, a, is_signed), size, &i, &f);
+    const float4 t0 = table[i], t1 = table[i + 1];
+    const float v0 = c == 0 ? t0.x : (c == 1 ? t0.y : t0.z);
+    const float v1 = c == 0 ? t1.x : (c == 1 ? t1.y : t1.z);
+    out[c * plane + at] = v0 + f * (v1 - v0);
+  }
+}
+
+// Tetrahedral interpolation: the order of the three fractions picks which of the cell's six
+// tetrahedra (all sharing its diagonal) holds the point.
+__kernel void color_cube(COLOR_ARGS) {
+  PIXEL_PROLOGUE
+  int ir, ig, ib;
+  float fr, fg, fb;
+  locate(shape(in[at], kind, lo, hi, toe, a, is_signed), size, &ir, &fr);
+  locate(shape(in[plane + at], kind, lo, hi, toe, a, is_signed), size, &ig, &fg);
+  locate(shape(in[2 * plane + at], kind, lo, hi, toe, a, is_signed), size, &ib, &fb);
+  const size_t n = size;
+  const size_t base = ((size_t)ib * n + ig) * n + ir;
+  const size_t dr = 1, dg = n, db = n * n;
+  const float4 c000 = table[base], c111 = table[base + dr + dg + db];
+  float4 v;
+  if (fr > fg) {
+    if (fg > fb) {
+      const float4 c100 = table[base + dr], c110 = table[base + dr + dg];
+      v = c000 + fr * (c100 - c000) + fg * (c110 - c100) + fb * (c111 - c110);
+    } else if (fr > fb) {
+      const float4 c100 = table[base + dr], c101 = table[base + dr + db];
+      v = c000 + fr * (c100 - c000) + fb * (c101 - c100) + fg * (c111 - c101);
+    } else {
+      const float4 c001 = table[base + db], c101 = table[base + dr + db];
+      v = c000 + fb * (c001 - c000) + fr * (c101 - c001) + fg * (c111 - c101);
+    }
+  } else {
+    if (fb > fg) {
+      const float4 c001 = table[base + db], c011 = table[base + dg + db];
+      v = c000 + fb * (c001 - c000) + fg * (c011 - c001) + fr * (c111 - c011);
+    } else if (fb > fr) {
+      const float4 c010 = table[base + dg], c011 = table[base + dg + db];
+      v = c000 + fg * (c010 - c000) + fb * (c011 - c010) + fr * (c111 - c011);
+    } else {
+      const float4 c010 = table[base + dg], c110 = table[base + dr + dg];
+      v = c000 + fg * (c010 - c000) + fr * (c110 - c010) + fb * (c111 - c110);
+    }
+  }
+  out[at] = v.x;
+  out[plane + at] = v.y;
+  out[2 * plane + at] = v.z;
+}

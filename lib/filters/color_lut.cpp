@@ -1,0 +1,321 @@
+// Baked colour tables (color_lut.hpp); the device side is kernels/color_lut.cl, with the same
+// arithmetic as ColorLut::apply.
+#include "filters/color_lut.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace halo {
+
+namespace {
+
+// Curves are the table when they reproduce the transform this closely (relative, as --verify
+// measures): channels that truly mix are far above it, float rounding of a matrix's zeros below.
+constexpr double kCurvesError = 1e-4;
+// Odd, so that 0 is an entry, and each half of 2048 cells puts the toe's end (1/64) on one.
+constexpr int kCurveSize = 4097;
+constexpr int kProbes = 20000;
+constexpr Shaper kCurvesShaper{
+    .kind = Shaper::Kind::log, .lo = -12, .hi = 14, .toe = 1.0f / 64, .is_signed = true};
+
+float lerp(float a, float b, float f) {
+  return a + f * (b - a);
+}
+
+// The table position of coordinate u on an axis of n entries: the cell and the fraction in it.
+void locate(float u, int n, int& i, float& f) {
+  const float pos = u * float(n - 1);
+  i = std::min(int(pos), n - 2);
+  f = pos - float(i);
+}
+
+void apply_matrix(const std::vector<float>& m, float* p) {
+  const float r = p[0], g = p[1], b = p[2];
+  for (int c = 0; c < 3; ++c) {
+    const float* row = &m[std::size_t(c) * 4];
+    p[c] = row[0] * r + row[1] * g + row[2] * b + row[3];
+  }
+}
+
+void apply_curves(const ColorLut& lut, float* p) {
+  for (int c = 0; c < 3; ++c) {
+    int i;
+    float f;
+    locate(lut.shaper(p[c]), lut.size, i, f);
+    p[c] = lerp(lut.table[std::size_t(i) * 4 + c], lut.table[std::size_t(i + 1) * 4 + c], f);
+  }
+}
+
+// Tetrahedral interpolation: the cell's diagonal splits it into six tetrahedra; the order of
+// the three fractions picks the one holding the point.
+void apply_cube(const ColorLut& lut, float* p) {
+  const int n = lut.size;
+  int i[3];
+  float f[3];
+  for (int c = 0; c < 3; ++c) locate(lut.shaper(p[c]), n, i[c], f[c]);
+  const auto at = [&](int dr, int dg, int db, int c) {
+    const std::size_t index = (std::size_t(i[2] + db) * n + (i[1] + dg)) * n + (i[0] + dr);
+    return lut.table[index * 4 + c];
+  };
+  const float fr = f[0], fg = f[1], fb = f[2];
+  for (int c = 0; c < 3; ++c) {
+    const float c000 = at(0, 0, 0, c), c111 = at(1, 1, 1, c);
+    float v;
+    if (fr > fg) {
+      if (fg > fb) {
+        const float c100 = at(1, 0, 0, c), c110 = at(1, 1, 0, c);
+        v = c000 + fr * (c100 - c000) + fg * (c110 - c100) + fb * (c111 - c110);
+      } else if (fr > fb) {
+        const float c100 = at(1, 0, 0, c), c101 = at(1, 0, 1, c);
+        v = c000 + fr * (c100 - c000) + fb * (c101 - c100) + fg * (c111 - c101);
+      } else {
+        const float c001 = at(0, 0, 1, c), c101 = at(1, 0, 1, c);
+        v = c000 + fb * (c001 - c000) + fr * (c101 - c001) + fg * (c111 - c101);
+      }
+    } else {
+      if (fb > fg) {
+        const float c001 = at(0, 0, 1, c), c011 = at(0, 1, 1, c);
+        v = c000 + fb * (c001 - c000) + fg * (c011 - c001) + fr * (c111 - c011);
+      } else if (fb > fr) {
+        const float c010 = at(0, 1, 0, c), c011 = at(0, 1, 1, c);
+        v = c000 + fg * (c010 - c000) + fb * (c011 - c010) + fr * (c111 - c011);
+      } else {
+        const float c010 = at(0, 1, 0, c), c110 = at(1, 1, 0, c);
+        v = c000 + fg * (c010 - c000) + fr * (c110 - c010) + fb * (c111 - c110);
+      }
+    }
+    p[c] = v;
+  }
+}
+
+// Inputs spread evenly over the shaper's coordinates (every cell of a table is hit), plus the
+// greys, where a display transform's errors show first.
+std::vector<float> probes(const Shaper& shaper) {
+  std::mt19937 random(20261126);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  std::vector<float> rgb;
+  rgb.reserve(std::size_t(kProbes) * 3 + 3000);
+  for (int i = 0; i < kProbes * 3; ++i) rgb.push_back(shaper.inverse(unit(random)));
+  for (int i = 0; i < 1000; ++i) {
+    const float v = shaper.inverse((float(i) + 0.5f) / 1000.0f);
+    rgb.insert(rgb.end(), {v, v, v});
+  }
+  return rgb;
+}
+
+double largest_error(const ColorLut& lut, const ColorTransform& exact, const Shaper& shaper) {
+  std::vector<float> want = probes(shaper);
+  std::vector<float> got = want;
+  const std::size_t pixels = want.size() / 3;
+  exact(want.data(), pixels);
+  lut.apply(got.data(), pixels);
+  double worst = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (!std::isfinite(want[i])) continue;  // the table cannot hold it; --verify reports it
+    const double scale = std::max(1.0, double(std::fabs(want[i])));
+    worst = std::max(worst, std::fabs(double(got[i]) - double(want[i])) / scale);
+  }
+  return worst;
+}
+
+ColorLut bake_curves(const ColorTransform& exact, Shaper shaper) {
+  ColorLut lut{.kind = ColorLut::Kind::curves, .shaper = shaper, .size = kCurveSize};
+  std::vector<float> rgb(std::size_t(kCurveSize) * 3);
+  for (int i = 0; i < kCurveSize; ++i) {
+    const float v = shaper.inverse(float(i) / float(kCurveSize - 1));
+    rgb[std::size_t(i) * 3] = rgb[std::size_t(i) * 3 + 1] = rgb[std::size_t(i) * 3 + 2] = v;
+  }
+  exact(rgb.data(), kCurveSize);
+  lut.table.resize(std::size_t(kCurveSize) * 4);
+  for (int i = 0; i < kCurveSize; ++i)
+    for (int c = 0; c < 3; ++c) lut.table[std::size_t(i) * 4 + c] = rgb[std::size_t(i) * 3 + c];
+  return lut;
+}
+
+ColorLut bake_cube(const ColorTransform& exact, Shaper shaper, int n) {
+  ColorLut lut{.kind = ColorLut::Kind::cube, .shaper = shaper, .size = n};
+  std::vector<float> axis(n);
+  for (int i = 0; i < n; ++i) axis[i] = shaper.inverse(float(i) / float(n - 1));
+  const std::size_t entries = std::size_t(n) * n * n;
+  std::vector<float> rgb(entries * 3);
+  std::size_t k = 0;
+  for (int b = 0; b < n; ++b)
+    for (int g = 0; g < n; ++g)
+      for (int r = 0; r < n; ++r) {
+        rgb[k++] = axis[r];
+        rgb[k++] = axis[g];
+        rgb[k++] = axis[b];
+      }
+  exact(rgb.data(), entries);
+  lut.table.assign(entries * 4, 0.0f);
+  for (std::size_t e = 0; e < entries; ++e)
+    for (int c = 0; c < 3; ++c) lut.table[e * 4 + c] = rgb[e * 3 + c];
+  return lut;
+}
+
+}  // namespace
+
+float Shaper::operator()(float x) const {
+  if (is_signed) {
+    Shaper half = *this;
+    half.is_signed = false;
+    return x < 0.0f ? 0.5f - 0.5f * half(-x) : 0.5f + 0.5f * half(x);
+  }
+  if (kind == Kind::linear) {
+    const float u = (x - lo) / (hi - lo);
+    return u > 0.0f ? (u < 1.0f ? u : 1.0f) : 0.0f;  // NaN: 0
+  }
+  if (!(x > 0.0f)) return 0.0f;
+  const float a = std::exp2(lo);
+  if (x < a) return x / a * toe;
+  const float u = toe + (1.0f - toe) * ((std::log2(x) - lo) / (hi - lo));
+  return u < 1.0f ? u : 1.0f;
+}
+
+float Shaper::inverse(float u) const {
+  if (is_signed) {
+    Shaper half = *this;
+    half.is_signed = false;
+    return u < 0.5f ? -half.inverse(1.0f - 2.0f * u) : half.inverse(2.0f * u - 1.0f);
+  }
+  if (kind == Kind::linear) return lo + u * (hi - lo);
+  if (u <= toe) return u / toe * std::exp2(lo);
+  return std::exp2(lo + (u - toe) / (1.0f - toe) * (hi - lo));
+}
+
+std::string Shaper::describe() const {
+  const char* sign = is_signed ? "+-" : "";
+  if (kind == Kind::linear) return fmt::format("inputs {}{:g}..{:g} evenly", sign, lo, hi);
+  return fmt::format("inputs {}0..2^{:g} evenly, then {}2^{:g}..2^{:g} by equal stops", sign, lo,
+                     sign, lo, hi);
+}
+
+void ColorLut::apply(float* rgb, std::size_t pixels) const {
+  for (std::size_t i = 0; i < pixels; ++i) {
+    float* p = rgb + i * 3;
+    switch (kind) {
+      case Kind::matrix:
+        apply_matrix(table, p);
+        break;
+      case Kind::curves:
+        apply_curves(*this, p);
+        break;
+      case Kind::cube:
+        apply_cube(*this, p);
+        break;
+    }
+  }
+}
+
+std::string ColorLut::describe() const {
+  switch (kind) {
+    case Kind::matrix:
+      return fmt::format("a 3x3 matrix and offset (largest error {:.2g})", error);
+    case Kind::curves:
+      return fmt::format("three curves of {} entries, {} (largest error {:.2g})", size,
+                         shaper.describe(), error);
+    case Kind::cube:
+      return fmt::format("a {}^3 cube, tetrahedral, {} (largest error {:.2g})", size,
+                         shaper.describe(), error);
+  }
+  return {};
+}
+
+ColorLut bake_color_lut(const ColorTransform& exact, Shaper shaper, int cube_size,
+                        const std::optional<std::array<double, 12>>& matrix) {
+  ColorLut lut;
+  if (matrix) {
+    lut.kind = ColorLut::Kind::matrix;
+    lut.table.assign(matrix->begin(), matrix->end());
+    lut.error = largest_error(lut, exact, shaper);
+    return lut;
+  }
+  lut = bake_curves(exact, kCurvesShaper);
+  lut.error = largest_error(lut, exact, kCurvesShaper);
+  if (lut.error <= kCurvesError) return lut;
+  lut = bake_cube(exact, shaper, cube_size);
+  lut.error = largest_error(lut, exact, shaper);
+  return lut;
+}
+
+ColorTransformStage::ColorTransformStage(std::string spec, Plan plan)
+    : Stage(std::move(spec)), plan_(std::move(plan)) {}
+
+const ColorLut& ColorTransformStage::lut() const {
+  std::call_once(baked_, [&] {
+    lut_ = bake_color_lut(plan_.exact, plan_.shaper, plan_.cube_size, plan_.matrix);
+  });
+  return lut_;
+}
+
+std::vector<std::string> ColorTransformStage::details(const StageRun&) const {
+  return {plan_.what, "on a device: " + lut().describe()};
+}
+
+// The table differs from the transform by up to its measured error on the probes; an image's
+// pixels fall between the probes, so --verify allows twice that.
+double ColorTransformStage::verify_tolerance(const Device&, double given) const {
+  return std::max(given, 2 * lut().error);
+}
+
+void ColorTransformStage::check_channels(int colours) const {
+  if (colours != 3)
+    throw Error(ErrorKind::Usage,
+                fmt::format("filter '{}': needs three colour channels (RGB or RGBA); this image "
+                            "has {}",
+                            spec(), colours));
+}
+
+Image ColorTransformStage::reference_rows(const Image& in, Span out, StageRun&) const {
+  check_channels(in.color_channels());
+  Image result = in.like(in.channels(), in.alpha());
+  std::vector<float> rgb(std::size_t(in.width()) * 3);
+  for (int y = out.first; y < out.last; ++y) {
+    const int r = y - in.y0();
+    for (int x = 0; x < in.width(); ++x)
+      for (int c = 0; c < 3; ++c) rgb[std::size_t(x) * 3 + c] = in.row(c, r)[x];
+    plan_.exact(rgb.data(), std::size_t(in.width()));
+    for (int x = 0; x < in.width(); ++x)
+      for (int c = 0; c < 3; ++c) result.row(c, r)[x] = rgb[std::size_t(x) * 3 + c];
+  }
+  copy_alpha(in, result);
+  return result;
+}
+
+namespace {
+
+// The table on the device, uploaded once a run.
+struct LutState : StageState {
+  cl::Buffer table;
+};
+
+}  // namespace
+
+DeviceImage ColorTransformStage::enqueue_rows(Device& device, const DeviceImage& in, Span out,
+                                              StageRun& run) const {
+  check_channels(in.color_channels());
+  const ColorLut& table = lut();
+  auto& state = run.state_as<LutState>();
+  if (!state.table()) state.table = device.constants(table.table, spec() + " colour table");
+  DeviceImage result = device.image_like(in, in.channels, in.alpha);
+  const char* name = table.kind == ColorLut::Kind::matrix   ? "color_matrix"
+                     : table.kind == ColorLut::Kind::curves ? "color_curves"
+                                                            : "color_cube";
+  auto kernel = device.kernel("color_lut.cl", name, {});
+  const Shaper& s = table.shaper;
+  set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), state.table,
+           table.size, int(s.kind), s.lo, s.hi, s.toe, float(std::exp2(s.lo)), int(s.is_signed));
+  const std::size_t bytes = 2 * std::size_t(in.width) * out.count() * 3 * 4;
+  device.launch(kernel, name,
+                cl::NDRange(ceil_div(in.width, 64) * 64, ceil_div(out.count(), 4) * 4),
+                cl::NDRange(64, 4), bytes);
+  copy_alpha(device, in, result);
+  return result;
+}
+
+}  // namespace halo

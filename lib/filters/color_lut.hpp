@@ -1,0 +1,98 @@
+// Colour transforms that a colour library computes on the CPU (OpenColorIO's processors,
+// LittleCMS's transforms), run on a device from a table baked from the library's own results:
+// a 3x4 matrix when the transform is one, three curves when no channel feeds another, else a
+// cube (tetrahedral interpolation, OpenColorIO's own GPU fallback). The reference is the
+// library itself, so --verify checks the device against it; the table's error is measured on
+// probes when it is baked and is what --verify allows beyond the tolerance given.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "filters/filter.hpp"
+
+namespace halo {
+
+// Applies a colour transform in place to `pixels` packed RGB triples.
+using ColorTransform = std::function<void(float* rgb, std::size_t pixels)>;
+
+// How input values spread over a table's entries. Linear: [lo, hi] evenly (display-referred
+// values, lo 0 and hi 1). Log: 0 to 2^lo evenly over the first `toe` of the table, then 2^lo to
+// 2^hi by equal stops (scene-linear values, where a stop of shadows matters as one of
+// highlights). Values outside clamp to the ends; NaN reads as 0. A signed shaper spreads -x
+// like x over the table's lower half, and x over its upper half (curves, whose transforms
+// mirror, clamp or extend negative values each their own way).
+struct Shaper {
+  enum class Kind { linear = 0, log = 1 };
+  Kind kind = Kind::linear;
+  float lo = 0, hi = 1;
+  float toe = 1.0f / 64;
+  bool is_signed = false;
+
+  float operator()(float x) const;  // the table coordinate, 0..1
+  float inverse(float u) const;     // the value at table coordinate u
+  std::string describe() const;
+};
+
+struct ColorLut {
+  enum class Kind { matrix = 0, curves = 1, cube = 2 };
+  Kind kind = Kind::matrix;
+  Shaper shaper;
+  int size = 0;  // curves: entries; cube: entries along each axis
+  // matrix: 12 floats, rows of (r, g, b, offset); curves: size entries of (r, g, b, 0); cube:
+  // size^3 entries of (r, g, b, 0), red varying fastest.
+  std::vector<float> table;
+  // The largest difference from the transform on the probes, relative to max(1, |value|) as
+  // --verify measures it.
+  double error = 0;
+
+  void apply(float* rgb, std::size_t pixels) const;  // on the host, as the device does
+  std::string describe() const;
+};
+
+// Bakes `exact`: `matrix` when the caller knows the transform is that matrix, else curves when
+// they reproduce it within 1e-4 (on a signed log shaper, 2^-12 to 2^14 and their negatives,
+// whatever `shaper` is), else a cube of cube_size entries a side on `shaper`.
+ColorLut bake_color_lut(const ColorTransform& exact, Shaper shaper, int cube_size,
+                        const std::optional<std::array<double, 12>>& matrix = std::nullopt);
+
+// A stage applying a colour transform to the three colour channels (alpha unchanged): the
+// library's transform as the reference, its baked table on the device. The table is baked on
+// first use on a device (the reference never needs it).
+class ColorTransformStage : public Stage {
+ public:
+  // What a subclass tells the stage: the transform, how to bake it, and words for -v.
+  struct Plan {
+    ColorTransform exact;
+    Shaper shaper;
+    int cube_size = 65;
+    std::optional<std::array<double, 12>> matrix;
+    std::string what;  // "OpenColorIO: ACEScg -> Linear Rec.709 (config ...)"
+  };
+
+  ColorTransformStage(std::string spec, Plan plan);
+
+  int reach() const override { return 0; }
+  StageCost cost() const override { return {.reference_ns = 60, .device_ns = 4}; }
+  std::vector<std::string> details(const StageRun&) const override;
+  double verify_tolerance(const Device&, double given) const override;
+  Image reference_rows(const Image& in, Span out, StageRun& run) const override;
+  DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
+                           StageRun& run) const override;
+
+  const ColorLut& lut() const;
+
+ private:
+  void check_channels(int colours) const;
+
+  Plan plan_;
+  mutable std::once_flag baked_;
+  mutable ColorLut lut_;
+};
+
+}  // namespace halo

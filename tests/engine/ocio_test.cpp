@@ -1,0 +1,182 @@
+// The ocio and display stages: OpenColorIO's own values by hand, the device's baked tables
+// against OpenColorIO's CPU processor (a matrix exactly, curves and cubes within the error they
+// report), in strips and chains, with halo's built-in config and with Blender's studio config;
+// and the errors a user meets.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "filters/color_lut.hpp"
+#include "filters/registry.hpp"
+#include "pipeline/pipeline.hpp"
+#include "separable_support.hpp"
+
+using namespace halo;
+
+namespace {
+
+// Debian's blender-data (scripts/setup installs it): a studio config with LUT files.
+const std::string kBlenderConfig = "/usr/share/blender/datafiles/colormanagement/config.ocio";
+
+float one(const std::string& spec, float r, float g, float b, int channel = 0) {
+  Image in(1, 1, 3);
+  in.at(0, 0, 0) = r, in.at(0, 0, 1) = g, in.at(0, 0, 2) = b;
+  return make_stage(spec)->reference(in).at(0, 0, channel);
+}
+
+// A render's values: most below 1, some far above, a few negative (unless a cube takes it: it
+// reads negative values as 0), with alpha.
+Image render_like(int width, int height, bool alpha, bool negatives = true) {
+  Image in = test::random_image(width, height, alpha ? 4 : 3, alpha, 11);
+  for (int c = 0; c < 3; ++c)
+    for (int y = 0; y < height; ++y)
+      for (int x = 0; x < width; ++x) {
+        float& v = in.at(x, y, c);
+        const int k = (x * 7 + y * 13 + c * 5) % 17;
+        v = k == 0 ? v * 200.0f : k == 1 && negatives ? -0.01f * v : k < 6 ? v * 4.0f : v * v;
+      }
+  return in;
+}
+
+const ColorLut& lut_of(const std::string& spec) {
+  static std::vector<std::unique_ptr<Stage>> kept;
+  kept.push_back(make_stage(spec));
+  return dynamic_cast<const ColorTransformStage&>(*kept.back()).lut();
+}
+
+}  // namespace
+
+TEST_CASE("ocio with the built-in config: OpenColorIO's values, which match the formulas") {
+  // The sRGB curve: 1.055 v^(1/2.4) - 0.055 above 0.0031308, 12.92 v below.
+  CHECK(one("ocio:from=linear:to=srgb", 0.5f, 0.5f, 0.5f) ==
+        doctest::Approx(1.055 * std::pow(0.5, 1 / 2.4) - 0.055).epsilon(1e-5));
+  CHECK(one("ocio:from=linear:to=srgb", 0.001f, 0, 0) == doctest::Approx(0.01292).epsilon(1e-4));
+  CHECK(one("ocio:from=srgb:to=linear", 1, 1, 1) == doctest::Approx(1.0).epsilon(1e-5));
+  // ACEScg to linear Rec.709: the AP1 -> Rec.709 matrix's first row (1.70505, -0.62179,
+  // -0.08326) on pure AP1 red, green and blue.
+  CHECK(one("ocio:from=ACEScg:to=linear", 1, 0, 0) == doctest::Approx(1.70505).epsilon(1e-4));
+  CHECK(one("ocio:from=ACEScg:to=linear", 0, 1, 0) == doctest::Approx(-0.62179).epsilon(1e-4));
+  CHECK(one("ocio:from=acescg:to=lin_srgb", 0, 0, 1) == doctest::Approx(-0.08326).epsilon(1e-3));
+  // The display's default view is the ACES 1.0 SDR video transform: scene grey 0.18 shows at
+  // 0.356 (ACES's own figure, about 10 nits of 48... in sRGB code values), white 1.0 at 0.81.
+  CHECK(one("display", 0.18f, 0.18f, 0.18f) == doctest::Approx(0.35595).epsilon(1e-3));
+  CHECK(one("display", 1, 1, 1) == doctest::Approx(0.81197).epsilon(1e-3));
+  // Standard: the sRGB curve only, unbounded above.
+  CHECK(one("display:view=standard", 0.18f, 0.18f, 0.18f) ==
+        doctest::Approx(1.055 * std::pow(0.18, 1 / 2.4) - 0.055).epsilon(1e-4));
+}
+
+TEST_CASE("the table kinds: a matrix exactly, curves near-exactly, a cube within its error") {
+  CHECK(lut_of("ocio:from=ACEScg:to=linear").kind == ColorLut::Kind::matrix);
+  CHECK(lut_of("ocio:from=ACEScg:to=linear").error < 1e-6);
+  const ColorLut& curves = lut_of("ocio:from=linear:to=srgb");
+  CHECK(curves.kind == ColorLut::Kind::curves);
+  CHECK(curves.shaper.kind == Shaper::Kind::log);  // curves: always by stops, both signs
+  CHECK(curves.shaper.is_signed);
+  CHECK(curves.error < 1e-4);
+  const ColorLut& cube = lut_of("display");
+  CHECK(cube.shaper.kind == Shaper::Kind::log);  // a linear-light source: spaced by stops
+  CHECK(lut_of("ocio:from=srgb:to=ACEScg").shaper.kind == Shaper::Kind::linear);
+  CHECK(cube.kind == ColorLut::Kind::cube);
+  CHECK(cube.size == 65);
+  CHECK(cube.error < 0.05);
+  CHECK(lut_of("display:cube=129").error < cube.error);
+}
+
+TEST_CASE("a shaper's inverse is its inverse, and the toe meets the stops") {
+  const Shaper log{.kind = Shaper::Kind::log, .lo = -12, .hi = 14};
+  for (float u : {0.0f, 0.01f, 1.0f / 64, 0.3f, 0.999f, 1.0f})
+    CHECK(log(log.inverse(u)) == doctest::Approx(u).epsilon(1e-5));
+  const Shaper both{.kind = Shaper::Kind::log, .lo = -12, .hi = 14, .is_signed = true};
+  CHECK(both(0.0f) == 0.5f);
+  CHECK(both(-2.0f) == doctest::Approx(1.0f - both(2.0f)).epsilon(1e-6));
+  CHECK(both.inverse(both(-3.0f)) == doctest::Approx(-3.0f).epsilon(1e-4));
+  CHECK(log(std::exp2(-12.0f)) == doctest::Approx(1.0 / 64).epsilon(1e-6));
+  CHECK(log(-3.0f) == 0.0f);
+  CHECK(log(std::nanf("")) == 0.0f);
+  CHECK(log(1e9f) == 1.0f);
+  const Shaper unit;
+  CHECK(unit(0.25f) == 0.25f);
+  CHECK(unit(std::nanf("")) == 0.0f);
+}
+
+TEST_CASE("ocio and display on the device agree with OpenColorIO's CPU processor") {
+  Device& device = test::device();
+  for (const std::string spec :
+       {"ocio:from=ACEScg:to=linear", "ocio:from=linear:to=srgb", "ocio:from=srgb:to=linear",
+        "display", "display:view=Standard", "ocio:from=linear:to=ACEScct"}) {
+    const auto stage = make_stage(spec);
+    const double tolerance = stage->verify_tolerance(device, 1e-6);
+    const bool cube = lut_of(spec).kind == ColorLut::Kind::cube;
+    for (const auto& [w, h, alpha] : {std::tuple{1, 1, false}, {7, 5, true}, {1023, 517, false}})
+      test::check_device_matches(device, spec, render_like(w, h, alpha, !cube), tolerance);
+  }
+  // A matrix: the same float arithmetic as OpenColorIO's.
+  test::check_device_matches(device, "ocio:from=ACEScg:to=linear", render_like(61, 37, true), 0);
+}
+
+TEST_CASE("Blender's config: its Filmic view through its LUT files, on the device too") {
+  REQUIRE_MESSAGE(std::filesystem::exists(kBlenderConfig), "blender-data is not installed");
+  const std::string filmic = "display:config=" + kBlenderConfig + ":view=Filmic";
+  // Filmic puts scene grey 0.18 at about half the display's range.
+  CHECK(one(filmic, 0.18f, 0.18f, 0.18f) == doctest::Approx(0.5).epsilon(0.05));
+  CHECK(one(filmic, 0.18f, 0.18f, 0.18f) < one(filmic, 1, 1, 1));
+  CHECK(one("display:config=" + kBlenderConfig + ":view=standard", 0.18f, 0.18f, 0.18f) ==
+        doctest::Approx(1.055 * std::pow(0.18, 1 / 2.4) - 0.055).epsilon(1e-3));
+  const std::string to_aces = "ocio:config=" + kBlenderConfig + ":from=Linear:to=Linear ACES";
+  CHECK(lut_of(to_aces).kind == ColorLut::Kind::matrix);
+  Device& device = test::device();
+  for (const std::string& spec : {filmic, to_aces}) {
+    const double tolerance = make_stage(spec)->verify_tolerance(device, 1e-6);
+    test::check_device_matches(device, spec, render_like(97, 41, true, false), tolerance);
+  }
+}
+
+TEST_CASE("ocio and display in strips and chains equal the whole image, under --verify") {
+  Device& device = test::device();
+  // A render without negative values (a cube, display's, reads them as 0 where OpenColorIO
+  // extends them), and a photo's values in [0, 1].
+  const PixelBuffer render = to_pixels(render_like(53, 37, true, false), PixelType::f32);
+  const PixelBuffer photo = to_pixels(test::random_image(53, 37, 4, true, 5), PixelType::f32);
+  for (const auto& [chain, input] :
+       {std::pair<std::string, const PixelBuffer&>{"exposure:stops=2,display", render},
+        {"ocio:from=srgb:to=linear,gaussian:sigma=1.5,ocio:from=linear:to=srgb", photo}}) {
+    std::vector<StageSpec> steps;
+    for (std::size_t at = 0, next; at != std::string::npos; at = next) {
+      next = chain.find(',', at);
+      steps.push_back({chain.substr(at, next == std::string::npos ? next : next - at), ""});
+      if (next != std::string::npos) ++next;
+    }
+    const Pipeline pipeline(steps);
+    RunOptions options;
+    options.verify = true;
+    options.tolerance = 1e-6;
+    for (const int strip_rows : {1, 6, 37}) {
+      options.strip_rows = strip_rows;
+      const RunResult got = run_device(device, pipeline, input, PixelType::f32, options);
+      device.take_timings();
+      std::string checks;
+      for (const auto& check : got.checks)
+        checks += check.stage + " " + check.result.summary() + "; ";
+      INFO(chain, " in strips of ", strip_rows, ": ", checks);
+      CHECK(got.ok());
+    }
+  }
+}
+
+TEST_CASE("colour errors name the filter, the config and what it has") {
+  CHECK_THROWS_WITH(make_stage("ocio:from=nope:to=linear"),
+                    doctest::Contains("no colour space 'nope' in halo's built-in config (have "));
+  CHECK_THROWS_WITH(make_stage("ocio:from=nope:to=linear"), doctest::Contains("ACEScg"));
+  CHECK_THROWS_WITH(make_stage("ocio:from=linear"), doctest::Contains("'to': required"));
+  CHECK_THROWS_WITH(make_stage("display:view=Filmic"),
+                    doctest::Contains("no view 'Filmic' for display 'sRGB'"));
+  CHECK_THROWS_WITH(make_stage("display:display=P3"), doctest::Contains("(have sRGB)"));
+  CHECK_THROWS_WITH(make_stage("display:config=/nonexistent.ocio"),
+                    doctest::Contains("OpenColorIO config /nonexistent.ocio"));
+  Image grey(3, 2, 1);
+  CHECK_THROWS_WITH(make_stage("display")->reference(grey),
+                    doctest::Contains("needs three colour channels (RGB or RGBA); this image has "
+                                      "1"));
+}
