@@ -324,6 +324,16 @@ StripLimits strip_limits(const Device* device) {
   return limits;
 }
 
+// An output converted to another colour profile (icc) is tagged with it; PNG's colour chunks
+// described the input's encoding and go.
+void tag_colour(Metadata& metadata, const Pipeline& pipeline) {
+  for (const auto& stage : pipeline.stages())
+    if (auto icc = stage->output_icc()) {
+      metadata.icc = *icc;
+      metadata.png_colour = {};
+    }
+}
+
 // Streams one file through the pipeline on `device` (nullptr: the reference) into its output.
 StreamResult stream_file(const FileJob& job, const RunContext& run, const Pipeline& pipeline,
                          Device* device, SampleType type, bool made_upright) {
@@ -352,6 +362,7 @@ StreamResult stream_file(const FileJob& job, const RunContext& run, const Pipeli
     encoding.threads = std::max(1, int(std::thread::hardware_concurrency()) / run.workers);
   Metadata metadata = output_metadata(in.header().metadata, run);
   if (made_upright) mark_upright(metadata);
+  tag_colour(metadata, pipeline);
   spdlog::info("{}: metadata {}", job.output, metadata.summary());
   // Stages such as crop change the image's size; the input's data and display windows and
   // its other layers then no longer fit it.
@@ -417,13 +428,33 @@ std::vector<std::string> orientation_specs(int orientation) {
   }
 }
 
-// --auto-orient: `pipeline` after the stages that put the image upright (its stages made again
-// from their specs: a pipeline's stages are its own).
-Pipeline upright(int orientation, const Pipeline& pipeline) {
-  Pipeline oriented;
-  for (const auto& spec : orientation_specs(orientation)) oriented.append(make_stage(spec));
-  for (const auto& stage : pipeline.stages()) oriented.append(make_stage(stage->spec()));
-  return oriented;
+// The file's colour description for stages that convert from it (icc's from=auto).
+FileColour file_colour(const Metadata& m) {
+  return {.icc = m.icc,
+          .gamma = m.png_colour.gamma,
+          .chrm = m.png_colour.chrm,
+          .has_chrm = m.png_colour.has_chrm,
+          .srgb = m.png_colour.srgb_intent >= 0};
+}
+
+// `pipeline` for one file: after the stages that put the image upright (--auto-orient), its
+// stages bound to the file where they depend on it (Stage::for_file), the others made again
+// from their specs (a pipeline's stages are its own). Nothing when it is `pipeline` as it is.
+std::optional<Pipeline> for_file(const Pipeline& pipeline, int orientation,
+                                 const Metadata& metadata) {
+  const FileColour colour = file_colour(metadata);
+  std::vector<std::unique_ptr<Stage>> bound;
+  bool changed = orientation != 1;
+  for (const auto& stage : pipeline.stages()) {
+    bound.push_back(stage->for_file(colour));
+    changed = changed || bound.back();
+  }
+  if (!changed) return std::nullopt;
+  Pipeline result;
+  for (const auto& spec : orientation_specs(orientation)) result.append(make_stage(spec));
+  for (std::size_t i = 0; i < bound.size(); ++i)
+    result.append(bound[i] ? std::move(bound[i]) : make_stage(pipeline.stages()[i]->spec()));
+  return result;
 }
 
 void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome) {
@@ -433,7 +464,8 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   SampleType type;
   double samples = 0;  // colour samples, for --device auto
   const Pipeline* chosen = &run.pipeline;
-  std::optional<Pipeline> oriented;  // --auto-orient, for an image stored turned or mirrored
+  // For this file: put upright (--auto-orient), stages bound to its colour profile.
+  std::optional<Pipeline> own;
   int orientation = 1;
   {
     const InputStream probe(parse_input_ref(job.input.path + job.input.channels),
@@ -444,11 +476,10 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
         probe.stored() != SampleType::f32)
       chosen = &run.alpha_pipeline;
     if (o.auto_orient) orientation = exif_orientation(probe.header().metadata.exif);
-    if (orientation != 1) {
-      oriented.emplace(upright(orientation, *chosen));
-      chosen = &*oriented;
+    if (orientation != 1)
       spdlog::info("{}: EXIF Orientation {}: put upright first", job.input.path, orientation);
-    }
+    own = for_file(*chosen, orientation, probe.header().metadata);
+    if (own) chosen = &*own;
     const Pipeline& pipeline = *chosen;
     const SampleType requested = run.wanted.value_or(probe.stored());
     type = storable_type(job.output, requested);

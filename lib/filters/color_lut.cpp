@@ -16,12 +16,10 @@ namespace {
 
 // Curves are the table when they reproduce the transform this closely (relative, as --verify
 // measures): channels that truly mix are far above it, float rounding of a matrix's zeros below.
-constexpr double kCurvesError = 1e-4;
+constexpr double kCurvesError = 5e-4;
 // Odd, so that 0 is an entry, and each half of 2048 cells puts the toe's end (1/64) on one.
 constexpr int kCurveSize = 4097;
 constexpr int kProbes = 20000;
-constexpr Shaper kCurvesShaper{
-    .kind = Shaper::Kind::log, .lo = -12, .hi = 14, .toe = 1.0f / 64, .is_signed = true};
 
 float lerp(float a, float b, float f) {
   return a + f * (b - a);
@@ -227,7 +225,7 @@ std::string ColorLut::describe() const {
 }
 
 ColorLut bake_color_lut(const ColorTransform& exact, Shaper shaper, int cube_size,
-                        const std::optional<std::array<double, 12>>& matrix) {
+                        const std::optional<std::array<double, 12>>& matrix, Shaper curves_shaper) {
   ColorLut lut;
   if (matrix) {
     lut.kind = ColorLut::Kind::matrix;
@@ -235,8 +233,8 @@ ColorLut bake_color_lut(const ColorTransform& exact, Shaper shaper, int cube_siz
     lut.error = largest_error(lut, exact, shaper);
     return lut;
   }
-  lut = bake_curves(exact, kCurvesShaper);
-  lut.error = largest_error(lut, exact, kCurvesShaper);
+  lut = bake_curves(exact, curves_shaper);
+  lut.error = largest_error(lut, exact, curves_shaper);
   if (lut.error <= kCurvesError) return lut;
   lut = bake_cube(exact, shaper, cube_size);
   lut.error = largest_error(lut, exact, shaper);
@@ -248,7 +246,8 @@ ColorTransformStage::ColorTransformStage(std::string spec, Plan plan)
 
 const ColorLut& ColorTransformStage::lut() const {
   std::call_once(baked_, [&] {
-    lut_ = bake_color_lut(plan_.exact, plan_.shaper, plan_.cube_size, plan_.matrix);
+    lut_ = bake_color_lut(plan_.exact, plan_.shaper, plan_.cube_size, plan_.matrix,
+                          plan_.curves_shaper);
   });
   return lut_;
 }

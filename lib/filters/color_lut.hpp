@@ -55,11 +55,17 @@ struct ColorLut {
   std::string describe() const;
 };
 
-// Bakes `exact`: `matrix` when the caller knows the transform is that matrix, else curves when
-// they reproduce it within 1e-4 (on a signed log shaper, 2^-12 to 2^14 and their negatives,
-// whatever `shaper` is), else a cube of cube_size entries a side on `shaper`.
+// Scene values for curves: 2^-12 to 2^14 by stops, and their negatives.
+inline constexpr Shaper kSignedLogShaper{
+    .kind = Shaper::Kind::log, .lo = -12, .hi = 14, .toe = 1.0f / 64, .is_signed = true};
+
+// Bakes `exact`: `matrix` when the caller knows the transform is that matrix, else curves (on
+// curves_shaper) when they reproduce it within 5e-4 (a tenth of an 8-bit step; profiles store
+// their matrices in 16-bit fixed point, which leaves a gamma change that much crosstalk), else a
+// cube of cube_size entries a side on `shaper`.
 ColorLut bake_color_lut(const ColorTransform& exact, Shaper shaper, int cube_size,
-                        const std::optional<std::array<double, 12>>& matrix = std::nullopt);
+                        const std::optional<std::array<double, 12>>& matrix = std::nullopt,
+                        Shaper curves_shaper = kSignedLogShaper);
 
 // A stage applying a colour transform to the three colour channels (alpha unchanged): the
 // library's transform as the reference, its baked table on the device. The table is baked on
@@ -69,7 +75,8 @@ class ColorTransformStage : public Stage {
   // What a subclass tells the stage: the transform, how to bake it, and words for -v.
   struct Plan {
     ColorTransform exact;
-    Shaper shaper;
+    Shaper shaper;                            // the cube's
+    Shaper curves_shaper = kSignedLogShaper;  // the curves'
     int cube_size = 65;
     std::optional<std::array<double, 12>> matrix;
     std::string what;  // "OpenColorIO: ACEScg -> Linear Rec.709 (config ...)"

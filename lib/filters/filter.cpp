@@ -60,6 +60,10 @@ int Stage::input_row(int y, Size in, Size out) const {
   return int(std::int64_t(y) * in.height / std::max(1, out.height));
 }
 
+std::unique_ptr<Stage> Stage::for_file(const FileColour&) const {
+  return nullptr;
+}
+
 std::string Stage::whole_image_reason(PixelType) const {
   return "";
 }

@@ -7,6 +7,7 @@
 // discontinuity flags) lives in that run's StageRun.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -126,6 +127,16 @@ void merge_runs(StageRun& into, StageRun& other);
 // core of the 2-core development machine (AMD EPYC, AVX-512): the plain CPU reference, and an
 // OpenCL CPU device's (PoCL's) kernels. Measured on photos at the defaults (docs/performance.md,
 // "Choosing the device"); --device auto compares them (pipeline/device_choice.hpp).
+// How the file a stage runs on says its colour is encoded, for stages that convert from it
+// (icc's from=auto): its ICC profile, else PNG's gAMA, cHRM and sRGB chunks.
+struct FileColour {
+  std::string icc;
+  double gamma = 0;              // PNG gAMA: the encoding's exponent (0.45455); 0: none
+  std::array<double, 8> chrm{};  // PNG cHRM: white, red, green, blue as CIE x, y
+  bool has_chrm = false;
+  bool srgb = false;  // PNG sRGB chunk
+};
+
 struct StageCost {
   double reference_ns = 10;
   double device_ns = 2;
@@ -174,6 +185,12 @@ class Stage {
   virtual int input_row(int y, Size in, Size out) const;
   // Per output sample, for --device auto's estimates.
   virtual StageCost cost() const { return {}; }
+  // Stages that depend on the file they run on (icc's from=auto) return the stage for a file
+  // whose colour is `colour`; nullptr when they do not.
+  virtual std::unique_ptr<Stage> for_file(const FileColour& colour) const;
+  // Stages that convert colour return the ICC profile their output is in (the output file is
+  // tagged with it in place of the input's); nullopt when the stage keeps the input's.
+  virtual std::optional<std::string> output_icc() const { return std::nullopt; }
   // The tolerance --verify holds the stage to on `device`: the one given, unless the stage's
   // device arithmetic is stated to differ by more (denoise's tensor cores).
   virtual double verify_tolerance(const Device&, double given) const { return given; }

@@ -38,6 +38,7 @@ FilterDef resize_filter();
 FilterDef thumbnail_filter();
 FilterDef ocio_filter();
 FilterDef display_filter();
+FilterDef icc_filter();
 
 const std::vector<FilterDef>& filter_registry() {
   static const std::vector<FilterDef> filters = {
@@ -49,7 +50,7 @@ const std::vector<FilterDef>& filter_registry() {
       fixnan_filter(),    tonemap_filter(), median_filter(),      dilate_filter(),
       erode_filter(),     flop_filter(),    flip_filter(),        rotate_filter(),
       crop_filter(),      resize_filter(),  thumbnail_filter(),     ocio_filter(),
-      display_filter(),
+      display_filter(),   icc_filter(),
   };
   return filters;
 }

@@ -1,6 +1,7 @@
 // Metadata carried from input to output: lookups, PNG's keywords, a minimal EXIF writer.
 #include "io/metadata.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -73,6 +74,9 @@ std::string Metadata::summary() const {
   if (!xmp.empty()) add("XMP " + size_text(xmp.size()));
   if (!iptc.empty()) add("IPTC " + size_text(iptc.size()));
   if (!icc.empty()) add("ICC profile " + size_text(icc.size()));
+  if (png_colour.srgb_intent >= 0) add("PNG sRGB chunk");
+  if (png_colour.gamma > 0) add(fmt::format("PNG gamma {:g}", png_colour.gamma));
+  if (png_colour.has_chrm) add("PNG chromaticities");
   return text.empty() ? "none" : text;
 }
 

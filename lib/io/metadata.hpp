@@ -5,6 +5,7 @@
 // can hold.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -24,15 +25,30 @@ struct Attribute {
   bool operator==(const Attribute&) const = default;
 };
 
+// PNG's colour chunks, which say how its samples encode light when it has no ICC profile:
+// gAMA (the encoding's exponent, 1/2.2 = 0.45455 for most), cHRM (white point and red, green,
+// blue primaries as CIE x, y) and sRGB (the file is sRGB; its rendering intent 0..3).
+struct PngColour {
+  double gamma = 0;              // 0: no gAMA
+  std::array<double, 8> chrm{};  // white x, y, red x, y, green x, y, blue x, y
+  bool has_chrm = false;
+  int srgb_intent = -1;  // -1: no sRGB chunk
+
+  bool empty() const { return gamma == 0 && !has_chrm && srgb_intent < 0; }
+  bool operator==(const PngColour&) const = default;
+};
+
 struct Metadata {
   std::vector<Attribute> attributes;
-  std::string exif;  // EXIF as a TIFF structure ("II*\0..." or "MM\0*..."), without "Exif\0\0"
-  std::string icc;   // ICC colour profile
-  std::string xmp;   // XMP packet (XML)
-  std::string iptc;  // IPTC-IIM records (JPEG's APP13 Photoshop block, as stored)
+  std::string exif;      // EXIF as a TIFF structure ("II*\0..." or "MM\0*..."), without "Exif\0\0"
+  std::string icc;       // ICC colour profile
+  std::string xmp;       // XMP packet (XML)
+  std::string iptc;      // IPTC-IIM records (JPEG's APP13 Photoshop block, as stored)
+  PngColour png_colour;  // kept into PNG outputs
 
   bool empty() const {
-    return attributes.empty() && exif.empty() && icc.empty() && xmp.empty() && iptc.empty();
+    return attributes.empty() && exif.empty() && icc.empty() && xmp.empty() && iptc.empty() &&
+           png_colour.empty();
   }
   // The text of attribute `name`, or nullptr.
   const std::string* text(const std::string& name) const;

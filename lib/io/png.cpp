@@ -191,7 +191,23 @@ class PngReader : public ImageReader {
     png_uint_32 profile_size = 0;
     if (png_get_iCCP(png, info, &name, &compression, &profile, &profile_size) && profile)
       m.icc.assign(reinterpret_cast<const char*>(profile), profile_size);
+    m.png_colour = read_colour_chunks(png, info);
     return m;
+  }
+
+  // gAMA, cHRM and sRGB as libpng validated them (it drops values out of range, with a warning).
+  static PngColour read_colour_chunks(png_structp png, png_infop info) {
+    PngColour c;
+    png_fixed_point gamma = 0;
+    if (png_get_gAMA_fixed(png, info, &gamma) && gamma > 0) c.gamma = gamma / 100000.0;
+    png_fixed_point x[8];
+    if (png_get_cHRM_fixed(png, info, &x[0], &x[1], &x[2], &x[3], &x[4], &x[5], &x[6], &x[7])) {
+      for (int i = 0; i < 8; ++i) c.chrm[i] = x[i] / 100000.0;
+      c.has_chrm = true;
+    }
+    int intent = 0;
+    if (png_get_sRGB(png, info, &intent)) c.srgb_intent = intent;
+    return c;
   }
 
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
@@ -488,6 +504,8 @@ class PngWriter : public ImageWriter {
       data += deflated(m.icc);
       chunk("iCCP", data);
     }
+    write_colour_chunks(m.png_colour, !m.icc.empty());
+
     if (!m.exif.empty()) chunk("eXIf", m.exif);
     if (!m.xmp.empty()) chunk("iTXt", itxt("XML:com.adobe.xmp", m.xmp));
     for (const auto& a : m.attributes) {
@@ -500,6 +518,25 @@ class PngWriter : public ImageWriter {
         chunk("tEXt", keyword + '\0' + a.value);
       else
         chunk("iTXt", itxt(keyword, a.value));
+    }
+  }
+
+  // gAMA, cHRM and sRGB as the input had them; PNG forbids sRGB beside an ICC profile (iCCP).
+  void write_colour_chunks(const PngColour& c, bool has_icc) {
+    const auto fixed = [](double v) { return std::uint32_t(std::lround(v * 100000.0)); };
+    if (c.srgb_intent >= 0 && !has_icc) {
+      const std::uint8_t intent = std::uint8_t(c.srgb_intent);
+      chunk("sRGB", &intent, 1);
+    }
+    if (c.gamma > 0) {
+      std::uint8_t data[4];
+      store32(data, fixed(c.gamma));
+      chunk("gAMA", data, 4);
+    }
+    if (c.has_chrm) {
+      std::uint8_t data[32];
+      for (int i = 0; i < 8; ++i) store32(data + 4 * i, fixed(c.chrm[i]));
+      chunk("cHRM", data, 32);
     }
   }
 

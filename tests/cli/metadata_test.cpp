@@ -281,3 +281,40 @@ TEST_CASE("--auto-orient puts each EXIF Orientation upright as oiiotool --reorie
   CHECK(up.pixels.height == 37);
   CHECK(orientation(box / "six-up.jpg") == 1);
 }
+
+TEST_CASE("PNG gamma chunks are carried; icc converts by them and tags the output instead") {
+  Sandbox box;
+  // A grey ramp encoded with gamma 1.8 (gAMA 0.55556), as old Mac images and libpng's test
+  // images are: a viewer that ignores gAMA shows it too light.
+  std::vector<std::uint8_t> ramp(256 * 3);
+  for (int x = 0; x < 256; ++x) ramp[x * 3] = ramp[x * 3 + 1] = ramp[x * 3 + 2] = std::uint8_t(x);
+  auto out = OIIO::ImageOutput::create(box / "g18.png");
+  OIIO::ImageSpec spec(256, 1, 3, OIIO::TypeDesc::UINT8);
+  spec.attribute("oiio:ColorSpace", "GammaCorrected1.8");
+  spec.attribute("oiio:Gamma", 1.8f);
+  REQUIRE(out->open(box / "g18.png", spec));
+  REQUIRE(out->write_image(OIIO::TypeDesc::UINT8, ramp.data()));
+  REQUIRE(out->close());
+  REQUIRE(spec_of(box / "g18.png").get_float_attribute("oiio:Gamma") == doctest::Approx(1.8));
+
+  // Through halo with no colour stage: the chunk stays.
+  REQUIRE(box.halo("run " + box / "g18.png -f box:r=1 -o " + box / "kept.png").code == 0);
+  CHECK(spec_of(box / "kept.png").get_float_attribute("oiio:Gamma") == doctest::Approx(1.8));
+
+  // icc: decoded by the chunk (v^1.8), encoded as sRGB, tagged sRGB, the chunk gone.
+  const Result r = box.halo("run " + box / "g18.png -f icc -o " + box / "srgb.png --verify -v");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(has(r.err, "(decoding gamma 1.8)"));
+  const OIIO::ImageSpec converted = spec_of(box / "srgb.png");
+  CHECK(converted.find_attribute("ICCProfile"));
+  CHECK(converted.get_float_attribute("oiio:Gamma", 0.0f) != doctest::Approx(1.8));
+  auto in = OIIO::ImageInput::open(box / "srgb.png");
+  REQUIRE(in);
+  std::vector<std::uint8_t> got(256 * 3);
+  REQUIRE(in->read_image(0, 0, 0, 3, OIIO::TypeDesc::UINT8, got.data()));
+  for (int x = 0; x < 256; x += 5) {
+    const double lin = std::pow(x / 255.0, 1.8);
+    const double want = lin <= 0.0031308 ? lin * 12.92 : 1.055 * std::pow(lin, 1 / 2.4) - 0.055;
+    CHECK(std::abs(got[x * 3 + 1] - want * 255) <= 1.0);
+  }
+}

@@ -1,0 +1,189 @@
+// The icc stage: converts RGB from one ICC profile to another through LittleCMS. from=auto is
+// the file's own: its embedded profile, else a profile built from PNG's gAMA and cHRM chunks,
+// else sRGB (what viewers assume of an untagged file). The output is tagged with the profile
+// converted to. LittleCMS's float transform is the reference; devices run it baked
+// (filters/color_lut.hpp).
+#include <lcms2.h>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/paths.hpp"
+#include "filters/color_lut.hpp"
+
+namespace halo {
+
+namespace {
+
+// Display-referred values: 0..1 evenly, for the curves and the cube alike.
+constexpr Shaper kUnit{.kind = Shaper::Kind::linear, .lo = 0, .hi = 1};
+
+using ProfileHandle = std::unique_ptr<void, decltype(&cmsCloseProfile)>;
+using TransformHandle = std::shared_ptr<void>;
+
+struct IccSpec {
+  std::string from = "auto", to = "srgb";
+  int intent = INTENT_PERCEPTUAL;
+  bool bpc = false;
+};
+
+// A profile and what to call it.
+struct Profile {
+  ProfileHandle handle{nullptr, cmsCloseProfile};
+  std::string name;
+};
+
+std::string description(cmsHPROFILE profile) {
+  char text[256] = {};
+  cmsGetProfileInfoASCII(profile, cmsInfoDescription, "en", "US", text, sizeof text);
+  return text[0] ? text : "unnamed profile";
+}
+
+Profile checked(const std::string& spec, cmsHPROFILE handle, const std::string& what) {
+  if (!handle)
+    throw Error(ErrorKind::Usage, fmt::format("filter '{}': {} is not an ICC profile LittleCMS "
+                                              "reads",
+                                              spec, what));
+  Profile p{ProfileHandle(handle, cmsCloseProfile), description(handle)};
+  if (cmsGetColorSpace(handle) != cmsSigRgbData)
+    throw Error(ErrorKind::Usage, fmt::format("filter '{}': {} ('{}') is not an RGB profile: "
+                                              "icc converts RGB images",
+                                              spec, what, p.name));
+  return p;
+}
+
+// A matrix-shaper profile from PNG's chunks: the gamma curve (gAMA holds the encoding
+// exponent, so the decoding curve is its inverse), and cHRM's white and primaries (else
+// sRGB's: D65 and Rec.709).
+Profile from_png_chunks(const FileColour& c) {
+  const std::array<double, 8> srgb = {0.3127, 0.3290, 0.64, 0.33, 0.30, 0.60, 0.15, 0.06};
+  const std::array<double, 8>& x = c.has_chrm ? c.chrm : srgb;
+  const cmsCIExyY white{x[0], x[1], 1.0};
+  const cmsCIExyYTRIPLE primaries{{x[2], x[3], 1.0}, {x[4], x[5], 1.0}, {x[6], x[7], 1.0}};
+  cmsToneCurve* curve = cmsBuildGamma(nullptr, c.gamma > 0 ? 1.0 / c.gamma : 2.2);
+  cmsToneCurve* curves[3] = {curve, curve, curve};
+  cmsHPROFILE profile = cmsCreateRGBProfile(&white, &primaries, curves);
+  cmsFreeToneCurve(curve);
+  return {ProfileHandle(profile, cmsCloseProfile),
+          fmt::format("PNG gAMA {:g} (decoding gamma {:.3g}){}", c.gamma > 0 ? c.gamma : 1 / 2.2,
+                      c.gamma > 0 ? 1 / c.gamma : 2.2, c.has_chrm ? " and cHRM" : "")};
+}
+
+Profile open_profile(const std::string& spec, const std::string& which, const FileColour* file) {
+  if (which == "srgb") return checked(spec, cmsCreate_sRGBProfile(), "sRGB");
+  if (which == "auto") {
+    if (file && !file->icc.empty())
+      return checked(spec, cmsOpenProfileFromMem(file->icc.data(), file->icc.size()),
+                     "the file's embedded profile");
+    if (file && !file->srgb && (file->gamma > 0 || file->has_chrm)) return from_png_chunks(*file);
+    return checked(spec, cmsCreate_sRGBProfile(), "sRGB");
+  }
+  const std::string bytes = read_small_file(which, std::size_t(64) << 20, "ICC profile");
+  return checked(spec, cmsOpenProfileFromMem(bytes.data(), bytes.size()), which);
+}
+
+std::string profile_bytes(cmsHPROFILE profile) {
+  cmsUInt32Number size = 0;
+  cmsSaveProfileToMem(profile, nullptr, &size);
+  std::string bytes(size, '\0');
+  cmsSaveProfileToMem(profile, bytes.data(), &size);
+  return bytes;
+}
+
+class IccStage : public ColorTransformStage {
+ public:
+  IccStage(std::string spec, IccSpec icc, const FileColour* file)
+      : IccStage(spec, icc, open_profile(spec, icc.from, file),
+                 open_profile(spec, icc.to, nullptr)) {}
+
+  std::unique_ptr<Stage> for_file(const FileColour& colour) const override {
+    if (icc_.from != "auto") return nullptr;
+    return std::make_unique<IccStage>(spec(), icc_, &colour);
+  }
+
+  std::optional<std::string> output_icc() const override { return output_icc_; }
+
+ private:
+  IccStage(std::string spec, IccSpec icc, Profile from, Profile to)
+      : ColorTransformStage(spec, plan(spec, icc, from, to)),
+        icc_(std::move(icc)),
+        output_icc_(profile_bytes(to.handle.get())) {}
+
+  static Plan plan(const std::string& spec, const IccSpec& icc, const Profile& from,
+                   const Profile& to) {
+    const cmsUInt32Number flags =
+        cmsFLAGS_NOCACHE | (icc.bpc ? cmsFLAGS_BLACKPOINTCOMPENSATION : 0);  // NOCACHE: threads
+    void* made = cmsCreateTransform(from.handle.get(), TYPE_RGB_FLT, to.handle.get(), TYPE_RGB_FLT,
+                                    cmsUInt32Number(icc.intent), flags);
+    if (!made)
+      throw Error(ErrorKind::Usage,
+                  fmt::format("filter '{}': LittleCMS cannot convert '{}' to '{}' with this "
+                              "intent",
+                              spec, from.name, to.name));
+    TransformHandle transform(made, cmsDeleteTransform);
+    return {.exact =
+                [transform](float* rgb, std::size_t pixels) {
+                  cmsDoTransform(transform.get(), rgb, rgb, cmsUInt32Number(pixels));
+                },
+            .shaper = kUnit,
+            .curves_shaper = kUnit,
+            .what = fmt::format("LittleCMS: '{}' -> '{}'", from.name, to.name)};
+  }
+
+  IccSpec icc_;
+  std::string output_icc_;
+};
+
+int intent_of(const std::string& name) {
+  if (name == "relative") return INTENT_RELATIVE_COLORIMETRIC;
+  if (name == "saturation") return INTENT_SATURATION;
+  if (name == "absolute") return INTENT_ABSOLUTE_COLORIMETRIC;
+  return INTENT_PERCEPTUAL;
+}
+
+}  // namespace
+
+FilterDef icc_filter() {
+  return {.name = "icc",
+          .summary =
+              "convert RGB from the file's ICC profile (or PNG gamma) to sRGB or another "
+              "profile; the output is tagged with it",
+          .params = {{.name = "to",
+                      .type = ParamType::Text,
+                      .fallback = "srgb",
+                      .doc = "srgb, or an ICC profile file"},
+                     {.name = "from",
+                      .type = ParamType::Text,
+                      .fallback = "auto",
+                      .doc = "auto: the file's embedded profile, else its PNG gAMA/cHRM chunks, "
+                             "else sRGB; or srgb, or an ICC profile file"},
+                     {.name = "intent",
+                      .type = ParamType::Choice,
+                      .fallback = "perceptual",
+                      .doc = "the ICC rendering intent",
+                      .choices = {"perceptual", "relative", "saturation", "absolute"}},
+                     {.name = "bpc",
+                      .type = ParamType::Flag,
+                      .fallback = "0",
+                      .doc = "black point compensation"},
+                     border_param()},
+          .notes = {"on the values as stored (8/16-bit: 0..1; run it before --linear's decoding "
+                    "stages, which assume sRGB)",
+                    "reference: LittleCMS's float transform; device: three curves when no channel "
+                    "feeds another (a gamma change), else a 65^3 cube; -v shows which and its "
+                    "largest error, --verify allows twice that",
+                    "RGB and RGBA only; a profile that is not RGB is refused"},
+          .example = "icc:to=srgb",
+          .make =
+              [](const Args& args) {
+                const IccSpec spec{.from = args.text("from"),
+                                   .to = args.text("to"),
+                                   .intent = intent_of(args.text("intent")),
+                                   .bpc = args.flag("bpc")};
+                return std::make_unique<IccStage>(args.spec_text(), spec, nullptr);
+              },
+          .mixes_neighbours = false,
+          .swept = false};  // RGB only, within the table's error: tests/engine/icc_test.cpp
+}
+
+}  // namespace halo
