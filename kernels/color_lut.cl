@@ -26,12 +26,14 @@ inline float half_shape(const float x, const int kind, const float lo, const flo
   return u < 1.0f ? u : 1.0f;
 }
 
-// Signed (is_signed != 0): -x over the table's lower half, x over its upper half.
-inline float shape(const float x, const int kind, const float lo, const float hi, const float toe,
-                   const float a, const int is_signed) {
-  if (!is_signed) return half_shape(x, kind, lo, hi, toe, a);
-  return x < 0.0f ? 0.5f - 0.5f * half_shape(-x, kind, lo, hi, toe, a)
-                  : 0.5f + 0.5f * half_shape(x, kind, lo, hi, toe, a);
+// With neg > 0: -2^neg_hi..0 over the table's first `neg`, the rest over what remains.
+inline float shape(const float x, const int kind, const float8 s) {
+  const float lo = s.s0, hi = s.s1, toe = s.s2, a = s.s3, neg = s.s4, neg_hi = s.s5;
+  if (neg > 0.0f) {
+    if (x < 0.0f) return neg * (1.0f - half_shape(-x, kind, lo, neg_hi, toe, a));
+    return neg + (1.0f - neg) * half_shape(x, kind, lo, hi, toe, a);
+  }
+  return half_shape(x, kind, lo, hi, toe, a);
 }
 
 inline void locate(const float u, const int n, int* i, float* f) {
@@ -40,10 +42,26 @@ inline void locate(const float u, const int n, int* i, float* f) {
   *f = pos - (float)*i;
 }
 
-#define COLOR_ARGS                                                                             \
-  __global const float *in, __global float *out, const int width, const int pitch, STRIP_ARGS, \
-      __global const float4 *table, const int size, const int kind, const float lo,            \
-      const float hi, const float toe, const float a, const int is_signed
+// A shaper comes as (lo, hi, toe, 2^lo, neg, neg_hi) and its kind; split tables have a second
+// one for their output curves.
+#define COLOR_ARGS                                                                              \
+  __global const float *in, __global float *out, const int width, const int pitch, STRIP_ARGS,  \
+      __global const float4 *table, const int size, const float8 shaper, const int shaper_kind, \
+      const float8 post_shaper, const int post_kind
+
+#define SHAPE(value, s, k) shape((value), (k), (s))
+
+// Three curves of n entries from table[first]: channel c of (r, g, b) at its own position.
+inline float curve(__global const float4* table, const int first, const int n, const float u,
+                   const int c) {
+  int i;
+  float f;
+  locate(u, n, &i, &f);
+  const float4 t0 = table[first + i], t1 = table[first + i + 1];
+  const float v0 = c == 0 ? t0.x : (c == 1 ? t0.y : t0.z);
+  const float v1 = c == 0 ? t1.x : (c == 1 ? t1.y : t1.z);
+  return v0 + f * (v1 - v0);
+}
 
 // Rows of (r, g, b, offset), read as 12 floats.
 __kernel void color_matrix(COLOR_ARGS) {
@@ -57,14 +75,21 @@ __kernel void color_matrix(COLOR_ARGS) {
 
 __kernel void color_curves(COLOR_ARGS) {
   PIXEL_PROLOGUE
+  for (int c = 0; c < 3; ++c)
+    out[c * plane + at] = curve(table, 0, size, SHAPE(in[c * plane + at], shaper, shaper_kind), c);
+}
+
+// Input curves (entries 0..size-1), the matrix's rows (entries 2 size ..), output curves
+// (entries size .. 2 size - 1).
+__kernel void color_split(COLOR_ARGS) {
+  PIXEL_PROLOGUE
+  float v[3];
+  for (int c = 0; c < 3; ++c)
+    v[c] = curve(table, 0, size, SHAPE(in[c * plane + at], shaper, shaper_kind), c);
   for (int c = 0; c < 3; ++c) {
-    int i;
-    float f;
-    locate(shape(in[c * plane + at], kind, lo, hi, toe, a, is_signed), size, &i, &f);
-    const float4 t0 = table[i], t1 = table[i + 1];
-    const float v0 = c == 0 ? t0.x : (c == 1 ? t0.y : t0.z);
-    const float v1 = c == 0 ? t1.x : (c == 1 ? t1.y : t1.z);
-    out[c * plane + at] = v0 + f * (v1 - v0);
+    const float4 m = table[2 * size + c];
+    const float mixed = m.x * v[0] + m.y * v[1] + m.z * v[2] + m.w;
+    out[c * plane + at] = curve(table, size, size, SHAPE(mixed, post_shaper, post_kind), c);
   }
 }
 
@@ -74,9 +99,9 @@ __kernel void color_cube(COLOR_ARGS) {
   PIXEL_PROLOGUE
   int ir, ig, ib;
   float fr, fg, fb;
-  locate(shape(in[at], kind, lo, hi, toe, a, is_signed), size, &ir, &fr);
-  locate(shape(in[plane + at], kind, lo, hi, toe, a, is_signed), size, &ig, &fg);
-  locate(shape(in[2 * plane + at], kind, lo, hi, toe, a, is_signed), size, &ib, &fb);
+  locate(SHAPE(in[at], shaper, shaper_kind), size, &ir, &fr);
+  locate(SHAPE(in[plane + at], shaper, shaper_kind), size, &ig, &fg);
+  locate(SHAPE(in[2 * plane + at], shaper, shaper_kind), size, &ib, &fb);
   const size_t n = size;
   const size_t base = ((size_t)ib * n + ig) * n + ir;
   const size_t dr = 1, dg = n, db = n * n;

@@ -40,13 +40,25 @@ void apply_matrix(const std::vector<float>& m, float* p) {
   }
 }
 
-void apply_curves(const ColorLut& lut, float* p) {
+// Three curves of n entries starting at table[first * 4], read through `shaper`.
+void apply_curves(const std::vector<float>& table, std::size_t first, int n, const Shaper& shaper,
+                  float* p) {
   for (int c = 0; c < 3; ++c) {
     int i;
     float f;
-    locate(lut.shaper(p[c]), lut.size, i, f);
-    p[c] = lerp(lut.table[std::size_t(i) * 4 + c], lut.table[std::size_t(i + 1) * 4 + c], f);
+    locate(shaper(p[c]), n, i, f);
+    const std::size_t at = (first + std::size_t(i)) * 4 + c;
+    p[c] = lerp(table[at], table[at + 4], f);
   }
+}
+
+void apply_split(const ColorLut& lut, float* p) {
+  const std::size_t n = std::size_t(lut.size);
+  apply_curves(lut.table, 0, lut.size, lut.shaper, p);
+  const std::vector<float> m(lut.table.begin() + std::ptrdiff_t(2 * n * 4),
+                             lut.table.begin() + std::ptrdiff_t(2 * n * 4 + 12));
+  apply_matrix(m, p);
+  apply_curves(lut.table, n, lut.size, lut.post_shaper, p);
 }
 
 // Tetrahedral interpolation: the cell's diagonal splits it into six tetrahedra; the order of
@@ -92,15 +104,19 @@ void apply_cube(const ColorLut& lut, float* p) {
 }
 
 // Inputs spread evenly over the shaper's coordinates (every cell of a table is hit), plus the
-// greys, where a display transform's errors show first.
+// greys, where a display transform's errors show first. A cube's few negative cells are not
+// probed: what a tone curve does to colours below zero (outside every gamut) changes faster
+// than any table holds, and the error measured there would hide the rest's; --verify reports
+// such pixels.
 std::vector<float> probes(const Shaper& shaper) {
   std::mt19937 random(20261126);
-  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  const float first = shaper.neg < 0.5f ? shaper.neg : 0.0f;
+  std::uniform_real_distribution<float> unit(first, 1.0f);
   std::vector<float> rgb;
   rgb.reserve(std::size_t(kProbes) * 3 + 3000);
   for (int i = 0; i < kProbes * 3; ++i) rgb.push_back(shaper.inverse(unit(random)));
   for (int i = 0; i < 1000; ++i) {
-    const float v = shaper.inverse((float(i) + 0.5f) / 1000.0f);
+    const float v = shaper.inverse(first + (1.0f - first) * (float(i) + 0.5f) / 1000.0f);
     rgb.insert(rgb.end(), {v, v, v});
   }
   return rgb;
@@ -121,17 +137,36 @@ double largest_error(const ColorLut& lut, const ColorTransform& exact, const Sha
   return worst;
 }
 
-ColorLut bake_curves(const ColorTransform& exact, Shaper shaper) {
-  ColorLut lut{.kind = ColorLut::Kind::curves, .shaper = shaper, .size = kCurveSize};
+// A transform's three curves, as (r, g, b, 0) entries: greys through it.
+std::vector<float> curve_entries(const ColorTransform& transform, const Shaper& shaper) {
   std::vector<float> rgb(std::size_t(kCurveSize) * 3);
   for (int i = 0; i < kCurveSize; ++i) {
     const float v = shaper.inverse(float(i) / float(kCurveSize - 1));
     rgb[std::size_t(i) * 3] = rgb[std::size_t(i) * 3 + 1] = rgb[std::size_t(i) * 3 + 2] = v;
   }
-  exact(rgb.data(), kCurveSize);
-  lut.table.resize(std::size_t(kCurveSize) * 4);
+  transform(rgb.data(), kCurveSize);
+  std::vector<float> entries(std::size_t(kCurveSize) * 4, 0.0f);
   for (int i = 0; i < kCurveSize; ++i)
-    for (int c = 0; c < 3; ++c) lut.table[std::size_t(i) * 4 + c] = rgb[std::size_t(i) * 3 + c];
+    for (int c = 0; c < 3; ++c) entries[std::size_t(i) * 4 + c] = rgb[std::size_t(i) * 3 + c];
+  return entries;
+}
+
+ColorLut bake_curves(const ColorTransform& exact, Shaper shaper) {
+  return {.kind = ColorLut::Kind::curves,
+          .shaper = shaper,
+          .size = kCurveSize,
+          .table = curve_entries(exact, shaper)};
+}
+
+ColorLut bake_split(const SplitTransform& split) {
+  ColorLut lut{.kind = ColorLut::Kind::split,
+               .shaper = split.before_shaper,
+               .post_shaper = split.after_shaper,
+               .size = kCurveSize,
+               .table = curve_entries(split.before, split.before_shaper)};
+  const std::vector<float> after = curve_entries(split.after, split.after_shaper);
+  lut.table.insert(lut.table.end(), after.begin(), after.end());
+  lut.table.insert(lut.table.end(), split.matrix.begin(), split.matrix.end());
   return lut;
 }
 
@@ -159,10 +194,14 @@ ColorLut bake_cube(const ColorTransform& exact, Shaper shaper, int n) {
 }  // namespace
 
 float Shaper::operator()(float x) const {
-  if (is_signed) {
+  if (neg > 0.0f) {
     Shaper half = *this;
-    half.is_signed = false;
-    return x < 0.0f ? 0.5f - 0.5f * half(-x) : 0.5f + 0.5f * half(x);
+    half.neg = 0.0f;
+    if (x < 0.0f) {
+      half.hi = neg_hi;
+      return neg * (1.0f - half(-x));
+    }
+    return neg + (1.0f - neg) * half(x);
   }
   if (kind == Kind::linear) {
     const float u = (x - lo) / (hi - lo);
@@ -176,10 +215,14 @@ float Shaper::operator()(float x) const {
 }
 
 float Shaper::inverse(float u) const {
-  if (is_signed) {
+  if (neg > 0.0f) {
     Shaper half = *this;
-    half.is_signed = false;
-    return u < 0.5f ? -half.inverse(1.0f - 2.0f * u) : half.inverse(2.0f * u - 1.0f);
+    half.neg = 0.0f;
+    if (u < neg) {
+      half.hi = neg_hi;
+      return -half.inverse(1.0f - u / neg);
+    }
+    return half.inverse((u - neg) / (1.0f - neg));
   }
   if (kind == Kind::linear) return lo + u * (hi - lo);
   if (u <= toe) return u / toe * std::exp2(lo);
@@ -187,10 +230,11 @@ float Shaper::inverse(float u) const {
 }
 
 std::string Shaper::describe() const {
-  const char* sign = is_signed ? "+-" : "";
-  if (kind == Kind::linear) return fmt::format("inputs {}{:g}..{:g} evenly", sign, lo, hi);
-  return fmt::format("inputs {}0..2^{:g} evenly, then {}2^{:g}..2^{:g} by equal stops", sign, lo,
-                     sign, lo, hi);
+  const std::string negatives =
+      neg > 0.0f ? fmt::format("-2^{:g}..0 over {:g}% of the table; ", neg_hi, neg * 100) : "";
+  if (kind == Kind::linear) return fmt::format("inputs {}{:g}..{:g} evenly", negatives, lo, hi);
+  return fmt::format("inputs {}0..2^{:g} evenly, then 2^{:g}..2^{:g} by equal stops", negatives, lo,
+                     lo, hi);
 }
 
 void ColorLut::apply(float* rgb, std::size_t pixels) const {
@@ -201,7 +245,10 @@ void ColorLut::apply(float* rgb, std::size_t pixels) const {
         apply_matrix(table, p);
         break;
       case Kind::curves:
-        apply_curves(*this, p);
+        apply_curves(table, 0, size, shaper, p);
+        break;
+      case Kind::split:
+        apply_split(*this, p);
         break;
       case Kind::cube:
         apply_cube(*this, p);
@@ -217,6 +264,11 @@ std::string ColorLut::describe() const {
     case Kind::curves:
       return fmt::format("three curves of {} entries, {} (largest error {:.2g})", size,
                          shaper.describe(), error);
+    case Kind::split:
+      return fmt::format(
+          "curves of {} entries ({}), a 3x3 matrix and offset, curves ({}) "
+          "(largest error {:.2g})",
+          size, shaper.describe(), post_shaper.describe(), error);
     case Kind::cube:
       return fmt::format("a {}^3 cube, tetrahedral, {} (largest error {:.2g})", size,
                          shaper.describe(), error);
@@ -224,31 +276,32 @@ std::string ColorLut::describe() const {
   return {};
 }
 
-ColorLut bake_color_lut(const ColorTransform& exact, Shaper shaper, int cube_size,
-                        const std::optional<std::array<double, 12>>& matrix, Shaper curves_shaper) {
-  ColorLut lut;
-  if (matrix) {
-    lut.kind = ColorLut::Kind::matrix;
-    lut.table.assign(matrix->begin(), matrix->end());
-    lut.error = largest_error(lut, exact, shaper);
+ColorLut bake_color_lut(const ColorBake& b) {
+  const auto measured = [&](ColorLut lut, const Shaper& probed) {
+    lut.error = largest_error(lut, b.exact, probed);
     return lut;
+  };
+  if (b.matrix) {
+    ColorLut lut{.kind = ColorLut::Kind::matrix};
+    lut.table.assign(b.matrix->begin(), b.matrix->end());
+    return measured(std::move(lut), b.shaper);
   }
-  lut = bake_curves(exact, curves_shaper);
-  lut.error = largest_error(lut, exact, curves_shaper);
-  if (lut.error <= kCurvesError) return lut;
-  lut = bake_cube(exact, shaper, cube_size);
-  lut.error = largest_error(lut, exact, shaper);
-  return lut;
+  ColorLut curves = measured(bake_curves(b.exact, b.curves_shaper), b.curves_shaper);
+  if (curves.error <= kCurvesError) return curves;
+  std::optional<ColorLut> split;
+  if (b.split) {  // probed where the cube would be: the source's own range
+    split = measured(bake_split(*b.split), b.shaper);
+    if (split->error <= kCurvesError) return *split;
+  }
+  ColorLut cube = measured(bake_cube(b.exact, b.shaper, b.cube_size), b.shaper);
+  return split && split->error < cube.error ? *split : cube;
 }
 
 ColorTransformStage::ColorTransformStage(std::string spec, Plan plan)
     : Stage(std::move(spec)), plan_(std::move(plan)) {}
 
 const ColorLut& ColorTransformStage::lut() const {
-  std::call_once(baked_, [&] {
-    lut_ = bake_color_lut(plan_.exact, plan_.shaper, plan_.cube_size, plan_.matrix,
-                          plan_.curves_shaper);
-  });
+  std::call_once(baked_, [&] { lut_ = bake_color_lut(plan_.bake); });
   return lut_;
 }
 
@@ -278,7 +331,7 @@ Image ColorTransformStage::reference_rows(const Image& in, Span out, StageRun&) 
     const int r = y - in.y0();
     for (int x = 0; x < in.width(); ++x)
       for (int c = 0; c < 3; ++c) rgb[std::size_t(x) * 3 + c] = in.row(c, r)[x];
-    plan_.exact(rgb.data(), std::size_t(in.width()));
+    plan_.bake.exact(rgb.data(), std::size_t(in.width()));
     for (int x = 0; x < in.width(); ++x)
       for (int c = 0; c < 3; ++c) result.row(c, r)[x] = rgb[std::size_t(x) * 3 + c];
   }
@@ -287,6 +340,14 @@ Image ColorTransformStage::reference_rows(const Image& in, Span out, StageRun&) 
 }
 
 namespace {
+
+// A shaper as the kernels take it: (lo, hi, toe, 2^lo, neg, neg_hi) and its kind.
+cl_float8 shaper_values(const Shaper& s) {
+  return {{s.lo, s.hi, s.toe, float(std::exp2(s.lo)), s.neg, s.neg_hi, 0.0f, 0.0f}};
+}
+cl_int shaper_kind(const Shaper& s) {
+  return int(s.kind);
+}
 
 // The table on the device, uploaded once a run.
 struct LutState : StageState {
@@ -302,13 +363,12 @@ DeviceImage ColorTransformStage::enqueue_rows(Device& device, const DeviceImage&
   auto& state = run.state_as<LutState>();
   if (!state.table()) state.table = device.constants(table.table, spec() + " colour table");
   DeviceImage result = device.image_like(in, in.channels, in.alpha);
-  const char* name = table.kind == ColorLut::Kind::matrix   ? "color_matrix"
-                     : table.kind == ColorLut::Kind::curves ? "color_curves"
-                                                            : "color_cube";
+  static const char* const names[] = {"color_matrix", "color_curves", "color_split", "color_cube"};
+  const char* name = names[int(table.kind)];
   auto kernel = device.kernel("color_lut.cl", name, {});
-  const Shaper& s = table.shaper;
   set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), state.table,
-           table.size, int(s.kind), s.lo, s.hi, s.toe, float(std::exp2(s.lo)), int(s.is_signed));
+           table.size, shaper_values(table.shaper), shaper_kind(table.shaper),
+           shaper_values(table.post_shaper), shaper_kind(table.post_shaper));
   const std::size_t bytes = 2 * std::size_t(in.width) * out.count() * 3 * 4;
   device.launch(kernel, name,
                 cl::NDRange(ceil_div(in.width, 64) * 64, ceil_div(out.count(), 4) * 4),

@@ -1,7 +1,9 @@
 // Colour transforms that a colour library computes on the CPU (OpenColorIO's processors,
 // LittleCMS's transforms), run on a device from a table baked from the library's own results:
-// a 3x4 matrix when the transform is one, three curves when no channel feeds another, else a
-// cube (tetrahedral interpolation, OpenColorIO's own GPU fallback). The reference is the
+// a 3x4 matrix when the transform is one, three curves when no channel feeds another, curves
+// then a matrix then curves when the library's steps split so (a gamma-encoded space to
+// another's primaries, matrix-shaper ICC profiles), else a cube (tetrahedral interpolation,
+// OpenColorIO's own GPU fallback). The reference is the
 // library itself, so --verify checks the device against it; the table's error is measured on
 // probes when it is baked and is what --verify allows beyond the tolerance given.
 #pragma once
@@ -24,15 +26,16 @@ using ColorTransform = std::function<void(float* rgb, std::size_t pixels)>;
 // How input values spread over a table's entries. Linear: [lo, hi] evenly (display-referred
 // values, lo 0 and hi 1). Log: 0 to 2^lo evenly over the first `toe` of the table, then 2^lo to
 // 2^hi by equal stops (scene-linear values, where a stop of shadows matters as one of
-// highlights). Values outside clamp to the ends; NaN reads as 0. A signed shaper spreads -x
-// like x over the table's lower half, and x over its upper half (curves, whose transforms
-// mirror, clamp or extend negative values each their own way).
+// highlights). Values outside clamp to the ends; NaN reads as 0. With `neg` > 0 the first
+// `neg` of the table holds negative values, -2^neg_hi..0 spaced as their magnitudes would be
+// (curves: half the table, as transforms mirror, clamp or extend negatives each their own way;
+// cubes: a few cells for a resampled render's ringing), and the rest the others.
 struct Shaper {
   enum class Kind { linear = 0, log = 1 };
   Kind kind = Kind::linear;
   float lo = 0, hi = 1;
   float toe = 1.0f / 64;
-  bool is_signed = false;
+  float neg = 0.0f, neg_hi = 0.0f;
 
   float operator()(float x) const;  // the table coordinate, 0..1
   float inverse(float u) const;     // the value at table coordinate u
@@ -40,11 +43,13 @@ struct Shaper {
 };
 
 struct ColorLut {
-  enum class Kind { matrix = 0, curves = 1, cube = 2 };
+  enum class Kind { matrix = 0, curves = 1, split = 2, cube = 3 };
   Kind kind = Kind::matrix;
-  Shaper shaper;
-  int size = 0;  // curves: entries; cube: entries along each axis
-  // matrix: 12 floats, rows of (r, g, b, offset); curves: size entries of (r, g, b, 0); cube:
+  Shaper shaper;       // curves, cube: the input's; split: the input curves'
+  Shaper post_shaper;  // split: the output curves'
+  int size = 0;        // curves, split: entries a curve; cube: entries along each axis
+  // matrix: 12 floats, rows of (r, g, b, offset); curves: size entries of (r, g, b, 0); split:
+  // the input curves, the output curves (size entries each) and the matrix's 3 rows; cube:
   // size^3 entries of (r, g, b, 0), red varying fastest.
   std::vector<float> table;
   // The largest difference from the transform on the probes, relative to max(1, |value|) as
@@ -55,17 +60,34 @@ struct ColorLut {
   std::string describe() const;
 };
 
-// Scene values for curves: 2^-12 to 2^14 by stops, and their negatives.
+// Scene values for curves: 2^-12 to 2^14 by stops, and their negatives. The halves have 2048
+// cells each of the 4097-entry curves, the toe's end (1/64) on one.
 inline constexpr Shaper kSignedLogShaper{
-    .kind = Shaper::Kind::log, .lo = -12, .hi = 14, .toe = 1.0f / 64, .is_signed = true};
+    .kind = Shaper::Kind::log, .lo = -12, .hi = 14, .toe = 1.0f / 64, .neg = 0.5f, .neg_hi = 14};
 
-// Bakes `exact`: `matrix` when the caller knows the transform is that matrix, else curves (on
-// curves_shaper) when they reproduce it within 5e-4 (a tenth of an 8-bit step; profiles store
-// their matrices in 16-bit fixed point, which leaves a gamma change that much crosstalk), else a
-// cube of cube_size entries a side on `shaper`.
-ColorLut bake_color_lut(const ColorTransform& exact, Shaper shaper, int cube_size,
-                        const std::optional<std::array<double, 12>>& matrix = std::nullopt,
-                        Shaper curves_shaper = kSignedLogShaper);
+// A transform as the library's steps split it: per-channel steps, a matrix, per-channel steps.
+struct SplitTransform {
+  ColorTransform before, after;  // each channel by itself
+  std::array<double, 12> matrix;
+  Shaper before_shaper = kSignedLogShaper;  // the inputs
+  Shaper after_shaper = kSignedLogShaper;   // the matrix's results, linear light
+};
+
+// What a stage knows of its transform, for baking it.
+struct ColorBake {
+  ColorTransform exact;
+  Shaper shaper;                            // the cube's
+  Shaper curves_shaper = kSignedLogShaper;  // the curves'
+  int cube_size = 65;
+  std::optional<std::array<double, 12>> matrix;  // the transform is this matrix
+  std::optional<SplitTransform> split;           // the transform splits so
+};
+
+// Bakes `b.exact`: the matrix when it is one; else curves when they reproduce it within 5e-4
+// (a tenth of an 8-bit step; profiles store their matrices in 16-bit fixed point, which leaves
+// a gamma change that much crosstalk); else the split when it does; else whichever of the split
+// and a cube of cube_size entries a side is nearer.
+ColorLut bake_color_lut(const ColorBake& b);
 
 // A stage applying a colour transform to the three colour channels (alpha unchanged): the
 // library's transform as the reference, its baked table on the device. The table is baked on
@@ -74,11 +96,7 @@ class ColorTransformStage : public Stage {
  public:
   // What a subclass tells the stage: the transform, how to bake it, and words for -v.
   struct Plan {
-    ColorTransform exact;
-    Shaper shaper;                            // the cube's
-    Shaper curves_shaper = kSignedLogShaper;  // the curves'
-    int cube_size = 65;
-    std::optional<std::array<double, 12>> matrix;
+    ColorBake bake;
     std::string what;  // "OpenColorIO: ACEScg -> Linear Rec.709 (config ...)"
   };
 

@@ -90,6 +90,89 @@ std::string profile_bytes(cmsHPROFILE profile) {
   return bytes;
 }
 
+// A profile's three tone curves (red, green, blue TRC tags), owned by the profile.
+std::array<const cmsToneCurve*, 3> tone_curves(cmsHPROFILE p) {
+  return {static_cast<const cmsToneCurve*>(cmsReadTag(p, cmsSigRedTRCTag)),
+          static_cast<const cmsToneCurve*>(cmsReadTag(p, cmsSigGreenTRCTag)),
+          static_cast<const cmsToneCurve*>(cmsReadTag(p, cmsSigBlueTRCTag))};
+}
+
+// A matrix-shaper profile's RGB -> XYZ (D50) matrix: its colorant tags as columns.
+std::array<std::array<double, 3>, 3> colorants(cmsHPROFILE p) {
+  const cmsTagSignature tags[3] = {cmsSigRedColorantTag, cmsSigGreenColorantTag,
+                                   cmsSigBlueColorantTag};
+  std::array<std::array<double, 3>, 3> m{};
+  for (int c = 0; c < 3; ++c) {
+    const auto* xyz = static_cast<const cmsCIEXYZ*>(cmsReadTag(p, tags[c]));
+    m[0][c] = xyz->X, m[1][c] = xyz->Y, m[2][c] = xyz->Z;
+  }
+  return m;
+}
+
+std::array<std::array<double, 3>, 3> inverse(const std::array<std::array<double, 3>, 3>& m) {
+  const double det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
+                     m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
+                     m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+  std::array<std::array<double, 3>, 3> r{};
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      const int a = (j + 1) % 3, b = (j + 2) % 3, c = (i + 1) % 3, d = (i + 2) % 3;
+      r[i][j] = (m[a][c] * m[b][d] - m[a][d] * m[b][c]) / det;
+    }
+  return r;
+}
+
+// Both profiles matrix-shaper (most cameras', displays' and working spaces'): the conversion
+// is the source's curves, its matrix to XYZ, the target's matrix back, the target's curves
+// inverted, which a device computes nearly exactly. Checked against the transform when baked.
+std::optional<SplitTransform> matrix_shaper_split(const IccSpec& icc, const Profile& from,
+                                                  const Profile& to) {
+  cmsHPROFILE in = from.handle.get(), out = to.handle.get();
+  if (!cmsIsMatrixShaper(in) || !cmsIsMatrixShaper(out) || icc.bpc ||
+      icc.intent == INTENT_ABSOLUTE_COLORIMETRIC)
+    return std::nullopt;
+  const auto in_curves = tone_curves(in), out_curves = tone_curves(out);
+  for (const auto* curve :
+       {in_curves[0], in_curves[1], in_curves[2], out_curves[0], out_curves[1], out_curves[2]})
+    if (!curve) return std::nullopt;
+  std::shared_ptr<cmsToneCurve> reversed[3];
+  for (int c = 0; c < 3; ++c) {
+    reversed[c].reset(cmsReverseToneCurve(out_curves[c]), cmsFreeToneCurve);
+    if (!reversed[c]) return std::nullopt;
+  }
+  const auto to_xyz = colorants(in), from_xyz = inverse(colorants(out));
+  // Linear light between the matrices: within +-16, and the target's curves read down to 2^-24
+  // (a pure power curve such as Adobe RGB's rises steeply from 0).
+  SplitTransform split{.before_shaper = kUnit,
+                       .after_shaper = {.kind = Shaper::Kind::log,
+                                        .lo = -24,
+                                        .hi = 4,
+                                        .toe = 1.0f / 64,
+                                        .neg = 0.5f,
+                                        .neg_hi = 4}};
+  for (int r = 0; r < 3; ++r) {
+    for (int c = 0; c < 3; ++c) {
+      double v = 0;
+      for (int k = 0; k < 3; ++k) v += from_xyz[r][k] * to_xyz[k][c];
+      split.matrix[std::size_t(r) * 4 + c] = v;
+    }
+    split.matrix[std::size_t(r) * 4 + 3] = 0;
+  }
+  // Tone curves stay with their profiles, which the stage's transform outlives; copies keep
+  // them for the bake, which comes later.
+  std::shared_ptr<cmsToneCurve> before[3];
+  for (int c = 0; c < 3; ++c) before[c].reset(cmsDupToneCurve(in_curves[c]), cmsFreeToneCurve);
+  const auto per_channel = [](std::array<std::shared_ptr<cmsToneCurve>, 3> curves) {
+    return [curves](float* rgb, std::size_t pixels) {
+      for (std::size_t i = 0; i < pixels * 3; ++i)
+        rgb[i] = cmsEvalToneCurveFloat(curves[i % 3].get(), rgb[i]);
+    };
+  };
+  split.before = per_channel({before[0], before[1], before[2]});
+  split.after = per_channel({reversed[0], reversed[1], reversed[2]});
+  return split;
+}
+
 class IccStage : public ColorTransformStage {
  public:
   IccStage(std::string spec, IccSpec icc, const FileColour* file)
@@ -121,12 +204,13 @@ class IccStage : public ColorTransformStage {
                               "intent",
                               spec, from.name, to.name));
     TransformHandle transform(made, cmsDeleteTransform);
-    return {.exact =
-                [transform](float* rgb, std::size_t pixels) {
-                  cmsDoTransform(transform.get(), rgb, rgb, cmsUInt32Number(pixels));
-                },
-            .shaper = kUnit,
-            .curves_shaper = kUnit,
+    return {.bake = {.exact =
+                         [transform](float* rgb, std::size_t pixels) {
+                           cmsDoTransform(transform.get(), rgb, rgb, cmsUInt32Number(pixels));
+                         },
+                     .shaper = kUnit,
+                     .curves_shaper = kUnit,
+                     .split = matrix_shaper_split(icc, from, to)},
             .what = fmt::format("LittleCMS: '{}' -> '{}'", from.name, to.name)};
   }
 

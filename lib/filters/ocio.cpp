@@ -97,18 +97,13 @@ bool linear_light(const OCIO::Config& config, const OCIO::ColorSpace& space) {
          near(grey[3][1], 4.0f * one);
 }
 
-// The processor as one affine map when every step of it is a matrix (conversions between
-// linear spaces), composed in double: the device then computes it exactly as a matrix.
-std::optional<std::array<double, 12>> as_matrix(const OCIO::Processor& processor) {
-  auto group = processor.getOptimizedProcessor(OCIO::OPTIMIZATION_DEFAULT)->createGroupTransform();
+// Matrix steps composed in double into one affine map (rows of r, g, b, offset).
+std::array<double, 12> composed(const std::vector<OCIO::ConstMatrixTransformRcPtr>& steps) {
   double m[3][4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}};
-  for (int t = 0; t < group->getNumTransforms(); ++t) {
-    auto step = OCIO::DynamicPtrCast<const OCIO::MatrixTransform>(group->getTransform(t));
-    if (!step) return std::nullopt;
+  for (const auto& step : steps) {
     double s[16], offset[4];
     step->getMatrix(s);
     step->getOffset(offset);
-    if (step->getDirection() == OCIO::TRANSFORM_DIR_INVERSE) return std::nullopt;
     double next[3][4];
     for (int r = 0; r < 3; ++r) {
       for (int c = 0; c < 4; ++c) {
@@ -125,22 +120,88 @@ std::optional<std::array<double, 12>> as_matrix(const OCIO::Processor& processor
   return flat;
 }
 
-// Scene-linear inputs: 0..2^-12 evenly, then 26 stops to 16384.
-constexpr Shaper kLogShaper{.kind = Shaper::Kind::log, .lo = -12, .hi = 14};
+// A forward matrix step, or null.
+OCIO::ConstMatrixTransformRcPtr matrix_step(const OCIO::ConstTransformRcPtr& step) {
+  auto m = OCIO::DynamicPtrCast<const OCIO::MatrixTransform>(step);
+  return m && m->getDirection() == OCIO::TRANSFORM_DIR_FORWARD ? m : nullptr;
+}
+
+ColorTransform cpu_transform(OCIO::ConstCPUProcessorRcPtr cpu) {
+  return [cpu](float* rgb, std::size_t pixels) {
+    OCIO::PackedImageDesc image(rgb, long(pixels), 1, 3);
+    cpu->apply(image);
+  };
+}
+
+// The steps of a group as one transform of the config.
+ColorTransform steps_transform(const OCIO::Config& config,
+                               const std::vector<OCIO::ConstTransformRcPtr>& steps) {
+  auto group = OCIO::GroupTransform::Create();
+  for (const auto& step : steps) group->appendTransform(step->createEditableCopy());
+  return cpu_transform(config.getProcessor(group)->getDefaultCPUProcessor());
+}
+
+// How the processor's optimised steps run on a device without a cube: all matrices (one
+// matrix), or per-channel steps, matrices, per-channel steps (a split). A device computes a
+// matrix as OpenColorIO does, in float, so conversions between linear spaces are exact.
+struct Steps {
+  std::optional<std::array<double, 12>> matrix;
+  std::optional<SplitTransform> split;
+};
+
+Steps device_steps(const OCIO::Config& config, const OCIO::Processor& processor,
+                   const Shaper& inputs) {
+  auto group = processor.getOptimizedProcessor(OCIO::OPTIMIZATION_DEFAULT)->createGroupTransform();
+  const int n = group->getNumTransforms();
+  const auto per_channel = [&](int i) {
+    return !config.getProcessor(group->getTransform(i))->hasChannelCrosstalk();
+  };
+  std::vector<OCIO::ConstTransformRcPtr> before, after;
+  std::vector<OCIO::ConstMatrixTransformRcPtr> matrices;
+  int i = 0;
+  for (; i < n && !matrix_step(group->getTransform(i)) && per_channel(i); ++i)
+    before.push_back(group->getTransform(i));
+  for (; i < n && matrix_step(group->getTransform(i)); ++i)
+    matrices.push_back(matrix_step(group->getTransform(i)));
+  for (; i < n && !matrix_step(group->getTransform(i)) && per_channel(i); ++i)
+    after.push_back(group->getTransform(i));
+  if (i != n) return {};
+  if (before.empty() && after.empty()) return {.matrix = composed(matrices)};
+  if (matrices.empty()) return {};  // curves alone: the bake finds them
+  return {.split = SplitTransform{.before = steps_transform(config, before),
+                                  .after = steps_transform(config, after),
+                                  .matrix = composed(matrices),
+                                  .before_shaper = inputs}};
+}
+
+// A cube of n entries a side for scene-linear inputs: a sixteenth of its cells for -1..0 (a
+// resampled or denoised render's small negatives), one for 0..2^-12, the rest 2^-12..2^14 by
+// stops; the cell edges fall on 0 and 2^-12.
+Shaper cube_log_shaper(int n) {
+  const int cells = n - 1, negative = std::max(1, cells / 16);
+  return {.kind = Shaper::Kind::log,
+          .lo = -12,
+          .hi = 14,
+          .toe = 1.0f / float(cells - negative),
+          .neg = float(negative) / float(cells),
+          .neg_hi = 0};
+}
+
+// Display-referred or encoded inputs (sRGB, ACEScct): 0..1 evenly.
 constexpr Shaper kUnitShaper{.kind = Shaper::Kind::linear, .lo = 0, .hi = 1};
 
 ColorTransformStage::Plan plan_for(const LoadedConfig& c, OCIO::ConstProcessorRcPtr processor,
                                    const OCIO::ColorSpace& source, int cube_size,
                                    std::string what) {
-  auto cpu = processor->getDefaultCPUProcessor();
-  return {.exact =
-              [cpu](float* rgb, std::size_t pixels) {
-                OCIO::PackedImageDesc image(rgb, long(pixels), 1, 3);
-                cpu->apply(image);
-              },
-          .shaper = linear_light(*c.config, source) ? kLogShaper : kUnitShaper,
-          .cube_size = cube_size,
-          .matrix = as_matrix(*processor),
+  // Scene-linear sources: curves by stops over both signs, the cube by stops; display-referred
+  // or encoded ones (sRGB, ACEScct): 0..1 evenly.
+  const bool linear = linear_light(*c.config, source);
+  Steps steps = device_steps(*c.config, *processor, linear ? kSignedLogShaper : kUnitShaper);
+  return {.bake = {.exact = cpu_transform(processor->getDefaultCPUProcessor()),
+                   .shaper = linear ? cube_log_shaper(cube_size) : kUnitShaper,
+                   .cube_size = cube_size,
+                   .matrix = steps.matrix,
+                   .split = std::move(steps.split)},
           .what = std::move(what) + " (" + c.where + ")"};
 }
 

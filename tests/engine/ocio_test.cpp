@@ -73,13 +73,14 @@ TEST_CASE("the table kinds: a matrix exactly, curves near-exactly, a cube within
   const ColorLut& curves = lut_of("ocio:from=linear:to=srgb");
   CHECK(curves.kind == ColorLut::Kind::curves);
   CHECK(curves.shaper.kind == Shaper::Kind::log);  // curves: always by stops, both signs
-  CHECK(curves.shaper.is_signed);
+  CHECK(curves.shaper.neg == 0.5f);
   CHECK(curves.error < 1e-4);
   const ColorLut& cube = lut_of("display");
   CHECK(cube.shaper.kind == Shaper::Kind::log);  // a linear-light source: spaced by stops
   CHECK(lut_of("ocio:from=srgb:to=ACEScg").shaper.kind == Shaper::Kind::linear);
   CHECK(cube.kind == ColorLut::Kind::cube);
   CHECK(cube.size == 65);
+  CHECK(cube.shaper.neg == 4.0f / 64);  // small negative values have cells of their own
   CHECK(cube.error < 0.05);
   CHECK(lut_of("display:cube=129").error < cube.error);
 }
@@ -88,10 +89,19 @@ TEST_CASE("a shaper's inverse is its inverse, and the toe meets the stops") {
   const Shaper log{.kind = Shaper::Kind::log, .lo = -12, .hi = 14};
   for (float u : {0.0f, 0.01f, 1.0f / 64, 0.3f, 0.999f, 1.0f})
     CHECK(log(log.inverse(u)) == doctest::Approx(u).epsilon(1e-5));
-  const Shaper both{.kind = Shaper::Kind::log, .lo = -12, .hi = 14, .is_signed = true};
+  const Shaper both{
+      .kind = Shaper::Kind::log, .lo = -12, .hi = 14, .toe = 1.0f / 64, .neg = 0.5f, .neg_hi = 14};
   CHECK(both(0.0f) == 0.5f);
   CHECK(both(-2.0f) == doctest::Approx(1.0f - both(2.0f)).epsilon(1e-6));
   CHECK(both.inverse(both(-3.0f)) == doctest::Approx(-3.0f).epsilon(1e-4));
+  // A cube's: a sixteenth of 64 cells for -1..0, one for the toe, so 0 and 2^-12 are edges.
+  const Shaper cube{
+      .kind = Shaper::Kind::log, .lo = -12, .hi = 14, .toe = 1.0f / 60, .neg = 4.0f / 64};
+  CHECK(cube(0.0f) * 64 == doctest::Approx(4.0).epsilon(1e-6));
+  CHECK(cube(std::exp2(-12.0f)) * 64 == doctest::Approx(5.0).epsilon(1e-5));
+  CHECK(cube(-1.0f) == 0.0f);
+  CHECK(cube(-0.25f) > 0.0f);
+  CHECK(cube.inverse(cube(-0.1f)) == doctest::Approx(-0.1f).epsilon(1e-4));
   CHECK(log(std::exp2(-12.0f)) == doctest::Approx(1.0 / 64).epsilon(1e-6));
   CHECK(log(-3.0f) == 0.0f);
   CHECK(log(std::nanf("")) == 0.0f);
