@@ -17,6 +17,8 @@ namespace {
 // Curves are the table when they reproduce the transform this closely (relative, as --verify
 // measures): channels that truly mix are far above it, float rounding of a matrix's zeros below.
 constexpr double kCurvesError = 5e-4;
+// Curves this close need no split tried (float rounding of the steps).
+constexpr double kExactError = 1e-5;
 // Odd, so that 0 is an entry, and each half of 2048 cells puts the toe's end (1/64) on one.
 constexpr int kCurveSize = 4097;
 constexpr int kProbes = 20000;
@@ -286,15 +288,14 @@ ColorLut bake_color_lut(const ColorBake& b) {
     lut.table.assign(b.matrix->begin(), b.matrix->end());
     return measured(std::move(lut), b.shaper);
   }
-  ColorLut curves = measured(bake_curves(b.exact, b.curves_shaper), b.curves_shaper);
-  if (curves.error <= kCurvesError) return curves;
-  std::optional<ColorLut> split;
-  if (b.split) {  // probed where the cube would be: the source's own range
-    split = measured(bake_split(*b.split), b.shaper);
-    if (split->error <= kCurvesError) return *split;
+  ColorLut best = measured(bake_curves(b.exact, b.curves_shaper), b.curves_shaper);
+  if (b.split && best.error > kExactError) {  // probed where the cube would be: the source's range
+    ColorLut split = measured(bake_split(*b.split), b.shaper);
+    if (split.error < best.error) best = std::move(split);
   }
+  if (best.error <= kCurvesError) return best;
   ColorLut cube = measured(bake_cube(b.exact, b.shaper, b.cube_size), b.shaper);
-  return split && split->error < cube.error ? *split : cube;
+  return best.error < cube.error ? best : cube;
 }
 
 ColorTransformStage::ColorTransformStage(std::string spec, Plan plan)

@@ -83,10 +83,10 @@ struct ColorBake {
   std::optional<SplitTransform> split;           // the transform splits so
 };
 
-// Bakes `b.exact`: the matrix when it is one; else curves when they reproduce it within 5e-4
-// (a tenth of an 8-bit step; profiles store their matrices in 16-bit fixed point, which leaves
-// a gamma change that much crosstalk); else the split when it does; else whichever of the split
-// and a cube of cube_size entries a side is nearer.
+// Bakes `b.exact`: the matrix when it is one; else the nearer of curves and the split when it
+// is within 5e-4 (a tenth of an 8-bit step; profiles store their matrices in 16-bit fixed
+// point, which leaves a gamma change that much crosstalk); else the nearest of those and a cube
+// of cube_size entries a side.
 ColorLut bake_color_lut(const ColorBake& b);
 
 // A stage applying a colour transform to the three colour channels (alpha unchanged): the
