@@ -2,8 +2,11 @@
 // strip), `flip` (top and bottom swapped), `rotate` by 180 (both) and by 90 or 270 (width and
 // height swapped). A flipped strip's rows come from the other end of the image and a turned
 // row from every input row, so these take the whole image at once. Samples are copied
-// (kernels/mirror.cl): exact, alpha included.
+// (kernels/mirror.cl): exact, alpha included. Other angles: lib/filters/rotate.cpp.
+#include <cmath>
+
 #include "filters/filter.hpp"
+#include "filters/rotate.hpp"
 
 namespace halo {
 
@@ -23,7 +26,8 @@ class MirrorStage : public Stage {
   std::vector<std::string> details(const StageRun&) const override {
     return {flop_ && flip_ ? "rotated by 180 degrees"
             : flop_        ? "left and right swapped"
-                           : "top and bottom swapped"};
+            : flip_        ? "top and bottom swapped"
+                           : "unchanged (a whole turn)"};
   }
 
   Image reference_rows(const Image& in, Span out, StageRun&) const override {
@@ -139,18 +143,40 @@ FilterDef flip_filter() {
 
 FilterDef rotate_filter() {
   FilterDef def = mirror_filter(
-      "rotate", "turn by 90, 180 or 270 degrees clockwise",
+      "rotate", "turn clockwise by any angle: 90, 180 and 270 exactly, others resampled",
       {{.name = "angle",
-        .type = ParamType::Choice,
+        .type = ParamType::Number,
         .fallback = "180",
-        .doc = "degrees clockwise; 90 and 270 swap width and height",
-        .choices = {"90", "180", "270"}}},
-      "the whole image at once (rows come from the other end, or from every row)",
+        .doc = "degrees clockwise (negative: counter-clockwise); 90 and 270 swap width and "
+               "height",
+        .min = -3600,
+        .max = 3600},
+       {.name = "filter",
+        .type = ParamType::Choice,
+        .fallback = "bicubic",
+        .doc = "other angles: the taps each output pixel reads",
+        .choices = {"nearest", "bilinear", "bicubic"}},
+       {.name = "background",
+        .type = ParamType::Number,
+        .fallback = "0",
+        .doc = "other angles: the colour of what lies outside the input (alpha is 0 there)"},
+       {.name = "size",
+        .type = ParamType::Choice,
+        .fallback = "fit",
+        .doc = "other angles: fit (the whole turned image) or same (the input's size, centred)",
+        .choices = {"fit", "same"}}},
+      "90, 180, 270: samples moved, exact, the whole image at once; other angles stream, bicubic "
+      "(Catmull-Rom) by default, bit for bit on devices",
       [](const Args&) { return true; }, [](const Args&) { return true; });
+  def.example = "rotate:angle=90";
   def.make = [](const Args& args) -> std::unique_ptr<Stage> {
-    const std::string angle = args.text("angle");
-    if (angle == "180") return std::make_unique<MirrorStage>(args.spec_text(), true, true);
-    return std::make_unique<QuarterTurnStage>(args.spec_text(), angle == "90");
+    double angle = std::fmod(args.number("angle"), 360.0);
+    if (angle < 0) angle += 360;
+    if (angle == 0) return std::make_unique<MirrorStage>(args.spec_text(), false, false);
+    if (angle == 180) return std::make_unique<MirrorStage>(args.spec_text(), true, true);
+    if (angle == 90 || angle == 270)
+      return std::make_unique<QuarterTurnStage>(args.spec_text(), angle == 90);
+    return make_free_rotation(args, angle);
   };
   return def;
 }

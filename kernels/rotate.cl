@@ -1,0 +1,63 @@
+// rotate by any angle (lib/filters/rotate.cpp, the same arithmetic in the same order: bit for
+// bit). One work-item per output sample of rows [first, last), channel get_global_id(2); the
+// input holds rows [y0, y0 + rows) of an image `height` tall.
+#pragma OPENCL FP_CONTRACT OFF
+
+// Input sample (x, y), or `outside` beyond the image.
+inline float at(__global const float* in, const int width, const int pitch, const int y0,
+                const int height, const int x, const int y, const float outside) {
+  if (x < 0 || y < 0 || x >= width || y >= height) return outside;
+  return in[(size_t)(y - y0) * pitch + x];
+}
+
+// Catmull-Rom weights (Keys, a = -0.5).
+inline float cubic(float t) {
+  t = t < 0.0f ? -t : t;
+  if (t < 1.0f) return (1.5f * t - 2.5f) * t * t + 1.0f;
+  if (t < 2.0f) return ((-0.5f * t + 2.5f) * t - 4.0f) * t + 2.0f;
+  return 0.0f;
+}
+
+// turn: (cos, sin, input centre x, y); taps: 0 nearest, 1 bilinear, 2 bicubic; alpha: the
+// alpha channel's index (it is 0 outside), -1 for none.
+__kernel void rotate_any(__global const float* in, __global float* out, const int width,
+                         const int pitch, const int rows, const int y0, const int height,
+                         const int out_width, const int out_pitch, const int out_rows,
+                         const int first, const int last, const float4 turn,
+                         const float2 out_centre, const int taps, const float background,
+                         const int alpha) {
+  const int x = get_global_id(0);
+  const int y = first + get_global_id(1);
+  const int c = get_global_id(2);
+  if (x >= out_width || y >= last) return;
+  __global const float* plane = in + (size_t)c * pitch * rows;
+  const float outside = c == alpha ? 0.0f : background;
+  const float dx = ((float)x + 0.5f) - out_centre.x, dy = ((float)y + 0.5f) - out_centre.y;
+  const float sx = turn.x * dx + turn.y * dy + turn.z - 0.5f;
+  const float sy = -turn.y * dx + turn.x * dy + turn.w - 0.5f;
+  float v;
+  if (taps == 0) {
+    v = at(plane, width, pitch, y0, height, (int)floor(sx + 0.5f), (int)floor(sy + 0.5f), outside);
+  } else {
+    const float fx = floor(sx), fy = floor(sy);
+    const int ix = (int)fx, iy = (int)fy;
+    const float u = sx - fx, w = sy - fy;
+    if (taps == 1) {
+      const float top = at(plane, width, pitch, y0, height, ix, iy, outside) * (1.0f - u) +
+                        at(plane, width, pitch, y0, height, ix + 1, iy, outside) * u;
+      const float bottom = at(plane, width, pitch, y0, height, ix, iy + 1, outside) * (1.0f - u) +
+                           at(plane, width, pitch, y0, height, ix + 1, iy + 1, outside) * u;
+      v = top * (1.0f - w) + bottom * w;
+    } else {
+      float sum = 0.0f;
+      for (int j = -1; j <= 2; ++j) {
+        float row = 0.0f;
+        for (int i = -1; i <= 2; ++i)
+          row += at(plane, width, pitch, y0, height, ix + i, iy + j, outside) * cubic(u - (float)i);
+        sum += row * cubic(w - (float)j);
+      }
+      v = sum;
+    }
+  }
+  out[(size_t)c * out_pitch * out_rows + (size_t)(y - first) * out_pitch + x] = v;
+}

@@ -1,0 +1,174 @@
+// rotate by any angle: each output pixel's centre turned back into the input and sampled there
+// (nearest, bilinear or bicubic Catmull-Rom taps), outside the input the background colour
+// (alpha 0). The output holds the whole turned image (its bounding box) or keeps the input's
+// size. Output rows read a band of input rows (the band a turned strip covers), so it streams.
+// Device side: kernels/rotate.cl, the same arithmetic in the same order: bit for bit.
+#include "filters/rotate.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace halo {
+
+namespace {
+
+enum class Taps { nearest = 0, bilinear = 1, bicubic = 2 };
+
+// Where output pixels come from: input = R * (output - out_centre) + in_centre.
+struct Turn {
+  float cos = 1, sin = 0;
+  float in_cx = 0, in_cy = 0, out_cx = 0, out_cy = 0;
+};
+
+// Catmull-Rom weights (Keys, a = -0.5) for a tap at distance t (0..2), the same expression on
+// both sides.
+float cubic(float t) {
+  t = t < 0.0f ? -t : t;
+  if (t < 1.0f) return (1.5f * t - 2.5f) * t * t + 1.0f;
+  if (t < 2.0f) return ((-0.5f * t + 2.5f) * t - 4.0f) * t + 2.0f;
+  return 0.0f;
+}
+
+class RotateStage : public Stage {
+ public:
+  RotateStage(std::string spec, double degrees, Taps taps, float background, bool keep_size)
+      : Stage(std::move(spec)),
+        degrees_(degrees),
+        taps_(taps),
+        background_(background),
+        keep_size_(keep_size) {}
+
+  int reach() const override { return 0; }
+  bool resizes() const override { return true; }
+  StageCost cost() const override { return {.reference_ns = 20, .device_ns = 3}; }
+  Size output_size(Size in) const override {
+    if (keep_size_) return in;
+    const double r = degrees_ * M_PI / 180, c = std::fabs(std::cos(r)), s = std::fabs(std::sin(r));
+    // The bounding box, less float noise (a 30x20 image turned by 90.0000001 degrees is 20x30).
+    return {std::max(1, int(std::ceil(in.width * c + in.height * s - 1e-6))),
+            std::max(1, int(std::ceil(in.width * s + in.height * c - 1e-6)))};
+  }
+  Span input_rows(Span out, Size in) const override {
+    const Turn t = turn(in, output_size(in));
+    const double x0 = 0.5 - t.out_cx, x1 = output_size(in).width - 0.5 - t.out_cx;
+    const double y0 = out.first + 0.5 - t.out_cy, y1 = out.last - 0.5 - t.out_cy;
+    double lo = 1e300, hi = -1e300;
+    for (const double dx : {x0, x1})
+      for (const double dy : {y0, y1}) {
+        const double sy = double(-t.sin) * dx + double(t.cos) * dy + t.in_cy - 0.5;
+        lo = std::min(lo, sy), hi = std::max(hi, sy);
+      }
+    const int margin = 3;  // the taps' reach (2 for bicubic) and float rounding
+    const int first = std::clamp(int(std::floor(lo)) - margin, 0, in.height - 1);
+    const int last = std::clamp(int(std::ceil(hi)) + margin + 1, first + 1, in.height);
+    return {first, last};
+  }
+  std::vector<std::string> details(const StageRun&) const override {
+    static const char* const names[] = {"nearest", "bilinear", "bicubic (Catmull-Rom)"};
+    return {fmt::format("turned {:g} degrees clockwise, {} taps, background {:g}{}", degrees_,
+                        names[int(taps_)], background_,
+                        keep_size_ ? ", the input's size kept" : ", the whole turned image")};
+  }
+
+  Image reference_rows(const Image& in, Span out, StageRun&) const override {
+    const Size size = output_size({in.width(), in.full_height()});
+    const Turn t = turn({in.width(), in.full_height()}, size);
+    Image result(size.width, out, size.height, in.channels(), in.alpha());
+    result.set_source(in.source());
+    for (int c = 0; c < in.channels(); ++c) {
+      const float outside = in.alpha() && c == in.channels() - 1 ? 0.0f : background_;
+      for (int y = out.first; y < out.last; ++y) {
+        float* dst = result.row(c, y - result.y0());
+        for (int x = 0; x < size.width; ++x) dst[x] = sample(in, c, x, y, t, outside);
+      }
+    }
+    return result;
+  }
+
+  DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
+                           StageRun&) const override {
+    const Size size = output_size({in.width, in.full_height});
+    const Turn t = turn({in.width, in.full_height}, size);
+    DeviceImage result = device.image(size.width, out.count(), in.channels, in.alpha);
+    result.y0 = out.first;
+    result.full_height = size.height;
+    result.source = in.source;
+    auto kernel = device.kernel("rotate.cl", "rotate_any", {});
+    const cl_float4 turn_values = {{t.cos, t.sin, t.in_cx, t.in_cy}};
+    const cl_float2 out_centre = {{t.out_cx, t.out_cy}};
+    set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, in.height, in.y0, in.full_height,
+             result.width, result.pitch, result.height, out.first, out.last, turn_values,
+             out_centre, int(taps_), background_, in.alpha ? in.channels - 1 : -1);
+    device.launch(
+        kernel, "rotate_any",
+        cl::NDRange(ceil_div(size.width, 64) * 64, ceil_div(out.count(), 4) * 4, in.channels),
+        cl::NDRange(64, 4, 1), 2 * std::size_t(size.width) * out.count() * 4 * in.channels);
+    return result;
+  }
+
+ private:
+  Turn turn(Size in, Size out) const {
+    const double r = degrees_ * M_PI / 180;
+    return {.cos = float(std::cos(r)),
+            .sin = float(std::sin(r)),
+            .in_cx = float(in.width * 0.5),
+            .in_cy = float(in.height * 0.5),
+            .out_cx = float(out.width * 0.5),
+            .out_cy = float(out.height * 0.5)};
+  }
+
+  // Input sample (x, y) of channel c, or `outside` beyond the image.
+  static float at(const Image& in, int c, int x, int y, float outside) {
+    if (x < 0 || y < 0 || x >= in.width() || y >= in.full_height()) return outside;
+    return in.row(c, y - in.y0())[x];
+  }
+
+  // Output pixel (x, y): its centre turned back into the input, in the input's pixel indices.
+  float sample(const Image& in, int c, int x, int y, const Turn& t, float outside) const {
+    const float dx = (float(x) + 0.5f) - t.out_cx, dy = (float(y) + 0.5f) - t.out_cy;
+    const float sx = t.cos * dx + t.sin * dy + t.in_cx - 0.5f;
+    const float sy = -t.sin * dx + t.cos * dy + t.in_cy - 0.5f;
+    if (taps_ == Taps::nearest)
+      return at(in, c, int(std::floor(sx + 0.5f)), int(std::floor(sy + 0.5f)), outside);
+    const float fx = std::floor(sx), fy = std::floor(sy);
+    const int ix = int(fx), iy = int(fy);
+    const float u = sx - fx, v = sy - fy;
+    if (taps_ == Taps::bilinear) {
+      const float top =
+          at(in, c, ix, iy, outside) * (1.0f - u) + at(in, c, ix + 1, iy, outside) * u;
+      const float bottom =
+          at(in, c, ix, iy + 1, outside) * (1.0f - u) + at(in, c, ix + 1, iy + 1, outside) * u;
+      return top * (1.0f - v) + bottom * v;
+    }
+    float sum = 0.0f;
+    for (int j = -1; j <= 2; ++j) {
+      float row = 0.0f;
+      for (int i = -1; i <= 2; ++i) row += at(in, c, ix + i, iy + j, outside) * cubic(u - float(i));
+      sum += row * cubic(v - float(j));
+    }
+    return sum;
+  }
+
+  double degrees_;
+  Taps taps_;
+  float background_;
+  bool keep_size_;
+};
+
+}  // namespace
+
+std::unique_ptr<Stage> make_free_rotation(const Args& args, double degrees) {
+  const std::string& filter = args.text("filter");
+  const Taps taps = filter == "nearest"    ? Taps::nearest
+                    : filter == "bilinear" ? Taps::bilinear
+                                           : Taps::bicubic;
+  return std::make_unique<RotateStage>(args.spec_text(), degrees, taps,
+                                       float(args.number("background")),
+                                       args.text("size") == "same");
+}
+
+}  // namespace halo
