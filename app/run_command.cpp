@@ -324,6 +324,13 @@ StripLimits strip_limits(const Device* device) {
   return limits;
 }
 
+// Whether the pipeline puts the image upright (the output's Orientation becomes 1).
+bool puts_upright(const Pipeline& pipeline) {
+  for (const auto& stage : pipeline.stages())
+    if (stage->puts_upright()) return true;
+  return false;
+}
+
 // An output converted to another colour profile (icc) is tagged with it; PNG's colour chunks
 // described the input's encoding and go.
 void tag_colour(Metadata& metadata, const Pipeline& pipeline) {
@@ -336,7 +343,7 @@ void tag_colour(Metadata& metadata, const Pipeline& pipeline) {
 
 // Streams one file through the pipeline on `device` (nullptr: the reference) into its output.
 StreamResult stream_file(const FileJob& job, const RunContext& run, const Pipeline& pipeline,
-                         Device* device, SampleType type, bool made_upright) {
+                         Device* device, SampleType type) {
   const RunOptionsCli& o = run.options;
   InputStream in(parse_input_ref(job.input.path + job.input.channels), pipeline.guide_sets());
   const StreamInput& input = in.input();
@@ -361,7 +368,7 @@ StreamResult stream_file(const FileJob& job, const RunContext& run, const Pipeli
   if (encoding.threads == 0)
     encoding.threads = std::max(1, int(std::thread::hardware_concurrency()) / run.workers);
   Metadata metadata = output_metadata(in.header().metadata, run);
-  if (made_upright) mark_upright(metadata);
+  if (puts_upright(pipeline)) mark_upright(metadata);
   tag_colour(metadata, pipeline);
   spdlog::info("{}: metadata {}", job.output, metadata.summary());
   // Stages such as crop change the image's size; the input's data and display windows and
@@ -406,54 +413,34 @@ StreamResult stream_file(const FileJob& job, const RunContext& run, const Pipeli
   return result;
 }
 
-// The stages that put an image upright as its EXIF Orientation (2..8) says: mirrors and turns.
-std::vector<std::string> orientation_specs(int orientation) {
-  switch (orientation) {
-    case 2:
-      return {"flop"};
-    case 3:
-      return {"rotate"};
-    case 4:
-      return {"flip"};
-    case 5:
-      return {"rotate:angle=270", "flop"};
-    case 6:
-      return {"rotate:angle=90"};
-    case 7:
-      return {"rotate:angle=90", "flop"};
-    case 8:
-      return {"rotate:angle=270"};
-    default:
-      return {};
-  }
-}
-
-// The file's colour description for stages that convert from it (icc's from=auto).
-FileColour file_colour(const Metadata& m) {
+// What stages bound to a file need to know of it (Stage::for_file).
+FileFacts file_facts(const Metadata& m) {
   return {.icc = m.icc,
           .gamma = m.png_colour.gamma,
           .chrm = m.png_colour.chrm,
           .has_chrm = m.png_colour.has_chrm,
-          .srgb = m.png_colour.srgb_intent >= 0};
+          .srgb = m.png_colour.srgb_intent >= 0,
+          .orientation = exif_orientation(m.exif)};
 }
 
-// `pipeline` for one file: after the stages that put the image upright (--auto-orient), its
-// stages bound to the file where they depend on it (Stage::for_file), the others made again
-// from their specs (a pipeline's stages are its own). Nothing when it is `pipeline` as it is.
-std::optional<Pipeline> for_file(const Pipeline& pipeline, int orientation,
+// `pipeline` for one file: after an `orient` stage (--auto-orient), its stages bound to the
+// file where they depend on it (Stage::for_file), the others made again from their specs (a
+// pipeline's stages are its own). Nothing when it is `pipeline` as it is.
+std::optional<Pipeline> for_file(const Pipeline& pipeline, bool auto_orient,
                                  const Metadata& metadata) {
-  const FileColour colour = file_colour(metadata);
-  std::vector<std::unique_ptr<Stage>> bound;
-  bool changed = orientation != 1;
-  for (const auto& stage : pipeline.stages()) {
-    bound.push_back(stage->for_file(colour));
-    changed = changed || bound.back();
-  }
+  const FileFacts facts = file_facts(metadata);
+  std::vector<std::unique_ptr<Stage>> stages;
+  if (auto_orient) stages.push_back(make_stage("orient"));
+  for (const auto& stage : pipeline.stages()) stages.push_back(make_stage(stage->spec()));
+  bool changed = auto_orient;
+  for (auto& stage : stages)
+    if (auto bound = stage->for_file(facts)) {
+      stage = std::move(bound);
+      changed = true;
+    }
   if (!changed) return std::nullopt;
   Pipeline result;
-  for (const auto& spec : orientation_specs(orientation)) result.append(make_stage(spec));
-  for (std::size_t i = 0; i < bound.size(); ++i)
-    result.append(bound[i] ? std::move(bound[i]) : make_stage(pipeline.stages()[i]->spec()));
+  for (auto& stage : stages) result.append(std::move(stage));
   return result;
 }
 
@@ -464,9 +451,8 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   SampleType type;
   double samples = 0;  // colour samples, for --device auto
   const Pipeline* chosen = &run.pipeline;
-  // For this file: put upright (--auto-orient), stages bound to its colour profile.
+  // For this file: put upright (--auto-orient), stages bound to it (orient, icc).
   std::optional<Pipeline> own;
-  int orientation = 1;
   {
     const InputStream probe(parse_input_ref(job.input.path + job.input.channels),
                             run.pipeline.guide_sets());
@@ -475,10 +461,7 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
     if (probe.input().alpha && probe.stored() != SampleType::half &&
         probe.stored() != SampleType::f32)
       chosen = &run.alpha_pipeline;
-    if (o.auto_orient) orientation = exif_orientation(probe.header().metadata.exif);
-    if (orientation != 1)
-      spdlog::info("{}: EXIF Orientation {}: put upright first", job.input.path, orientation);
-    own = for_file(*chosen, orientation, probe.header().metadata);
+    own = for_file(*chosen, o.auto_orient, probe.header().metadata);
     if (own) chosen = &*own;
     const Pipeline& pipeline = *chosen;
     const SampleType requested = run.wanted.value_or(probe.stored());
@@ -499,7 +482,7 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
     try {
       spdlog::info("{}: device {} ({})", job.input.path, device->info().name,
                    device->info().platform_name);
-      result = stream_file(job, run, pipeline, device, type, orientation != 1);
+      result = stream_file(job, run, pipeline, device, type);
       outcome.device = device->info().name;
       spdlog::debug("kernel cache: {} compiled, {} loaded from disk", device->programs().compiled(),
                     device->programs().loaded_from_disk());
@@ -514,7 +497,7 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   if (!result) {
     if (o.verify && !pipeline.stages().empty())
       spdlog::warn("--verify: running the reference only, nothing to compare with");
-    result = stream_file(job, run, pipeline, nullptr, type, orientation != 1);
+    result = stream_file(job, run, pipeline, nullptr, type);
     outcome.device = pipeline.stages().empty() ? "host" : "reference";
   }
   if (!job.flags_output.empty()) write_flags(pipeline, result->runs, job.flags_output);

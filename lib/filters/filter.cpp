@@ -60,7 +60,7 @@ int Stage::input_row(int y, Size in, Size out) const {
   return int(std::int64_t(y) * in.height / std::max(1, out.height));
 }
 
-std::unique_ptr<Stage> Stage::for_file(const FileColour&) const {
+std::unique_ptr<Stage> Stage::for_file(const FileFacts&) const {
   return nullptr;
 }
 

@@ -123,20 +123,22 @@ std::string side_results_mismatch(const StageRun& device, const StageRun& refere
 // Folds another lane's run of the same stage into `into`.
 void merge_runs(StageRun& into, StageRun& other);
 
-// What a stage costs per output sample (one colour channel of a pixel), in nanoseconds on one
-// core of the 2-core development machine (AMD EPYC, AVX-512): the plain CPU reference, and an
-// OpenCL CPU device's (PoCL's) kernels. Measured on photos at the defaults (docs/performance.md,
-// "Choosing the device"); --device auto compares them (pipeline/device_choice.hpp).
-// How the file a stage runs on says its colour is encoded, for stages that convert from it
-// (icc's from=auto): its ICC profile, else PNG's gAMA, cHRM and sRGB chunks.
-struct FileColour {
+// What a stage may need to know of the file it runs on (Stage::for_file): how its colour is
+// encoded (icc's from=auto: its ICC profile, else PNG's gAMA, cHRM and sRGB chunks) and how it
+// is stored turned (orient: EXIF Orientation).
+struct FileFacts {
   std::string icc;
   double gamma = 0;              // PNG gAMA: the encoding's exponent (0.45455); 0: none
   std::array<double, 8> chrm{};  // PNG cHRM: white, red, green, blue as CIE x, y
   bool has_chrm = false;
-  bool srgb = false;  // PNG sRGB chunk
+  bool srgb = false;    // PNG sRGB chunk
+  int orientation = 1;  // EXIF Orientation, 1..8
 };
 
+// What a stage costs per output sample (one colour channel of a pixel), in nanoseconds on one
+// core of the 2-core development machine (AMD EPYC, AVX-512): the plain CPU reference, and an
+// OpenCL CPU device's (PoCL's) kernels. Measured on photos at the defaults (docs/performance.md,
+// "Choosing the device"); --device auto compares them (pipeline/device_choice.hpp).
 struct StageCost {
   double reference_ns = 10;
   double device_ns = 2;
@@ -185,9 +187,11 @@ class Stage {
   virtual int input_row(int y, Size in, Size out) const;
   // Per output sample, for --device auto's estimates.
   virtual StageCost cost() const { return {}; }
-  // Stages that depend on the file they run on (icc's from=auto) return the stage for a file
-  // whose colour is `colour`; nullptr when they do not.
-  virtual std::unique_ptr<Stage> for_file(const FileColour& colour) const;
+  // Stages that depend on the file they run on (icc's from=auto, orient) return the stage for
+  // that file; nullptr when they do not.
+  virtual std::unique_ptr<Stage> for_file(const FileFacts& file) const;
+  // Stages that put the image upright (orient): the output's EXIF Orientation becomes 1.
+  virtual bool puts_upright() const { return false; }
   // Stages that convert colour return the ICC profile their output is in (the output file is
   // tagged with it in place of the input's); nullopt when the stage keeps the input's.
   virtual std::optional<std::string> output_icc() const { return std::nullopt; }

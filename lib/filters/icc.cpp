@@ -55,7 +55,7 @@ Profile checked(const std::string& spec, cmsHPROFILE handle, const std::string& 
 // A matrix-shaper profile from PNG's chunks: the gamma curve (gAMA holds the encoding
 // exponent, so the decoding curve is its inverse), and cHRM's white and primaries (else
 // sRGB's: D65 and Rec.709).
-Profile from_png_chunks(const FileColour& c) {
+Profile from_png_chunks(const FileFacts& c) {
   const std::array<double, 8> srgb = {0.3127, 0.3290, 0.64, 0.33, 0.30, 0.60, 0.15, 0.06};
   const std::array<double, 8>& x = c.has_chrm ? c.chrm : srgb;
   const cmsCIExyY white{x[0], x[1], 1.0};
@@ -69,7 +69,7 @@ Profile from_png_chunks(const FileColour& c) {
                       c.gamma > 0 ? 1 / c.gamma : 2.2, c.has_chrm ? " and cHRM" : "")};
 }
 
-Profile open_profile(const std::string& spec, const std::string& which, const FileColour* file) {
+Profile open_profile(const std::string& spec, const std::string& which, const FileFacts* file) {
   if (which == "srgb") return checked(spec, cmsCreate_sRGBProfile(), "sRGB");
   if (which == "auto") {
     if (file && !file->icc.empty())
@@ -175,11 +175,11 @@ std::optional<SplitTransform> matrix_shaper_split(const IccSpec& icc, const Prof
 
 class IccStage : public ColorTransformStage {
  public:
-  IccStage(std::string spec, IccSpec icc, const FileColour* file)
+  IccStage(std::string spec, IccSpec icc, const FileFacts* file)
       : IccStage(spec, icc, open_profile(spec, icc.from, file),
                  open_profile(spec, icc.to, nullptr)) {}
 
-  std::unique_ptr<Stage> for_file(const FileColour& colour) const override {
+  std::unique_ptr<Stage> for_file(const FileFacts& colour) const override {
     if (icc_.from != "auto") return nullptr;
     return std::make_unique<IccStage>(spec(), icc_, &colour);
   }

@@ -39,6 +39,7 @@ FilterDef thumbnail_filter();
 FilterDef ocio_filter();
 FilterDef display_filter();
 FilterDef icc_filter();
+FilterDef orient_filter();
 
 const std::vector<FilterDef>& filter_registry() {
   static const std::vector<FilterDef> filters = {
@@ -50,7 +51,7 @@ const std::vector<FilterDef>& filter_registry() {
       fixnan_filter(),    tonemap_filter(), median_filter(),      dilate_filter(),
       erode_filter(),     flop_filter(),    flip_filter(),        rotate_filter(),
       crop_filter(),      resize_filter(),  thumbnail_filter(),     ocio_filter(),
-      display_filter(),   icc_filter(),
+      display_filter(),   icc_filter(),     orient_filter(),
   };
   return filters;
 }

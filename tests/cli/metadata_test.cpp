@@ -241,7 +241,7 @@ TEST_CASE("XMP and PNG text round trips; --strip-metadata and --attrib") {
   }
 }
 
-TEST_CASE("--auto-orient puts each EXIF Orientation upright as oiiotool --reorient, tag reset") {
+TEST_CASE("--auto-orient and -f orient put each EXIF Orientation upright as oiiotool --reorient") {
   Sandbox box;
   REQUIRE(std::system("command -v oiiotool >/dev/null") == 0);  // openimageio-tools
   write_image(box / "in.png", photo(37, 23, 3), SampleType::u8);
@@ -267,6 +267,12 @@ TEST_CASE("--auto-orient puts each EXIF Orientation upright as oiiotool --reorie
     REQUIRE(box.halo("run " + stored + " --auto-orient -o " + box / "h.tif").code == 0);
     CHECK(box.halo("compare " + box / "h.tif " + box / "upright.png --fail 0").code == 0);
     CHECK(orientation(box / "h.tif") == 1);
+    // The orient filter is the same, wherever in the chain; --verify checks it on the device.
+    const Result f = box.halo("run " + stored + " -f exposure:stops=0 -f orient -o " +
+                              box / "f.tif" + " --verify --device 0");
+    REQUIRE_MESSAGE(f.code == 0, f.err);
+    CHECK(box.halo("compare " + box / "f.tif " + box / "upright.png --fail 0").code == 0);
+    CHECK(orientation(box / "f.tif") == 1);
     // Off by default: the samples as stored, the tag kept.
     REQUIRE(box.halo("run " + stored + " -o " + box / "kept.tif").code == 0);
     CHECK(orientation(box / "kept.tif") == o);

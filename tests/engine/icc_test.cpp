@@ -94,15 +94,15 @@ TEST_CASE("icc on the device agrees with LittleCMS: curves, a matrix and curves"
 TEST_CASE("icc from the file: its embedded profile, else PNG gamma and chromaticities, else sRGB") {
   const auto stage = make_stage("icc");
   CHECK(*stage->output_icc() == *make_stage("icc:to=srgb")->output_icc());
-  FileColour png{.gamma = 1 / 1.8};
+  FileFacts png{.gamma = 1 / 1.8};
   const auto from_gamma = stage->for_file(png);
   REQUIRE(from_gamma);
   CHECK(converted(*from_gamma, 0.5f, 0.5f, 0.5f, 1) ==
         doctest::Approx(srgb_encode(std::pow(0.5, 1.8))).epsilon(2e-3));
-  FileColour embedded{.icc = rgb_profile(1.8, false)};
+  FileFacts embedded{.icc = rgb_profile(1.8, false)};
   CHECK(converted(*stage->for_file(embedded), 0.5f, 0.5f, 0.5f, 1) ==
         doctest::Approx(srgb_encode(std::pow(0.5, 1.8))).epsilon(2e-3));
-  FileColour marked_srgb{.gamma = 0.45455, .srgb = true};  // the sRGB chunk wins over gAMA
+  FileFacts marked_srgb{.gamma = 0.45455, .srgb = true};  // the sRGB chunk wins over gAMA
   CHECK(converted(*stage->for_file(marked_srgb), 0.5f, 0.5f, 0.5f, 1) ==
         doctest::Approx(0.5).epsilon(1e-3));
   CHECK_FALSE(make_stage("icc:from=srgb")->for_file(png));  // not from=auto: not the file's
