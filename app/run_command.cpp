@@ -343,9 +343,10 @@ void tag_colour(Metadata& metadata, const Pipeline& pipeline) {
 
 // Streams one file through the pipeline on `device` (nullptr: the reference) into its output.
 StreamResult stream_file(const FileJob& job, const RunContext& run, const Pipeline& pipeline,
-                         Device* device, SampleType type) {
+                         Device* device, SampleType type, int shrink) {
   const RunOptionsCli& o = run.options;
-  InputStream in(parse_input_ref(job.input.path + job.input.channels), pipeline.guide_sets());
+  InputStream in(parse_input_ref(job.input.path + job.input.channels), pipeline.guide_sets(),
+                 shrink);
   const StreamInput& input = in.input();
   StreamOptions options{.strip_rows = o.strip_rows,
                         .verify = o.verify && device,
@@ -453,6 +454,7 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   const Pipeline* chosen = &run.pipeline;
   // For this file: put upright (--auto-orient), stages bound to it (orient, icc).
   std::optional<Pipeline> own;
+  int shrink = 1;  // a JPEG decoded smaller for a first stage that shrinks it anyway (thumbnail)
   {
     const InputStream probe(parse_input_ref(job.input.path + job.input.channels),
                             run.pipeline.guide_sets());
@@ -470,7 +472,13 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
       spdlog::info("{}: writing {} samples (the format cannot store {})", job.output,
                    to_string(type), to_string(requested));
     log_details(pipeline, probe, job.input.path);
-    samples = double(probe.input().width) * probe.input().height *
+    const Size stored{probe.input().width, probe.input().height};
+    if (probe.header().format == "jpeg" && pipeline.guide_sets().empty())
+      shrink = pipeline.decode_shrink(stored);
+    if (shrink > 1)
+      spdlog::info("{}: decoded at 1/{} of its size (the first stages shrink it more)",
+                   job.input.path, shrink);
+    samples = double(stored.width) * stored.height / (shrink * shrink) *
               (probe.input().channels - (probe.input().alpha ? 1 : 0));
   }
   const Pipeline& pipeline = *chosen;
@@ -482,7 +490,7 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
     try {
       spdlog::info("{}: device {} ({})", job.input.path, device->info().name,
                    device->info().platform_name);
-      result = stream_file(job, run, pipeline, device, type);
+      result = stream_file(job, run, pipeline, device, type, shrink);
       outcome.device = device->info().name;
       spdlog::debug("kernel cache: {} compiled, {} loaded from disk", device->programs().compiled(),
                     device->programs().loaded_from_disk());
@@ -497,7 +505,7 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   if (!result) {
     if (o.verify && !pipeline.stages().empty())
       spdlog::warn("--verify: running the reference only, nothing to compare with");
-    result = stream_file(job, run, pipeline, nullptr, type);
+    result = stream_file(job, run, pipeline, nullptr, type, shrink);
     outcome.device = pipeline.stages().empty() ? "host" : "reference";
   }
   if (!job.flags_output.empty()) write_flags(pipeline, result->runs, job.flags_output);

@@ -183,6 +183,13 @@ class Stage {
   // whose strips read only the rows the output shows.
   virtual bool measures() const { return false; }
   virtual Size output_size(Size in) const { return in; }
+  // A stage that shrinks its input anyway (thumbnail) gives the largest of 2, 4 and 8 by which a
+  // decoder may shrink an input of size `in` first, when that leaves its output as it would be
+  // (a JPEG decoded at 1/8 through DCT scaling, as vipsthumbnail does); 1: none.
+  virtual int decode_shrink(Size) const { return 1; }
+  // Stages that only move samples (mirrors, turns by 90, orient): a decoder's shrink passes
+  // through them to the next stage (Pipeline::decode_shrink).
+  virtual bool moves_samples() const { return false; }
   virtual Span input_rows(Span out, Size in) const { return out.widened(reach(), in.height); }
   virtual int input_row(int y, Size in, Size out) const;
   // Per output sample, for --device auto's estimates.

@@ -18,6 +18,7 @@ class MirrorStage : public Stage {
       : Stage(std::move(spec)), flop_(flop), flip_(flip) {}
 
   int reach() const override { return 0; }
+  bool moves_samples() const override { return true; }
   std::string whole_image_reason(PixelType) const override {
     return flip_ ? "flipping top and bottom reads each strip's rows from the image's other end"
                  : "";
@@ -68,6 +69,7 @@ class QuarterTurnStage : public Stage {
 
   int reach() const override { return 0; }
   bool resizes() const override { return true; }
+  bool moves_samples() const override { return true; }
   std::string whole_image_reason(PixelType) const override {
     return "turning by 90 degrees reads a column of every input row for each output row";
   }

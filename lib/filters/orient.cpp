@@ -43,6 +43,7 @@ class OrientStage : public Stage {
   int reach() const override { return 0; }
   bool resizes() const override { return orientation_ >= 5; }
   bool puts_upright() const override { return true; }
+  bool moves_samples() const override { return true; }
   std::string whole_image_reason(PixelType) const override {
     return orientation_ == 1 ? "" : "putting the image upright moves rows across the image";
   }

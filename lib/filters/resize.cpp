@@ -28,6 +28,7 @@ struct ResizeSpec {
   double scale = 0;  // > 0: both sides times this
   Fit fit = Fit::inside;
   Kernel kernel = Kernel::lanczos3;
+  bool shrink_on_load = false;  // a decoder may shrink the input first (decode_shrink)
 };
 
 // Mitchell and Netravali's cubic family (B, C): mitchell B = C = 1/3, Catmull-Rom B = 0, C = 1/2.
@@ -143,6 +144,19 @@ class ResizeStage : public Stage {
   StageCost cost() const override {
     const double taps = 4 * support(r_.kernel);
     return {.reference_ns = 3.6 * taps, .device_ns = 4 + 0.13 * taps};
+  }
+  // The largest 8, 4 or 2 whose shrunk input (each side rounded up, as libjpeg's) still holds
+  // the output's pixels twice over in each direction, and gives the same output size.
+  int decode_shrink(Size in) const override {
+    if (!r_.shrink_on_load) return 1;
+    const Size out = output_size(in);
+    for (const int f : {8, 4, 2}) {
+      const Size shrunk{(in.width + f - 1) / f, (in.height + f - 1) / f};
+      if (shrunk.width >= 2 * out.width && shrunk.height >= 2 * out.height &&
+          output_size(shrunk) == out)
+        return f;
+    }
+    return 1;
   }
   Size output_size(Size in) const override {
     Size out;
@@ -302,6 +316,12 @@ FilterDef resize_filter() {
        .doc = "resampling filter, widened by the scale when shrinking (antialiased); nearest "
               "picks one sample",
        .choices = {"lanczos3", "mitchell", "catmull-rom", "triangle", "box", "nearest"}},
+      {.name = "fast",
+       .type = ParamType::Flag,
+       .fallback = "0",
+       .doc = "a JPEG may be decoded at 1/2, 1/4 or 1/8 of its size first (libjpeg's DCT "
+              "scaling, as vipsthumbnail), when that leaves at least twice the output's pixels "
+              "each way; thumbnail's default"},
       border_param()};  // accepted like every filter's; windows are clipped to the image
   return {.name = "resize",
           .summary = "a new size by a separable resampling filter, antialiased when shrinking",
@@ -325,6 +345,7 @@ FilterDef resize_filter() {
                            : k == "box"         ? Kernel::box
                            : k == "nearest"     ? Kernel::nearest
                                                 : Kernel::lanczos3;
+                r.shrink_on_load = args.flag("fast");
                 return std::make_unique<ResizeStage>(args.spec_text(), r);
               },
           .swept = false};
@@ -333,7 +354,12 @@ FilterDef resize_filter() {
 FilterDef thumbnail_filter() {
   FilterDef def = resize_filter();
   def.name = "thumbnail";
-  def.summary = "resize to fit inside w x h (aspect kept): resize with fit=inside";
+  for (Param& p : def.params)
+    if (p.name == "fast")
+      p.fallback.assign(1, '1');  // assign: GCC 12's -Wrestrict misfires on = "1"
+  def.summary =
+      "resize to fit inside w x h (aspect kept), a JPEG decoded smaller first: resize "
+      "with fit=inside and fast=1";
   def.example = "thumbnail:w=256:h=256";
   return def;
 }

@@ -218,7 +218,7 @@ namespace {
 // warning), and a file whose extension names a known format but whose content is none of them
 // is refused, instead of being handed to every reader OpenImageIO has. Other extensions (.hdr,
 // .bmp, .dpx, ...) go to OpenImageIO's reader for that extension only.
-std::unique_ptr<ImageReader> open_any_reader(const std::string& path) {
+std::unique_ptr<ImageReader> open_any_reader(const std::string& path, int shrink) {
   check_readable(path);
   const KnownFormat* content = format_of_content(path);
   const KnownFormat* named = format_of_extension(path);
@@ -227,6 +227,7 @@ std::unique_ptr<ImageReader> open_any_reader(const std::string& path) {
     if (named && named != content)
       spdlog::warn("{}: the content is {}, not {}; reading it as {}", path, content->name,
                    named->name, content->name);
+    if (content->open == open_jpeg && shrink > 1) return open_jpeg_shrunk(path, shrink);
     if (content->open) return content->open(path);  // checks the size on its header itself
     if (std::string(content->oiio) == "openexr") check_exr_header(path);
     reader = oiio_codecs().open(path, content->oiio);
@@ -277,8 +278,8 @@ std::unique_ptr<ImageReader> open_any_reader(const std::string& path) {
 
 }  // namespace
 
-std::unique_ptr<ImageReader> open_reader(const std::string& path) {
-  std::unique_ptr<ImageReader> reader = open_any_reader(path);
+std::unique_ptr<ImageReader> open_reader(const std::string& path, int shrink) {
+  std::unique_ptr<ImageReader> reader = open_any_reader(path, shrink);
   cap_metadata(reader->header_.metadata, path);
   return reader;
 }

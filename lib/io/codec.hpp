@@ -53,6 +53,7 @@ struct ImageHeader {
   bool whole_image = false;             // the decoder holds the whole image (interlaced PNG)
   int tile_width = 0, tile_height = 0;  // a tiled file's tiles (a row of them is read at once)
   int decode_rows = 0;  // rows of stored samples the decoder holds at once (OpenImageIO's)
+  int shrink = 1;       // decoded at 1/shrink of the stored size (open_reader's shrink)
   Placement placement;
   Metadata metadata;  // what the header says besides the pixels
 };
@@ -69,12 +70,14 @@ class ImageReader {
  protected:
   ImageHeader header_;
 
-  friend std::unique_ptr<ImageReader> open_reader(const std::string& path);
+  friend std::unique_ptr<ImageReader> open_reader(const std::string& path, int shrink);
 };
 
 // Opens `path` and reads its header (no pixels yet), its metadata within cap_metadata's limits.
 // NoInput for a missing or unreadable file, BadData for a corrupt one or a format halo cannot read.
-std::unique_ptr<ImageReader> open_reader(const std::string& path);
+// shrink 2, 4 or 8: a JPEG is decoded at that fraction of its size (libjpeg-turbo's DCT scaling,
+// each side rounded up), much faster; other formats ignore it (header().shrink says).
+std::unique_ptr<ImageReader> open_reader(const std::string& path, int shrink = 1);
 
 // How an output is encoded; empty/0: the format's default (see `halo run --help`).
 struct WriteOptions {
@@ -135,6 +138,7 @@ bool is_jpeg(const std::string& path);
 bool is_pfm(const std::string& path);
 std::unique_ptr<ImageReader> open_png(const std::string& path);
 std::unique_ptr<ImageReader> open_jpeg(const std::string& path);
+std::unique_ptr<ImageReader> open_jpeg_shrunk(const std::string& path, int shrink);
 std::unique_ptr<ImageReader> open_pfm(const std::string& path);
 std::unique_ptr<ImageWriter> create_png(const std::string& file, const OutputHeader& header,
                                         const WriteOptions& options);

@@ -89,7 +89,7 @@ constexpr std::string_view kXmp{"http://ns.adobe.com/xap/1.0/\0", 29};
 
 class JpegReader : public ImageReader {
  public:
-  explicit JpegReader(const std::string& path)
+  JpegReader(const std::string& path, int shrink)
       : path_(path), file_(std::fopen(path.c_str(), "rb")) {
     if (!file_) throw Error(ErrorKind::NoInput, path + ": cannot open for reading");
     install(errors_.mgr);
@@ -113,6 +113,11 @@ class JpegReader : public ImageReader {
     info_.out_color_space = cmyk_                                     ? JCS_CMYK
                             : info_.jpeg_color_space == JCS_GRAYSCALE ? JCS_GRAYSCALE
                                                                       : JCS_RGB;
+    if (shrink == 2 || shrink == 4 || shrink == 8) {  // DCT scaling: an 8x8 block to 4, 2 or 1
+      info_.scale_num = 1;
+      info_.scale_denom = unsigned(shrink);
+      header_.shrink = shrink;
+    }
     jpeg_start_decompress(&info_);
     header_.format = "jpeg";
     header_.width = int(info_.output_width);
@@ -302,7 +307,11 @@ bool is_jpeg(const std::string& path) {
 }
 
 std::unique_ptr<ImageReader> open_jpeg(const std::string& path) {
-  return std::make_unique<JpegReader>(path);
+  return std::make_unique<JpegReader>(path, 1);
+}
+
+std::unique_ptr<ImageReader> open_jpeg_shrunk(const std::string& path, int shrink) {
+  return std::make_unique<JpegReader>(path, shrink);
 }
 
 std::unique_ptr<ImageWriter> create_jpeg(const std::string& target, const std::string& file,

@@ -60,6 +60,15 @@ Size Pipeline::output_size(Size in) const {
   return in;
 }
 
+int Pipeline::decode_shrink(Size in) const {
+  for (const auto& stage : stages_) {
+    if (const int shrink = stage->decode_shrink(in); shrink > 1) return shrink;
+    if (!stage->moves_samples()) return 1;
+    in = stage->output_size(in);
+  }
+  return 1;
+}
+
 bool Pipeline::resizes() const {
   return std::any_of(stages_.begin(), stages_.end(), [](const auto& s) { return s->resizes(); });
 }

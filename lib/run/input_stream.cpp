@@ -40,8 +40,10 @@ Image& guide_image(Guides& g, int which) {
 
 }  // namespace
 
-InputStream::InputStream(const InputRef& input, const std::vector<GuideSources>& guide_sets) {
-  files_.push_back({input.path, open_reader(input.path)});
+InputStream::InputStream(const InputRef& input, const std::vector<GuideSources>& guide_sets,
+                         int shrink)
+    : shrink_(guide_sets.empty() ? shrink : 1) {
+  files_.push_back({input.path, open_reader(input.path, shrink_)});
   const ImageHeader& h = header();
   choice_ = choose_channels(h, input);
   files_[0].lo = *std::min_element(choice_.picked.begin(), choice_.picked.end());
@@ -60,7 +62,8 @@ InputStream::InputStream(const InputRef& input, const std::vector<GuideSources>&
 }
 
 void InputStream::rewind() {
-  for (File& f : files_) f.reader = open_reader(f.path);
+  for (std::size_t i = 0; i < files_.size(); ++i)
+    files_[i].reader = open_reader(files_[i].path, i == 0 ? shrink_ : 1);
 }
 
 const ImageHeader& InputStream::header() const {

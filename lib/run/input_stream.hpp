@@ -17,7 +17,9 @@ class InputStream {
  public:
   // Guides of each set: "auto" takes the input's own layers (Blender ViewLayer.Normal.X, ...;
   // io/guides.hpp finds them), "off" nothing, anything else is a file[channels].
-  InputStream(const InputRef& input, const std::vector<GuideSources>& guide_sets);
+  // shrink: the input may be decoded at 1/shrink of its size (open_reader), for a pipeline
+  // whose first stages shrink it anyway (Pipeline::decode_shrink); guides never are.
+  InputStream(const InputRef& input, const std::vector<GuideSources>& guide_sets, int shrink = 1);
   InputStream(const InputStream&) = delete;
   InputStream& operator=(const InputStream&) = delete;
 
@@ -47,6 +49,7 @@ class InputStream {
   void rewind();  // every reader opened again, at row 0
 
   std::vector<File> files_;  // the input first
+  int shrink_ = 1;
   ChannelChoice choice_;
   std::vector<GuidePart> parts_;
   std::vector<bool> unit_normals_;  // per guide set: GuideSources::unit_normals

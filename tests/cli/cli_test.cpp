@@ -345,3 +345,27 @@ TEST_CASE("hist: summary, JSON and CSV parsed back, plot, verify, errors") {
   CHECK(has(stage.out, "histogram:bins=8: histogram luma 8 bins, 512 binned"));
   CHECK(read_image({box / "same.png", {}}).pixels.bytes == grey.bytes);
 }
+
+TEST_CASE("thumbnail of a JPEG decodes it at 1/8 first, close to the full decode's, --verify ok") {
+  Sandbox box;
+  write_image(box / "big.jpg", photo(1600, 900, 3), SampleType::u8);
+  const Result fast =
+      box.halo("run " + box / "big.jpg -f thumbnail:w=96:h=96 -o " + box / "fast.png --verify -v");
+  REQUIRE_MESSAGE(fast.code == 0, fast.err);
+  CHECK(has(fast.err, "decoded at 1/8 of its size"));  // 200x113 holds 2x the 96x54 output
+  REQUIRE(box.halo("run " + box / "big.jpg -f thumbnail:w=96:h=96:fast=0 -o " + box / "full.png")
+              .code == 0);
+  const PixelBuffer a = read_image({box / "fast.png", {}}).pixels;
+  const PixelBuffer b = read_image({box / "full.png", {}}).pixels;
+  REQUIRE(a.width == 96);
+  REQUIRE(a.height == 54);
+  REQUIRE(b.width == 96);
+  REQUIRE(b.height == 54);
+  const Result compare = box.halo("compare " + box / "fast.png " + box / "full.png");
+  const auto at = compare.out.find("PSNR ");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stod(compare.out.substr(at + 5)) > 35.0);
+  // resize decodes the whole file unless fast=1.
+  const Result exact = box.halo("run " + box / "big.jpg -f resize:w=96 -o " + box / "exact.png -v");
+  CHECK_FALSE(has(exact.err, "decoded at"));
+}

@@ -126,3 +126,19 @@ TEST_CASE("resize and crop called on a whole image give the whole output (as ben
     test::check_device_matches(test::device(), spec, in, 0.0);
   }
 }
+
+TEST_CASE("thumbnail lets a decoder shrink first while twice the output remains; resize does not") {
+  const Size photo{5120, 2880};
+  CHECK(make_stage("thumbnail:w=256:h=256")->decode_shrink(photo) == 8);  // 640x360 >= 512x288
+  CHECK(make_stage("thumbnail:w=640:h=640")->decode_shrink(photo) == 4);  // 1280x720
+  CHECK(make_stage("thumbnail:w=1600:h=1600")->decode_shrink(photo) == 1);
+  CHECK(make_stage("thumbnail:w=256:h=256:fast=0")->decode_shrink(photo) == 1);
+  CHECK(make_stage("resize:w=256")->decode_shrink(photo) == 1);  // exact unless asked
+  CHECK(make_stage("resize:w=256:fast=1")->decode_shrink(photo) == 8);
+  CHECK(make_stage("resize:scale=0.05:fast=1")->decode_shrink(photo) == 1);  // size would change
+  // Through stages that only move samples, to the first that does more.
+  const Pipeline oriented({{"orient", ""}, {"flop", ""}, {"thumbnail:w=256:h=256", ""}});
+  CHECK(oriented.decode_shrink(photo) == 8);
+  const Pipeline blurred({{"gaussian:r=2", ""}, {"thumbnail:w=256:h=256", ""}});
+  CHECK(blurred.decode_shrink(photo) == 1);
+}

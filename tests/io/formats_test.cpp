@@ -188,3 +188,25 @@ TEST_CASE("outputs are atomic: nothing is left behind on failure") {
   write_image(dir / "ok.png", gradient(2, 2, 3, PixelType::u8), SampleType::u8);
   CHECK(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == 1);
 }
+
+TEST_CASE("a JPEG decoded shrunk: each side divided and rounded up, the average kept") {
+  TempDir dir;
+  PixelBuffer flat(37, 21, 3, PixelType::u8);
+  for (std::size_t i = 0; i < flat.sample_count(); ++i) flat.samples<std::uint8_t>()[i] = 100;
+  write_image(dir / "a.jpg", flat, SampleType::u8);
+  write_image(dir / "a.png", flat, SampleType::u8);
+  for (const int shrink : {2, 4, 8}) {
+    auto reader = open_reader(dir / "a.jpg", shrink);
+    CHECK(reader->header().shrink == shrink);
+    CHECK(reader->header().width == (37 + shrink - 1) / shrink);
+    CHECK(reader->header().height == (21 + shrink - 1) / shrink);
+    std::vector<std::uint8_t> row(std::size_t(reader->header().width) * 3);
+    reader->read_rows(1, 0, 3, PixelType::u8, reinterpret_cast<std::byte*>(row.data()));
+    for (const auto v : row) CHECK(std::abs(int(v) - 100) <= 2);
+  }
+  // Other formats are read whole: the shrink is for the caller to check.
+  auto png = open_reader(dir / "a.png", 8);
+  CHECK(png->header().shrink == 1);
+  CHECK(png->header().width == 37);
+  CHECK(open_reader(dir / "a.jpg", 3)->header().width == 37);  // not a DCT scale
+}
