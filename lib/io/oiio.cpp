@@ -3,6 +3,9 @@
 // read a row of tiles at a time by OpenImageIO itself). Built as the module libhalo_oiio.so,
 // loaded when a file needs it (io/codec.cpp); it uses nothing of halo's but headers, so it
 // needs nothing from the program that loads it.
+#include <ImfRgbaFile.h>
+#include <OpenImageIO/imagebuf.h>
+#include <OpenImageIO/imagebufalgo.h>
 #include <OpenImageIO/imageio.h>
 #include <OpenImageIO/tiffutils.h>
 
@@ -170,6 +173,86 @@ void set_metadata(OIIO::ImageSpec& spec, const Metadata& m) {
                    m.icc.data());
 }
 
+// Rows [y, y + count) of an image held whole as interleaved float samples: channels [first,
+// first + n) as `type`.
+void serve_rows(const std::vector<float>& whole, int width, int channels, int y, int count,
+                int first, int n, PixelType type, std::byte* out) {
+  const OIIO::TypeDesc to = type == PixelType::u8    ? OIIO::TypeDesc::UINT8
+                            : type == PixelType::u16 ? OIIO::TypeDesc::UINT16
+                                                     : OIIO::TypeDesc::FLOAT;
+  const std::size_t sample = to.size();
+  for (int r = 0; r < count; ++r)
+    for (int x = 0; x < width; ++x) {
+      const float* src = whole.data() + (std::size_t(y + r) * width + x) * channels + first;
+      std::byte* dst = out + ((std::size_t(r) * width + x) * n) * sample;
+      OIIO::convert_pixel_values(OIIO::TypeFloat, src, to, dst, n);
+    }
+}
+
+// An EXR of luminance and subsampled chroma (Y, RY, BY: what OpenEXR's RGBA interface writes
+// in its YC modes), which OpenImageIO 2.4 refuses: read through that same interface, which
+// rebuilds R, G, B from them, the whole image at once.
+class YcReader : public ImageReader {
+ public:
+  explicit YcReader(const std::string& path) try : path_(path), file_(path.c_str()) {
+    const Imath::Box2i data = file_.dataWindow(), display = file_.displayWindow();
+    header_.width = data.max.x - data.min.x + 1;
+    header_.height = data.max.y - data.min.y + 1;
+    if (header_.width <= 0 || header_.height <= 0)
+      throw Error(ErrorKind::BadData, path + ": image has no pixels");
+    const bool alpha = file_.channels() & Imf::WRITE_A;
+    header_.channels = alpha ? std::vector<std::string>{"R", "G", "B", "A"}
+                             : std::vector<std::string>{"R", "G", "B"};
+    header_.alpha = alpha;
+    header_.stored = SampleType::half;
+    header_.format = "openexr";
+    header_.whole_image = true;
+    header_.placement = {data.min.x,
+                         data.min.y,
+                         display.min.x,
+                         display.min.y,
+                         display.max.x - display.min.x + 1,
+                         display.max.y - display.min.y + 1};
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::BadData,
+                path + ": cannot read its luminance and chroma: " + one_line(e.what()));
+  }
+
+  // The pixels are read on the first call, after open_reader has checked the header's size.
+  void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
+    if (whole_.empty()) load();
+    serve_rows(whole_, header_.width, int(header_.channels.size()), next_, count, first, n, type,
+               out);
+    next_ += count;
+  }
+
+ private:
+  void load() try {
+    const Imath::Box2i data = file_.dataWindow();
+    std::vector<Imf::Rgba> pixels(std::size_t(header_.width) * header_.height);
+    file_.setFrameBuffer(pixels.data() - data.min.x - std::ptrdiff_t(data.min.y) * header_.width, 1,
+                         std::size_t(header_.width));
+    file_.readPixels(data.min.y, data.max.y);
+    const int channels = int(header_.channels.size());
+    whole_.resize(pixels.size() * channels);
+    for (std::size_t i = 0; i < pixels.size(); ++i) {
+      float* px = whole_.data() + i * channels;
+      px[0] = pixels[i].r, px[1] = pixels[i].g, px[2] = pixels[i].b;
+      if (channels == 4) px[3] = pixels[i].a;
+    }
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::BadData,
+                path_ + ": cannot read its luminance and chroma: " + one_line(e.what()));
+  }
+
+  std::string path_;
+  Imf::RgbaInputFile file_;
+  std::vector<float> whole_;
+  int next_ = 0;
+};
+
 class OiioReader : public ImageReader {
  public:
   OiioReader(const std::string& path, const std::string& format) : path_(path) {
@@ -224,10 +307,22 @@ class OiioReader : public ImageReader {
     // for a 32775x5 TIFF declaring 65504 rows per strip).
     if (spec.tile_width <= 0)
       header_.decode_rows = std::max(256, spec.get_int_attribute("tiff:RowsPerStrip", 0));
+    if (spec.deep) {  // flattened on the first read, after open_reader has checked the size
+      deep_ = true;
+      header_.stored = SampleType::f32;
+      header_.whole_image = true;
+      header_.tile_width = header_.tile_height = 0;
+      header_.decode_rows = 0;
+      tile_rows_ = 0;
+    }
   }
 
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
-    if (tile_rows_ > 0)
+    if (deep_ && whole_.empty()) flatten();
+    if (deep_)
+      serve_rows(whole_, header_.width, int(header_.channels.size()), next_, count, first, n, type,
+                 out);
+    else if (tile_rows_ > 0)
       read_tiled_rows(count, first, n, type, out);
     else
       read_region(y0_ + next_, y0_ + next_ + count, first, n, type, out);
@@ -235,6 +330,20 @@ class OiioReader : public ImageReader {
   }
 
  private:
+  // A deep image (samples at many depths in each pixel) as the flat image it composites to:
+  // each pixel's samples `over` each other front to back, as oiiotool --flatten.
+  void flatten() {
+    const OIIO::ImageBuf deep(path_);
+    const OIIO::ImageBuf flat = OIIO::ImageBufAlgo::flatten(deep);
+    if (flat.has_error() || !flat.initialized())
+      throw Error(ErrorKind::BadData,
+                  path_ + ": cannot flatten the deep image: " + one_line(flat.geterror()));
+    const OIIO::ImageSpec& spec = flat.spec();
+    whole_.resize(std::size_t(spec.width) * spec.height * spec.nchannels);
+    if (!flat.get_pixels(flat.roi(), OIIO::TypeFloat, whole_.data()))
+      throw Error(ErrorKind::BadData, path_ + ": cannot read the deep image's samples");
+  }
+
   // OpenImageIO reads scanlines of scanline files only; a tiled file (common for EXR from
   // renderers, and TIFF) is read a row of tiles at a time into band_, and rows are served from it.
   void read_tiled_rows(int count, int first, int n, PixelType type, std::byte* out) {
@@ -274,6 +383,8 @@ class OiioReader : public ImageReader {
   std::unique_ptr<OIIO::ImageInput> in_;
   int y0_ = 0, next_ = 0;
   int tile_rows_ = 0;  // 0 for a scanline file
+  bool deep_ = false;
+  std::vector<float> whole_;  // a deep image, flattened
   std::vector<std::byte> band_;
   int band_y_ = 0, band_rows_ = 0, band_first_ = -1, band_n_ = 0;
   PixelType band_type_ = PixelType::f32;
@@ -362,7 +473,15 @@ class OiioWriter : public ImageWriter {
 };
 
 std::unique_ptr<ImageReader> open_oiio(const std::string& path, const std::string& format) {
-  return std::make_unique<OiioReader>(path, format);
+  try {
+    return std::make_unique<OiioReader>(path, format);
+  } catch (const Error& e) {
+    // OpenImageIO refuses an EXR's subsampled chroma channels; OpenEXR's RGBA interface reads
+    // them.
+    if (format == "openexr" && std::string(e.what()).find("Subsampled") != std::string::npos)
+      return std::make_unique<YcReader>(path);
+    throw;
+  }
 }
 
 std::unique_ptr<ImageWriter> create_oiio(const std::string& target, const std::string& file,

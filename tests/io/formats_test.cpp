@@ -2,6 +2,8 @@
 // alpha kept unassociated, and atomic output.
 #include <doctest/doctest.h>
 
+#include <ImfRgbaFile.h>
+#include <OpenImageIO/deepdata.h>
 #include <OpenImageIO/imageio.h>
 
 #include <unistd.h>
@@ -209,4 +211,65 @@ TEST_CASE("a JPEG decoded shrunk: each side divided and rounded up, the average 
   CHECK(png->header().shrink == 1);
   CHECK(png->header().width == 37);
   CHECK(open_reader(dir / "a.jpg", 3)->header().width == 37);  // not a DCT scale
+}
+
+TEST_CASE("EXR of luminance and subsampled chroma reads as RGB, as OpenEXR's RGBA interface") {
+  TempDir dir;
+  const int w = 38, h = 22;  // YC needs even sides
+  std::vector<Imf::Rgba> px(std::size_t(w) * h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      px[std::size_t(y) * w + x] = Imf::Rgba(0.2f + 0.01f * x, 0.3f + 0.005f * y, 0.4f, 1.0f);
+  {
+    Imf::RgbaOutputFile file((dir / "yc.exr").c_str(), w, h, Imf::WRITE_YCA);
+    file.setFrameBuffer(px.data(), 1, w);
+    file.writePixels(h);
+  }
+  std::vector<Imf::Rgba> want(px.size());
+  {
+    Imf::RgbaInputFile file((dir / "yc.exr").c_str());
+    file.setFrameBuffer(want.data(), 1, w);
+    file.readPixels(0, h - 1);
+  }
+  const LoadedImage got = read_image({dir / "yc.exr", {}});
+  REQUIRE(got.pixels.width == w);
+  REQUIRE(got.pixels.channels == 4);
+  CHECK(got.pixels.alpha);
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const float* p = got.pixels.samples<float>() + i * 4;
+    CHECK(p[0] == float(want[i].r));
+    CHECK(p[1] == float(want[i].g));
+    CHECK(p[2] == float(want[i].b));
+    CHECK(p[3] == float(want[i].a));
+    CHECK(p[0] == doctest::Approx(float(px[i].r)).epsilon(0.05));  // smooth colour survives
+  }
+}
+
+TEST_CASE("deep EXR flattens front to back, as oiiotool --flatten") {
+  TempDir dir;
+  OIIO::ImageSpec spec(5, 3, 5, OIIO::TypeDesc::FLOAT);
+  spec.channelnames = {"R", "G", "B", "A", "Z"};
+  spec.alpha_channel = 3;
+  spec.z_channel = 4;
+  spec.deep = true;
+  OIIO::DeepData deep;
+  deep.init(spec);
+  for (int p = 0; p < 15; ++p) deep.set_samples(p, 2);
+  for (int p = 0; p < 15; ++p) {
+    // Front: red 0.5 at alpha 0.5, depth 1; behind it: red 0.2, green 0.1 at alpha 0.4, depth 2.
+    const float values[2][5] = {{0.5f, 0.0f, 0.0f, 0.5f, 1.0f}, {0.2f, 0.1f, 0.0f, 0.4f, 2.0f}};
+    for (int s = 0; s < 2; ++s)
+      for (int c = 0; c < 5; ++c) deep.set_deep_value(p, c, s, values[s][c]);
+  }
+  auto out = OIIO::ImageOutput::create(dir / "deep.exr");
+  REQUIRE(out->open(dir / "deep.exr", spec));
+  REQUIRE(out->write_deep_image(deep));
+  REQUIRE(out->close());
+  const LoadedImage got = read_image({dir / "deep.exr", {}});
+  REQUIRE(got.pixels.width == 5);
+  REQUIRE(got.pixels.channels == 4);  // RGBA picked; Z stays a layer
+  const float* p = got.pixels.samples<float>();
+  CHECK(p[0] == doctest::Approx(0.5 + 0.5 * 0.2));  // over: front + (1 - front alpha) x back
+  CHECK(p[1] == doctest::Approx(0.5 * 0.1));
+  CHECK(p[3] == doctest::Approx(0.5 + 0.5 * 0.4));
 }
