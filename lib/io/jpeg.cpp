@@ -118,7 +118,9 @@ class JpegReader : public ImageReader {
       info_.scale_denom = unsigned(shrink);
       header_.shrink = shrink;
     }
-    jpeg_start_decompress(&info_);
+    // The sizes only: jpeg_start_decompress decodes a progressive file's every scan, which a
+    // caller that reads the header alone (halo run's probe of each file) must not pay for.
+    jpeg_calc_output_dimensions(&info_);
     header_.format = "jpeg";
     header_.width = int(info_.output_width);
     header_.height = int(info_.output_height);
@@ -156,6 +158,10 @@ class JpegReader : public ImageReader {
 
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
     if (setjmp(errors_.jump)) fail("cannot read pixels");
+    if (!started_) {
+      jpeg_start_decompress(&info_);
+      started_ = true;
+    }
     const int channels = int(header_.channels.size());
     if (!cmyk_ && type == PixelType::u8 && first == 0 && n == channels) {
       // The common case: rows go straight into `out`; the copy below took half the time of
@@ -200,6 +206,7 @@ class JpegReader : public ImageReader {
   Decompress jpeg_;
   jpeg_decompress_struct& info_ = jpeg_.info;
   bool cmyk_ = false;
+  bool started_ = false;  // jpeg_start_decompress called (on the first rows read)
   std::vector<std::uint8_t> row_, rgb_;
 };
 
