@@ -49,12 +49,27 @@ __kernel void rotate_any(__global const float* in, __global float* out, const in
                            at(plane, width, pitch, y0, height, ix + 1, iy + 1, outside) * u;
       v = top * (1.0f - w) + bottom * w;
     } else {
+      // The weights once a pixel, not once a tap; inside the image, loads without bounds tests.
+      float wx[4], wy[4];
+      for (int i = 0; i < 4; ++i) {
+        wx[i] = cubic(u - (float)(i - 1));
+        wy[i] = cubic(w - (float)(i - 1));
+      }
       float sum = 0.0f;
-      for (int j = -1; j <= 2; ++j) {
-        float row = 0.0f;
-        for (int i = -1; i <= 2; ++i)
-          row += at(plane, width, pitch, y0, height, ix + i, iy + j, outside) * cubic(u - (float)i);
-        sum += row * cubic(w - (float)j);
+      if (ix >= 1 && iy >= 1 && ix + 2 < width && iy + 2 < height) {
+        __global const float* p = plane + (size_t)(iy - 1 - y0) * pitch + (ix - 1);
+        for (int j = 0; j < 4; ++j) {
+          float row = 0.0f;
+          for (int i = 0; i < 4; ++i) row += p[(size_t)j * pitch + i] * wx[i];
+          sum += row * wy[j];
+        }
+      } else {
+        for (int j = -1; j <= 2; ++j) {
+          float row = 0.0f;
+          for (int i = -1; i <= 2; ++i)
+            row += at(plane, width, pitch, y0, height, ix + i, iy + j, outside) * wx[i + 1];
+          sum += row * wy[j + 1];
+        }
       }
       v = sum;
     }
