@@ -143,8 +143,8 @@ std::vector<StageSpec> with_colour_stages(std::vector<StageSpec> specs, const Ru
                  {"premultiply", "associated alpha"});
   }
   if (o.linear) {
-    specs.insert(specs.begin(), {"linear", "--linear"});
-    specs.push_back({"srgb", "--linear"});
+    specs.insert(specs.begin(), {"linear:curve=auto", "--linear"});
+    specs.push_back({"srgb:curve=auto", "--linear"});
   }
   return specs;
 }

@@ -5,6 +5,8 @@
 // kernels/pointwise.cl, with the same formulas; pow() may differ from the host's by an ulp.
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "filters/filter.hpp"
 
 namespace halo {
@@ -16,6 +18,10 @@ float to_linear(float v, float) {
 }
 float to_srgb(float v, float) {
   return v <= 0.0031308f ? v * 12.92f : 1.055f * std::pow(v, 1.0f / 2.4f) - 0.055f;
+}
+// A pure power curve (a PNG's gAMA), sign kept; the kernel `power` is the same.
+float powered(float v, float exponent) {
+  return v < 0.0f ? -std::pow(-v, exponent) : std::pow(v, exponent);
 }
 float premultiplied(float v, float a) {
   return v * a;
@@ -35,13 +41,27 @@ enum class Kind {
 
 class PointwiseStage : public Stage {
  public:
+  // A transfer stage with from_file (curve=auto) takes a PNG's gAMA for the sRGB curve when
+  // its file has one (for_file): `decode` says which way (linear: decode, srgb: encode).
   PointwiseStage(std::string spec, std::string kernel, float (*fn)(float, float), Kind kind,
-                 bool also_float)
+                 bool also_float, bool from_file = false, bool decode = false, float exponent = 0)
       : Stage(std::move(spec)),
         kernel_(std::move(kernel)),
         fn_(fn),
         kind_(kind),
-        also_float_(also_float) {}
+        also_float_(also_float),
+        from_file_(from_file),
+        decode_(decode),
+        exponent_(exponent) {}
+
+  // curve=auto: a file whose PNG gAMA says it is not sRGB-encoded (and no sRGB chunk or ICC
+  // profile says otherwise) is decoded and encoded by that gamma instead.
+  std::unique_ptr<Stage> for_file(const FileFacts& file) const override {
+    if (!from_file_ || file.gamma <= 0 || file.srgb || !file.icc.empty()) return nullptr;
+    const float exponent = decode_ ? float(1 / file.gamma) : float(file.gamma);
+    return std::make_unique<PointwiseStage>(spec(), kernel_, fn_, kind_, also_float_, false,
+                                            decode_, exponent);
+  }
 
   int reach() const override { return 0; }
   StageCost cost() const override { return {.reference_ns = 5, .device_ns = 1}; }
@@ -55,8 +75,13 @@ class PointwiseStage : public Stage {
       case Kind::unpremultiply:
         return {"the last of 2 or 4 channels is alpha again; colour divided by it"};
       default:
-        return {also_float_ ? "on every image"
-                            : "on 8/16-bit images; float images (linear already) pass"};
+        return {fmt::format("{}; {}",
+                            exponent_ > 0 ? fmt::format("the file's PNG gamma: v^{:.5g}", exponent_)
+                            : from_file_  ? "the sRGB curve, or the file's PNG gamma"
+                                          : "the sRGB curve",
+                            also_float_ ? "on every image"
+                                        : "on 8/16-bit images; float images (linear already) "
+                                          "pass")};
     }
   }
 
@@ -69,7 +94,10 @@ class PointwiseStage : public Stage {
         const float* v = in.row(c, y - in.y0());
         const float* a = alpha < 0 ? nullptr : in.row(alpha, y - in.y0());
         float* o = result.row(c, y - in.y0());
-        for (int x = 0; x < in.width(); ++x) o[x] = c == alpha ? v[x] : fn_(v[x], a ? a[x] : 1.0f);
+        for (int x = 0; x < in.width(); ++x)
+          o[x] = c == alpha         ? v[x]
+                 : exponent_ > 0.0f ? powered(v[x], exponent_)
+                                    : fn_(v[x], a ? a[x] : 1.0f);
       }
     return result;
   }
@@ -79,12 +107,17 @@ class PointwiseStage : public Stage {
     if (skips(in.source, in.alpha, in.channels)) return in;
     const int alpha = alpha_plane(in.alpha, in.channels);
     DeviceImage result = device.image_like(in, in.channels, alpha_after(in.alpha));
-    auto kernel = device.kernel("pointwise.cl", kernel_, {});
+    const std::string name = exponent_ > 0.0f ? "power" : kernel_;
+    auto kernel = device.kernel("pointwise.cl", name, {});
     const int planes = alpha < 0 ? in.channels : in.channels - 1;
-    set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), alpha);
+    if (exponent_ > 0.0f)
+      set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), alpha,
+               exponent_);
+    else
+      set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), alpha);
     const std::size_t bytes = 2 * std::size_t(in.width) * out.count() * in.channels * 4;
-    device.launch(kernel, kernel_, cl::NDRange(in.width, out.count(), planes),
-                  cl::NDRange(64, 1, 1), bytes);
+    device.launch(kernel, name, cl::NDRange(in.width, out.count(), planes), cl::NDRange(64, 1, 1),
+                  bytes);
     if (alpha >= 0) {
       const std::size_t plane = in.plane_size() * sizeof(float);
       device.copy(in.buffer, result.buffer, plane * alpha, plane * alpha, plane, "alpha");
@@ -116,6 +149,9 @@ class PointwiseStage : public Stage {
   float (*fn_)(float, float);
   Kind kind_;
   bool also_float_;
+  bool from_file_;
+  bool decode_;
+  float exponent_;  // > 0: a power curve (the file's gamma) instead of fn_
 };
 
 Param float_param() {
@@ -125,16 +161,26 @@ Param float_param() {
           .doc = "also on float images (EXR, PFM), which are taken as linear already"};
 }
 
-FilterDef transfer_filter(const char* name, const char* summary, float (*fn)(float, float)) {
+FilterDef transfer_filter(const char* name, const char* summary, float (*fn)(float, float),
+                          bool decode) {
   return {.name = name,
           .summary = summary,
-          .params = {float_param(), border_param()},
-          .notes = {"pointwise; alpha unchanged; --linear puts `linear` first and `srgb` last"},
+          .params = {float_param(),
+                     {.name = "curve",
+                      .type = ParamType::Choice,
+                      .fallback = "srgb",
+                      .doc = "srgb: the sRGB curve; auto: a PNG's own gamma (gAMA chunk) when it "
+                             "has one and no sRGB chunk or ICC profile, else sRGB",
+                      .choices = {"srgb", "auto"}},
+                     border_param()},
+          .notes = {"pointwise; alpha unchanged; --linear puts `linear:curve=auto` first and "
+                    "`srgb:curve=auto` last"},
           .example = name,
           .make =
-              [name, fn](const Args& args) {
+              [name, fn, decode](const Args& args) {
                 return std::make_unique<PointwiseStage>(args.spec_text(), name, fn, Kind::transfer,
-                                                        args.flag("float"));
+                                                        args.flag("float"),
+                                                        args.text("curve") == "auto", decode);
               },
           .mixes_neighbours = false};
 }
@@ -159,11 +205,12 @@ FilterDef alpha_filter(const char* name, const char* summary, float (*fn)(float,
 FilterDef linear_filter() {
   return transfer_filter("linear",
                          "decode the sRGB transfer curve: stored 8/16-bit values to linear light",
-                         to_linear);
+                         to_linear, true);
 }
 
 FilterDef srgb_filter() {
-  return transfer_filter("srgb", "encode linear light with the sRGB transfer curve", to_srgb);
+  return transfer_filter("srgb", "encode linear light with the sRGB transfer curve", to_srgb,
+                         false);
 }
 
 FilterDef premultiply_filter() {

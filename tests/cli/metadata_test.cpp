@@ -307,6 +307,22 @@ TEST_CASE("PNG gamma chunks are carried; icc converts by them and tags the outpu
   REQUIRE(box.halo("run " + box / "g18.png -f box:r=1 -o " + box / "kept.png").code == 0);
   CHECK(spec_of(box / "kept.png").get_float_attribute("oiio:Gamma") == doctest::Approx(1.8));
 
+  // --linear decodes by the file's gamma, not the sRGB curve, and encodes back by it: one stop
+  // brighter is x 2^(1/1.8) in the stored codes; the chunk stays.
+  const Result lin = box.halo("run " + box / "g18.png --linear -f exposure:stops=1 -o " +
+                              box / "lin.png --verify -v");
+  REQUIRE_MESSAGE(lin.code == 0, lin.err);
+  CHECK(has(lin.err, "the file's PNG gamma: v^1.8"));
+  CHECK(spec_of(box / "lin.png").get_float_attribute("oiio:Gamma") == doctest::Approx(1.8));
+  {
+    auto read = OIIO::ImageInput::open(box / "lin.png");
+    REQUIRE(read);
+    std::vector<std::uint8_t> v(256 * 3);
+    REQUIRE(read->read_image(0, 0, 0, 3, OIIO::TypeDesc::UINT8, v.data()));
+    for (int x = 0; x < 256; x += 5)
+      CHECK(std::abs(v[x * 3] - std::min(255.0, x * std::pow(2.0, 1 / 1.8))) <= 1.0);
+  }
+
   // icc: decoded by the chunk (v^1.8), encoded as sRGB, tagged sRGB, the chunk gone.
   const Result r = box.halo("run " + box / "g18.png -f icc -o " + box / "srgb.png --verify -v");
   REQUIRE_MESSAGE(r.code == 0, r.err);
