@@ -331,6 +331,25 @@ bool puts_upright(const Pipeline& pipeline) {
   return false;
 }
 
+// Where the output's pixels lie: the input's data and display windows when the size is kept; a
+// crop's window moved into place inside the same display window (formats with windows only);
+// nothing after other stages that change the size.
+std::optional<Placement> output_placement(const Pipeline& pipeline, Placement placement,
+                                          const StreamInput& input) {
+  Size size{input.width, input.height};
+  for (const auto& stage : pipeline.stages()) {
+    const Size next = stage->output_size(size);
+    if (next != size || stage->resizes()) {
+      const auto origin = stage->window_origin(size);
+      if (!origin || placement.full_width <= 0) return std::nullopt;
+      placement.x += (*origin)[0];
+      placement.y += (*origin)[1];
+    }
+    size = next;
+  }
+  return placement;
+}
+
 // An output converted to another colour profile (icc) is tagged with it; PNG's colour chunks
 // described the input's encoding and go.
 void tag_colour(Metadata& metadata, const Pipeline& pipeline) {
@@ -377,7 +396,8 @@ StreamResult stream_file(const FileJob& job, const RunContext& run, const Pipeli
   const Size size = pipeline.output_size({input.width, input.height});
   const bool resized = size != Size{input.width, input.height};
   OutputImage out(job.output, size.width, size.height, type, encoding, metadata);
-  if (!resized) out.place(in.header().placement);
+  if (const auto placement = output_placement(pipeline, in.header().placement, input))
+    out.place(*placement);
   // An EXR output keeps the input's other channels (layers) around the filtered ones.
   std::optional<CarriedLayers> layers;
   if (!o.drop_layers && extension(job.output) == ".exr" && pixel_type(type) == PixelType::f32 &&

@@ -31,6 +31,10 @@ class CropStage : public Stage {
     return {out.first + top, out.last + top};
   }
   int input_row(int y, Size in, Size) const override { return y + placed(in).y; }
+  std::optional<std::array<int, 2>> window_origin(Size in) const override {
+    const Window w = placed(in);
+    return std::array<int, 2>{w.x, w.y};
+  }
   std::vector<std::string> details(const StageRun&) const override {
     return {"a window of the image; samples copied"};
   }
@@ -107,7 +111,8 @@ FilterDef crop_filter() {
           .summary = "keep a window of the image: x,y,w,h in pixels",
           .params = std::move(params),
           .notes = {"streams strip by strip; a window outside the image is refused (64)",
-                    "EXR data and display windows are not carried to the output",
+                    "x and y count from the image's first pixel; an EXR keeps its display "
+                    "window, and its data window becomes the cropped one (moved by x, y)",
                     "samples copied: exact; alpha included"},
           .example = "crop:w=1920:h=1080",
           .make =

@@ -183,6 +183,10 @@ class Stage {
   // whose strips read only the rows the output shows.
   virtual bool measures() const { return false; }
   virtual Size output_size(Size in) const { return in; }
+  // Stages that cut a window out of their input (crop) give its top-left corner in the input's
+  // pixels: an output that keeps EXR's windows moves its data window by it, inside the same
+  // display window. Other stages that resize return nothing (the windows no longer fit).
+  virtual std::optional<std::array<int, 2>> window_origin(Size) const { return std::nullopt; }
   // A stage that shrinks its input anyway (thumbnail) gives the largest of 2, 4 and 8 by which a
   // decoder may shrink an input of size `in` first, when that leaves its output as it would be
   // (a JPEG decoded at 1/8 through DCT scaling, as vipsthumbnail does); 1: none.

@@ -252,6 +252,39 @@ TEST_CASE("an EXR's data window and display window reach EXR outputs; PNG says i
   CHECK_FALSE(has(r.err, "data window"));
 }
 
+TEST_CASE("crop keeps an EXR's display window and moves its data window to the window cut") {
+  Sandbox box;
+  const PixelBuffer pixels = photo(20, 10, 3, PixelType::u16);
+  OIIO::ImageSpec spec(20, 10, 3, OIIO::TypeDesc::HALF);
+  spec.x = 7, spec.y = 3, spec.full_x = -2, spec.full_y = 0, spec.full_width = 40,
+  spec.full_height = 20;
+  auto out = OIIO::ImageOutput::create(box / "dw.exr");
+  REQUIRE(out->open(box / "dw.exr", spec));
+  REQUIRE(out->write_image(OIIO::TypeDesc::UINT16, pixels.bytes.data()));
+  REQUIRE(out->close());
+  const Result r =
+      box.halo("run " + box / "dw.exr -f crop:x=4:y=3:w=12:h=5 -f exposure:stops=0 -o " +
+               box / "c.exr --verify");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  auto in = OIIO::ImageInput::open(box / "c.exr");
+  REQUIRE(in);
+  const OIIO::ImageSpec& o = in->spec();
+  CHECK((o.x == 11 && o.y == 6 && o.width == 12 && o.height == 5));
+  CHECK((o.full_x == -2 && o.full_y == 0 && o.full_width == 40 && o.full_height == 20));
+  // The same pixels as oiiotool's crop of the same region (in its display coordinates).
+  REQUIRE(std::system(("oiiotool " + box / "dw.exr --crop 12x5+11+6 -o " + box / "o.exr" +
+                       " >/dev/null 2>&1")
+                          .c_str()) == 0);
+  CHECK(read_image({box / "c.exr", {}}).pixels.bytes ==
+        read_image({box / "o.exr", {}}).pixels.bytes);
+  // A resize after the crop: the windows no longer fit and are dropped.
+  REQUIRE(
+      box.halo("run " + box / "dw.exr -f crop:w=12:h=6 -f resize:w=6 -o " + box / "r.exr").code ==
+      0);
+  auto resized = OIIO::ImageInput::open(box / "r.exr");
+  CHECK((resized->spec().x == 0 && resized->spec().full_width == 6));
+}
+
 // 70 s on the 2-core machine: under the long label alone (tests/CMakeLists.txt).
 TEST_CASE("an image larger than the device's largest buffer streams on it in bounded memory" *
           doctest::test_suite("long")) {
