@@ -32,10 +32,23 @@ float median9(float* w) {
   return w[4];
 }
 
+float forgetful_median(float* w, int n) {
+  const auto exchange = [w](int i, int j) {
+    if (w[j] < w[i]) std::swap(w[i], w[j]);
+  };
+  const int m = n / 2 + 2;
+  for (int s = 0; s <= n - m; ++s) {
+    for (int i = s + 1; i < m; ++i) exchange(s, i);          // the minimum to w[s]
+    for (int i = s + 1; i < m - 1; ++i) exchange(i, m - 1);  // the maximum to w[m - 1]
+    if (m + s < n) w[m - 1] = w[m + s];                      // which the next sample replaces
+  }
+  return w[n - m + 1];
+}
+
 namespace {
 
-// The window's samples in order, sorted as kernels/rank.cl's median sorts them: the 3x3
-// network, else odd-even transposition; swapping only when the second is smaller.
+// The window's samples in order, picked as kernels/rank.cl's median picks them: the 3x3
+// network, else forgetful selection; swapping only when the second is smaller.
 float median_of(const Image& in, int c, int x, int i, const std::vector<int>& xs,
                 const std::vector<int>& ys, int r) {
   float w[(2 * kMedianRadius + 1) * (2 * kMedianRadius + 1)];
@@ -45,11 +58,7 @@ float median_of(const Image& in, int c, int x, int i, const std::vector<int>& xs
       const int row = ys[i + dy], col = xs[x + dx];
       w[dy * side + dx] = row < 0 || col < 0 ? 0.0f : in.row(c, row)[col];
     }
-  if (r == 1) return median9(w);
-  for (int round = 0; round < n; ++round)
-    for (int k = round & 1; k + 1 < n; k += 2)
-      if (w[k + 1] < w[k]) std::swap(w[k], w[k + 1]);
-  return w[n / 2];
+  return r == 1 ? median9(w) : forgetful_median(w, n);
 }
 
 // As kernels/rank.cl's PICK.
