@@ -47,9 +47,14 @@ inline void locate(const float u, const int n, int* i, float* f) {
 #define COLOR_ARGS                                                                              \
   __global const float *in, __global float *out, const int width, const int pitch, STRIP_ARGS,  \
       __global const float4 *table, const int size, const float8 shaper, const int shaper_kind, \
-      const float8 post_shaper, const int post_kind
+      const float8 post_shaper, const int post_kind, const int colours
 
 #define SHAPE(value, s, k) shape((value), (k), (s))
+
+// A grey image (colours 1) goes through as R = G = B and keeps the result's green.
+#define IN(c) in[(colours == 1 ? 0 : (c)) * plane + at]
+#define STORE(c, value) \
+  if (colours == 3 || (c) == 1) out[(colours == 1 ? 0 : (c)) * plane + at] = (value)
 
 // Three curves of n entries from table[first]: channel c of (r, g, b) at its own position.
 inline float curve(__global const float4* table, const int first, const int n, const float u,
@@ -66,17 +71,16 @@ inline float curve(__global const float4* table, const int first, const int n, c
 // Rows of (r, g, b, offset), read as 12 floats.
 __kernel void color_matrix(COLOR_ARGS) {
   PIXEL_PROLOGUE
-  const float r = in[at], g = in[plane + at], b = in[2 * plane + at];
+  const float r = IN(0), g = IN(1), b = IN(2);
   for (int c = 0; c < 3; ++c) {
     const float4 m = table[c];
-    out[c * plane + at] = m.x * r + m.y * g + m.z * b + m.w;
+    STORE(c, m.x * r + m.y * g + m.z * b + m.w);
   }
 }
 
 __kernel void color_curves(COLOR_ARGS) {
   PIXEL_PROLOGUE
-  for (int c = 0; c < 3; ++c)
-    out[c * plane + at] = curve(table, 0, size, SHAPE(in[c * plane + at], shaper, shaper_kind), c);
+  for (int c = 0; c < 3; ++c) STORE(c, curve(table, 0, size, SHAPE(IN(c), shaper, shaper_kind), c));
 }
 
 // Input curves (entries 0..size-1), the matrix's rows (entries 2 size ..), output curves
@@ -84,12 +88,11 @@ __kernel void color_curves(COLOR_ARGS) {
 __kernel void color_split(COLOR_ARGS) {
   PIXEL_PROLOGUE
   float v[3];
-  for (int c = 0; c < 3; ++c)
-    v[c] = curve(table, 0, size, SHAPE(in[c * plane + at], shaper, shaper_kind), c);
+  for (int c = 0; c < 3; ++c) v[c] = curve(table, 0, size, SHAPE(IN(c), shaper, shaper_kind), c);
   for (int c = 0; c < 3; ++c) {
     const float4 m = table[2 * size + c];
     const float mixed = m.x * v[0] + m.y * v[1] + m.z * v[2] + m.w;
-    out[c * plane + at] = curve(table, size, size, SHAPE(mixed, post_shaper, post_kind), c);
+    STORE(c, curve(table, size, size, SHAPE(mixed, post_shaper, post_kind), c));
   }
 }
 
@@ -99,9 +102,9 @@ __kernel void color_cube(COLOR_ARGS) {
   PIXEL_PROLOGUE
   int ir, ig, ib;
   float fr, fg, fb;
-  locate(SHAPE(in[at], shaper, shaper_kind), size, &ir, &fr);
-  locate(SHAPE(in[plane + at], shaper, shaper_kind), size, &ig, &fg);
-  locate(SHAPE(in[2 * plane + at], shaper, shaper_kind), size, &ib, &fb);
+  locate(SHAPE(IN(0), shaper, shaper_kind), size, &ir, &fr);
+  locate(SHAPE(IN(1), shaper, shaper_kind), size, &ig, &fg);
+  locate(SHAPE(IN(2), shaper, shaper_kind), size, &ib, &fb);
   const size_t n = size;
   const size_t base = ((size_t)ib * n + ig) * n + ir;
   const size_t dr = 1, dg = n, db = n * n;
@@ -130,7 +133,7 @@ __kernel void color_cube(COLOR_ARGS) {
       v = c000 + fg * (c010 - c000) + fr * (c110 - c010) + fb * (c111 - c110);
     }
   }
-  out[at] = v.x;
-  out[plane + at] = v.y;
-  out[2 * plane + at] = v.z;
+  STORE(0, v.x);
+  STORE(1, v.y);
+  STORE(2, v.z);
 }

@@ -317,24 +317,28 @@ double ColorTransformStage::verify_tolerance(const Device&, double given) const 
 }
 
 void ColorTransformStage::check_channels(int colours) const {
-  if (colours != 3)
+  if (colours != 3 && colours != 1)
     throw Error(ErrorKind::Usage,
-                fmt::format("filter '{}': needs three colour channels (RGB or RGBA); this image "
-                            "has {}",
+                fmt::format("filter '{}': needs three colour channels (RGB or RGBA) or one (grey); "
+                            "this image has {}",
                             spec(), colours));
 }
 
+// A grey image goes through as R = G = B and keeps the result's green (kernels/color_lut.cl's
+// IN and STORE).
 Image ColorTransformStage::reference_rows(const Image& in, Span out, StageRun&) const {
-  check_channels(in.color_channels());
+  const int colours = in.color_channels();
+  check_channels(colours);
   Image result = in.like(in.channels(), in.alpha());
   std::vector<float> rgb(std::size_t(in.width()) * 3);
   for (int y = out.first; y < out.last; ++y) {
     const int r = y - in.y0();
     for (int x = 0; x < in.width(); ++x)
-      for (int c = 0; c < 3; ++c) rgb[std::size_t(x) * 3 + c] = in.row(c, r)[x];
+      for (int c = 0; c < 3; ++c) rgb[std::size_t(x) * 3 + c] = in.row(colours == 1 ? 0 : c, r)[x];
     plan_.bake.exact(rgb.data(), std::size_t(in.width()));
     for (int x = 0; x < in.width(); ++x)
-      for (int c = 0; c < 3; ++c) result.row(c, r)[x] = rgb[std::size_t(x) * 3 + c];
+      for (int c = 0; c < colours; ++c)
+        result.row(c, r)[x] = rgb[std::size_t(x) * 3 + (colours == 1 ? 1 : c)];
   }
   copy_alpha(in, result);
   return result;
@@ -369,7 +373,7 @@ DeviceImage ColorTransformStage::enqueue_rows(Device& device, const DeviceImage&
   auto kernel = device.kernel("color_lut.cl", name, {});
   set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), state.table,
            table.size, shaper_values(table.shaper), shaper_kind(table.shaper),
-           shaper_values(table.post_shaper), shaper_kind(table.post_shaper));
+           shaper_values(table.post_shaper), shaper_kind(table.post_shaper), in.color_channels());
   const std::size_t bytes = 2 * std::size_t(in.width) * out.count() * 3 * 4;
   device.launch(kernel, name,
                 cl::NDRange(ceil_div(in.width, 64) * 64, ceil_div(out.count(), 4) * 4),

@@ -256,7 +256,8 @@ FilterDef icc_filter() {
                     "reference: LittleCMS's float transform; device: three curves when no channel "
                     "feeds another (a gamma change), else a 65^3 cube; -v shows which and its "
                     "largest error, --verify allows twice that",
-                    "RGB and RGBA only; a profile that is not RGB is refused"},
+                    "RGB(A), or grey as R = G = B keeping the result's green; a profile that is "
+                    "not RGB is refused"},
           .example = "icc:to=srgb",
           .make =
               [](const Args& args) {

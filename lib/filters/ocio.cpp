@@ -298,7 +298,8 @@ const std::vector<std::string> kColourNotes = {
     "reference: OpenColorIO's CPU processor; device: a 3x4 matrix when the transform is one, "
     "three 4097-entry curves when no channel feeds another, else a cube (cube=); -v shows "
     "which, with its largest error on 20,000 probes, and --verify allows twice that",
-    "pointwise on the values as stored (an EXR's are premultiplied); RGB or RGBA only"};
+    "pointwise on the values as stored (an EXR's are premultiplied); RGB(A), or grey as R = G "
+    "= B keeping the result's green"};
 
 }  // namespace
 

@@ -185,8 +185,22 @@ TEST_CASE("colour errors name the filter, the config and what it has") {
   CHECK_THROWS_WITH(make_stage("display:display=P3"), doctest::Contains("(have sRGB)"));
   CHECK_THROWS_WITH(make_stage("display:config=/nonexistent.ocio"),
                     doctest::Contains("OpenColorIO config /nonexistent.ocio"));
-  Image grey(3, 2, 1);
-  CHECK_THROWS_WITH(make_stage("display")->reference(grey),
-                    doctest::Contains("needs three colour channels (RGB or RGBA); this image has "
-                                      "1"));
+  Image two(3, 2, 2);  // two colour channels, no alpha
+  CHECK_THROWS_WITH(make_stage("display")->reference(two),
+                    doctest::Contains("needs three colour channels (RGB or RGBA) or one (grey); "
+                                      "this image has 2"));
+}
+
+TEST_CASE("a grey image goes through a colour stage as R = G = B, keeping the result's green") {
+  Image grey(1, 1, 1);
+  grey.at(0, 0, 0) = 0.18f;
+  for (const char* spec : {"display", "ocio:from=linear:to=srgb", "ocio:from=ACEScg:to=linear"})
+    CHECK(make_stage(spec)->reference(grey).at(0, 0, 0) == one(spec, 0.18f, 0.18f, 0.18f, 1));
+  Device& device = test::device();
+  for (const std::string spec : {"display", "ocio:from=linear:to=srgb", "ocio:from=srgb:to=ACEScg",
+                                 "ocio:from=ACEScg:to=linear"}) {
+    const double tolerance = make_stage(spec)->verify_tolerance(device, 1e-6);
+    Image in = test::random_image(61, 37, 2, true, 4);  // grey and alpha
+    test::check_device_matches(device, spec, in, tolerance);
+  }
 }
