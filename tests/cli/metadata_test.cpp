@@ -340,3 +340,67 @@ TEST_CASE("PNG gamma chunks are carried; icc converts by them and tags the outpu
     CHECK(std::abs(got[x * 3 + 1] - want * 255) <= 1.0);
   }
 }
+
+// libpng's own test images (scripts/fetch-testpngs: contrib/testpngs of libpng 1.6.39).
+TEST_CASE(
+    "libpng's test images: every one read, its pixels and gamma chunks kept; damaged refused") {
+  const fs::path dir = HALO_TESTPNGS;
+  REQUIRE_MESSAGE(fs::exists(dir / "rgb-8-1.8.png"), "run scripts/fetch-testpngs");
+  Sandbox box;
+  fs::create_directories(box / "out");
+  // One batch over the folder, as a user would run it.
+  const Result r = box.halo("run " + dir.string() + " -o " + box / "out/{stem}.png -q");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  int images = 0, gamma_18 = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".png") continue;
+    ++images;
+    const std::string name = entry.path().filename().string();
+    INFO(name);
+    const std::string out = box / ("out/" + name);
+    // The same samples as OpenImageIO decodes from the original (palettes and low bit depths
+    // expanded by both).
+    auto a = OIIO::ImageInput::open(entry.path().string());
+    auto b = OIIO::ImageInput::open(out);
+    REQUIRE(a);
+    REQUIRE(b);
+    REQUIRE(a->spec().width == b->spec().width);
+    REQUIRE(a->spec().nchannels == b->spec().nchannels);
+    std::vector<float> va(a->spec().image_pixels() * a->spec().nchannels), vb(va.size());
+    REQUIRE(a->read_image(0, 0, 0, a->spec().nchannels, OIIO::TypeFloat, va.data()));
+    REQUIRE(b->read_image(0, 0, 0, b->spec().nchannels, OIIO::TypeFloat, vb.data()));
+    CHECK(va == vb);
+    // gAMA and the sRGB chunk come through: a viewer decodes the copy as it did the original.
+    CHECK(b->spec().get_float_attribute("oiio:Gamma", 0) ==
+          doctest::Approx(a->spec().get_float_attribute("oiio:Gamma", 0)).epsilon(1e-4));
+    CHECK(b->spec().get_string_attribute("oiio:ColorSpace") ==
+          a->spec().get_string_attribute("oiio:ColorSpace"));
+    gamma_18 += name.find("-1.8") != std::string::npos;
+  }
+  CHECK(images >= 100);
+  CHECK(gamma_18 >= 20);
+
+  // rgb-8-1.8.png to sRGB: its gAMA is 0.65909, so v^(1/0.65909) through the sRGB curve (its
+  // cHRM is sRGB's), within an 8-bit step.
+  REQUIRE(
+      box.halo("run " + (dir / "rgb-8-1.8.png").string() + " -f icc -o " + box / "srgb.png").code ==
+      0);
+  auto in = OIIO::ImageInput::open((dir / "rgb-8-1.8.png").string());
+  auto out = OIIO::ImageInput::open(box / "srgb.png");
+  std::vector<float> before(in->spec().image_pixels() * 3), after(before.size());
+  REQUIRE(in->read_image(0, 0, 0, 3, OIIO::TypeFloat, before.data()));
+  REQUIRE(out->read_image(0, 0, 0, 3, OIIO::TypeFloat, after.data()));
+  for (std::size_t i = 0; i < before.size(); i += 7) {
+    const double lin = std::pow(before[i], 1 / 0.65909);
+    const double want = lin <= 0.0031308 ? lin * 12.92 : 1.055 * std::pow(lin, 1 / 2.4) - 0.055;
+    CHECK(std::abs(after[i] - want) <= 1.0 / 255 + 1e-6);
+  }
+
+  // The damaged ones (bad CRC, huge chunks, ...): a clear error or a picture, never a crash.
+  for (const auto& entry : fs::directory_iterator(dir / "crashers")) {
+    INFO(entry.path().filename().string());
+    const Result bad = box.halo("run " + entry.path().string() + " -o " + box / "bad.png");
+    CHECK((bad.code == 0 || bad.code == 65));
+    if (bad.code == 65) CHECK(has(bad.err, entry.path().string()));
+  }
+}
