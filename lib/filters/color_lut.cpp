@@ -233,7 +233,10 @@ float Shaper::inverse(float u) const {
 
 std::string Shaper::describe() const {
   const std::string negatives =
-      neg > 0.0f ? fmt::format("-2^{:g}..0 over {:g}% of the table; ", neg_hi, neg * 100) : "";
+      neg <= 0.0f ? ""
+      : kind == Kind::linear
+          ? fmt::format("-{:g}..0 over {:.3g}% of the table; ", neg_hi, neg * 100)
+          : fmt::format("-2^{:g}..0 over {:.3g}% of the table; ", neg_hi, neg * 100);
   if (kind == Kind::linear) return fmt::format("inputs {}{:g}..{:g} evenly", negatives, lo, hi);
   return fmt::format("inputs {}0..2^{:g} evenly, then 2^{:g}..2^{:g} by equal stops", negatives, lo,
                      lo, hi);

@@ -15,8 +15,11 @@ namespace halo {
 
 namespace {
 
-// Display-referred values: 0..1 evenly, for the curves and the cube alike.
+// Display-referred values: the cube's 0..1 evenly; curves also take -1..0 and 1..2 (a display
+// view's output strays outside 0..1, and LittleCMS's float transforms carry it on).
 constexpr Shaper kUnit{.kind = Shaper::Kind::linear, .lo = 0, .hi = 1};
+constexpr Shaper kEncoded{
+    .kind = Shaper::Kind::linear, .lo = 0, .hi = 2, .neg = 1.0f / 3, .neg_hi = 1};
 
 using ProfileHandle = std::unique_ptr<void, decltype(&cmsCloseProfile)>;
 using TransformHandle = std::shared_ptr<void>;
@@ -143,7 +146,7 @@ std::optional<SplitTransform> matrix_shaper_split(const IccSpec& icc, const Prof
   const auto to_xyz = colorants(in), from_xyz = inverse(colorants(out));
   // Linear light between the matrices: within +-16, and the target's curves read down to 2^-24
   // (a pure power curve such as Adobe RGB's rises steeply from 0).
-  SplitTransform split{.before_shaper = kUnit,
+  SplitTransform split{.before_shaper = kEncoded,
                        .after_shaper = {.kind = Shaper::Kind::log,
                                         .lo = -24,
                                         .hi = 4,
@@ -209,7 +212,7 @@ class IccStage : public ColorTransformStage {
                            cmsDoTransform(transform.get(), rgb, rgb, cmsUInt32Number(pixels));
                          },
                      .shaper = kUnit,
-                     .curves_shaper = kUnit,
+                     .curves_shaper = kEncoded,
                      .split = matrix_shaper_split(icc, from, to)},
             .what = fmt::format("LittleCMS: '{}' -> '{}'", from.name, to.name)};
   }

@@ -135,3 +135,17 @@ TEST_CASE("icc with black point compensation runs as a cube, within its stated e
   test::check_device_matches(device, spec, ramp(61, 37, true),
                              stage->verify_tolerance(device, 1e-6));
 }
+
+TEST_CASE("icc carries values outside 0..1 (a display view's output) as LittleCMS does") {
+  Image in = test::random_image(67, 9, 3, false, 8);
+  for (int c = 0; c < 3; ++c)
+    for (int y = 0; y < 9; ++y)
+      for (int x = 0; x < 67; ++x) in.at(x, y, c) = in.at(x, y, c) * 2.6f - 0.8f;  // -0.8..1.8
+  const std::string adobe = saved("halo-test-adobe.icc", rgb_profile(563.0 / 256, true));
+  Device& device = test::device();
+  for (const std::string& spec : {std::string("icc"), "icc:to=" + adobe + ":intent=relative"}) {
+    const double tolerance = make_stage(spec)->verify_tolerance(device, 1e-6);
+    CHECK(tolerance < 1e-3);
+    test::check_device_matches(device, spec, in, tolerance);
+  }
+}
