@@ -9,6 +9,7 @@
 
 #include "app/commands.hpp"
 #include "core/error.hpp"
+#include "filters/color_lut.hpp"
 #include "filters/denoise_net.hpp"
 #include "filters/registry.hpp"
 #include "io/codec.hpp"
@@ -96,6 +97,7 @@ std::string version_text() {
   text += fmt::format("OpenCL: {}; platforms: {}\n", icd_loader(),
                       found.empty() ? "none (--device ref runs the reference)" : found);
   text += "codecs: " + codec_versions() + "\n";
+  text += "colour: " + ocio_version() + ", " + lcms_version() + "\n";
   const auto [folder, networks] = DenoiseNet::installed();
   text += folder.empty() ? "denoise: OIDN's weights not installed (scripts/fetch-weights)"
                          : fmt::format("denoise: {} of OIDN's networks in {}", networks, folder);

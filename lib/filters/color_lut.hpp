@@ -121,4 +121,8 @@ class ColorTransformStage : public Stage {
   mutable ColorLut lut_;
 };
 
+// The colour libraries' versions, for --version: "OpenColorIO 2.1.2", "LittleCMS 2.14".
+std::string ocio_version();
+std::string lcms_version();
+
 }  // namespace halo

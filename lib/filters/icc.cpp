@@ -230,6 +230,11 @@ int intent_of(const std::string& name) {
 
 }  // namespace
 
+std::string lcms_version() {
+  const int v = cmsGetEncodedCMMversion();  // 2140 for 2.14
+  return fmt::format("LittleCMS {}.{}", v / 1000, v / 10 % 100);
+}
+
 FilterDef icc_filter() {
   return {.name = "icc",
           .summary =

@@ -303,6 +303,10 @@ const std::vector<std::string> kColourNotes = {
 
 }  // namespace
 
+std::string ocio_version() {
+  return std::string("OpenColorIO ") + OCIO::GetVersion();
+}
+
 FilterDef ocio_filter() {
   return {.name = "ocio",
           .summary = "convert between colour spaces of an OpenColorIO config",

@@ -369,3 +369,15 @@ TEST_CASE("thumbnail of a JPEG decodes it at 1/8 first, close to the full decode
   const Result exact = box.halo("run " + box / "big.jpg -f resize:w=96 -o " + box / "exact.png -v");
   CHECK_FALSE(has(exact.err, "decoded at"));
 }
+
+TEST_CASE("--version names the program, OpenCL, the codecs, the colour libraries and the weights") {
+  Sandbox box;
+  const Result r = box.halo("--version");
+  REQUIRE(r.code == 0);
+  CHECK(has(r.out, "halo " HALO_VERSION_TEXT " (commit "));
+  CHECK(has(r.out, "OpenCL: "));
+  CHECK(has(r.out, "codecs: libpng 1.6"));
+  CHECK(has(r.out, "colour: OpenColorIO 2."));
+  CHECK(has(r.out, ", LittleCMS 2."));
+  CHECK(has(r.out, "denoise: "));
+}
