@@ -124,12 +124,35 @@ class RankStage : public Stage {
     // 64 x 4 work-items a group: groups of 64 left the H100 scheduling groups, not loading.
     const cl::NDRange local(64, 4, 1);
     if (rank_ == Rank::median) {
-      auto kernel = device.kernel("rank.cl", "median", {{"RADIUS", std::to_string(r_)}});
-      set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out),
-               int(border_));
-      device.launch(kernel, "median",
-                    cl::NDRange(ceil_div(in.width, 64) * 64, ceil_div(out.count(), 4) * 4, planes),
-                    local, bytes);
+      // The windows inside the image by median_inside (no border rule, so a CPU device
+      // vectorises it), the frame around them by median: bands above and below, columns left
+      // and right; a small image wholly by median.
+      const Defines radius = {{"RADIUS", std::to_string(r_)}};
+      const Span inside{std::max(out.first, r_), std::min(out.last, in.full_height - r_)};
+      const int columns = in.width - 2 * r_;
+      auto frame = device.kernel("rank.cl", "median", radius);
+      const auto edge = [&](Span rows, int x0, int count) {
+        if (rows.count() <= 0 || count <= 0) return;
+        set_args(frame, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, rows),
+                 int(border_), x0, count);
+        device.launch(frame, "median",
+                      cl::NDRange(ceil_div(count, 64) * 64, ceil_div(rows.count(), 4) * 4, planes),
+                      local);
+      };
+      if (inside.count() <= 0 || columns <= 0) {
+        edge(out, 0, in.width);
+      } else {
+        auto kernel = device.kernel("rank.cl", "median_inside", radius);
+        set_args(kernel, in.buffer, result.buffer, in.pitch, strip_rows(in, inside), columns);
+        device.launch(
+            kernel, "median_inside",
+            cl::NDRange(ceil_div(columns, 64) * 64, ceil_div(inside.count(), 4) * 4, planes), local,
+            bytes);
+        edge({out.first, inside.first}, 0, in.width);
+        edge({inside.last, out.last}, 0, in.width);
+        edge(inside, 0, r_);
+        edge(inside, in.width - r_, r_);
+      }
     } else {
       const Defines defines = {{"DILATE", rank_ == Rank::dilate ? "1" : "0"}};
       const Span rows = out.widened(r_, in.full_height);
