@@ -30,7 +30,13 @@ __kernel void convert_to_planar(__global const SAMPLE* src, __global float* dst,
   if (x >= width || y >= rows) return;
   const size_t in = ((size_t)y * width + x) * CHANNELS;
   for (int c = 0; c < CHANNELS; ++c)
+#if QUANTIZE
     dst[((size_t)c * rows + y) * pitch + x] = (float)src[in + c] * scale;
+#else
+    // Float samples copied, not multiplied by 1: NVIDIA's multiply returns its own NaN
+    // (0x7fffffff) for any NaN, where a copy keeps the file's.
+    dst[((size_t)c * rows + y) * pitch + x] = src[in + c];
+#endif
 }
 
 // Round to nearest, clamp, NaN to 0: the same steps as halo::quantize. Converts `count` rows

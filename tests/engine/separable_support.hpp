@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "filters/convert.hpp"
@@ -65,6 +66,9 @@ inline void check_device_bits(const std::string& spec, const Image& in) {
     for (int y = 0; y < in.height(); ++y)
       for (int x = 0; x < in.width(); ++x) {
         const float a = got.at(x, y, c), b = expected.at(x, y, c);
+        // NaN equals NaN whatever its payload: devices return their own (NVIDIA's arithmetic
+        // gives 0x7fffffff for every NaN, x86 keeps the operand's).
+        if (std::isnan(a) && std::isnan(b)) continue;
         if (std::memcmp(&a, &b, sizeof a) != 0) ++differing;
       }
   CHECK(differing == 0);
