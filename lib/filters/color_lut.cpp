@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <random>
 
 #include <fmt/format.h>
@@ -304,9 +306,28 @@ ColorLut bake_color_lut(const ColorBake& b) {
 ColorTransformStage::ColorTransformStage(std::string spec, Plan plan)
     : Stage(std::move(spec)), plan_(std::move(plan)) {}
 
+namespace {
+
+// Tables baked in this process, by their plan's key (a handful: one per colour stage).
+std::shared_ptr<const ColorLut> shared_table(const std::string& key, const ColorBake& bake) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const ColorLut>> tables;
+  if (key.empty()) return std::make_shared<const ColorLut>(bake_color_lut(bake));
+  {
+    std::lock_guard lock(mutex);
+    if (const auto it = tables.find(key); it != tables.end()) return it->second;
+  }
+  auto table = std::make_shared<const ColorLut>(bake_color_lut(bake));
+  std::lock_guard lock(mutex);
+  if (tables.size() >= 64) tables.clear();  // a bound; pipelines hold a few
+  return tables.emplace(key, table).first->second;
+}
+
+}  // namespace
+
 const ColorLut& ColorTransformStage::lut() const {
-  std::call_once(baked_, [&] { lut_ = bake_color_lut(plan_.bake); });
-  return lut_;
+  std::call_once(baked_, [&] { lut_ = shared_table(plan_.key, plan_.bake); });
+  return *lut_;
 }
 
 std::vector<std::string> ColorTransformStage::details(const StageRun&) const {

@@ -98,6 +98,10 @@ class ColorTransformStage : public Stage {
   struct Plan {
     ColorBake bake;
     std::string what;  // "OpenColorIO: ACEScg -> Linear Rec.709 (config ...)"
+    // Names the transform and how it is baked, for stages made again with the same one (each
+    // file of a batch whose pipeline is bound to it): a table is baked once a process. Empty:
+    // not shared.
+    std::string key;
   };
 
   ColorTransformStage(std::string spec, Plan plan);
@@ -118,7 +122,7 @@ class ColorTransformStage : public Stage {
 
   Plan plan_;
   mutable std::once_flag baked_;
-  mutable ColorLut lut_;
+  mutable std::shared_ptr<const ColorLut> lut_;
 };
 
 // The colour libraries' versions, for --version: "OpenColorIO 2.1.2", "LittleCMS 2.14".

@@ -214,7 +214,9 @@ class IccStage : public ColorTransformStage {
                      .shaper = kUnit,
                      .curves_shaper = kEncoded,
                      .split = matrix_shaper_split(icc, from, to)},
-            .what = fmt::format("LittleCMS: '{}' -> '{}'", from.name, to.name)};
+            .what = fmt::format("LittleCMS: '{}' -> '{}'", from.name, to.name),
+            .key = fmt::format("icc {} {} ", icc.intent, int(icc.bpc)) +
+                   profile_bytes(from.handle.get()) + profile_bytes(to.handle.get())};
   }
 
   IccSpec icc_;

@@ -202,7 +202,8 @@ ColorTransformStage::Plan plan_for(const LoadedConfig& c, OCIO::ConstProcessorRc
                    .cube_size = cube_size,
                    .matrix = steps.matrix,
                    .split = std::move(steps.split)},
-          .what = std::move(what) + " (" + c.where + ")"};
+          .what = std::move(what) + " (" + c.where + ")",
+          .key = fmt::format("ocio {} {} {}", c.where, processor->getCacheID(), cube_size)};
 }
 
 std::unique_ptr<Stage> make_ocio(const Args& args) {
