@@ -211,7 +211,7 @@ FilterDef rank_filter(const char* name, Rank rank, const char* summary, int max_
                      border_param()},
           .notes = {std::move(note), "exact: the device equals the reference bit for bit"},
           .example = example,
-          .make = [name, rank](const Args& args) {
+          .make = [rank](const Args& args) {
             return std::make_unique<RankStage>(args.spec_text(), rank, args.integer("r"),
                                                parse_border(args.text("border")));
           }};
