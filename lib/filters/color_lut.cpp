@@ -4,13 +4,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <random>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/settings.hpp"
 
 namespace halo {
 
@@ -308,7 +313,104 @@ ColorTransformStage::ColorTransformStage(std::string spec, Plan plan)
 
 namespace {
 
-// Tables baked in this process, by their plan's key (a handful: one per colour stage).
+namespace fs = std::filesystem;
+
+// The cache file's layout: magic, the key's length and bytes, kind, size, both shapers, the
+// error, the table's length and floats (this machine's byte order: the cache is this machine's).
+constexpr char kTableMagic[8] = {'H', 'A', 'L', 'O', 'L', 'U', 'T', '1'};
+
+template <class T>
+void put(std::ostream& out, const T& v) {
+  out.write(reinterpret_cast<const char*>(&v), sizeof v);
+}
+template <class T>
+bool get(std::istream& in, T& v) {
+  return bool(in.read(reinterpret_cast<char*>(&v), sizeof v));
+}
+
+void put_shaper(std::ostream& out, const Shaper& s) {
+  put(out, int(s.kind)), put(out, s.lo), put(out, s.hi), put(out, s.toe), put(out, s.neg);
+  put(out, s.neg_hi);
+}
+bool get_shaper(std::istream& in, Shaper& s) {
+  int kind = 0;
+  if (!get(in, kind) || (kind != 0 && kind != 1)) return false;
+  s.kind = Shaper::Kind(kind);
+  return get(in, s.lo) && get(in, s.hi) && get(in, s.toe) && get(in, s.neg) && get(in, s.neg_hi);
+}
+
+std::optional<ColorLut> read_table(const fs::path& path, const std::string& key) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[8];
+  std::uint64_t key_size = 0, count = 0;
+  if (!in || !get(in, magic) || !std::equal(magic, magic + 8, kTableMagic) || !get(in, key_size) ||
+      key_size != key.size())
+    return std::nullopt;
+  std::string stored(key_size, '\0');
+  if (!in.read(stored.data(), std::streamsize(key_size)) || stored != key) return std::nullopt;
+  ColorLut lut;
+  int kind = 0;
+  if (!get(in, kind) || kind < 0 || kind > 3 || !get(in, lut.size) || !get_shaper(in, lut.shaper) ||
+      !get_shaper(in, lut.post_shaper) || !get(in, lut.error) || !get(in, count) ||
+      count > (std::uint64_t(1) << 28))
+    return std::nullopt;
+  lut.kind = ColorLut::Kind(kind);
+  lut.table.resize(count);
+  if (!in.read(reinterpret_cast<char*>(lut.table.data()), std::streamsize(count * sizeof(float))))
+    return std::nullopt;
+  return lut;
+}
+
+void write_table(const fs::path& path, const std::string& key, const ColorLut& lut) {
+  fs::create_directories(path.parent_path());
+  AtomicOutput output(path);
+  {
+    std::ofstream out(output.temp_path(), std::ios::binary);
+    out.write(kTableMagic, sizeof kTableMagic);
+    put(out, std::uint64_t(key.size()));
+    out.write(key.data(), std::streamsize(key.size()));
+    put(out, int(lut.kind)), put(out, lut.size);
+    put_shaper(out, lut.shaper), put_shaper(out, lut.post_shaper);
+    put(out, lut.error), put(out, std::uint64_t(lut.table.size()));
+    out.write(reinterpret_cast<const char*>(lut.table.data()),
+              std::streamsize(lut.table.size() * sizeof(float)));
+    if (!out.flush()) throw Error(ErrorKind::Io, path.string() + ": write failed");
+  }
+  output.commit();
+}
+
+}  // namespace
+
+ColorLut cached_color_lut(const std::string& key, const ColorBake& b,
+                          const std::optional<fs::path>& cache_dir) {
+  if (key.empty() || !cache_dir) return bake_color_lut(b);
+  // The transform's key, and how it is baked: a file written by another bake is not taken.
+  const auto shaper = [](const Shaper& s) {
+    return fmt::format("{} {} {} {} {} {}", int(s.kind), s.lo, s.hi, s.toe, s.neg, s.neg_hi);
+  };
+  std::string full = fmt::format("bake 1; cube {} {}; curves {}", b.cube_size, shaper(b.shaper),
+                                 shaper(b.curves_shaper));
+  if (b.split)
+    full +=
+        fmt::format("; split {} {}", shaper(b.split->before_shaper), shaper(b.split->after_shaper));
+  full += "; " + key;
+  const fs::path path =
+      *cache_dir / "colour-tables" / fmt::format("{:016x}.lut", std::hash<std::string>()(full));
+  const std::string& key_text = full;
+  if (auto lut = read_table(path, key_text)) return *lut;
+  ColorLut lut = bake_color_lut(b);
+  try {
+    write_table(path, key_text, lut);
+  } catch (const std::exception& e) {
+    spdlog::debug("colour table not kept: {}", e.what());
+  }
+  return lut;
+}
+
+namespace {
+
+// Tables in this process, by their plan's key (a handful: one per colour stage), read from the
+// cache folder or baked.
 std::shared_ptr<const ColorLut> shared_table(const std::string& key, const ColorBake& bake) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<const ColorLut>> tables;
@@ -317,7 +419,7 @@ std::shared_ptr<const ColorLut> shared_table(const std::string& key, const Color
     std::lock_guard lock(mutex);
     if (const auto it = tables.find(key); it != tables.end()) return it->second;
   }
-  auto table = std::make_shared<const ColorLut>(bake_color_lut(bake));
+  auto table = std::make_shared<const ColorLut>(cached_color_lut(key, bake, settings().cache_dir));
   std::lock_guard lock(mutex);
   if (tables.size() >= 64) tables.clear();  // a bound; pipelines hold a few
   return tables.emplace(key, table).first->second;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -88,6 +89,12 @@ struct ColorBake {
 // point, which leaves a gamma change that much crosstalk); else the nearest of those and a cube
 // of cube_size entries a side.
 ColorLut bake_color_lut(const ColorBake& b);
+
+// The table for `key`: read from cache_dir's colour-tables folder when a process baked it
+// before (the file holds the key, checked in full), else baked and kept there; baked alone when
+// there is no cache folder or key. A file that cannot be read or written is passed over.
+ColorLut cached_color_lut(const std::string& key, const ColorBake& b,
+                          const std::optional<std::filesystem::path>& cache_dir);
 
 // A stage applying a colour transform to the three colour channels (alpha unchanged): the
 // library's transform as the reference, its baked table on the device. The table is baked on

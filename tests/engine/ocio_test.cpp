@@ -204,3 +204,36 @@ TEST_CASE("a grey image goes through a colour stage as R = G = B, keeping the re
     test::check_device_matches(device, spec, in, tolerance);
   }
 }
+
+TEST_CASE("a colour table is kept in the cache folder and read back by the next process") {
+  const auto dir = std::filesystem::temp_directory_path() / "halo-colour-table-test";
+  std::filesystem::remove_all(dir);
+  int calls = 0;
+  ColorBake bake{.exact =
+                     [&calls](float* rgb, std::size_t n) {
+                       ++calls;
+                       for (std::size_t i = 0; i < n * 3; i += 3) std::swap(rgb[i], rgb[i + 2]);
+                     },
+                 .shaper = {.kind = Shaper::Kind::linear, .lo = 0, .hi = 1},
+                 .cube_size = 17};
+  const ColorLut first = cached_color_lut("swap red and blue", bake, dir);
+  CHECK(calls > 0);
+  CHECK(first.kind == ColorLut::Kind::cube);  // channels trade places: no curves hold it
+  REQUIRE(std::filesystem::exists(dir / "colour-tables"));
+  calls = 0;
+  const ColorLut again = cached_color_lut("swap red and blue", bake, dir);
+  CHECK(calls == 0);  // read, not baked
+  CHECK(again.table == first.table);
+  CHECK(again.error == first.error);
+  CHECK(again.size == 17);
+  // Another key, or another cube size, is another table; a damaged file is baked again.
+  cached_color_lut("another transform", bake, dir);
+  CHECK(calls > 0);
+  for (const auto& file : std::filesystem::directory_iterator(dir / "colour-tables"))
+    std::filesystem::resize_file(file.path(), 20);
+  calls = 0;
+  const ColorLut rebaked = cached_color_lut("swap red and blue", bake, dir);
+  CHECK(calls > 0);
+  CHECK(rebaked.table == first.table);
+  std::filesystem::remove_all(dir);
+}
