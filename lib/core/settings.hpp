@@ -27,8 +27,8 @@ struct Settings {
   // OCIO: the OpenColorIO config the ocio and display filters use without config=FILE (empty:
   // halo's built-in one).
   std::string ocio_config;
-  ResourceLimits limits;                    // HALO_MAX_PIXELS, HALO_MAX_MEMORY, else defaults
-  bool no_color = false;                    // NO_COLOR set and not empty
+  ResourceLimits limits;  // HALO_MAX_PIXELS, HALO_MAX_MEMORY, else defaults
+  bool no_color = false;  // NO_COLOR set and not empty
 };
 
 // The environment's settings (Usage error for a malformed HALO_MAX_* value).

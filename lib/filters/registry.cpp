@@ -50,7 +50,7 @@ const std::vector<FilterDef>& filter_registry() {
       exposure_filter(),  mul_filter(),     add_filter(),         clamp_filter(),
       fixnan_filter(),    tonemap_filter(), median_filter(),      dilate_filter(),
       erode_filter(),     flop_filter(),    flip_filter(),        rotate_filter(),
-      crop_filter(),      resize_filter(),  thumbnail_filter(),     ocio_filter(),
+      crop_filter(),      resize_filter(),  thumbnail_filter(),   ocio_filter(),
       display_filter(),   icc_filter(),     orient_filter(),
   };
   return filters;
