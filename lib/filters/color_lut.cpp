@@ -16,6 +16,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/settings.hpp"
+#include "core/text.hpp"
 
 namespace halo {
 
@@ -394,8 +395,7 @@ ColorLut cached_color_lut(const std::string& key, const ColorBake& b,
     full +=
         fmt::format("; split {} {}", shaper(b.split->before_shaper), shaper(b.split->after_shaper));
   full += "; " + key;
-  const fs::path path =
-      *cache_dir / "colour-tables" / fmt::format("{:016x}.lut", std::hash<std::string>()(full));
+  const fs::path path = *cache_dir / "colour-tables" / (fnv1a_hex(full) + ".lut");
   const std::string& key_text = full;
   if (auto lut = read_table(path, key_text)) return *lut;
   ColorLut lut = bake_color_lut(b);

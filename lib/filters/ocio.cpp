@@ -9,9 +9,11 @@
 
 #include <OpenColorIO/OpenColorIO.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.hpp"
 #include "core/settings.hpp"
+#include "core/text.hpp"
 #include "filters/color_lut.hpp"
 
 namespace OCIO = OCIO_NAMESPACE;
@@ -58,12 +60,6 @@ LoadedConfig config_of(const Args& args) {
   return load_config(args.spec_text(), given == "auto" ? settings().ocio_config : given);
 }
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string text;
-  for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
-  return text;
-}
-
 std::vector<std::string> colour_spaces(const OCIO::Config& config) {
   std::vector<std::string> names;
   for (int i = 0; i < config.getNumColorSpaces(); ++i)
@@ -77,7 +73,7 @@ OCIO::ConstColorSpaceRcPtr colour_space(const Args& args, const LoadedConfig& c,
   const std::string& name = args.text(key);
   if (auto space = c.config->getColorSpace(name.c_str())) return space;
   args.fail(key, fmt::format("no colour space '{}' in {} (have {})", name, c.where,
-                             joined(colour_spaces(*c.config))));
+                             fmt::join(colour_spaces(*c.config), ", ")));
 }
 
 // Whether the space holds light linearly (a render's, ACEScg): its values to scene_linear are
@@ -239,13 +235,9 @@ std::string pick(const Args& args, const std::string& key, const std::vector<std
                  const std::string& fallback, const std::string& where) {
   const std::string& given = args.text(key);
   if (given == "auto") return fallback;
-  const auto lower = [](std::string s) {
-    for (char& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-    return s;
-  };
   for (const auto& n : names)
     if (lower(n) == lower(given)) return n;
-  args.fail(key, fmt::format("no {} '{}' {} (have {})", key, given, where, joined(names)));
+  args.fail(key, fmt::format("no {} '{}' {} (have {})", key, given, where, fmt::join(names, ", ")));
 }
 
 std::unique_ptr<Stage> make_display(const Args& args) {
