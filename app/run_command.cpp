@@ -446,22 +446,26 @@ FileFacts file_facts(const Metadata& m) {
 
 // `pipeline` for one file: after an `orient` stage (--auto-orient), its stages bound to the
 // file where they depend on it (Stage::for_file), the others made again from their specs (a
-// pipeline's stages are its own). Nothing when it is `pipeline` as it is.
+// pipeline's stages are its own). Nothing when it is `pipeline` as it is: then no stage is
+// made again.
 std::optional<Pipeline> for_file(const Pipeline& pipeline, bool auto_orient,
                                  const Metadata& metadata) {
   const FileFacts facts = file_facts(metadata);
-  std::vector<std::unique_ptr<Stage>> stages;
-  if (auto_orient) stages.push_back(make_stage("orient"));
-  for (const auto& stage : pipeline.stages()) stages.push_back(make_stage(stage->spec()));
+  std::vector<std::unique_ptr<Stage>> bound;
   bool changed = auto_orient;
-  for (auto& stage : stages)
-    if (auto bound = stage->for_file(facts)) {
-      stage = std::move(bound);
-      changed = true;
-    }
+  for (const auto& stage : pipeline.stages()) {
+    bound.push_back(stage->for_file(facts));
+    changed = changed || bound.back();
+  }
   if (!changed) return std::nullopt;
   Pipeline result;
-  for (auto& stage : stages) result.append(std::move(stage));
+  if (auto_orient) {
+    auto orient = make_stage("orient");
+    auto upright = orient->for_file(facts);
+    result.append(upright ? std::move(upright) : std::move(orient));
+  }
+  for (std::size_t i = 0; i < bound.size(); ++i)
+    result.append(bound[i] ? std::move(bound[i]) : make_stage(pipeline.stages()[i]->spec()));
   return result;
 }
 
