@@ -5,13 +5,6 @@
 
 #include "common.cl"
 
-#define PIXEL_PROLOGUE                       \
-  const int x = get_global_id(0);            \
-  const int y = first + get_global_id(1);    \
-  if (x >= width || y >= last) return;       \
-  const size_t plane = (size_t)pitch * rows; \
-  const size_t at = (size_t)(y - y0) * pitch + x;
-
 // The shaper (color_lut.hpp) on one side: 0 linear over [lo, hi]; 1 log, 0..2^lo over the first
 // `toe` of the table, then equal stops to 2^hi. `a` is 2^lo. NaN reads as 0.
 inline float half_shape(const float x, const int kind, const float lo, const float hi,
@@ -96,8 +89,10 @@ __kernel void color_split(COLOR_ARGS) {
   }
 }
 
-// Tetrahedral interpolation: the order of the three fractions picks which of the cell's six
-// tetrahedra (all sharing its diagonal) holds the point.
+// Tetrahedral interpolation (ColorLut::apply, the same path): the order of the three fractions
+// picks which of the cell's six tetrahedra (all sharing its diagonal) holds the point, and the
+// corners a and b the path from 000 to 111 passes: v = c000 + f1 (ca - c000) + f2 (cb - ca) +
+// f3 (c111 - cb).
 __kernel void color_cube(COLOR_ARGS) {
   PIXEL_PROLOGUE
   int ir, ig, ib;
@@ -108,31 +103,26 @@ __kernel void color_cube(COLOR_ARGS) {
   const size_t n = size;
   const size_t base = ((size_t)ib * n + ig) * n + ir;
   const size_t dr = 1, dg = n, db = n * n;
-  const float4 c000 = table[base], c111 = table[base + dr + dg + db];
-  float4 v;
+  size_t a, b;
+  float f1, f2, f3;
   if (fr > fg) {
     if (fg > fb) {
-      const float4 c100 = table[base + dr], c110 = table[base + dr + dg];
-      v = c000 + fr * (c100 - c000) + fg * (c110 - c100) + fb * (c111 - c110);
+      a = dr, b = dr + dg, f1 = fr, f2 = fg, f3 = fb;
     } else if (fr > fb) {
-      const float4 c100 = table[base + dr], c101 = table[base + dr + db];
-      v = c000 + fr * (c100 - c000) + fb * (c101 - c100) + fg * (c111 - c101);
+      a = dr, b = dr + db, f1 = fr, f2 = fb, f3 = fg;
     } else {
-      const float4 c001 = table[base + db], c101 = table[base + dr + db];
-      v = c000 + fb * (c001 - c000) + fr * (c101 - c001) + fg * (c111 - c101);
+      a = db, b = dr + db, f1 = fb, f2 = fr, f3 = fg;
     }
+  } else if (fb > fg) {
+    a = db, b = dg + db, f1 = fb, f2 = fg, f3 = fr;
+  } else if (fb > fr) {
+    a = dg, b = dg + db, f1 = fg, f2 = fb, f3 = fr;
   } else {
-    if (fb > fg) {
-      const float4 c001 = table[base + db], c011 = table[base + dg + db];
-      v = c000 + fb * (c001 - c000) + fg * (c011 - c001) + fr * (c111 - c011);
-    } else if (fb > fr) {
-      const float4 c010 = table[base + dg], c011 = table[base + dg + db];
-      v = c000 + fg * (c010 - c000) + fb * (c011 - c010) + fr * (c111 - c011);
-    } else {
-      const float4 c010 = table[base + dg], c110 = table[base + dr + dg];
-      v = c000 + fg * (c010 - c000) + fr * (c110 - c010) + fb * (c111 - c110);
-    }
+    a = dg, b = dr + dg, f1 = fg, f2 = fr, f3 = fb;
   }
+  const float4 c000 = table[base], ca = table[base + a], cb = table[base + b];
+  const float4 c111 = table[base + dr + dg + db];
+  const float4 v = c000 + f1 * (ca - c000) + f2 * (cb - ca) + f3 * (c111 - cb);
   STORE(0, v.x);
   STORE(1, v.y);
   STORE(2, v.z);

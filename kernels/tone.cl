@@ -5,24 +5,15 @@
 
 #include "common.cl"
 
-#define PIXEL_PROLOGUE                        \
-  const int x = get_global_id(0);             \
-  const int y = first + get_global_id(1);     \
-  if (x >= width || y >= last) return;        \
-  const size_t plane = (size_t)pitch * rows;  \
-  const size_t at = (size_t)(y - y0) * pitch + x;
-
 // v * k[c] (exposure, mul) or v + k[c] (add); k holds one value per colour plane.
 __kernel void tone_mul(__global const float* in, __global float* out, const int width,
-                       const int pitch, STRIP_ARGS, const int colours,
-                       __constant const float* k) {
+                       const int pitch, STRIP_ARGS, const int colours, __constant const float* k) {
   PIXEL_PROLOGUE
   for (int c = 0; c < colours; ++c) out[c * plane + at] = in[c * plane + at] * k[c];
 }
 
 __kernel void tone_add(__global const float* in, __global float* out, const int width,
-                       const int pitch, STRIP_ARGS, const int colours,
-                       __constant const float* k) {
+                       const int pitch, STRIP_ARGS, const int colours, __constant const float* k) {
   PIXEL_PROLOGUE
   for (int c = 0; c < colours; ++c) out[c * plane + at] = in[c * plane + at] + k[c];
 }

@@ -72,44 +72,39 @@ void apply_split(const ColorLut& lut, float* p) {
 }
 
 // Tetrahedral interpolation: the cell's diagonal splits it into six tetrahedra; the order of
-// the three fractions picks the one holding the point.
+// the three fractions picks the one holding the point, and the path from the cell's corner 000
+// to 111 through its corners a and b: v = c000 + f1 (ca - c000) + f2 (cb - ca) + f3 (c111 - cb)
+// with f1 >= f2 >= f3 the fractions along the path's steps.
+struct Tetrahedron {
+  int a[3], b[3];  // the corners after the first and second steps (red, green, blue)
+  float f1, f2, f3;
+};
+
+Tetrahedron tetrahedron(float fr, float fg, float fb) {
+  if (fr > fg) {
+    if (fg > fb) return {{1, 0, 0}, {1, 1, 0}, fr, fg, fb};
+    if (fr > fb) return {{1, 0, 0}, {1, 0, 1}, fr, fb, fg};
+    return {{0, 0, 1}, {1, 0, 1}, fb, fr, fg};
+  }
+  if (fb > fg) return {{0, 0, 1}, {0, 1, 1}, fb, fg, fr};
+  if (fb > fr) return {{0, 1, 0}, {0, 1, 1}, fg, fb, fr};
+  return {{0, 1, 0}, {1, 1, 0}, fg, fr, fb};
+}
+
 void apply_cube(const ColorLut& lut, float* p) {
   const int n = lut.size;
   int i[3];
   float f[3];
   for (int c = 0; c < 3; ++c) locate(lut.shaper(p[c]), n, i[c], f[c]);
-  const auto at = [&](int dr, int dg, int db, int c) {
-    const std::size_t index = (std::size_t(i[2] + db) * n + (i[1] + dg)) * n + (i[0] + dr);
+  const auto at = [&](const int(&d)[3], int c) {
+    const std::size_t index = (std::size_t(i[2] + d[2]) * n + (i[1] + d[1])) * n + (i[0] + d[0]);
     return lut.table[index * 4 + c];
   };
-  const float fr = f[0], fg = f[1], fb = f[2];
+  const Tetrahedron t = tetrahedron(f[0], f[1], f[2]);
+  constexpr int kFirst[3] = {0, 0, 0}, kLast[3] = {1, 1, 1};
   for (int c = 0; c < 3; ++c) {
-    const float c000 = at(0, 0, 0, c), c111 = at(1, 1, 1, c);
-    float v;
-    if (fr > fg) {
-      if (fg > fb) {
-        const float c100 = at(1, 0, 0, c), c110 = at(1, 1, 0, c);
-        v = c000 + fr * (c100 - c000) + fg * (c110 - c100) + fb * (c111 - c110);
-      } else if (fr > fb) {
-        const float c100 = at(1, 0, 0, c), c101 = at(1, 0, 1, c);
-        v = c000 + fr * (c100 - c000) + fb * (c101 - c100) + fg * (c111 - c101);
-      } else {
-        const float c001 = at(0, 0, 1, c), c101 = at(1, 0, 1, c);
-        v = c000 + fb * (c001 - c000) + fr * (c101 - c001) + fg * (c111 - c101);
-      }
-    } else {
-      if (fb > fg) {
-        const float c001 = at(0, 0, 1, c), c011 = at(0, 1, 1, c);
-        v = c000 + fb * (c001 - c000) + fg * (c011 - c001) + fr * (c111 - c011);
-      } else if (fb > fr) {
-        const float c010 = at(0, 1, 0, c), c011 = at(0, 1, 1, c);
-        v = c000 + fg * (c010 - c000) + fb * (c011 - c010) + fr * (c111 - c011);
-      } else {
-        const float c010 = at(0, 1, 0, c), c110 = at(1, 1, 0, c);
-        v = c000 + fg * (c010 - c000) + fr * (c110 - c010) + fb * (c111 - c110);
-      }
-    }
-    p[c] = v;
+    const float c000 = at(kFirst, c), ca = at(t.a, c), cb = at(t.b, c), c111 = at(kLast, c);
+    p[c] = c000 + t.f1 * (ca - c000) + t.f2 * (cb - ca) + t.f3 * (c111 - cb);
   }
 }
 
