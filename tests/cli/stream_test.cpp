@@ -218,16 +218,26 @@ TEST_CASE("tiled EXR and TIFF inputs give the pixels of their scanline twins, in
                 r.err);
 }
 
-TEST_CASE("an EXR's data window and display window reach EXR outputs; PNG says it drops them") {
-  Sandbox box;
-  const PixelBuffer pixels = photo(20, 10, 3, PixelType::u16);
+namespace {
+
+// A 20x10 half EXR of `pixels` (u16) whose data window is at (7, 3) in a 40x20 display window
+// at (-2, 0).
+void write_placed_exr(const std::string& path, const PixelBuffer& pixels) {
   OIIO::ImageSpec spec(20, 10, 3, OIIO::TypeDesc::HALF);
   spec.x = 7, spec.y = 3, spec.full_x = -2, spec.full_y = 0, spec.full_width = 40,
   spec.full_height = 20;
-  auto out = OIIO::ImageOutput::create(box / "dw.exr");
-  REQUIRE(out->open(box / "dw.exr", spec));
+  auto out = OIIO::ImageOutput::create(path);
+  REQUIRE(out->open(path, spec));
   REQUIRE(out->write_image(OIIO::TypeDesc::UINT16, pixels.bytes.data()));
   REQUIRE(out->close());
+}
+
+}  // namespace
+
+TEST_CASE("an EXR's data window and display window reach EXR outputs; PNG says it drops them") {
+  Sandbox box;
+  const PixelBuffer pixels = photo(20, 10, 3, PixelType::u16);
+  write_placed_exr(box / "dw.exr", pixels);
   write_image(box / "plain.exr", pixels, SampleType::half);  // the same pixels at (0, 0)
 
   const std::string chain = " -f box:r=2 --strip-rows 3 -o ";
@@ -255,13 +265,7 @@ TEST_CASE("an EXR's data window and display window reach EXR outputs; PNG says i
 TEST_CASE("crop keeps an EXR's display window and moves its data window to the window cut") {
   Sandbox box;
   const PixelBuffer pixels = photo(20, 10, 3, PixelType::u16);
-  OIIO::ImageSpec spec(20, 10, 3, OIIO::TypeDesc::HALF);
-  spec.x = 7, spec.y = 3, spec.full_x = -2, spec.full_y = 0, spec.full_width = 40,
-  spec.full_height = 20;
-  auto out = OIIO::ImageOutput::create(box / "dw.exr");
-  REQUIRE(out->open(box / "dw.exr", spec));
-  REQUIRE(out->write_image(OIIO::TypeDesc::UINT16, pixels.bytes.data()));
-  REQUIRE(out->close());
+  write_placed_exr(box / "dw.exr", pixels);
   const Result r =
       box.halo("run " + box / "dw.exr -f crop:x=4:y=3:w=12:h=5 -f exposure:stops=0 -o " +
                box / "c.exr --verify");

@@ -20,6 +20,16 @@ double srgb_encode(double v) {
   return v <= 0.0031308 ? v * 12.92 : 1.055 * std::pow(v, 1 / 2.4) - 0.055;
 }
 
+// A profile's bytes, the profile closed.
+std::string bytes_of(cmsHPROFILE profile) {
+  cmsUInt32Number size = 0;
+  cmsSaveProfileToMem(profile, nullptr, &size);
+  std::string bytes(size, '\0');
+  cmsSaveProfileToMem(profile, bytes.data(), &size);
+  cmsCloseProfile(profile);
+  return bytes;
+}
+
 // An RGB profile with sRGB's white and primaries (or Adobe RGB (1998)'s) and a pure gamma.
 std::string rgb_profile(double gamma, bool adobe_primaries) {
   const cmsCIExyY white{0.3127, 0.3290, 1.0};
@@ -29,12 +39,7 @@ std::string rgb_profile(double gamma, bool adobe_primaries) {
   cmsToneCurve* curves[3] = {curve, curve, curve};
   cmsHPROFILE p = cmsCreateRGBProfile(&white, adobe_primaries ? &adobe : &srgb, curves);
   cmsFreeToneCurve(curve);
-  cmsUInt32Number size = 0;
-  cmsSaveProfileToMem(p, nullptr, &size);
-  std::string bytes(size, '\0');
-  cmsSaveProfileToMem(p, bytes.data(), &size);
-  cmsCloseProfile(p);
-  return bytes;
+  return bytes_of(p);
 }
 
 std::string saved(const std::string& name, const std::string& bytes) {
@@ -115,12 +120,7 @@ TEST_CASE("icc errors name the filter and the profile") {
   cmsToneCurve* curve = cmsBuildGamma(nullptr, 2.2);
   cmsHPROFILE grey = cmsCreateGrayProfile(cmsD50_xyY(), curve);
   cmsFreeToneCurve(curve);
-  cmsUInt32Number size = 0;
-  cmsSaveProfileToMem(grey, nullptr, &size);
-  std::string bytes(size, '\0');
-  cmsSaveProfileToMem(grey, bytes.data(), &size);
-  cmsCloseProfile(grey);
-  CHECK_THROWS_WITH(make_stage("icc:to=" + saved("halo-test-grey.icc", bytes)),
+  CHECK_THROWS_WITH(make_stage("icc:to=" + saved("halo-test-grey.icc", bytes_of(grey))),
                     doctest::Contains("is not an RGB profile"));
   CHECK_THROWS_WITH(make_stage("icc:to=/nonexistent.icc"), doctest::Contains("/nonexistent.icc"));
   CHECK_THROWS_WITH(make_stage("icc:intent=best"), doctest::Contains("'intent'"));
