@@ -86,8 +86,9 @@ const OiioCodecs* load_oiio() {
 // The formats halo recognises by their first bytes, and the extensions that name them.
 struct KnownFormat {
   const char* name;  // as messages say it
-  // halo's own reader, or null for OpenImageIO's reader of that name
-  std::unique_ptr<ImageReader> (*open)(const std::string& path);
+  // halo's own reader (shrink: open_reader's, for the readers that can), or null for
+  // OpenImageIO's reader of that name
+  std::unique_ptr<ImageReader> (*open)(const std::string& path, int shrink);
   const char* oiio;
   std::vector<std::string> extensions;
   bool (*matches)(const unsigned char* b, std::size_t n);
@@ -96,7 +97,7 @@ struct KnownFormat {
 const std::vector<KnownFormat>& known_formats() {
   static const std::vector<KnownFormat> formats = {
       {"PNG",
-       open_png,
+       [](const std::string& path, int) { return open_png(path); },
        "",
        {".png"},
        [](const unsigned char* b, std::size_t n) {
@@ -110,7 +111,7 @@ const std::vector<KnownFormat>& known_formats() {
          return n >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff;
        }},
       {"PFM",
-       open_pfm,
+       [](const std::string& path, int) { return open_pfm(path); },
        "",
        {".pfm"},
        [](const unsigned char* b, std::size_t n) {
@@ -227,8 +228,7 @@ std::unique_ptr<ImageReader> open_any_reader(const std::string& path, int shrink
     if (named && named != content)
       spdlog::warn("{}: the content is {}, not {}; reading it as {}", path, content->name,
                    named->name, content->name);
-    if (content->open == open_jpeg && shrink > 1) return open_jpeg_shrunk(path, shrink);
-    if (content->open) return content->open(path);  // checks the size on its header itself
+    if (content->open) return content->open(path, shrink);  // checks the size on its header
     if (std::string(content->oiio) == "openexr") check_exr_header(path);
     reader = oiio_codecs().open(path, content->oiio);
   } else if (named) {

@@ -137,8 +137,8 @@ bool is_png(const std::string& path);
 bool is_jpeg(const std::string& path);
 bool is_pfm(const std::string& path);
 std::unique_ptr<ImageReader> open_png(const std::string& path);
-std::unique_ptr<ImageReader> open_jpeg(const std::string& path);
-std::unique_ptr<ImageReader> open_jpeg_shrunk(const std::string& path, int shrink);
+// shrink 2, 4 or 8: decoded at that fraction of its size (DCT scaling); else whole.
+std::unique_ptr<ImageReader> open_jpeg(const std::string& path, int shrink);
 std::unique_ptr<ImageReader> open_pfm(const std::string& path);
 std::unique_ptr<ImageWriter> create_png(const std::string& file, const OutputHeader& header,
                                         const WriteOptions& options);

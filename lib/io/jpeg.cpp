@@ -313,11 +313,7 @@ bool is_jpeg(const std::string& path) {
   return ext == ".jpg" || ext == ".jpeg";
 }
 
-std::unique_ptr<ImageReader> open_jpeg(const std::string& path) {
-  return std::make_unique<JpegReader>(path, 1);
-}
-
-std::unique_ptr<ImageReader> open_jpeg_shrunk(const std::string& path, int shrink) {
+std::unique_ptr<ImageReader> open_jpeg(const std::string& path, int shrink) {
   return std::make_unique<JpegReader>(path, shrink);
 }
 
