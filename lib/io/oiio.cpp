@@ -181,12 +181,17 @@ void serve_rows(const std::vector<float>& whole, int width, int channels, int y,
                             : type == PixelType::u16 ? OIIO::TypeDesc::UINT16
                                                      : OIIO::TypeDesc::FLOAT;
   const std::size_t sample = to.size();
-  for (int r = 0; r < count; ++r)
-    for (int x = 0; x < width; ++x) {
-      const float* src = whole.data() + (std::size_t(y + r) * width + x) * channels + first;
-      std::byte* dst = out + ((std::size_t(r) * width + x) * n) * sample;
-      OIIO::convert_pixel_values(OIIO::TypeFloat, src, to, dst, n);
+  for (int r = 0; r < count; ++r) {
+    const float* row = whole.data() + std::size_t(y + r) * width * channels;
+    std::byte* dst = out + std::size_t(r) * width * n * sample;
+    if (first == 0 && n == channels) {  // all channels: the row in one call
+      OIIO::convert_pixel_values(OIIO::TypeFloat, row, to, dst, width * n);
+      continue;
     }
+    for (int x = 0; x < width; ++x)
+      OIIO::convert_pixel_values(OIIO::TypeFloat, row + std::size_t(x) * channels + first, to,
+                                 dst + std::size_t(x) * n * sample, n);
+  }
 }
 
 // An EXR of luminance and subsampled chroma (Y, RY, BY: what OpenEXR's RGBA interface writes
