@@ -127,17 +127,26 @@ std::vector<float> probes(const Shaper& shaper) {
   return rgb;
 }
 
-double largest_error(const ColorLut& lut, const ColorTransform& exact, const Shaper& shaper) {
-  std::vector<float> want = probes(shaper);
-  std::vector<float> got = want;
-  const std::size_t pixels = want.size() / 3;
-  exact(want.data(), pixels);
-  lut.apply(got.data(), pixels);
+// The probes of a shaper and the transform's values there, computed once for the tables
+// measured on them.
+struct ProbeSet {
+  std::vector<float> inputs, want;
+
+  ProbeSet(const ColorTransform& exact, const Shaper& shaper) : inputs(probes(shaper)) {
+    want = inputs;
+    exact(want.data(), want.size() / 3);
+  }
+};
+
+double largest_error(const ColorLut& lut, const ProbeSet& probe) {
+  std::vector<float> got = probe.inputs;
+  lut.apply(got.data(), got.size() / 3);
   double worst = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    if (!std::isfinite(want[i])) continue;  // the table cannot hold it; --verify reports it
-    const double scale = std::max(1.0, double(std::fabs(want[i])));
-    worst = std::max(worst, std::fabs(double(got[i]) - double(want[i])) / scale);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const float want = probe.want[i];
+    if (!std::isfinite(want)) continue;  // the table cannot hold it; --verify reports it
+    const double scale = std::max(1.0, double(std::fabs(want)));
+    worst = std::max(worst, std::fabs(double(got[i]) - double(want)) / scale);
   }
   return worst;
 }
@@ -285,22 +294,29 @@ std::string ColorLut::describe() const {
 }
 
 ColorLut bake_color_lut(const ColorBake& b) {
-  const auto measured = [&](ColorLut lut, const Shaper& probed) {
-    lut.error = largest_error(lut, b.exact, probed);
+  // The source's own range (the cube's shaper) is probed once for the split and the cube.
+  std::optional<ProbeSet> source;
+  const auto measured = [&](ColorLut lut, const ProbeSet& probe) {
+    lut.error = largest_error(lut, probe);
     return lut;
+  };
+  const auto in_source = [&]() -> const ProbeSet& {
+    if (!source) source.emplace(b.exact, b.shaper);
+    return *source;
   };
   if (b.matrix) {
     ColorLut lut{.kind = ColorLut::Kind::matrix};
     lut.table.assign(b.matrix->begin(), b.matrix->end());
-    return measured(std::move(lut), b.shaper);
+    return measured(std::move(lut), in_source());
   }
-  ColorLut best = measured(bake_curves(b.exact, b.curves_shaper), b.curves_shaper);
-  if (b.split && best.error > kExactError) {  // probed where the cube would be: the source's range
-    ColorLut split = measured(bake_split(*b.split), b.shaper);
+  ColorLut best =
+      measured(bake_curves(b.exact, b.curves_shaper), ProbeSet(b.exact, b.curves_shaper));
+  if (b.split && best.error > kExactError) {  // probed where the cube would be
+    ColorLut split = measured(bake_split(*b.split), in_source());
     if (split.error < best.error) best = std::move(split);
   }
   if (best.error <= kCurvesError) return best;
-  ColorLut cube = measured(bake_cube(b.exact, b.shaper, b.cube_size), b.shaper);
+  ColorLut cube = measured(bake_cube(b.exact, b.shaper, b.cube_size), in_source());
   return best.error < cube.error ? best : cube;
 }
 
