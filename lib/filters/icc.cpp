@@ -161,8 +161,8 @@ std::optional<SplitTransform> matrix_shaper_split(const IccSpec& icc, const Prof
     }
     split.matrix[std::size_t(r) * 4 + 3] = 0;
   }
-  // Tone curves stay with their profiles, which the stage's transform outlives; copies keep
-  // them for the bake, which comes later.
+  // Curves read from a profile belong to it, and the profiles close once the stage is made;
+  // the bake comes later, so it keeps copies (the reversed ones are its own already).
   std::shared_ptr<cmsToneCurve> before[3];
   for (int c = 0; c < 3; ++c) before[c].reset(cmsDupToneCurve(in_curves[c]), cmsFreeToneCurve);
   const auto per_channel = [](std::array<std::shared_ptr<cmsToneCurve>, 3> curves) {
