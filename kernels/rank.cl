@@ -1,14 +1,16 @@
 // Rank filters (lib/filters/rank.cpp): the median of a square window, and its morphology pair
 // dilate / erode (the window's maximum / minimum) as a rows pass then a columns pass. No
 // arithmetic: the device's result equals the reference's bit for bit, because both gather the
-// window in the same order and sort it with the same insertion sort (so even NaN lands alike).
-// One work-item per sample of the image rows [first, last) and colour plane.
+// window in the same order and select with the same network (so even NaN lands alike).
+// One work-item per sample of the image rows [first, last) and colour plane where a window
+// crosses the image's edge; inside it, one per VEC adjacent samples (a CPU device's vector
+// width from the tuning table, 1 on GPUs).
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "common.cl"
 
-// RADIUS (the median's window lives in registers) and DILATE (1: maximum, 0: minimum) are
-// defines: one program per radius, one per extreme.
+// RADIUS (the median's window lives in registers), DILATE (1: maximum, 0: minimum) and VEC
+// are defines: one program per radius and extreme.
 #ifndef RADIUS
 #define RADIUS 1
 #endif
@@ -17,13 +19,25 @@
 #endif
 #define SIDE (2 * RADIUS + 1)
 
-// w[i] <= w[j] afterwards; swapped only when w[j] < w[i], so NaN never moves.
-#define COMPARE_EXCHANGE(w, i, j)     \
-  {                                   \
-    const float a_ = w[i], b_ = w[j]; \
-    const int swap_ = b_ < a_;        \
-    w[i] = swap_ ? b_ : a_;           \
-    w[j] = swap_ ? a_ : b_;           \
+// VEC samples of a row, loaded and stored as one value.
+#if VEC == 1
+#define floatV float
+#define LOADV(p) (*(p))
+#define STOREV(v, p) (*(p) = (v))
+#else
+#define floatV FLOATV
+#define LOADV(p) VLOAD(0, p)
+#define STOREV(v, p) VSTORE(v, 0, p)
+#endif
+
+// w[i] <= w[j] afterwards; swapped only when w[j] < w[i], so NaN never moves. For floats and
+// vectors alike.
+#define COMPARE_EXCHANGE(w, i, j)                \
+  {                                              \
+    const __typeof__(w[0]) a_ = w[i], b_ = w[j]; \
+    const __typeof__(b_ < a_) swap_ = b_ < a_;   \
+    w[i] = select(a_, b_, swap_);                \
+    w[j] = select(b_, a_, swap_);                \
   }
 
 // Forgetful selection's steps for 25 and 49 samples (lib/filters/rank.hpp's forgetful_median,
@@ -121,35 +135,38 @@
 // fixed at compile time, so the compiler keeps the window in registers (an insertion sort's
 // moving index spilled it to memory: 5x5 was 26x OpenCV's time). A compare-exchange swaps only
 // when b < a: NaN never moves, the same as the reference's.
-// Picks the median of w (SIDE x SIDE samples), reordering it.
-inline float pick_median(float* w) {
+// Picks the median of w (SIDE x SIDE values), reordering it.
 #if RADIUS == 1
-  // 3x3: the 19 compare-exchanges that leave the median in the middle (Paeth's network, as
-  // in N. Devillard's "Fast median search", 1998), checked on every 0/1 input by the tests.
-  const int net[19][2] = {{1, 2}, {4, 5}, {7, 8}, {0, 1}, {3, 4}, {6, 7}, {1, 2},
-                          {4, 5}, {7, 8}, {0, 3}, {5, 8}, {4, 7}, {3, 6}, {1, 4},
-                          {2, 5}, {4, 7}, {4, 2}, {6, 4}, {4, 2}};
-#pragma unroll
-  for (int k = 0; k < 19; ++k) COMPARE_EXCHANGE(w, net[k][0], net[k][1]);
+// 3x3: the 19 compare-exchanges that leave the median in the middle (Paeth's network, as in
+// N. Devillard's "Fast median search", 1998), checked on every 0/1 input by the tests.
+#define SELECT_MEDIAN(w)                                                                    \
+  const int net[19][2] = {{1, 2}, {4, 5}, {7, 8}, {0, 1}, {3, 4}, {6, 7}, {1, 2},           \
+                          {4, 5}, {7, 8}, {0, 3}, {5, 8}, {4, 7}, {3, 6}, {1, 4},           \
+                          {2, 5}, {4, 7}, {4, 2}, {6, 4}, {4, 2}};                          \
+  _Pragma("unroll") for (int k = 0; k < 19; ++k) COMPARE_EXCHANGE(w, net[k][0], net[k][1]); \
   return w[4];
 #else
-  // Forgetful selection (lib/filters/rank.hpp), spelled out below: of the first N/2 + 2
-  // samples the minimum and maximum are dropped and the next sample takes the maximum's place,
-  // until one is left. Written as straight-line code with constant positions: as loops, PoCL
-  // kept the window in memory (5x5 took 4x the time of a plain sort).
+// Forgetful selection (lib/filters/rank.hpp), spelled out above: of the first N/2 + 2 samples
+// the minimum and maximum are dropped and the next sample takes the maximum's place, until
+// one is left. Written as straight-line code with constant positions: as loops, PoCL kept the
+// window in memory (5x5 took 4x the time of a plain sort).
 #define X(i, j) COMPARE_EXCHANGE(w, i, j)
 #define C(i, j) w[i] = w[j];
 #if RADIUS == 2
-  FORGETFUL_25
-  return w[12];
+#define SELECT_MEDIAN(w) FORGETFUL_25 return w[12];
 #else
-  FORGETFUL_49
-  return w[24];
+#define SELECT_MEDIAN(w) FORGETFUL_49 return w[24];
 #endif
-#undef X
-#undef C
 #endif
+
+inline float __attribute__((overloadable)) pick_median(float* w) {
+  SELECT_MEDIAN(w)
 }
+#if VEC > 1
+inline floatV __attribute__((overloadable)) pick_median(floatV* w) {
+  SELECT_MEDIAN(w)
+}
+#endif
 
 // Columns [x0, x0 + count) of rows [first, last), through the border rule where a window
 // crosses the image's edge: the frame around median_inside's block, or a small image whole.
@@ -181,53 +198,85 @@ __kernel void median(__global const float* in, __global float* out, const int wi
   out[plane + (size_t)(y - y0) * pitch + x] = pick_median(w);
 }
 
-// Windows inside the image: plain loads and no border rule, no test to branch on, so a CPU
-// device vectorises them across work-items. x from RADIUS, rows [first, last) all inside.
+// Windows inside the image: plain loads and no border rule, no test to branch on. `count`
+// runs of VEC columns from x = RADIUS, rows [first, last) all inside. (PoCL did not vectorise
+// a window of 25 scalars across work-items: explicit vectors made 5x5 8.8x faster.)
 __kernel void median_inside(__global const float* in, __global float* out, const int pitch,
                             STRIP_ARGS, const int count) {
-  const int x = RADIUS + get_global_id(0);
+  const int x = RADIUS + get_global_id(0) * VEC;
   const int y = first + get_global_id(1);
   if (get_global_id(0) >= count || y >= last) return;
   const size_t plane = (size_t)pitch * rows * get_global_id(2);
-  float w[SIDE * SIDE];
+  floatV w[SIDE * SIDE];
   __global const float* p = in + plane + (size_t)(y - RADIUS - y0) * pitch + (x - RADIUS);
 #pragma unroll
   for (int dy = 0; dy < SIDE; ++dy)
 #pragma unroll
-    for (int dx = 0; dx < SIDE; ++dx) w[dy * SIDE + dx] = p[(size_t)dy * pitch + dx];
-  out[plane + (size_t)(y - y0) * pitch + x] = pick_median(w);
+    for (int dx = 0; dx < SIDE; ++dx) w[dy * SIDE + dx] = LOADV(p + (size_t)dy * pitch + dx);
+  STOREV(pick_median(w), out + plane + (size_t)(y - y0) * pitch + x);
 }
 
 // The extreme so far and a new sample: a NaN is passed over unless all are NaN; between equal
-// values (-0 and +0) the first stays. Spelled out, not fmax, so the reference matches exactly.
-#define PICK(a, b) (isnan(a) || (DILATE ? (b) > (a) : (b) < (a)) ? (b) : (a))
+// values (-0 and +0) the first stays. Spelled out, not fmax, so the reference matches exactly;
+// select serves floats and vectors alike.
+#define PICK(a, b) select((a), (b), isnan(a) | (DILATE ? (b) > (a) : (b) < (a)))
 
-// Rows pass: each sample of the rows [first, last) becomes its row window's extreme.
+// Rows pass, columns [x0, x0 + count) of the rows [first, last): each sample becomes its row
+// window's extreme, through the border rule (the columns near the image's edges).
 __kernel void rank_rows(__global const float* in, __global float* out, const int width,
-                        const int pitch, STRIP_ARGS, const int radius, const int border) {
-  const int x = get_global_id(0);
+                        const int pitch, STRIP_ARGS, const int border, const int x0,
+                        const int count) {
+  const int x = x0 + get_global_id(0);
   const int y = first + get_global_id(1);
-  if (x >= width || y >= last) return;
+  if (get_global_id(0) >= count || y >= last) return;
   const size_t base = (size_t)pitch * rows * get_global_id(2) + (size_t)(y - y0) * pitch;
   float v = NAN;
-  for (int dx = -radius; dx <= radius; ++dx) {
+  for (int dx = -RADIUS; dx <= RADIUS; ++dx) {
     const int col = border_index(x + dx, width, border);
     v = PICK(v, col < 0 ? 0.0f : in[base + col]);
   }
   out[base + x] = v;
 }
 
-// Columns pass over the rows pass's result.
-__kernel void rank_cols(__global const float* in, __global float* out, const int width,
-                        const int pitch, STRIP_ARGS, const int radius, const int border) {
-  const int x = get_global_id(0);
+// Rows pass inside: `count` runs of VEC columns from x = RADIUS, windows inside the row.
+__kernel void rank_rows_inside(__global const float* in, __global float* out, const int pitch,
+                               STRIP_ARGS, const int count) {
+  const int x = RADIUS + get_global_id(0) * VEC;
   const int y = first + get_global_id(1);
-  if (x >= width || y >= last) return;
+  if (get_global_id(0) >= count || y >= last) return;
+  __global const float* p = in + (size_t)pitch * rows * get_global_id(2) + (size_t)(y - y0) * pitch;
+  floatV v = NAN;
+#pragma nounroll  // unrolled, it ran up to 1.5x slower on PoCL
+  for (int dx = -RADIUS; dx <= RADIUS; ++dx) v = PICK(v, LOADV(p + x + dx));
+  STOREV(v, out + (p - in) + x);
+}
+
+// Columns pass over the rows pass's result, columns [x0, x0 + count), through the border rule.
+__kernel void rank_cols(__global const float* in, __global float* out, const int width,
+                        const int pitch, STRIP_ARGS, const int border, const int x0,
+                        const int count) {
+  const int x = x0 + get_global_id(0);
+  const int y = first + get_global_id(1);
+  if (get_global_id(0) >= count || y >= last) return;
   const size_t plane = (size_t)pitch * rows * get_global_id(2);
   float v = NAN;
-  for (int dy = -radius; dy <= radius; ++dy) {
+  for (int dy = -RADIUS; dy <= RADIUS; ++dy) {
     const int row = strip_row(y + dy, y0, rows, height, border);
     v = PICK(v, row < 0 ? 0.0f : in[plane + (size_t)row * pitch + x]);
   }
   out[plane + (size_t)(y - y0) * pitch + x] = v;
+}
+
+// Columns pass inside: `count` runs of VEC columns from x = 0 of rows whose windows lie inside
+// the image.
+__kernel void rank_cols_inside(__global const float* in, __global float* out, const int pitch,
+                               STRIP_ARGS, const int count) {
+  const int x = get_global_id(0) * VEC;
+  const int y = first + get_global_id(1);
+  if (get_global_id(0) >= count || y >= last) return;
+  const size_t at = (size_t)pitch * rows * get_global_id(2) + (size_t)(y - y0) * pitch + x;
+  floatV v = NAN;
+#pragma nounroll  // as in rank_rows_inside
+  for (int dy = -RADIUS; dy <= RADIUS; ++dy) v = PICK(v, LOADV(in + at + (ptrdiff_t)dy * pitch));
+  STOREV(v, out + at);
 }

@@ -78,7 +78,8 @@ class RankStage : public Stage {
   // The median sorts (2r+1)^2 samples; morphology reads 2r+1 a pass.
   StageCost cost() const override {
     const double side = 2 * r_ + 1;
-    if (rank_ == Rank::median) return {.reference_ns = side * side * 6, .device_ns = side * side};
+    if (rank_ == Rank::median)
+      return {.reference_ns = side * side * 6, .device_ns = side * side * 0.3};
     return {.reference_ns = 2 * side * 2, .device_ns = 2 * side * 0.3};
   }
   std::vector<std::string> details(const StageRun&) const override {
@@ -118,63 +119,57 @@ class RankStage : public Stage {
 
   DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                            StageRun&) const override {
-    const int planes = in.color_channels();
     DeviceImage result = device.image_like(in, in.channels, in.alpha);
-    const std::size_t bytes = 2 * std::size_t(in.pitch) * out.count() * sizeof(float) * planes;
-    // 64 x 4 work-items a group: groups of 64 left the H100 scheduling groups, not loading.
-    const cl::NDRange local(64, 4, 1);
+    const Defines defines = {{"RADIUS", std::to_string(r_)},
+                             {"DILATE", rank_ == Rank::dilate ? "1" : "0"},
+                             {"VEC", std::to_string(std::max(1, device.tuning().vec))}};
     if (rank_ == Rank::median) {
-      // The windows inside the image by median_inside (no border rule, so a CPU device
-      // vectorises it), the frame around them by median: bands above and below, columns left
-      // and right; a small image wholly by median.
-      const Defines radius = {{"RADIUS", std::to_string(r_)}};
-      const Span inside{std::max(out.first, r_), std::min(out.last, in.full_height - r_)};
-      const int columns = in.width - 2 * r_;
-      auto frame = device.kernel("rank.cl", "median", radius);
-      const auto edge = [&](Span rows, int x0, int count) {
-        if (rows.count() <= 0 || count <= 0) return;
-        set_args(frame, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, rows),
-                 int(border_), x0, count);
-        device.launch(frame, "median",
-                      cl::NDRange(ceil_div(count, 64) * 64, ceil_div(rows.count(), 4) * 4, planes),
-                      local);
-      };
-      if (inside.count() <= 0 || columns <= 0) {
-        edge(out, 0, in.width);
-      } else {
-        auto kernel = device.kernel("rank.cl", "median_inside", radius);
-        set_args(kernel, in.buffer, result.buffer, in.pitch, strip_rows(in, inside), columns);
-        device.launch(
-            kernel, "median_inside",
-            cl::NDRange(ceil_div(columns, 64) * 64, ceil_div(inside.count(), 4) * 4, planes), local,
-            bytes);
-        edge({out.first, inside.first}, 0, in.width);
-        edge({inside.last, out.last}, 0, in.width);
-        edge(inside, 0, r_);
-        edge(inside, in.width - r_, r_);
-      }
+      launch_framed(device, "median", defines, in, result, out, r_, r_);
     } else {
-      const Defines defines = {{"DILATE", rank_ == Rank::dilate ? "1" : "0"}};
-      const Span rows = out.widened(r_, in.full_height);
       DeviceImage tmp = device.image_like(in, in.channels, false);
-      auto rows_kernel = device.kernel("rank.cl", "rank_rows", defines);
-      set_args(rows_kernel, in.buffer, tmp.buffer, in.width, in.pitch, strip_rows(in, rows), r_,
-               int(border_));
-      device.launch(rows_kernel, "rank_rows",
-                    cl::NDRange(ceil_div(in.width, 64) * 64, ceil_div(rows.count(), 4) * 4, planes),
-                    local, bytes);
-      auto cols_kernel = device.kernel("rank.cl", "rank_cols", defines);
-      set_args(cols_kernel, tmp.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), r_,
-               int(border_));
-      device.launch(cols_kernel, "rank_cols",
-                    cl::NDRange(ceil_div(in.width, 64) * 64, ceil_div(out.count(), 4) * 4, planes),
-                    local, bytes);
+      launch_framed(device, "rank_rows", defines, in, tmp, out.widened(r_, in.full_height), r_, 0);
+      launch_framed(device, "rank_cols", defines, tmp, result, out, 0, r_);
     }
     copy_alpha(device, in, result);
     return result;
   }
 
  private:
+  // Kernel `name` over the rows `rows` of `in` into `out`: the block whose windows lie inside
+  // the image (reaching `rx` columns and `ry` rows) by `name`_inside, which has no border rule
+  // and handles VEC adjacent samples a work-item (a CPU device's vector width: PoCL did not
+  // vectorise the median's window across work-items; one on GPUs); the frame around it (bands above
+  // and below, columns left and right) by `name` itself, as is a small image whole.
+  void launch_framed(Device& device, const std::string& name, const Defines& defines,
+                     const DeviceImage& in, DeviceImage& out, Span rows, int rx, int ry) const {
+    const int vec = std::max(1, device.tuning().vec);
+    const int planes = in.color_channels();
+    const std::size_t bytes = 2 * std::size_t(in.pitch) * rows.count() * sizeof(float) * planes;
+    // 64 x 4 work-items a group: groups of 64 left the H100 scheduling groups, not loading.
+    const cl::NDRange local(64, 4, 1);
+    const auto grid = [&](int columns, Span span) {
+      return cl::NDRange(ceil_div(columns, 64) * 64, ceil_div(span.count(), 4) * 4, planes);
+    };
+    auto frame = device.kernel("rank.cl", name, defines);
+    const auto edge = [&](Span span, int x0, int count) {
+      if (span.count() <= 0 || count <= 0) return;
+      set_args(frame, in.buffer, out.buffer, in.width, in.pitch, strip_rows(in, span), int(border_),
+               x0, count);
+      device.launch(frame, name, grid(count, span), local, bytes);
+    };
+    const Span inside{std::max(rows.first, ry), std::min(rows.last, in.full_height - ry)};
+    const int runs = (in.width - 2 * rx) / vec;
+    const int columns = runs * vec;
+    if (inside.count() <= 0 || runs <= 0) return edge(rows, 0, in.width);
+    auto kernel = device.kernel("rank.cl", name + "_inside", defines);
+    set_args(kernel, in.buffer, out.buffer, in.pitch, strip_rows(in, inside), runs);
+    device.launch(kernel, name + "_inside", grid(runs, inside), local, bytes);
+    edge({rows.first, inside.first}, 0, in.width);
+    edge({inside.last, rows.last}, 0, in.width);
+    edge(inside, 0, rx);
+    edge(inside, rx + columns, in.width - rx - columns);
+  }
+
   // Each sample of the image rows `rows` (those held) becomes its row window's extreme.
   Image rows_pass(const Image& in, Span rows, const std::vector<int>& xs) const {
     Image tmp = in.like(in.channels(), false);
