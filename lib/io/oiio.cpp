@@ -9,7 +9,10 @@
 #include <OpenImageIO/imageio.h>
 #include <OpenImageIO/tiffutils.h>
 
+#include <cstdint>
+#include <cstring>
 #include <fstream>
+#include <string_view>
 
 #include "core/error.hpp"
 #include "core/text.hpp"
@@ -371,12 +374,57 @@ class OiioReader : public ImageReader {
   }
 
   void read_region(int y_begin, int y_end, int first, int n, PixelType type, std::byte* out) {
+    if (type == PixelType::f32 && has_exr_uint(first, n))
+      return read_uint_by_value(y_begin, y_end, first, n, reinterpret_cast<float*>(out));
+    read_as(y_begin, y_end, first, n, oiio_type(type), out);
+  }
+
+  // OpenEXR's UINT channels (object ids, sample counts) are numbers, where OpenImageIO's
+  // conversion to float makes them fractions of 2^32 - 1: halo reads them as OpenEXR does.
+  bool has_exr_uint(int first, int n) const {
     const OIIO::ImageSpec& spec = in_->spec();
-    const bool ok =
-        tile_rows_ > 0
-            ? in_->read_tiles(0, 0, spec.x, spec.x + spec.width, y_begin, y_end, spec.z, spec.z + 1,
-                              first, first + n, oiio_type(type), out)
-            : in_->read_scanlines(0, 0, y_begin, y_end, 0, first, first + n, oiio_type(type), out);
+    if (std::string_view(in_->format_name()) != "openexr") return false;
+    for (int c = first; c < first + n; ++c)
+      if (spec.channelformat(c).basetype == OIIO::TypeDesc::UINT) return true;
+    return false;
+  }
+
+  // The channels as stored (each its own type), then each to float: UINT by value, the others
+  // as OpenImageIO converts them.
+  void read_uint_by_value(int y_begin, int y_end, int first, int n, float* out) {
+    const OIIO::ImageSpec& spec = in_->spec();
+    std::vector<std::size_t> offsets;
+    std::size_t pixel_bytes = 0;
+    for (int c = first; c < first + n; ++c) {
+      offsets.push_back(pixel_bytes);
+      pixel_bytes += spec.channelformat(c).size();
+    }
+    const std::size_t pixels = std::size_t(spec.width) * (y_end - y_begin);
+    std::vector<std::byte> native(pixels * pixel_bytes);
+    read_as(y_begin, y_end, first, n, OIIO::TypeUnknown, native.data());
+    for (int k = 0; k < n; ++k) {
+      const OIIO::TypeDesc format = spec.channelformat(first + k);
+      for (std::size_t i = 0; i < pixels; ++i) {
+        const std::byte* src = native.data() + i * pixel_bytes + offsets[std::size_t(k)];
+        float* dst = out + i * n + k;
+        if (format.basetype == OIIO::TypeDesc::UINT) {
+          std::uint32_t v;
+          std::memcpy(&v, src, sizeof v);
+          *dst = float(v);
+        } else {
+          OIIO::convert_pixel_values(format, src, OIIO::TypeFloat, dst, 1);
+        }
+      }
+    }
+  }
+
+  // Rows [y_begin, y_end), channels [first, first + n), as `to` (TypeUnknown: as stored).
+  void read_as(int y_begin, int y_end, int first, int n, OIIO::TypeDesc to, std::byte* out) {
+    const OIIO::ImageSpec& spec = in_->spec();
+    const bool ok = tile_rows_ > 0
+                        ? in_->read_tiles(0, 0, spec.x, spec.x + spec.width, y_begin, y_end, spec.z,
+                                          spec.z + 1, first, first + n, to, out)
+                        : in_->read_scanlines(0, 0, y_begin, y_end, 0, first, first + n, to, out);
     if (!ok) {
       const auto why = one_line(in_->geterror());
       throw Error(ErrorKind::BadData,
