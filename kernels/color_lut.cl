@@ -5,11 +5,11 @@
 
 #include "common.cl"
 
-// The shaper (color_lut.hpp) on one side: 0 linear over [lo, hi]; 1 log, 0..2^lo over the first
-// `toe` of the table, then equal stops to 2^hi. `a` is 2^lo. NaN reads as 0.
+// The shaper (color_lut.hpp) on one side: SHAPER_LINEAR over [lo, hi]; SHAPER_LOG, 0..2^lo over the
+// first `toe` of the table, then equal stops to 2^hi. `a` is 2^lo. NaN reads as 0.
 inline float half_shape(const float x, const int kind, const float lo, const float hi,
                         const float toe, const float a) {
-  if (kind == 0) {
+  if (kind == SHAPER_LINEAR) {
     const float u = (x - lo) / (hi - lo);
     return u > 0.0f ? (u < 1.0f ? u : 1.0f) : 0.0f;
   }

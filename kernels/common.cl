@@ -4,10 +4,7 @@
 #ifndef HALO_COMMON_CL
 #define HALO_COMMON_CL
 
-#define BORDER_ZERO 0
-#define BORDER_CLAMP 1
-#define BORDER_REFLECT 2
-#define BORDER_WRAP 3
+#include "contract.h"
 
 // Index of the pixel that stands in for coordinate i of a line of n pixels; -1 means "zero".
 inline int border_index(int i, const int n, const int border) {

@@ -9,10 +9,7 @@
 #include "common.cl"
 
 // ---- transfer functions (OIDN's training/color.py; the same constants as denoise.cpp) ----
-
-#define TRANSFER_LINEAR 0
-#define TRANSFER_SRGB 1
-#define TRANSFER_PU 2
+// Chosen by TRANSFER_* (contract.h).
 
 // The PU2 fit of Aydin et al. 2008 that OIDN publishes, normalised so that 65504 maps to 1.
 #define PU_A 1.41283765e+03f

@@ -12,11 +12,6 @@
 
 #include "common.cl"
 
-#define FLAG_LEFT 1
-#define FLAG_RIGHT 2
-#define FLAG_TOP 4
-#define FLAG_BOTTOM 8
-
 typedef struct {
   float nx, ny, nz, z;
 } surface_t;

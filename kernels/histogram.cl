@@ -2,12 +2,13 @@
 // arithmetic for integer data and by correctly rounded float operations for float data, the
 // same steps as lib/filters/histogram.cpp, so device and reference agree bin for bin.
 //
-// Input (INPUT): 1 = 8-bit interleaved, 2 = 16-bit interleaved, 3 = float planar (`plane`
-// floats per channel, rows of `pitch`, `width` wide, the counted rows starting `origin` floats
-// into each plane: a strip's rows; kernel arguments, so one program serves every image size).
-// CODES = 1 when float data holds integer codes (8/16-bit sources after filters): they are
+// Input (INPUT, contract.h's HIST_INPUT_*): 8-bit interleaved, 16-bit interleaved, float planar
+// (`plane` floats per channel, rows of `pitch`, `width` wide, the counted rows starting `origin`
+// floats into each plane: a strip's rows; kernel arguments, so one program serves every image
+// size). CODES = 1 when float data holds integer codes (8/16-bit sources after filters): they are
 // quantised as writing would (MAX_CODE).
-// Mode (MODE): 0 one channel CHANNEL, 1 luma (Rec.601), 2 luma709, 3 rgb (3 x BINS counters).
+// Mode (MODE, HIST_MODE_*): one channel CHANNEL, luma (Rec.601), luma709, rgb (3 x BINS
+// counters).
 // Counters: BINS per histogram (x3 for rgb), then under, over, NaN, Inf (float binning only).
 //
 // Strategies, one kernel each, all writing 32-bit partial counts that histogram_reduce adds
@@ -22,22 +23,23 @@
 //                      go to global memory for the reduce kernel (reducestatistic)
 // Defines: INPUT, CHANNELS, MODE, CHANNEL, BINS, CODES, MAX_CODE, PIXELS_PER_ITEM, GROUP,
 //   SUBHISTS (histogram_local copies), TOTALS64 (see below), IN_FLIGHT (blocks histogram_local
-//   loads before counting them), and METHOD (0 global,
-//   1 local, 2 private): only that counting kernel is compiled, since the others' local
-//   arrays may not fit the device.
+//   loads before counting them), and METHOD (HIST_METHOD_*): only that counting kernel is
+//   compiled, since the others' local arrays may not fit the device.
 #pragma OPENCL FP_CONTRACT OFF
+
+#include "contract.h"
 
 #ifndef BINS
 #define BINS 256
 #endif
 #ifndef INPUT
-#define INPUT 1
+#define INPUT HIST_INPUT_U8
 #endif
 #ifndef CHANNELS
 #define CHANNELS 1
 #endif
 #ifndef MODE
-#define MODE 0
+#define MODE HIST_MODE_CHANNEL
 #endif
 #ifndef CHANNEL
 #define CHANNEL 0
@@ -58,7 +60,7 @@
 #define SUBHISTS 1
 #endif
 #ifndef METHOD
-#define METHOD 1
+#define METHOD HIST_METHOD_LOCAL
 #endif
 #ifndef TOTALS64
 #define TOTALS64 0
@@ -67,16 +69,16 @@
 #define IN_FLIGHT 1
 #endif
 
-#define HISTS (MODE == 3 ? 3 : 1)
+#define HISTS (MODE == HIST_MODE_RGB ? 3 : 1)
 #define COUNTERS (HISTS * BINS + 4)
 #define UNDER (HISTS * BINS)
 #define OVER (UNDER + 1)
 #define NANS (UNDER + 2)
 #define INFS (UNDER + 3)
 
-#if INPUT == 1
+#if INPUT == HIST_INPUT_U8
 typedef uchar sample_t;
-#elif INPUT == 2
+#elif INPUT == HIST_INPUT_U16
 typedef ushort sample_t;
 #else
 typedef float sample_t;
@@ -88,7 +90,7 @@ typedef struct {
 } layout_t;
 
 // Sample c of pixel p as an integer code (integer data) or a float (float data).
-#if INPUT == 3
+#if INPUT == HIST_INPUT_FLOAT
 inline float raw(__global const sample_t* src, const layout_t L, const ulong p, const int c) {
   // 32-bit division where it suffices: a 64-bit one costs several times more on GPUs.
   const ulong y = p <= UINT_MAX ? (uint)p / (uint)L.width : p / L.width;
@@ -103,11 +105,11 @@ inline float raw(__global const sample_t* src, const layout_t L, const ulong p, 
 
 // The float histogrammed for pixel p, sub-histogram h (luma sums left to right, unfused).
 inline float value_of(__global const sample_t* src, const layout_t L, const ulong p, const int h) {
-#if MODE == 1
+#if MODE == HIST_MODE_LUMA
   return 0.299f * raw(src, L, p, 0) + 0.587f * raw(src, L, p, 1) + 0.114f * raw(src, L, p, 2);
-#elif MODE == 2
+#elif MODE == HIST_MODE_LUMA709
   return 0.2126f * raw(src, L, p, 0) + 0.7152f * raw(src, L, p, 1) + 0.0722f * raw(src, L, p, 2);
-#elif MODE == 3
+#elif MODE == HIST_MODE_RGB
   return raw(src, L, p, h);
 #else
   return raw(src, L, p, CHANNEL);
@@ -116,7 +118,7 @@ inline float value_of(__global const sample_t* src, const layout_t L, const ulon
 
 #if CODES
 inline uint code(__global const sample_t* src, const layout_t L, const ulong p, const int c) {
-#if INPUT == 3
+#if INPUT == HIST_INPUT_FLOAT
   const float v = raw(src, L, p, c);
   return isnan(v) ? 0u : (uint)fmin(fmax(floor(v * (float)MAX_CODE + 0.5f), 0.0f), (float)MAX_CODE);
 #else
@@ -132,11 +134,11 @@ inline uint bin_of_code(const uint v) {
 
 // The bin of histogram h for one pixel's codes: r alone for one channel, r, g, b otherwise.
 inline uint bin_of_codes(const uint r, const uint g, const uint b, const int h) {
-#if MODE == 1
+#if MODE == HIST_MODE_LUMA
   const uint v = (299u * r + 587u * g + 114u * b) / 1000u;
-#elif MODE == 2
+#elif MODE == HIST_MODE_LUMA709
   const uint v = (2126u * r + 7152u * g + 722u * b) / 10000u;
-#elif MODE == 3
+#elif MODE == HIST_MODE_RGB
   const uint v = h == 0 ? r : h == 1 ? g : b;
 #else
   const uint v = r;
@@ -146,9 +148,9 @@ inline uint bin_of_codes(const uint r, const uint g, const uint b, const int h) 
 
 inline uint bin_of(__global const sample_t* src, const layout_t L, const ulong p, const int h,
                    const float lo, const float hi, const float scale) {
-#if MODE == 0
+#if MODE == HIST_MODE_CHANNEL
   return bin_of_codes(code(src, L, p, CHANNEL), 0, 0, h);
-#elif MODE == 3
+#elif MODE == HIST_MODE_RGB
   return h * BINS + bin_of_code(code(src, L, p, h));
 #else
   return bin_of_codes(code(src, L, p, 0), code(src, L, p, 1), code(src, L, p, 2), h);
@@ -188,7 +190,7 @@ typedef uint total_t;
 #define LAYOUT \
   { width, pitch, plane, origin }
 
-#if METHOD == 0
+#if METHOD == HIST_METHOD_GLOBAL
 __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_global(COUNT_ARGS) {
   const layout_t L = LAYOUT;
   const ulong base = first + (ulong)get_group_id(0) * GROUP * PIXELS_PER_ITEM + get_local_id(0);
@@ -201,7 +203,7 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_globa
 
 #endif
 
-#if METHOD == 1
+#if METHOD == HIST_METHOD_LOCAL
 // The SUBHISTS copies of a counter are neighbours (counter b of copy s at b * SUBHISTS + s),
 // and work-item l counts into copy l % SUBHISTS. With as many copies as a warp has lanes, a
 // warp's 32 atomics then fall on 32 different banks and never on one address, whatever the
@@ -227,7 +229,7 @@ inline void extend(__local uint* hist, run_t* run, const uint b) {
 // starts on a multiple of 16 pixels, so on a 16-byte boundary), unpacked in registers.
 #define BLOCK 16
 #define BLOCK_LOADS (CHANNELS * INPUT)
-#define BLOCKED (CODES && INPUT != 3 && PIXELS_PER_ITEM % BLOCK == 0)
+#define BLOCKED (CODES && INPUT != HIST_INPUT_FLOAT && PIXELS_PER_ITEM % BLOCK == 0)
 
 #if BLOCKED
 typedef union {
@@ -251,7 +253,7 @@ inline void count_loaded(const block_t b, __local uint* hist) {
 #pragma unroll
     for (int i = 0; i < BLOCK; ++i) {
       const int at = i * CHANNELS;
-#if MODE == 0
+#if MODE == HIST_MODE_CHANNEL
       bins[i] = bin_of_codes(b.s[at + CHANNEL], 0, 0, h);
 #else
       bins[i] = bin_of_codes(b.s[at], b.s[at + 1], b.s[at + 2], h);
@@ -337,7 +339,7 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_local
 
 #endif
 
-#if METHOD == 2
+#if METHOD == HIST_METHOD_PRIVATE
 // The seeds' calcstatistic: GROUP work-items, each with an exclusive row of counters.
 __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_private(COUNT_ARGS) {
   const layout_t L = LAYOUT;

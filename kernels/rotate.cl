@@ -3,6 +3,8 @@
 // input holds rows [y0, y0 + rows) of an image `height` tall.
 #pragma OPENCL FP_CONTRACT OFF
 
+#include "contract.h"
+
 // Input sample (x, y), or `outside` beyond the image.
 inline float at(__global const float* in, const int width, const int pitch, const int y0,
                 const int height, const int x, const int y, const float outside) {
@@ -18,7 +20,7 @@ inline float cubic(float t) {
   return 0.0f;
 }
 
-// turn: (cos, sin, input centre x, y); taps: 0 nearest, 1 bilinear, 2 bicubic; alpha: the
+// turn: (cos, sin, input centre x, y); taps: TAPS_* (contract.h); alpha: the
 // alpha channel's index (it is 0 outside), -1 for none.
 __kernel void rotate_any(__global const float* in, __global float* out, const int width,
                          const int pitch, const int rows, const int y0, const int height,
@@ -36,13 +38,13 @@ __kernel void rotate_any(__global const float* in, __global float* out, const in
   const float sx = turn.x * dx + turn.y * dy + turn.z - 0.5f;
   const float sy = -turn.y * dx + turn.x * dy + turn.w - 0.5f;
   float v;
-  if (taps == 0) {
+  if (taps == TAPS_NEAREST) {
     v = at(plane, width, pitch, y0, height, (int)floor(sx + 0.5f), (int)floor(sy + 0.5f), outside);
   } else {
     const float fx = floor(sx), fy = floor(sy);
     const int ix = (int)fx, iy = (int)fy;
     const float u = sx - fx, w = sy - fy;
-    if (taps == 1) {
+    if (taps == TAPS_BILINEAR) {
       const float top = at(plane, width, pitch, y0, height, ix, iy, outside) * (1.0f - u) +
                         at(plane, width, pitch, y0, height, ix + 1, iy, outside) * u;
       const float bottom = at(plane, width, pitch, y0, height, ix, iy + 1, outside) * (1.0f - u) +

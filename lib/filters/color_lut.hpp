@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "filters/filter.hpp"
+#include "kernels/contract.h"
 
 namespace halo {
 
@@ -32,7 +33,7 @@ using ColorTransform = std::function<void(float* rgb, std::size_t pixels)>;
 // (curves: half the table, as transforms mirror, clamp or extend negatives each their own way;
 // cubes: a few cells for a resampled render's ringing), and the rest the others.
 struct Shaper {
-  enum class Kind { linear = 0, log = 1 };
+  enum class Kind { linear = SHAPER_LINEAR, log = SHAPER_LOG };
   Kind kind = Kind::linear;
   float lo = 0, hi = 1;
   float toe = 1.0f / 64;

@@ -23,6 +23,7 @@
 #include "core/limits.hpp"
 #include "filters/denoise_net.hpp"
 #include "filters/guides.hpp"
+#include "kernels/contract.h"
 
 namespace halo {
 
@@ -32,7 +33,7 @@ namespace fs = std::filesystem;
 
 // ---- OIDN's transfer functions (training/color.py; kernels/denoise.cl has the same) ----
 
-enum class Transfer { linear = 0, srgb = 1, pu = 2 };  // kernels/denoise.cl's TRANSFER_*
+enum class Transfer { linear = TRANSFER_LINEAR, srgb = TRANSFER_SRGB, pu = TRANSFER_PU };
 
 constexpr float kPuA = 1.41283765e+03f, kPuB = 1.64593172e+00f, kPuC = 4.31384981e-01f,
                 kPuD = -2.94139609e-03f, kPuE = 1.92653254e-01f, kPuF = 6.26026094e-03f,

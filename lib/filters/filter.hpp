@@ -17,6 +17,7 @@
 
 #include "cl/device.hpp"
 #include "core/image.hpp"
+#include "kernels/contract.h"
 #include "spec/params.hpp"
 
 namespace halo {
@@ -27,7 +28,12 @@ struct DeviceGuides;
 struct Histogram;
 class HistogramTotals;
 
-enum class Border { zero = 0, clamp = 1, reflect = 2, wrap = 3 };
+enum class Border {
+  zero = BORDER_ZERO,
+  clamp = BORDER_CLAMP,
+  reflect = BORDER_REFLECT,
+  wrap = BORDER_WRAP
+};
 
 Border parse_border(const std::string& name);
 // Index standing in for coordinate i of a line of n pixels, -1 for "zero"; kernels/common.cl

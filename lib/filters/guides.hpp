@@ -13,6 +13,7 @@
 #include "cl/device.hpp"
 #include "core/image.hpp"
 #include "filters/filter.hpp"
+#include "kernels/contract.h"
 
 namespace halo {
 
@@ -68,7 +69,12 @@ DeviceGuides upload_guides(Device& device, const Guides* guides);
 
 // The discontinuity test of kernels/guides.cl, operation for operation (flags are compared
 // bit for bit between device and reference).
-enum : std::uint8_t { kFlagLeft = 1, kFlagRight = 2, kFlagTop = 4, kFlagBottom = 8 };
+enum : std::uint8_t {
+  kFlagLeft = FLAG_LEFT,
+  kFlagRight = FLAG_RIGHT,
+  kFlagTop = FLAG_TOP,
+  kFlagBottom = FLAG_BOTTOM
+};
 
 struct Surface {
   float nx = 0, ny = 0, nz = 0, z = 0;

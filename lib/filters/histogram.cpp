@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "filters/convert.hpp"
 #include "filters/filter.hpp"
+#include "kernels/contract.h"
 
 namespace halo {
 
@@ -26,9 +27,9 @@ struct Source {
   int channels = 0;   // colour channels available to the modes
   bool codes = true;  // integer binning
   int max_code = 255;
-  int input = 1;            // kernels/histogram.cl INPUT
-  int stored_channels = 1;  // interleaved stride (INPUT 1, 2)
-  int pitch = 0;            // planar layout (INPUT 3)
+  int input = HIST_INPUT_U8;  // kernels/histogram.cl INPUT
+  int stored_channels = 1;    // interleaved stride (8/16-bit input)
+  int pitch = 0;              // planar layout (float input)
   std::size_t plane = 0;
   std::size_t origin = 0;  // floats from a plane's start to the first counted row
 };
@@ -36,13 +37,13 @@ struct Source {
 int mode_number(HistogramMode mode) {
   switch (mode) {
     case HistogramMode::luma:
-      return 1;
+      return HIST_MODE_LUMA;
     case HistogramMode::luma709:
-      return 2;
+      return HIST_MODE_LUMA709;
     case HistogramMode::rgb:
-      return 3;
+      return HIST_MODE_RGB;
     default:
-      return 0;
+      return HIST_MODE_CHANNEL;
   }
 }
 
@@ -167,7 +168,9 @@ Source source_of(const PixelBuffer& pixels) {
   s.channels = pixels.channels - (pixels.alpha ? 1 : 0);
   s.codes = pixels.type != PixelType::f32;
   s.max_code = pixels.type == PixelType::u16 ? 65535 : 255;
-  s.input = pixels.type == PixelType::u8 ? 1 : pixels.type == PixelType::u16 ? 2 : 3;
+  s.input = pixels.type == PixelType::u8    ? HIST_INPUT_U8
+            : pixels.type == PixelType::u16 ? HIST_INPUT_U16
+                                            : HIST_INPUT_FLOAT;
   s.stored_channels = pixels.channels;
   return s;
 }
@@ -181,7 +184,7 @@ Source source_of(int width, int channels, bool alpha, int pitch, PixelType origi
   s.channels = channels - (alpha ? 1 : 0);
   s.codes = origin != PixelType::f32;
   s.max_code = origin == PixelType::u16 ? 65535 : 255;
-  s.input = 3;
+  s.input = HIST_INPUT_FLOAT;
   s.pitch = pitch;
   s.plane = std::size_t(pitch) * held;
   s.origin = std::size_t(rows.first - y0) * pitch;
@@ -275,9 +278,9 @@ CountPlan plan_count(Device& device, const HistogramSpec& spec, const Source& sr
                {"SUBHISTS", std::to_string(p.subhists)},
                {"TOTALS64", p.totals64 ? "1" : "0"},
                {"IN_FLIGHT", std::to_string(tuning.hist_in_flight)},
-               {"METHOD", h.method == "global"  ? "0"
-                          : h.method == "local" ? "1"
-                                                : "2"}};
+               {"METHOD", std::to_string(h.method == "global"  ? HIST_METHOD_GLOBAL
+                                         : h.method == "local" ? HIST_METHOD_LOCAL
+                                                               : HIST_METHOD_PRIVATE)}};
   return p;
 }
 
@@ -328,7 +331,9 @@ Counted count_into(Device& device, const cl::Buffer& samples, const HistogramSpe
   // What the count kernel writes: 32-bit partials, or the totals themselves.
   cl::Buffer partials =
       rows ? device.buffer(rows * counters * sizeof(cl_uint), "histogram partials") : totals;
-  const std::size_t sample_bytes = src.input == 1 ? 1 : src.input == 2 ? 2 : 4;
+  const std::size_t sample_bytes = src.input == HIST_INPUT_U8    ? 1
+                                   : src.input == HIST_INPUT_U16 ? 2
+                                                                 : 4;
   cl::Event first_count, last;  // the totals are complete after `last`
   for (std::uint64_t first = 0; first < src.pixels; first += kChunk) {
     const std::uint64_t n = std::min(kChunk, src.pixels - first);
@@ -342,7 +347,7 @@ Counted count_into(Device& device, const cl::Buffer& samples, const HistogramSpe
              cl_ulong(src.width), cl_ulong(src.pitch), cl_ulong(src.plane), cl_ulong(src.origin));
     const cl::Event counted = device.launch(
         count, "histogram_" + h.method, cl::NDRange(groups * plan.group), cl::NDRange(plan.group),
-        n * sample_bytes * (src.input == 3 ? h.hists : src.stored_channels),
+        n * sample_bytes * (src.input == HIST_INPUT_FLOAT ? h.hists : src.stored_channels),
         events({uploaded, cleared, zeroed, last}));
     if (!first_count()) first_count = counted;
     last = counted;

@@ -11,12 +11,13 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "kernels/contract.h"
 
 namespace halo {
 
 namespace {
 
-enum class Taps { nearest = 0, bilinear = 1, bicubic = 2 };
+enum class Taps { nearest = TAPS_NEAREST, bilinear = TAPS_BILINEAR, bicubic = TAPS_BICUBIC };
 
 // Where output pixels come from: input = R * (output - out_centre) + in_centre.
 struct Turn {
