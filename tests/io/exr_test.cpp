@@ -68,7 +68,8 @@ struct Layout {
 
 // Sample c of pixel (x, y) at level (lx, ly): signed, fractional, some large, as the type holds.
 float sample(int x, int y, int c, int level, Imf::PixelType type) {
-  const std::uint32_t h = std::uint32_t(x * 73856093 ^ y * 19349663 ^ c * 83492791 ^ level * 7);
+  const std::uint32_t h = std::uint32_t(x) * 73856093u ^ std::uint32_t(y) * 19349663u ^
+                          std::uint32_t(c) * 83492791u ^ std::uint32_t(level) * 7u;
   if (type == Imf::UINT) return float(h % 100000);
   return float(int(h % 2048) - 512) / 64.0f * (c == 3 ? 0.01f : 1.0f);
 }
