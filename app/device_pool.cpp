@@ -94,7 +94,7 @@ void DevicePool::open(double samples) {
       open_seconds_.push_back(seconds_since(opening));
     }
     for (int slot = 1; slot < slot_count_; ++slot)
-      for (const auto& device : first) slots_.push_back(device->another_queue());
+      for (const auto& device : first) slots_.push_back(std::make_unique<Device>(device->shared()));
     for (auto& device : first) slots_.push_back(std::move(device));
     device_count_ = devices.size();
   } catch (const Error& e) {

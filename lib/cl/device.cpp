@@ -152,30 +152,24 @@ std::string to_string(const cl::NDRange& range) {
   return text;
 }
 
-Device::Device(DeviceInfo info, std::optional<std::filesystem::path> cache_dir)
+DeviceContext::DeviceContext(DeviceInfo info, std::optional<std::filesystem::path> cache_dir)
     : info_(std::move(info)), tuning_(choose_tuning(info_, cache_dir)) {
   cl_int status = CL_SUCCESS;
   context_ = cl::Context(info_.device, nullptr, nullptr, nullptr, &status);
   check(status, "clCreateContext", info_.name);
-  create_queues();
-  programs_ = std::make_shared<ProgramCache>(
+  programs_ = std::make_unique<ProgramCache>(
       context_, info_.device,
       info_.platform_name + "|" + info_.name + "|" + info_.version + "|" + info_.driver_version,
       std::move(cache_dir));
 }
 
-Device::Device(DeviceInfo info, cl::Context context, std::shared_ptr<ProgramCache> programs,
-               TuningChoice tuning)
-    : info_(std::move(info)),
-      tuning_(std::move(tuning)),
-      context_(std::move(context)),
-      programs_(std::move(programs)) {
+Device::Device(std::shared_ptr<DeviceContext> shared)
+    : shared_(std::move(shared)), info_(shared_->info()), context_(shared_->context()) {
   create_queues();
 }
 
-std::unique_ptr<Device> Device::another_queue() const {
-  return std::unique_ptr<Device>(new Device(info_, context_, programs_, tuning_));
-}
+Device::Device(DeviceInfo info, std::optional<std::filesystem::path> cache_dir)
+    : Device(std::make_shared<DeviceContext>(std::move(info), std::move(cache_dir))) {}
 
 void Device::create_queues() {
   cl_int status = CL_SUCCESS;
@@ -193,7 +187,7 @@ void Device::create_queues() {
 
 cl::Kernel Device::kernel(const std::string& file, const std::string& name,
                           const Defines& defines) {
-  const cl::Program program = programs_->get(file, defines);
+  const cl::Program program = programs().get(file, defines);
   cl::Kernel& kernel = kernels_[{program(), name}];
   if (!kernel()) {
     cl_int status = CL_SUCCESS;

@@ -1,5 +1,5 @@
-// OpenCL device discovery and selection, and Device: one context, one profiling queue and the
-// program cache of a chosen device.
+// OpenCL device discovery and selection; DeviceContext: what every queue on a chosen device
+// shares (its context, compiled programs and launch shapes); Device: one worker's queues on it.
 #pragma once
 
 #include <cstdint>
@@ -79,24 +79,47 @@ struct DeviceImage {
   std::size_t bytes() const { return plane_size() * channels * sizeof(float); }
 };
 
-// One device opened for work. Kernels are enqueued in order on a single profiling queue; each
-// enqueue is recorded with its label so --timings and benchmarks can read the device times.
-class Device {
+// A device opened for work: one OpenCL context, the programs compiled for it (and cached in
+// cache_dir) and its launch shapes. Shared by every Device (queue pair) working on it.
+class DeviceContext {
  public:
-  explicit Device(DeviceInfo info, std::optional<std::filesystem::path> cache_dir);
-
-  // Another pair of queues on this device's context, sharing its compiled programs: buffers of
-  // one may not be used on the other without ordering, so each is used by one thread at a time.
-  // Two of them let one image's transfers overlap another's kernels.
-  std::unique_ptr<Device> another_queue() const;
+  DeviceContext(DeviceInfo info, std::optional<std::filesystem::path> cache_dir);
 
   const DeviceInfo& info() const { return info_; }
+  const cl::Context& context() const { return context_; }
   ProgramCache& programs() { return *programs_; }
   // Launch shapes for this device's kernels (cl/tuning.hpp): the table's row, or what
   // `halo tune` stored; set_tuning is for halo tune's candidates (later kernels use them).
-  const Tuning& tuning() const { return tuning_.tuning; }
-  const std::string& tuning_source() const { return tuning_.source; }
-  void set_tuning(const Tuning& tuning, const std::string& source) { tuning_ = {tuning, source}; }
+  const TuningChoice& tuning() const { return tuning_; }
+  void set_tuning(TuningChoice tuning) { tuning_ = std::move(tuning); }
+
+ private:
+  DeviceInfo info_;
+  TuningChoice tuning_;
+  cl::Context context_;
+  std::unique_ptr<ProgramCache> programs_;
+};
+
+// One worker's queues on a DeviceContext. Kernels are enqueued in order on a profiling queue
+// (or, while OutOfOrder lives, on an out-of-order one); each enqueue is recorded with its label
+// so --timings and benchmarks can read the device times. Buffers of one Device may not be used
+// on another without ordering, so each is used by one thread at a time; two of them let one
+// image's transfers overlap another's kernels.
+class Device {
+ public:
+  explicit Device(std::shared_ptr<DeviceContext> shared);
+  // A context of its own (one worker, tests, benchmarks).
+  Device(DeviceInfo info, std::optional<std::filesystem::path> cache_dir);
+
+  // The context, for another worker's Device on it.
+  const std::shared_ptr<DeviceContext>& shared() const { return shared_; }
+  const DeviceInfo& info() const { return shared_->info(); }
+  ProgramCache& programs() { return shared_->programs(); }
+  const Tuning& tuning() const { return shared_->tuning().tuning; }
+  const std::string& tuning_source() const { return shared_->tuning().source; }
+  void set_tuning(const Tuning& tuning, const std::string& source) {
+    shared_->set_tuning({tuning, source});
+  }
 
   // Kernels and constant buffers are made once per queue and handed out again: a strip asks
   // for the same ones as the strip before it, and creating them cost more than running them
@@ -130,7 +153,7 @@ class Device {
   // CPU devices keep their buffers in host memory: host code can fill and read them in place
   // (mapped) instead of copying them in and out. Only on the in-order queue, whose order a
   // blocking map keeps.
-  bool shares_host_memory() const { return info_.type == "cpu" && !use_async_; }
+  bool shares_host_memory() const { return info().type == "cpu" && !use_async_; }
   // Maps `bytes` of `buffer` (blocking: after everything enqueued before), calls fn with the
   // host pointer, unmaps. fn's wall time is recorded as a timing under `label`, with `moved`
   // bytes, so --timings shows host conversions next to the kernels they replace.
@@ -200,20 +223,17 @@ class Device {
   std::vector<Timing> take_timings();
 
  private:
-  Device(DeviceInfo info, cl::Context context, std::shared_ptr<ProgramCache> programs,
-         TuningChoice tuning);
   void create_queues();
   void record(cl::Event event, const std::string& label, std::size_t bytes);
   cl::CommandQueue& current() { return use_async_ && async_queue_() ? async_queue_ : queue_; }
   cl_command_queue async_() const { return async_queue_(); }
 
-  DeviceInfo info_;
-  TuningChoice tuning_;
-  cl::Context context_;
+  std::shared_ptr<DeviceContext> shared_;
+  const DeviceInfo& info_;      // shared_'s
+  const cl::Context& context_;  // shared_'s
   cl::CommandQueue queue_;
   cl::CommandQueue async_queue_;  // out-of-order; null when unsupported
   bool use_async_ = false;
-  std::shared_ptr<ProgramCache> programs_;
   struct Pending {
     cl::Event event;  // null for host work, which gives its time in host_ms
     std::string stage;

@@ -9,7 +9,8 @@ namespace halo {
 
 // Sizes rounded up to 1 MiB, so images of nearly the same size share blocks.
 PinnedPool::PinnedPool(const Device& device, std::size_t keep_bytes)
-    : BlockPool(keep_bytes, std::size_t(1) << 20), queue_(device.another_queue()) {}
+    : BlockPool(keep_bytes, std::size_t(1) << 20),
+      queue_(std::make_unique<Device>(device.shared())) {}
 
 PinnedPool::~PinnedPool() {
   release_all();

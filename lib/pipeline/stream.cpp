@@ -721,7 +721,7 @@ StreamResult stream_device(Device& device, const Pipeline& pipeline, const Strea
   std::vector<std::unique_ptr<DeviceLane>> lanes;
   for (int l = 0; l < count; ++l) {
     Device* queue = &device;
-    if (l > 0) queue = queues.emplace_back(device.another_queue()).get();
+    if (l > 0) queue = queues.emplace_back(std::make_unique<Device>(device.shared())).get();
     lanes.push_back(std::make_unique<DeviceLane>(*queue, pipeline, plan, type, options, scans));
   }
   return stream(lanes, plan, input, output, options);

@@ -93,7 +93,7 @@ TEST_CASE("build errors keep the compiler log") {
 
 TEST_CASE("queues of one context share its programs; threads filter on them at once") {
   Device first(test::device().info(), std::nullopt);
-  const std::unique_ptr<Device> second = first.another_queue();
+  const auto second = std::make_unique<Device>(first.shared());
   first.kernel("convert.cl", "to_gray", {});
   second->kernel("convert.cl", "to_gray", {});
   CHECK(&first.programs() == &second->programs());
