@@ -103,7 +103,8 @@ TEST_CASE("denoise: guides from files, aux modes, tiles, strips and odd sizes ag
   CHECK(pixels_of(box / "t.exr").bytes == pixels_of(box / "w.exr").bytes);
   CHECK(pixels_of(box / "s.exr").bytes == pixels_of(box / "w.exr").bytes);
   // Odd sizes, the reference against the device.
-  for (const auto& [w, h] : {std::pair{1, 1}, std::pair{7, 5}, std::pair{33, 17}}) {
+  for (const auto& size : {std::pair{1, 1}, std::pair{7, 5}, std::pair{33, 17}}) {
+    const int w = size.first, h = size.second;  // not a binding: INFO captures them
     write_crop(kClose + kRGB, box / "odd.exr", 200, 100, w, h);
     const Result r =
         box.halo("run " + box / "odd.exr -f denoise -o " + box / "odd-out.exr --verify");

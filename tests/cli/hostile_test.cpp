@@ -390,7 +390,9 @@ TEST_CASE("hostile: summary refuses deep nesting and wrong types as bad reports 
       {R"("files": [3], "totals": {}})", "an entry of files is not an object"},
       {R"("files": [{"input": 5}], "totals": {}})", "files[].input is not a string"},
       {R"("files": [], "totals": {}, "exit_code": "x"})", "exit_code is not an integer"}};
-  for (const auto& [body, why] : wrong) {
+  for (const auto& entry : wrong) {
+    const auto& body = entry.first;  // not a binding: INFO captures it
+    const auto& why = entry.second;
     std::ofstream(box / "r.json") << head << body;
     r = box.halo("summary " + box / "r.json");
     INFO(body);

@@ -25,7 +25,8 @@ std::vector<Device*> both_paths() {
 
 TEST_CASE("upload widens 8/16-bit and float samples exactly as to_image") {
   for (Device* device : both_paths())
-    for (const auto& [w, h] : {std::pair{37, 19}, {1, 1}, {16, 3}, {33, 2}})
+    for (const auto& size : {std::pair{37, 19}, {1, 1}, {16, 3}, {33, 2}}) {
+      const int w = size.first, h = size.second;  // not a binding: INFO captures them
       for (PixelType type : {PixelType::u8, PixelType::u16, PixelType::f32})
         for (int channels : {1, 2, 3, 4}) {
           const PixelBuffer pixels = test::random_pixels(w, h, channels, type);
@@ -36,6 +37,7 @@ TEST_CASE("upload widens 8/16-bit and float samples exactly as to_image") {
           CHECK(c.max_error == 0.0);
           device->take_timings();
         }
+    }
 }
 
 TEST_CASE("download quantises exactly as to_pixels, including NaN and out-of-range") {

@@ -139,7 +139,7 @@ TEST_CASE("the local strategy's interleaved copies: any count and group size, ex
            {"hist_subhists=3,hist_group=64", "hist_subhists=32,hist_group=32,hist_in_flight=2"})) {
     test::retune(device, shape);
     for (const auto& size : {std::pair{1, 1}, {7, 5}, {1023, 517}}) {
-      const auto [w, h] = size;
+      const int w = size.first, h = size.second;  // not a binding: INFO captures them
       INFO(shape, " ", w, "x", h);
       PixelBuffer constant = test::random_pixels(w, h, 3, PixelType::u8);
       std::fill(constant.bytes.begin(), constant.bytes.end(), std::byte{77});

@@ -149,9 +149,11 @@ TEST_CASE("ocio and display in strips and chains equal the whole image, under --
   // extends them), and a photo's values in [0, 1].
   const PixelBuffer render = to_pixels(render_like(53, 37, true, false), PixelType::f32);
   const PixelBuffer photo = to_pixels(test::random_image(53, 37, 4, true, 5), PixelType::f32);
-  for (const auto& [chain, input] :
+  for (const auto& entry :
        {std::pair<std::string, const PixelBuffer&>{"exposure:stops=2,display", render},
         {"ocio:from=srgb:to=linear,gaussian:sigma=1.5,ocio:from=linear:to=srgb", photo}}) {
+    const std::string& chain = entry.first;  // not a binding: INFO captures it
+    const PixelBuffer& input = entry.second;
     std::vector<StageSpec> steps;
     for (std::size_t at = 0, next; at != std::string::npos; at = next) {
       next = chain.find(',', at);

@@ -51,7 +51,9 @@ TEST_CASE("every registered filter equals its reference: defaults, example, odd 
             const RunResult got = run_device(device, pipeline, input, PixelType::f32, options);
             device.take_timings();
             const PixelBuffer expected = run_reference(pipeline, input, PixelType::f32, options);
-            INFO(spec, ":border=", std::string(border), " on ", w, "x", h, "x", channels);
+            // w and h as text: INFO's lambda cannot capture structured bindings (clang 14).
+            const std::string size = std::to_string(w) + "x" + std::to_string(h);
+            INFO(spec, ":border=", std::string(border), " on ", size, "x", channels);
             CHECK(got.ok());  // within --verify's tolerance; flags and histograms exactly
             // Taps in the same fma order: bit for bit. The guided filters' weights go through
             // exp(), and the sRGB curve through pow(), which devices round their own way
