@@ -90,7 +90,7 @@ struct Pixels {
         for (int c = 0; c < 4; ++c) {
           const std::size_t i = (std::size_t(y) * w + x) * 4 + c;
           f[i] = sample(x, y, c, level, t);
-          u[i] = std::uint32_t(f[i]);
+          u[i] = t == Imf::UINT ? std::uint32_t(f[i]) : 0;  // f is a whole number then
         }
     hf.assign(f.begin(), f.end());
   }
