@@ -14,6 +14,7 @@
 #include "filters/registry.hpp"
 #include "io/image_io.hpp"
 #include "io/standard_streams.hpp"
+#include "run/plan.hpp"
 
 namespace halo {
 
@@ -28,13 +29,17 @@ struct HistOptions {
   bool stops = false;  // --stops
 };
 
-// The options as a histogram spec, so they are checked by the same parameter table as -f.
-HistogramSpec spec_of(const HistOptions& o) {
+// The options as a histogram spec, so they are checked by the same parameter table as -f, and
+// counted by the same stage.
+std::string spec_text_of(const HistOptions& o) {
   std::string text = fmt::format("histogram:mode={}:bins={}:range={}:method={}:ppi={}", o.mode,
                                  o.bins, o.range, o.method, o.ppi);
   if (o.mode == "channel") text += ":c=" + std::to_string(o.channel);
-  const Spec spec = parse_spec(text);
-  return HistogramSpec::from(Args(spec, find_filter("histogram")->params));
+  return text;
+}
+
+HistogramSpec spec_of(const std::string& text) {
+  return HistogramSpec::from(Args(parse_spec(text), find_filter("histogram")->params));
 }
 
 // The first counter where two histograms differ, for the --verify message.
@@ -79,32 +84,46 @@ PixelBuffer in_stops(const PixelBuffer& pixels, const HistOptions& o) {
 
 int hist(const HistOptions& given, const GlobalOptions& global) {
   std::optional<StandardInput> piped;
-  LoadedImage loaded = read_image(
-      parse_input_ref(is_standard_input(given.input) ? piped.emplace().path() : given.input));
+  const std::string input = is_standard_input(given.input) ? piped.emplace().path() : given.input;
   HistOptions o = given;
   std::string quantity;
+  // --stops: the image read whole and its log2 computed here once, so that the device and the
+  // reference count the same floats. Otherwise the histogram stage streams the file.
+  std::optional<PixelBuffer> stops;
   if (o.stops) {
-    loaded.pixels = in_stops(loaded.pixels, o);
+    stops = in_stops(read_image(parse_input_ref(input)).pixels, o);
     quantity = "log2 " + std::string(o.mode == "rgb" ? "R, G, B" : o.mode) + " (stops)";
     if (o.mode != "rgb") o.mode = "gray", o.channel = 0;
   }
-  const HistogramSpec spec = spec_of(o);
+  const std::string spec_text = spec_text_of(o);
+  const HistogramSpec spec = spec_of(spec_text);
+  const auto count = [&](Device* device) {
+    if (!stops) return stream_histogram(input, spec_text, device);
+    return device ? histogram_device(*device, *stops, spec) : histogram_reference(*stops, spec);
+  };
+  double samples = 0;
+  if (stops) {
+    samples = double(stops->width) * stops->height * stops->channels;
+  } else {
+    const auto reader = open_reader(parse_input_ref(input).path);
+    const ImageHeader& header = reader->header();
+    samples = double(header.width) * header.height * double(header.channels.size());
+  }
   Histogram result;
   bool counted = false;
   DevicePool devices(global, 1);
   devices.plan(
       {.per_sample = StageCost{}, .needs_device = o.verify});  // counting: the default cost
-  DevicePool::Lease lease =
-      devices.acquire(double(loaded.pixels.width) * loaded.pixels.height * loaded.pixels.channels);
+  DevicePool::Lease lease = devices.acquire(samples);
   if (Device* device = lease.device()) {
     try {
-      result = histogram_device(*device, loaded.pixels, spec);
+      result = count(device);
       counted = true;
     } catch (const ClError& e) {
       fall_back_or_rethrow(global, e, "", "counting on the CPU instead");
     }
   }
-  if (!counted) result = histogram_reference(loaded.pixels, spec);
+  if (!counted) result = count(nullptr);
   // With a report on standard output (-), the text goes to stderr so stdout stays parseable.
   std::FILE* text = is_standard_output(o.json) || is_standard_output(o.csv) ? stderr : stdout;
   fmt::print(text, "{}", histogram_summary(result));
@@ -113,7 +132,7 @@ int hist(const HistOptions& given, const GlobalOptions& global) {
   if (!o.csv.empty()) write_histogram_csv(o.csv, result);
   if (!o.plot.empty()) write_histogram_plot(o.plot, result, o.log_scale, quantity);
   if (o.verify && counted) {
-    const Histogram reference = histogram_reference(loaded.pixels, spec);
+    const Histogram reference = count(nullptr);
     if (!result.same_counts(reference))
       throw Error(ErrorKind::Mismatch, "verify: histogram differs from the reference at " +
                                            first_difference(result, reference));

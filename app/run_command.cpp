@@ -29,6 +29,7 @@
 #include "pipeline/stream.hpp"
 #include "run/input_stream.hpp"
 #include "run/layers.hpp"
+#include "run/plan.hpp"
 #include "spec/preset.hpp"
 #include "spec/spec.hpp"
 
@@ -270,16 +271,6 @@ Metadata output_metadata(const Metadata& input, const RunContext& run) {
   return m;
 }
 
-// Strips of one file at once: two queues on a GPU (one strip's transfers overlap another's
-// kernels) when it is the only file (in a batch, other files' strips do that); one on a CPU
-// device (PoCL spreads each kernel over every core already); on the reference, the cores the
-// other files at once leave.
-int lanes_for(const Device* device, int workers) {
-  if (device) return device->info().gpu && workers == 1 ? 2 : 1;
-  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  return std::max(1, cores / workers);
-}
-
 // Filters one file with the device (falling back to the reference where allowed) and writes
 // the result. Throws halo::Error; the caller decides whether that ends the run.
 // -v: what each stage resolved to, with the guides of this input.
@@ -302,26 +293,6 @@ void log_details(const Pipeline& pipeline, const InputStream& in, const std::str
     for (const auto& detail : pipeline.stages()[i]->details(described))
       spdlog::info("{}: {}", pipeline.stages()[i]->spec(), detail);
   }
-}
-
-// Strips queued on each side of the device: one on a CPU device, whose kernels already use
-// every core (a second one only held memory: 2-3 MiB of a 5K photo's strips); two on a GPU and
-// on the reference's lanes.
-int in_flight_for(const Device* device) {
-  return device && !device->info().gpu ? 1 : 2;
-}
-
-StripLimits strip_limits(const Device* device) {
-  StripLimits limits;
-  limits.host_bytes = memory_per_file();
-  limits.in_flight = in_flight_for(device);
-  if (device) {
-    limits.device_bytes = device->info().global_memory;
-    limits.max_allocation = device->info().max_allocation;
-    limits.device_is_host = !device->info().gpu;
-    if (device->info().gpu) limits.target_bytes = std::size_t(16) << 20;
-  }
-  return limits;
 }
 
 // Whether the pipeline puts the image upright (the output's Orientation becomes 1).

@@ -422,6 +422,39 @@ struct HistogramState : StageState {
   }
 };
 
+// range=auto on float data, streamed: the finite min and max of what is counted, over the
+// whole input read through once before the first strip (Stage::scan), with the reference's
+// own arithmetic (float_value), so that every strip bins into the same range.
+class RangeScan : public InputScan {
+ public:
+  explicit RangeScan(const HistogramSpec& spec) : spec_(spec) {}
+
+  void add(const Image& rows) override {
+    const int hists = spec_.mode == HistogramMode::rgb ? 3 : 1;
+    for (int y = 0; y < rows.height(); ++y) {
+      const auto get = [&](std::uint64_t x, int c) { return rows.row(c, y)[x]; };
+      for (int x = 0; x < rows.width(); ++x)
+        for (int k = 0; k < hists; ++k)
+          if (const float v = float_value(spec_, get, std::uint64_t(x), k); std::isfinite(v))
+            lo_ = std::fmin(lo_, v), hi_ = std::fmax(hi_, v);
+    }
+  }
+
+  // The spec with the range found, settled as range=auto settles a whole image's.
+  HistogramSpec fixed() const {
+    Histogram settled;
+    settle_range(settled, lo_, hi_);
+    HistogramSpec spec = spec_;
+    spec.auto_range = false;
+    spec.lo = settled.lo, spec.hi = settled.hi;
+    return spec;
+  }
+
+ private:
+  HistogramSpec spec_;
+  float lo_ = std::numeric_limits<float>::infinity(), hi_ = -lo_;
+};
+
 // The pipeline stage: counts each strip's own rows (StageRun::own, never the overlap), so the
 // strips of one run add up to the whole image's histogram; the image passes through.
 class HistogramStage : public Stage {
@@ -430,15 +463,16 @@ class HistogramStage : public Stage {
 
   int reach() const override { return 0; }
   bool measures() const override { return true; }
-  std::string whole_image_reason(PixelType source) const override {
-    return source == PixelType::f32 && hist_.auto_range
-               ? "range=auto on float data needs the whole image's min and max first"
-               : "";
+  // range=auto on float data streams after a scan of the input for its range (Pipeline's
+  // whole_image_reason keeps a histogram after other stages whole: they make its input).
+  std::shared_ptr<InputScan> scan(int, int, PixelType source) const override {
+    if (source != PixelType::f32 || !hist_.auto_range) return nullptr;
+    return std::make_shared<RangeScan>(hist_);
   }
 
   Image reference_rows(const Image& in, Span, StageRun& run) const override {
     auto& state = run.state_as<HistogramState>();
-    const Histogram part = histogram_reference(in, hist_, run.own);
+    const Histogram part = histogram_reference(in, spec_for(run), run.own);
     if (state.histogram)
       add_counts(*state.histogram, part);
     else
@@ -455,12 +489,12 @@ class HistogramStage : public Stage {
       Device::OutOfOrder out_of_order(device);  // finishes its queue when it goes
       cl::Event zeroed;  // the first strip's: later strips come after it has finished
       if (!state.histogram) {
-        state.histogram = std::make_unique<Histogram>(prepare(hist_, src));
+        state.histogram = std::make_unique<Histogram>(prepare(spec_for(run), src));
         state.totals = std::make_unique<HistogramTotals>();
         state.totals->prepare(device, state.histogram->hists * state.histogram->bins + 4, zeroed);
       }
-      counted = count_into(device, in.buffer, hist_, src, *state.histogram, state.totals->buffer(),
-                           zeroed, {});
+      counted = count_into(device, in.buffer, spec_for(run), src, *state.histogram,
+                           state.totals->buffer(), zeroed, {});
       state.totals->added(counted.last);
     }
     state.histogram->count_to_reduce_ms += counted.ms();
@@ -468,6 +502,13 @@ class HistogramStage : public Stage {
   }
 
  private:
+  // The range the input's scan found, when there was one (streamed range=auto); else the spec
+  // as given (a whole image settles range=auto itself).
+  HistogramSpec spec_for(const StageRun& run) const {
+    const auto* scan = dynamic_cast<const RangeScan*>(run.scan.get());
+    return scan ? scan->fixed() : hist_;
+  }
+
   HistogramSpec hist_;
 };
 

@@ -403,8 +403,8 @@ class DeviceLane {
         seen = std::move(got);
       }
     }
-    OutputStrip out{own, download_strip(current, own)};
-    if (options_.verify) {
+    OutputStrip out{own, options_.measure_only ? PixelBuffer() : download_strip(current, own)};
+    if (options_.verify && !options_.measure_only) {
       checks_.add_rows(stages.size() + 1, to_image(out.pixels, own, plan_.height()),
                        to_image(to_pixels(seen, type_, own), own, plan_.height()), 0.0, own, own);
     }

@@ -328,6 +328,21 @@ TEST_CASE("hist: summary, JSON and CSV parsed back, plot, verify, errors") {
   REQUIRE(box.halo("hist " + box / "hdr.pfm --bins 14 --json " + box / "v.json").code == 0);
   CHECK(nlohmann::json::parse(Sandbox::read(box / "v.json"))["counts"][0][0] == 11);
 
+  // hist streams the image: a float image in strips (range=auto found by a first pass over
+  // the file) counts as the whole image does, on the device and the reference alike.
+  write_image(box / "big.pfm", photo(300, 400, 3, PixelType::f32), SampleType::f32);
+  const auto counted = [&](const std::string& how) {
+    const Result r = box.halo(how + " hist " + box / "big.pfm --bins 64 --json " + box / "b.json");
+    INFO(how, ": ", r.err);
+    CHECK(r.code == 0);
+    auto doc = nlohmann::json::parse(Sandbox::read(box / "b.json"));
+    return std::tuple{doc["counts"], doc["range"], doc["under"], doc["over"]};
+  };
+  const auto whole = counted("--device ref");
+  CHECK(counted("--device ref --max-memory 300K") == whole);
+  CHECK(counted("--device 0 --max-memory 300K") == whole);
+  CHECK(counted("--device 0") == whole);
+
   const Result rgb =
       box.halo("hist " + box / "grey.png" + " --mode rgb --bins 4 --json " + box / "rgb.json");
   CHECK(rgb.code == 0);
