@@ -96,8 +96,18 @@ inline Measured run_measured(const Sandbox& box, const std::vector<std::string>&
 
 // A peak-RSS bound for the binary: AddressSanitizer's shadow memory and allocator cost a
 // couple of hundred MiB of their own, so under scripts/sanitize the bounds are loosened.
-inline long rss_bound_kib(long kib) {
+// GCC says ASan with __SANITIZE_ADDRESS__, clang with __has_feature.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HALO_TESTS_UNDER_ASAN 1
+#endif
+#endif
 #if defined(__SANITIZE_ADDRESS__)
+#define HALO_TESTS_UNDER_ASAN 1
+#endif
+
+inline long rss_bound_kib(long kib) {
+#if defined(HALO_TESTS_UNDER_ASAN)
   return kib * 4;
 #else
   return kib;
