@@ -411,12 +411,7 @@ void bench_stream(Device& device, const Options& o, std::pair<double, double> pi
     std::copy(pageable.bytes.begin(), pageable.bytes.end(), frame.bytes.begin());
     StreamInput shape;
     shape.width = w, shape.height = h, shape.channels = 3, shape.type = PixelType::u8;
-    StripLimits limits;
-    limits.device_bytes = device.info().global_memory;
-    limits.max_allocation = device.info().max_allocation;
-    limits.device_is_host = !device.info().gpu;
-    limits.target_bytes = device.info().gpu ? std::size_t(16) << 20 : std::size_t(2) << 20;
-    const int strip = choose_strip_rows(pipeline, shape, PixelType::u8, limits);
+    const int strip = choose_strip_rows(pipeline, shape, PixelType::u8, strip_limits(&device));
     const double bytes = double(frame.bytes.size());
     const double floor_ms = std::max(bytes / pinned_gbps.first, bytes / pinned_gbps.second) * 1e-6;
     const PixelBuffer expected =

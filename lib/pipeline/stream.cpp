@@ -17,6 +17,7 @@
 
 #include "core/block_pool.hpp"
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "core/text.hpp"
 #include "filters/convert.hpp"
 
@@ -697,6 +698,29 @@ int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelT
   const std::size_t wanted =
       tall ? most : std::max<std::size_t>({limits.target_bytes / float_row, floor, 1});
   return int(std::min({wanted, most, std::size_t(out.height)}));
+}
+
+int lanes_for(const Device* device, int workers) {
+  if (device) return device->info().gpu && workers == 1 ? 2 : 1;
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / workers);
+}
+
+int in_flight_for(const Device* device) {
+  return device && !device->info().gpu ? 1 : 2;
+}
+
+StripLimits strip_limits(const Device* device) {
+  StripLimits limits;
+  limits.host_bytes = memory_per_file();
+  limits.in_flight = in_flight_for(device);
+  if (device) {
+    limits.device_bytes = device->info().global_memory;
+    limits.max_allocation = device->info().max_allocation;
+    limits.device_is_host = !device->info().gpu;
+    if (device->info().gpu) limits.target_bytes = std::size_t(16) << 20;
+  }
+  return limits;
 }
 
 bool StreamResult::ok() const {
