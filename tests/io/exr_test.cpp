@@ -19,7 +19,6 @@
 #include <ImfPartType.h>
 #include <ImfTiledOutputFile.h>
 #include <ImfTiledOutputPart.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -30,18 +29,13 @@
 
 #include "core/error.hpp"
 #include "io/image_io.hpp"
+#include "io/temp_dir.hpp"
 
 using namespace halo;
+using test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("halo-exr-" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
 
 // The data window sits at (-3, 5) inside a 40 x 30 display window: odd sides, not multiples of
 // the 16 x 8 tiles or of any compression's block of lines.

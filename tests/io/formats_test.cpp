@@ -6,25 +6,19 @@
 #include <OpenImageIO/deepdata.h>
 #include <OpenImageIO/imageio.h>
 
-#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <random>
 
 #include "core/error.hpp"
 #include "io/image_io.hpp"
+#include "io/temp_dir.hpp"
 
 using namespace halo;
+using test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("halo-io-" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
 
 PixelBuffer gradient(int width, int height, int channels, PixelType type, bool alpha = false) {
   PixelBuffer pixels(width, height, channels, type, alpha);
