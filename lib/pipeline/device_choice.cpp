@@ -8,6 +8,8 @@
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 
 #include "cl/tuning.hpp"
 #include "core/atomic_file.hpp"
@@ -38,17 +40,29 @@ double number_or(const nlohmann::json& doc, const char* key, double fallback) {
                                                                       : fallback;
 }
 
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// A measurement `key` of `doc` taken within kStartRecordDays (`key`_at says when), else
+// nothing: a stale or undated one is measured again.
+std::optional<double> fresh(const nlohmann::json& doc, const std::string& key) {
+  if (!doc.is_object()) return std::nullopt;
+  const double at = number_or(doc, (key + "_at").c_str(), -1);
+  if (at < 0 || now_seconds() - at > kStartRecordDays * 86400) return std::nullopt;
+  const double value = number_or(doc, key.c_str(), -1);
+  return value >= 0 ? std::optional(value) : std::nullopt;
+}
+
 // The cheapest start on record (listing the platforms and opening the quickest device), or a
 // CPU device's default when none is.
 double cheapest_start(const nlohmann::json& costs) {
   std::optional<double> best;
   if (const auto devices = costs.find("devices"); devices != costs.end() && devices->is_object())
     for (const auto& [key, d] : devices->items())
-      if (d.is_object() && d.contains("start_seconds")) {
-        const double start = number_or(d, "start_seconds", kCpuDeviceStartSeconds);
-        best = std::min(best.value_or(start), start);
-      }
-  return number_or(costs, "list_seconds", 0) + best.value_or(kCpuDeviceStartSeconds);
+      if (const auto start = fresh(d, "start_seconds"))
+        best = std::min(best.value_or(*start), *start);
+  return fresh(costs, "list_seconds").value_or(0) + best.value_or(kCpuDeviceStartSeconds);
 }
 
 double start_of(const nlohmann::json& costs, const DeviceInfo& info) {
@@ -56,8 +70,14 @@ double start_of(const nlohmann::json& costs, const DeviceInfo& info) {
   const auto devices = costs.find("devices");
   if (devices == costs.end() || !devices->is_object()) return fallback;
   const auto d = devices->find(device_identity(info));
-  return d != devices->end() && d->is_object() ? number_or(*d, "start_seconds", fallback)
-                                               : fallback;
+  return d != devices->end() ? fresh(*d, "start_seconds").value_or(fallback) : fallback;
+}
+
+// `doc[key]` = what was just measured, or the fresh value on record when that is lower (a
+// start measured while the machine was busy says little of the next one), dated now.
+void record(nlohmann::json& doc, const std::string& key, double measured) {
+  doc[key] = std::min(measured, fresh(doc, key).value_or(measured));
+  doc[key + "_at"] = now_seconds();
 }
 
 double device_seconds(const Workload& work, const DeviceInfo& info, double start) {
@@ -104,12 +124,14 @@ void record_start_cost(const std::optional<fs::path>& cache_dir, const DeviceInf
   nlohmann::json costs = read_costs(cache_dir);
   if (!costs.contains("devices") || !costs["devices"].is_object())
     costs["devices"] = nlohmann::json::object();
-  if (list_seconds > 0) costs["list_seconds"] = list_seconds;
-  costs["devices"][device_identity(info)] = {{"name", info.name},
-                                             {"platform", info.platform_name},
-                                             {"gpu", info.gpu},
-                                             {"compute_units", info.compute_units},
-                                             {"start_seconds", start_seconds}};
+  if (list_seconds > 0) record(costs, "list_seconds", list_seconds);
+  nlohmann::json& device = costs["devices"][device_identity(info)];
+  if (!device.is_object()) device = nlohmann::json::object();
+  device["name"] = info.name;
+  device["platform"] = info.platform_name;
+  device["gpu"] = info.gpu;
+  device["compute_units"] = info.compute_units;
+  record(device, "start_seconds", start_seconds);
   try {
     fs::create_directories(*cache_dir);
     write_atomically(costs_file(*cache_dir).string(),

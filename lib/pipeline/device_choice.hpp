@@ -34,6 +34,11 @@ struct DeviceChoice {
 // its kernels cached.
 constexpr double kGpuStartSeconds = 0.3;
 constexpr double kCpuDeviceStartSeconds = 0.05;
+// Start costs on record count for this many days (then they are measured again); within them a
+// new measurement replaces the record only when it is lower. A single start measured on a busy
+// machine (6 s to list the platforms, seen) once sent every file under 6 s of work to the
+// reference, and the reference never lists the platforms to find out otherwise.
+constexpr double kStartRecordDays = 7;
 // A GPU's kernels as this many CPU cores (StageCost::device_ns): an H100 ran gaussian r=2 at
 // 1800 and the denoise network at 740 cores' worth of PoCL. Transfers: ns a sample, both ways.
 constexpr double kGpuCores = 1000;
@@ -44,7 +49,8 @@ DeviceChoice choose_device(const Workload& work,
 
 // Records what opening `info` cost (the context, queues and loading its programs from the
 // cache; compiles excluded, they happen once) and what listing the platforms cost, for the
-// next choice. Nothing without a cache folder; a file that cannot be written is skipped.
+// next choice: the lower of it and a fresh record, dated. Nothing without a cache folder; a
+// file that cannot be written is skipped.
 void record_start_cost(const std::optional<std::filesystem::path>& cache_dir,
                        const DeviceInfo& info, double start_seconds, double list_seconds);
 

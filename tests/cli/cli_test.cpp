@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <unistd.h>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -180,11 +181,17 @@ TEST_CASE("devices: selection, missing device 69, fallback to the reference") {
   CHECK(has(r.out, "compute"));
 }
 
-// A start-cost record claiming `seconds` for every device this machine lists.
-void record_start_costs(const Sandbox& box, double seconds) {
-  nlohmann::json costs = {{"list_seconds", 0}, {"devices", nlohmann::json::object()}};
+// A start-cost record claiming `seconds` for every device this machine lists, measured
+// `days_ago`.
+void record_start_costs(const Sandbox& box, double seconds, double days_ago = 0) {
+  const double at =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() -
+      days_ago * 86400;
+  nlohmann::json costs = {
+      {"list_seconds", 0}, {"list_seconds_at", at}, {"devices", nlohmann::json::object()}};
   for (const DeviceInfo& info : list_devices())
-    costs["devices"][device_identity(info)] = {{"name", info.name}, {"start_seconds", seconds}};
+    costs["devices"][device_identity(info)] = {
+        {"name", info.name}, {"start_seconds", seconds}, {"start_seconds_at", at}};
   fs::create_directories(box / "cache");
   std::ofstream(box / "cache/device-start.json") << costs.dump();
 }
@@ -220,6 +227,22 @@ TEST_CASE("--device auto: the reference for small work, a device when its start 
   r = box.halo(run, env);
   CHECK(has(r.err, "less than starting any OpenCL device (100.000 s)"));
   CHECK_FALSE(has(r.err, "in.png: device "));
+  // The same a fortnight old: left out (the defaults count until a device is measured again).
+  record_start_costs(box, 100, 14);
+  r = box.halo(run, env);
+  CHECK(has(r.err, "less than starting any OpenCL device (0.050 s)"));
+  // A slow start on record is replaced by a faster one, not by a slower one.
+  record_start_costs(box, 100);
+  REQUIRE(box.halo("--device 0 " + run, env).code == 0);
+  const auto recorded_start = [&] {
+    std::ifstream in(box / "cache/device-start.json");
+    const auto doc = nlohmann::json::parse(in);
+    return doc["devices"].begin().value()["start_seconds"].get<double>();
+  };
+  const double measured = recorded_start();
+  CHECK(measured < 100);
+  REQUIRE(box.halo("--device 0 " + run, env).code == 0);
+  CHECK(recorded_start() <= measured);
   // --verify compares a device's result with the reference's: it always takes a device.
   r = box.halo(run + " --verify", env);
   CHECK(r.code == 0);
