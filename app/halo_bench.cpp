@@ -19,13 +19,13 @@
 
 #include "cl/cl_error.hpp"
 #include "cl/pinned_pool.hpp"
-#include "filters/convert.hpp"
 #include "filters/denoise_net.hpp"
 #include "filters/guides.hpp"
 #include "filters/histogram.hpp"
 #include "filters/registry.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/stream.hpp"
+#include "pipeline/transfer.hpp"
 #include "verify/compare.hpp"
 
 namespace halo {

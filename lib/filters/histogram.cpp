@@ -609,8 +609,10 @@ Histogram histogram_reference(const Image& image, const HistogramSpec& spec, Spa
 
 Histogram histogram_device(Device& device, const PixelBuffer& pixels, const HistogramSpec& spec,
                            HistogramTotals* totals) {
-  if (pixels.type == PixelType::f32) {
-    const DeviceImage image = upload(device, pixels);
+  if (pixels.type == PixelType::f32) {  // counted as planes, as the pipeline stage's input
+    const Image planes = to_image(pixels);
+    DeviceImage image = device.image(pixels.width, pixels.height, pixels.channels, pixels.alpha);
+    device.write(image.buffer, planes.data().data(), image.bytes(), "upload");
     return histogram_device(device, image, spec, totals);
   }
   const cl::Buffer samples = device.buffer(pixels.bytes.size(), "histogram input");

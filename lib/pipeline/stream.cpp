@@ -19,7 +19,7 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/text.hpp"
-#include "filters/convert.hpp"
+#include "pipeline/transfer.hpp"
 
 namespace halo {
 

@@ -14,9 +14,9 @@
 #include <optional>
 
 #include "core/atomic_file.hpp"
-#include "filters/convert.hpp"
 #include "filters/histogram.hpp"
 #include "filters/registry.hpp"
+#include "pipeline/transfer.hpp"
 #include "verify/compare.hpp"
 
 namespace halo {

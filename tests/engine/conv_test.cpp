@@ -5,8 +5,8 @@
 
 #include "cl/tuning.hpp"
 #include "engine/separable_support.hpp"
-#include "filters/convert.hpp"
 #include "filters/registry.hpp"
+#include "pipeline/transfer.hpp"
 #include "support.hpp"
 #include "verify/compare.hpp"
 

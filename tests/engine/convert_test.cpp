@@ -7,6 +7,7 @@
 
 #include "cl/program_cache.hpp"
 #include "filters/convert.hpp"
+#include "pipeline/transfer.hpp"
 #include "support.hpp"
 #include "verify/compare.hpp"
 
@@ -69,7 +70,7 @@ TEST_CASE("download quantises exactly as to_pixels, including NaN and out-of-ran
 }
 
 TEST_CASE("host conversions equal to_image and to_pixels on odd widths, strips and 1-5 channels") {
-  // convert_host.cpp's loops are specialised for 1-4 channels and vectorised in blocks: widths
+  // transfer_host.cpp's loops are specialised for 1-4 channels and vectorised in blocks: widths
   // around the vector sizes and a generic channel count cover their tails and fallback.
   for (const int w : {1, 7, 15, 16, 17, 33, 1023})
     for (PixelType type : {PixelType::u8, PixelType::u16, PixelType::f32})

@@ -7,9 +7,9 @@
 #include <cmath>
 
 #include "engine/separable_support.hpp"
-#include "filters/convert.hpp"
 #include "filters/guides.hpp"
 #include "filters/registry.hpp"
+#include "pipeline/transfer.hpp"
 #include "support.hpp"
 #include "verify/compare.hpp"
 

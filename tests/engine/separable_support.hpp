@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "filters/convert.hpp"
 #include "filters/registry.hpp"
 #include "pipeline/pipeline.hpp"
+#include "pipeline/transfer.hpp"
 #include "support.hpp"
 #include "verify/compare.hpp"
 

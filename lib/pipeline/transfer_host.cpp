@@ -3,7 +3,7 @@
 // about 2 ns a pixel (RGB8, 2 cores); these loops are written so that GCC vectorises them
 // (0.25 ns widening, 0.35 ns quantising, one core, AVX2). Each sample gets the kernels'
 // arithmetic, so the results are the same bits.
-#include "filters/convert.hpp"
+#include "pipeline/transfer.hpp"
 
 #include <cstdint>
 #include <vector>
