@@ -138,8 +138,9 @@ class RankStage : public Stage {
   // Kernel `name` over the rows `rows` of `in` into `out`: the block whose windows lie inside
   // the image (reaching `rx` columns and `ry` rows) by `name`_inside, which has no border rule
   // and handles VEC adjacent samples a work-item (a CPU device's vector width: PoCL did not
-  // vectorise the median's window across work-items; one on GPUs); the frame around it (bands above
-  // and below, columns left and right) by `name` itself, as is a small image whole.
+  // vectorise the median's window across work-items; one on GPUs); the frame around it
+  // (bands above and below, columns left and right) by `name` itself, as is a small image
+  // whole.
   void launch_framed(Device& device, const std::string& name, const Defines& defines,
                      const DeviceImage& in, DeviceImage& out, Span rows, int rx, int ry) const {
     const int vec = std::max(1, device.tuning().vec);
