@@ -34,9 +34,9 @@ struct DeviceChoice {
 // its kernels cached.
 constexpr double kGpuStartSeconds = 0.3;
 constexpr double kCpuDeviceStartSeconds = 0.05;
-// Start costs on record count for this many days (then they are measured again); within them a
-// new measurement replaces the record only when it is lower. A single start measured on a busy
-// machine (6 s to list the platforms, seen) once sent every file under 6 s of work to the
+// A start cost on record counts until this many days pass without a new measurement (then it
+// is measured anew); a new measurement replaces it only when lower. A single start measured on a
+// busy machine (6 s to list the platforms, seen) once sent every file under 6 s of work to the
 // reference, and the reference never lists the platforms to find out otherwise.
 constexpr double kStartRecordDays = 7;
 // A GPU's kernels as this many CPU cores (StageCost::device_ns): an H100 ran gaussian r=2 at
