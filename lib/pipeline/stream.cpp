@@ -467,7 +467,11 @@ class ReferenceLane {
  public:
   ReferenceLane(const Pipeline& pipeline, const StripPlan& plan, PixelType type,
                 const StreamOptions& options, const Scans& scans)
-      : pipeline_(pipeline), plan_(plan), type_(type), runs_(pipeline.stages().size()) {
+      : pipeline_(pipeline),
+        plan_(plan),
+        type_(type),
+        measure_only_(options.measure_only),
+        runs_(pipeline.stages().size()) {
     for (auto& run : runs_) run.keep_flags = options.keep_flags;
     for (std::size_t i = 0; i < scans.size(); ++i) runs_[i].scan = scans[i];
   }
@@ -486,7 +490,7 @@ class ReferenceLane {
       runs_[i].guides = set >= 0 ? &strip.guides[set] : nullptr;
       image = stages[i]->reference_rows(image, plan_.stage_rows(k, i), runs_[i]);
     }
-    return {own, to_pixels(image, type_, own)};
+    return {own, measure_only_ ? PixelBuffer() : to_pixels(image, type_, own)};
   }
 
   void finish(StreamResult& result) { result.runs = std::move(runs_); }
@@ -496,6 +500,7 @@ class ReferenceLane {
   const Pipeline& pipeline_;
   const StripPlan& plan_;
   const PixelType type_;
+  const bool measure_only_;
   std::vector<StageRun> runs_;
 };
 

@@ -57,8 +57,8 @@ struct StreamOptions {
   // Strips worked on at once: queues on the device (two let one strip's transfers overlap
   // another's kernels on a GPU), threads on the reference.
   int lanes = 1;
-  // Only what the stages measure is wanted (halo hist): no strip is read back from the
-  // device, and the output is given empty pixels.
+  // Only what the stages measure is wanted (halo hist): no strip is read back from the device
+  // or converted to the output type on the reference, and the output is given empty pixels.
   bool measure_only = false;
 };
 
