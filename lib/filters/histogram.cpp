@@ -115,6 +115,16 @@ float scale_of(const Histogram& h) {
   return float(h.bins) / (h.hi - h.lo);
 }
 
+// range=auto: lo and hi widened to the finite values float_value gives `pixels` pixels.
+template <typename Get>
+void widen_range(const HistogramSpec& spec, Get get, std::uint64_t pixels, float& lo, float& hi) {
+  const int hists = spec.mode == HistogramMode::rgb ? 3 : 1;
+  for (std::uint64_t p = 0; p < pixels; ++p)
+    for (int k = 0; k < hists; ++k)
+      if (const float x = float_value(spec, get, p, k); std::isfinite(x))
+        lo = std::fmin(lo, x), hi = std::fmax(hi, x);
+}
+
 // range=auto, and a range that holds one value, become a usable [lo, hi].
 void settle_range(Histogram& h, float lo, float hi) {
   if (!(lo <= hi)) lo = 0, hi = 1;  // no finite values at all
@@ -136,10 +146,7 @@ Histogram count_reference(const HistogramSpec& spec, const Source& src, Get get,
   }
   if (spec.auto_range) {
     float lo = std::numeric_limits<float>::infinity(), hi = -lo;
-    for (std::uint64_t p = 0; p < src.pixels; ++p)
-      for (int k = 0; k < h.hists; ++k)
-        if (const float x = float_value(spec, get, p, k); std::isfinite(x))
-          lo = std::fmin(lo, x), hi = std::fmax(hi, x);
+    widen_range(spec, get, src.pixels, lo, hi);
     settle_range(h, lo, hi);
   }
   const float scale = scale_of(h);
@@ -430,13 +437,9 @@ class RangeScan : public InputScan {
   explicit RangeScan(const HistogramSpec& spec) : spec_(spec) {}
 
   void add(const Image& rows) override {
-    const int hists = spec_.mode == HistogramMode::rgb ? 3 : 1;
     for (int y = 0; y < rows.height(); ++y) {
       const auto get = [&](std::uint64_t x, int c) { return rows.row(c, y)[x]; };
-      for (int x = 0; x < rows.width(); ++x)
-        for (int k = 0; k < hists; ++k)
-          if (const float v = float_value(spec_, get, std::uint64_t(x), k); std::isfinite(v))
-            lo_ = std::fmin(lo_, v), hi_ = std::fmax(hi_, v);
+      widen_range(spec_, get, std::uint64_t(rows.width()), lo_, hi_);
     }
   }
 
