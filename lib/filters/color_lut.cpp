@@ -407,11 +407,10 @@ ColorLut cached_color_lut(const std::string& key, const ColorBake& b,
         fmt::format("; split {} {}", shaper(b.split->before_shaper), shaper(b.split->after_shaper));
   full += "; " + key;
   const fs::path path = *cache_dir / "colour-tables" / (fnv1a_hex(full) + ".lut");
-  const std::string& key_text = full;
-  if (auto lut = read_table(path, key_text)) return *lut;
+  if (auto lut = read_table(path, full)) return *lut;
   ColorLut lut = bake_color_lut(b);
   try {
-    write_table(path, key_text, lut);
+    write_table(path, full, lut);
   } catch (const std::exception& e) {
     spdlog::debug("colour table not kept: {}", e.what());
   }

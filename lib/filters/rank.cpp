@@ -122,7 +122,7 @@ class RankStage : public Stage {
     DeviceImage result = device.image_like(in, in.channels, in.alpha);
     const Defines defines = {{"RADIUS", std::to_string(r_)},
                              {"DILATE", rank_ == Rank::dilate ? "1" : "0"},
-                             {"VEC", std::to_string(std::max(1, device.tuning().vec))}};
+                             {"VEC", std::to_string(vector_width(device))}};
     if (rank_ == Rank::median) {
       launch_framed(device, "median", defines, in, result, out, r_, r_);
     } else {
@@ -135,15 +135,17 @@ class RankStage : public Stage {
   }
 
  private:
+  // Samples a work-item of the `_inside` kernels takes: a CPU device's vector width (PoCL did
+  // not vectorise the median's window across work-items), one on GPUs.
+  static int vector_width(const Device& device) { return std::max(1, device.tuning().vec); }
+
   // Kernel `name` over the rows `rows` of `in` into `out`: the block whose windows lie inside
   // the image (reaching `rx` columns and `ry` rows) by `name`_inside, which has no border rule
-  // and handles VEC adjacent samples a work-item (a CPU device's vector width: PoCL did not
-  // vectorise the median's window across work-items; one on GPUs); the frame around it
-  // (bands above and below, columns left and right) by `name` itself, as is a small image
-  // whole.
+  // and handles vector_width adjacent samples a work-item; the frame around it (bands above
+  // and below, columns left and right) by `name` itself, as is a small image whole.
   void launch_framed(Device& device, const std::string& name, const Defines& defines,
                      const DeviceImage& in, DeviceImage& out, Span rows, int rx, int ry) const {
-    const int vec = std::max(1, device.tuning().vec);
+    const int vec = vector_width(device);
     const int planes = in.color_channels();
     const std::size_t bytes = 2 * std::size_t(in.pitch) * rows.count() * sizeof(float) * planes;
     // 64 x 4 work-items a group: groups of 64 left the H100 scheduling groups, not loading.
