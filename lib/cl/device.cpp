@@ -163,8 +163,7 @@ DeviceContext::DeviceContext(DeviceInfo info, std::optional<std::filesystem::pat
       std::move(cache_dir));
 }
 
-Device::Device(std::shared_ptr<DeviceContext> shared)
-    : shared_(std::move(shared)), info_(shared_->info()), context_(shared_->context()) {
+Device::Device(std::shared_ptr<DeviceContext> shared) : shared_(std::move(shared)) {
   create_queues();
 }
 
@@ -173,14 +172,14 @@ Device::Device(DeviceInfo info, std::optional<std::filesystem::path> cache_dir)
 
 void Device::create_queues() {
   cl_int status = CL_SUCCESS;
-  queue_ = cl::CommandQueue(context_, info_.device, CL_QUEUE_PROFILING_ENABLE, &status);
-  check(status, "clCreateCommandQueue", info_.name);
+  queue_ = cl::CommandQueue(shared_->context(), info().device, CL_QUEUE_PROFILING_ENABLE, &status);
+  check(status, "clCreateCommandQueue", info().name);
   cl_command_queue_properties supported = 0;
-  info_.device.getInfo(CL_DEVICE_QUEUE_PROPERTIES, &supported);
+  info().device.getInfo(CL_DEVICE_QUEUE_PROPERTIES, &supported);
   if (supported & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) {
     async_queue_ = cl::CommandQueue(
-        context_, info_.device, CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
-        &status);
+        shared_->context(), info().device,
+        CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &status);
     if (status != CL_SUCCESS) async_queue_ = cl::CommandQueue();
   }
 }
@@ -198,12 +197,13 @@ cl::Kernel Device::kernel(const std::string& file, const std::string& name,
 }
 
 cl::Buffer Device::buffer(std::size_t bytes, const std::string& what) {
-  if (bytes > info_.max_allocation)
+  if (bytes > info().max_allocation)
     throw ClError(CL_INVALID_BUFFER_SIZE, "clCreateBuffer",
                   what + " needs " + std::to_string(bytes) + " bytes, device allows " +
-                      std::to_string(info_.max_allocation) + " in one buffer");
+                      std::to_string(info().max_allocation) + " in one buffer");
   cl_int status = CL_SUCCESS;
-  cl::Buffer buffer(context_, CL_MEM_READ_WRITE, std::max<std::size_t>(bytes, 4), nullptr, &status);
+  cl::Buffer buffer(shared_->context(), CL_MEM_READ_WRITE, std::max<std::size_t>(bytes, 4), nullptr,
+                    &status);
   check(status, "clCreateBuffer", what + ", " + std::to_string(bytes) + " bytes");
   return buffer;
 }
@@ -212,8 +212,8 @@ cl::Buffer Device::constants(const std::vector<float>& values, const std::string
   std::vector<float> copy = values.empty() ? std::vector<float>{0.0f} : values;
   if (const auto it = constants_.find(copy); it != constants_.end()) return it->second;
   cl_int status = CL_SUCCESS;
-  cl::Buffer buffer(context_, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, copy.size() * sizeof(float),
-                    copy.data(), &status);
+  cl::Buffer buffer(shared_->context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                    copy.size() * sizeof(float), copy.data(), &status);
   check(status, "clCreateBuffer", what + ", " + std::to_string(copy.size()) + " floats");
   if (constants_.size() >= 256) constants_.clear();  // a bound; filters use a handful
   constants_.emplace(std::move(copy), buffer);
@@ -336,7 +336,8 @@ void Device::on_host(const cl::Buffer& buffer, std::size_t bytes, cl_map_flags f
 
 std::unique_ptr<Device::Pinned> Device::pinned(std::size_t bytes) {
   cl_int status = CL_SUCCESS;
-  cl::Buffer buffer(context_, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes, nullptr, &status);
+  cl::Buffer buffer(shared_->context(), CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes, nullptr,
+                    &status);
   check(status, "clCreateBuffer", "pinned host memory, " + std::to_string(bytes) + " bytes");
   void* data = queue_.enqueueMapBuffer(buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes,
                                        nullptr, nullptr, &status);
@@ -356,7 +357,7 @@ Device::OutOfOrder::~OutOfOrder() {
 }
 
 void Device::finish() {
-  check(queue_.finish(), "clFinish", info_.name);
+  check(queue_.finish(), "clFinish", info().name);
 }
 
 void Device::record(cl::Event event, const std::string& label, std::size_t bytes) {

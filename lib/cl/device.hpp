@@ -229,8 +229,6 @@ class Device {
   cl_command_queue async_() const { return async_queue_(); }
 
   std::shared_ptr<DeviceContext> shared_;
-  const DeviceInfo& info_;      // shared_'s
-  const cl::Context& context_;  // shared_'s
   cl::CommandQueue queue_;
   cl::CommandQueue async_queue_;  // out-of-order; null when unsupported
   bool use_async_ = false;
