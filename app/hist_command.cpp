@@ -14,7 +14,7 @@
 #include "filters/registry.hpp"
 #include "io/image_io.hpp"
 #include "io/standard_streams.hpp"
-#include "run/plan.hpp"
+#include "run/measure.hpp"
 
 namespace halo {
 

@@ -29,7 +29,6 @@
 #include "pipeline/stream.hpp"
 #include "run/input_stream.hpp"
 #include "run/layers.hpp"
-#include "run/plan.hpp"
 #include "spec/preset.hpp"
 #include "spec/spec.hpp"
 

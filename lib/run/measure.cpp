@@ -1,5 +1,5 @@
-// Measuring runs (see plan.hpp).
-#include "run/plan.hpp"
+// Measuring runs (see measure.hpp).
+#include "run/measure.hpp"
 
 #include "core/error.hpp"
 #include "pipeline/pipeline.hpp"
