@@ -27,8 +27,7 @@
 #include "io/standard_streams.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/stream.hpp"
-#include "run/input_stream.hpp"
-#include "run/layers.hpp"
+#include "run/file.hpp"
 #include "spec/preset.hpp"
 #include "spec/spec.hpp"
 
@@ -69,21 +68,6 @@ struct RunOptionsCli {
   std::string shard;
 };
 
-// The flags of the first guided stage that computed any (--write-flags).
-void write_flags(const Pipeline& pipeline, const std::vector<StageRun>& runs,
-                 const std::string& path) {
-  for (std::size_t i = 0; i < runs.size(); ++i)
-    if (const auto flags = runs[i].side_output("flags")) {
-      const SampleType type = storable_type(path, SampleType::u8);
-      write_image(path, to_pixels(flags_image(*flags->flags), pixel_type(type)), type);
-      spdlog::info("wrote discontinuity flags of '{}' to {}", pipeline.stages()[i]->spec(), path);
-      return;
-    }
-  throw Error(ErrorKind::Usage,
-              "--write-flags: no stage computed discontinuity flags (bilateral with normal or "
-              "depth guides does)");
-}
-
 // -f and --preset in the order given on the command line.
 std::vector<StageSpec> stage_specs(const CLI::App& run) {
   std::vector<StageSpec> specs;
@@ -97,54 +81,6 @@ std::vector<StageSpec> stage_specs(const CLI::App& run) {
       for (const auto& line : load_preset(presets[next_preset++]).lines)
         specs.push_back({line.spec, line.origin});
     }
-  }
-  return specs;
-}
-
-bool mixes_neighbours(const StageSpec& spec) {
-  const FilterDef* def = find_filter(parse_spec(spec.text).name);
-  return def && def->mixes_neighbours;
-}
-
-// Whether a stage turns colour into luminance (gray=1, emboss's default): such a chain keeps
-// alpha apart, as before, since one grey plane cannot be divided back into colour.
-bool makes_gray(const StageSpec& spec) {
-  const Spec parsed = parse_spec(spec.text);
-  const FilterDef* def = find_filter(parsed.name);
-  if (!def) return false;
-  for (const auto& param : def->params)
-    if (param.name == "gray") {
-      std::string value = param.fallback;
-      for (const auto& [key, given] : parsed.options)
-        if (key == "gray") value = given;
-      return value == "1" || value == "true" || value == "yes";
-    }
-  return false;
-}
-
-// The stages halo adds around the user's: for images with alpha (`alpha`), premultiply before
-// the first stage that mixes neighbours and unpremultiply after the last, so alpha is filtered
-// with the colour (unless --straight-alpha, a stage makes grey, or the chain places them
-// itself); with --linear, linear first and srgb last (float data passes them unchanged).
-std::vector<StageSpec> with_colour_stages(std::vector<StageSpec> specs, const RunOptionsCli& o,
-                                          bool alpha) {
-  const auto mixing = [](const StageSpec& s) { return mixes_neighbours(s); };
-  const auto placed = std::any_of(specs.begin(), specs.end(), [](const StageSpec& s) {
-    const std::string name = parse_spec(s.text).name;
-    // Guided filters weigh colour against guides on exactly the colour channels.
-    return name == "premultiply" || name == "unpremultiply" || makes_gray(s) ||
-           make_stage(s.text)->guide_sources() != nullptr;
-  });
-  const auto first = std::find_if(specs.begin(), specs.end(), mixing);
-  if (alpha && !o.straight_alpha && !placed && first != specs.end()) {
-    const auto last = std::find_if(specs.rbegin(), specs.rend(), mixing).base();
-    specs.insert(last, {"unpremultiply", "associated alpha"});
-    specs.insert(std::find_if(specs.begin(), specs.end(), mixing),
-                 {"premultiply", "associated alpha"});
-  }
-  if (o.linear) {
-    specs.insert(specs.begin(), {"linear:curve=auto", "--linear"});
-    specs.push_back({"srgb:curve=auto", "--linear"});
   }
   return specs;
 }
@@ -237,254 +173,31 @@ class Phases {
 // What every file of a run shares.
 struct RunContext {
   const RunOptionsCli& options;
-  std::vector<std::string> specs;  // as given, for the outputs' ImageHistory
+  FileRunOptions file;  // what each file's output takes from the command line
   const GlobalOptions& global;
   const Pipeline& pipeline;        // parsed once: stages are plans, shared by every file and thread
   const Pipeline& alpha_pipeline;  // the same for images with alpha (associated alpha added)
   DevicePool& devices;
-  std::optional<SampleType> wanted;  // --type
-  int workers = 1;                   // files at once
 };
-
-// The output's metadata: the input's (unless --strip-metadata), what halo did (Software and a
-// line of ImageHistory, as oiiotool records it), then --attrib.
-Metadata output_metadata(const Metadata& input, const RunContext& run) {
-  Metadata m = run.options.strip_metadata ? Metadata{} : input;
-  m.set_text("Software", "halo " HALO_VERSION);
-  std::string line = "halo run";
-  for (const auto& spec : run.specs) line += " -f " + spec;
-  const std::string* history = m.text("ImageHistory");
-  m.set_text("ImageHistory", history && !history->empty() ? *history + "\n" + line : line);
-  std::vector<Attribute> exif_attribs;  // --attrib values that an EXIF block holds
-  for (const auto& text : run.options.attribs) {
-    const Attribute a = parse_attrib(text);
-    m.set(a);
-    Metadata probe;
-    probe.set(a);
-    if (!exif_from_text(probe).empty() || a.name.starts_with("Exif:")) exif_attribs.push_back(a);
-  }
-  // The input's EXIF block is kept whole; what --attrib sets in it is written into it (through
-  // OpenImageIO, loaded only then), so JPEG and PNG outputs do not keep the old value there.
-  if (!m.exif.empty() && !exif_attribs.empty())
-    m.exif = oiio_codecs().update_exif(m.exif, exif_attribs);
-  return m;
-}
 
 // Filters one file with the device (falling back to the reference where allowed) and writes
 // the result. Throws halo::Error; the caller decides whether that ends the run.
-// -v: what each stage resolved to, with the guides of this input.
-void log_details(const Pipeline& pipeline, const InputStream& in, const std::string& path) {
-  for (std::size_t i = 0; i < pipeline.stages().size(); ++i) {
-    StageRun described;
-    Guides guides;  // only which guides exist and where from matter to details()
-    const int set = pipeline.guide_set(i);
-    if (set >= 0) {
-      const auto& shape = in.input().guide_shapes[set];
-      if (shape.normal) guides.normal = Image(1, 1, shape.normal);
-      if (shape.depth) guides.depth = Image(1, 1, shape.depth);
-      if (shape.albedo) guides.albedo = Image(1, 1, shape.albedo);
-      guides.described = shape.described;
-      described.guides = &guides;
-      if (!guides.any_geometry())
-        spdlog::info("{}: no normal or depth guides in {}; self-guided",
-                     pipeline.stages()[i]->spec(), path);
-    }
-    for (const auto& detail : pipeline.stages()[i]->details(described))
-      spdlog::info("{}: {}", pipeline.stages()[i]->spec(), detail);
-  }
-}
-
-// Whether the pipeline puts the image upright (the output's Orientation becomes 1).
-bool puts_upright(const Pipeline& pipeline) {
-  for (const auto& stage : pipeline.stages())
-    if (stage->puts_upright()) return true;
-  return false;
-}
-
-// Where the output's pixels lie: the input's data and display windows when the size is kept; a
-// crop's window moved into place inside the same display window (formats with windows only);
-// nothing after other stages that change the size.
-std::optional<Placement> output_placement(const Pipeline& pipeline, Placement placement,
-                                          const StreamInput& input) {
-  Size size{input.width, input.height};
-  for (const auto& stage : pipeline.stages()) {
-    const Size next = stage->output_size(size);
-    if (next != size || stage->resizes()) {
-      const auto origin = stage->window_origin(size);
-      if (!origin || placement.full_width <= 0) return std::nullopt;
-      placement.x += (*origin)[0];
-      placement.y += (*origin)[1];
-    }
-    size = next;
-  }
-  return placement;
-}
-
-// An output converted to another colour profile (icc) is tagged with it; PNG's colour chunks
-// described the input's encoding and go.
-void tag_colour(Metadata& metadata, const Pipeline& pipeline) {
-  for (const auto& stage : pipeline.stages())
-    if (auto icc = stage->output_icc()) {
-      metadata.icc = *icc;
-      metadata.png_colour = {};
-    }
-}
-
-// Streams one file through the pipeline on `device` (nullptr: the reference) into its output.
-StreamResult stream_file(const FileJob& job, const RunContext& run, const Pipeline& pipeline,
-                         Device* device, SampleType type, int shrink) {
-  const RunOptionsCli& o = run.options;
-  InputStream in(parse_input_ref(job.input.path + job.input.channels), pipeline.guide_sets(),
-                 shrink);
-  const StreamInput& input = in.input();
-  StreamOptions options{.strip_rows = o.strip_rows,
-                        .verify = o.verify && device,
-                        .tolerance = o.tolerance,
-                        .keep_flags = !job.flags_output.empty(),
-                        .in_flight = in_flight_for(device),
-                        .lanes = lanes_for(device, run.workers)};
-  if (options.strip_rows == 0) try {
-      options.strip_rows =
-          choose_strip_rows(pipeline, input, pixel_type(type), strip_limits(device));
-    } catch (const Error& e) {
-      throw Error(e.kind(), job.input.path + ": " + e.what());
-    }
-  if (const std::string why = pipeline.whole_image_reason(input.type); !why.empty())
-    spdlog::info("{}: the whole image at once: {}", job.input.path, why);
-  else
-    spdlog::info("{}: strips of {} rows (reach {})", job.input.path, options.strip_rows,
-                 pipeline.reach());
-  WriteOptions encoding = o.encoding;  // encoder threads: this file's share of the cores
-  if (encoding.threads == 0)
-    encoding.threads = std::max(1, int(std::thread::hardware_concurrency()) / run.workers);
-  Metadata metadata = output_metadata(in.header().metadata, run);
-  if (puts_upright(pipeline)) mark_upright(metadata);
-  tag_colour(metadata, pipeline);
-  spdlog::info("{}: metadata {}", job.output, metadata.summary());
-  // Stages such as crop change the image's size; the input's data and display windows and
-  // its other layers then no longer fit it.
-  const Size size = pipeline.output_size({input.width, input.height});
-  const bool resized = size != Size{input.width, input.height};
-  OutputImage out(job.output, size.width, size.height, type, encoding, metadata);
-  if (const auto placement = output_placement(pipeline, in.header().placement, input))
-    out.place(*placement);
-  // An EXR output keeps the input's other channels (layers) around the filtered ones.
-  std::optional<CarriedLayers> layers;
-  if (!o.drop_layers && extension(job.output) == ".exr" && pixel_type(type) == PixelType::f32 &&
-      in.header().channels.size() > in.channels().picked.size()) {
-    if (resized)
-      spdlog::info("{}: the filters changed the image's size; the other layers are not kept",
-                   job.output);
-    else
-      layers.emplace(job.input.path, in.channels());
-  }
-  bool first = true;
-  const StreamOutput write = [&](Span rows, const PixelBuffer& pixels) {
-    if (first && layers && !layers->fits(pixels.channels)) {
-      spdlog::info("{}: the filters made {} channels of {}; the other layers are not kept",
-                   job.output, pixels.channels, in.channels().picked.size());
-      layers.reset();
-    }
-    if (first && layers) {
-      out.name_channels(layers->names());
-      spdlog::info("{}: keeping all {} channels of {}", job.output, layers->names().size(),
-                   job.input.path);
-    } else if (first && std::size_t(pixels.channels) == in.channels().names.size()) {
-      out.name_channels(in.channels().names);  // ViewLayer.Combined.R stays so in an EXR
-    }
-    first = false;
-    out.write(rows, layers ? layers->merge(rows, pixels) : pixels);
-  };
-  StreamResult result =
-      device ? stream_device(*device, pipeline, input, pixel_type(type), write, options)
-             : stream_reference(pipeline, input, pixel_type(type), write, options);
-  out.commit();
-  spdlog::info("{}: wrote {} ({}x{}, {})", job.input.path, job.output, size.width, size.height,
-               to_string(type));
-  return result;
-}
-
-// What stages bound to a file need to know of it (Stage::for_file).
-FileFacts file_facts(const Metadata& m) {
-  return {.icc = m.icc,
-          .gamma = m.png_colour.gamma,
-          .chrm = m.png_colour.chrm,
-          .has_chrm = m.png_colour.has_chrm,
-          .srgb = m.png_colour.srgb_intent >= 0,
-          .orientation = exif_orientation(m.exif)};
-}
-
-// `pipeline` for one file: after an `orient` stage (--auto-orient), its stages bound to the
-// file where they depend on it (Stage::for_file), the others made again from their specs (a
-// pipeline's stages are its own). Nothing when it is `pipeline` as it is: then no stage is
-// made again.
-std::optional<Pipeline> for_file(const Pipeline& pipeline, bool auto_orient,
-                                 const Metadata& metadata) {
-  const FileFacts facts = file_facts(metadata);
-  std::vector<std::unique_ptr<Stage>> bound;
-  bool changed = auto_orient;
-  for (const auto& stage : pipeline.stages()) {
-    bound.push_back(stage->for_file(facts));
-    changed = changed || bound.back();
-  }
-  if (!changed) return std::nullopt;
-  Pipeline result;
-  if (auto_orient) {
-    auto orient = make_stage("orient");
-    auto upright = orient->for_file(facts);
-    result.append(upright ? std::move(upright) : std::move(orient));
-  }
-  for (std::size_t i = 0; i < bound.size(); ++i)
-    result.append(bound[i] ? std::move(bound[i]) : make_stage(pipeline.stages()[i]->spec()));
-  return result;
-}
-
 void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome) {
   const RunOptionsCli& o = run.options;
   Phases phases;
+  const FileNames names{job.input.path, job.input.channels, job.output, !job.flags_output.empty()};
   // Headers, channels and guides are checked before any device work.
-  SampleType type;
-  double samples = 0;  // colour samples, for --device auto
-  const Pipeline* chosen = &run.pipeline;
-  // For this file: put upright (--auto-orient), stages bound to it (orient, icc).
-  std::optional<Pipeline> own;
-  int shrink = 1;  // a JPEG decoded smaller for a first stage that shrinks it anyway (thumbnail)
-  {
-    const InputStream probe(parse_input_ref(job.input.path + job.input.channels),
-                            run.pipeline.guide_sets());
-    // Straight alpha is what 8/16-bit files (PNG, TIFF) store; float files (EXR) hold colour
-    // premultiplied already, which the filters take as it is.
-    if (probe.input().alpha && probe.stored() != SampleType::half &&
-        probe.stored() != SampleType::f32)
-      chosen = &run.alpha_pipeline;
-    own = for_file(*chosen, o.auto_orient, probe.header().metadata);
-    if (own) chosen = &*own;
-    const Pipeline& pipeline = *chosen;
-    const SampleType requested = run.wanted.value_or(probe.stored());
-    type = storable_type(job.output, requested);
-    if (type != requested)
-      spdlog::info("{}: writing {} samples (the format cannot store {})", job.output,
-                   to_string(type), to_string(requested));
-    log_details(pipeline, probe, job.input.path);
-    const Size stored{probe.input().width, probe.input().height};
-    if (probe.header().format == "jpeg" && pipeline.guide_sets().empty())
-      shrink = pipeline.decode_shrink(stored);
-    if (shrink > 1)
-      spdlog::info("{}: decoded at 1/{} of its size (the first stages shrink it more)",
-                   job.input.path, shrink);
-    samples = double(stored.width) * stored.height / (shrink * shrink) *
-              (probe.input().channels - (probe.input().alpha ? 1 : 0));
-  }
-  const Pipeline& pipeline = *chosen;
+  const FilePlan plan(names, run.pipeline, run.alpha_pipeline, run.file);
+  const Pipeline& pipeline = plan.pipeline();
   std::optional<StreamResult> result;
   // Without filters there is nothing for a device to do: samples are converted on the host.
   DevicePool::Lease lease = pipeline.stages().empty() ? DevicePool::Lease(nullptr, nullptr)
-                                                      : run.devices.acquire(samples);
+                                                      : run.devices.acquire(plan.samples());
   if (Device* device = lease.device()) {
     try {
       spdlog::info("{}: device {} ({})", job.input.path, device->info().name,
                    device->info().platform_name);
-      result = stream_file(job, run, pipeline, device, type, shrink);
+      result = run_file(names, plan, run.file, device);
       outcome.device = device->info().name;
       spdlog::debug("kernel cache: {} compiled, {} loaded from disk", device->programs().compiled(),
                     device->programs().loaded_from_disk());
@@ -499,7 +212,7 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   if (!result) {
     if (o.verify && !pipeline.stages().empty())
       spdlog::warn("--verify: running the reference only, nothing to compare with");
-    result = stream_file(job, run, pipeline, nullptr, type, shrink);
+    result = run_file(names, plan, run.file, nullptr);
     outcome.device = pipeline.stages().empty() ? "host" : "reference";
   }
   if (!job.flags_output.empty()) write_flags(pipeline, result->runs, job.flags_output);
@@ -629,9 +342,10 @@ void check_standard_streams(const RunOptionsCli& o, bool to_stdout) {
 int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& global) {
   const std::vector<StageSpec> user_specs = stage_specs(cli);
   Pipeline{user_specs};  // the user's specs checked first, their errors naming preset lines
-  const std::vector<StageSpec> specs = with_colour_stages(user_specs, given, false);
+  const ColourChoices colour{.linear = given.linear, .straight_alpha = given.straight_alpha};
+  const std::vector<StageSpec> specs = with_colour_stages(user_specs, colour, false);
   const Pipeline pipeline(specs);  // every spec checked before any file is read
-  const Pipeline alpha_pipeline(with_colour_stages(user_specs, given, true));
+  const Pipeline alpha_pipeline(with_colour_stages(user_specs, colour, true));
   const std::optional<std::string> stdout_format =
       standard_output_format(given.output, given.format);
   check_standard_streams(given, stdout_format.has_value());
@@ -672,13 +386,22 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
   for (const auto& text : o.attribs) parse_attrib(text);  // checked before any file is read
   const RunContext context{
       o,
-      spec_texts,
+      {.specs = spec_texts,
+       .software = "halo " HALO_VERSION,
+       .strip_metadata = o.strip_metadata,
+       .attribs = o.attribs,
+       .auto_orient = o.auto_orient,
+       .drop_layers = o.drop_layers,
+       .type = o.type.empty() ? std::nullopt : std::optional(parse_sample_type(o.type)),
+       .strip_rows = o.strip_rows,
+       .verify = o.verify,
+       .tolerance = o.tolerance,
+       .encoding = o.encoding,
+       .workers = workers},
       global,
       pipeline,
       alpha_pipeline,
-      devices,
-      o.type.empty() ? std::nullopt : std::optional<SampleType>(parse_sample_type(o.type)),
-      workers};
+      devices};
 
   if (!single && !pipeline.stages().empty()) devices.open_now();
   BatchSettings settings;

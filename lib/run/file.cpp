@@ -1,0 +1,298 @@
+// One file through a pipeline: the plan from its headers, then the stream into its output.
+#include "run/file.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "filters/registry.hpp"
+#include "io/codec.hpp"
+#include "io/metadata.hpp"
+#include "run/input_stream.hpp"
+#include "run/layers.hpp"
+#include "spec/spec.hpp"
+
+namespace halo {
+
+namespace {
+
+bool mixes_neighbours(const StageSpec& spec) {
+  const FilterDef* def = find_filter(parse_spec(spec.text).name);
+  return def && def->mixes_neighbours;
+}
+
+// Whether a stage turns colour into luminance (gray=1, emboss's default): such a chain keeps
+// alpha apart, as before, since one grey plane cannot be divided back into colour.
+bool makes_gray(const StageSpec& spec) {
+  const Spec parsed = parse_spec(spec.text);
+  const FilterDef* def = find_filter(parsed.name);
+  if (!def) return false;
+  for (const auto& param : def->params)
+    if (param.name == "gray") {
+      std::string value = param.fallback;
+      for (const auto& [key, given] : parsed.options)
+        if (key == "gray") value = given;
+      return value == "1" || value == "true" || value == "yes";
+    }
+  return false;
+}
+
+// The output's metadata: the input's (unless stripped), what halo did (Software and a line of
+// ImageHistory, as oiiotool records it), then the attributes asked for.
+Metadata output_metadata(const Metadata& input, const FileRunOptions& o) {
+  Metadata m = o.strip_metadata ? Metadata{} : input;
+  m.set_text("Software", o.software);
+  std::string line = "halo run";
+  for (const auto& spec : o.specs) line += " -f " + spec;
+  const std::string* history = m.text("ImageHistory");
+  m.set_text("ImageHistory", history && !history->empty() ? *history + "\n" + line : line);
+  std::vector<Attribute> exif_attribs;  // attributes that an EXIF block holds
+  for (const auto& text : o.attribs) {
+    const Attribute a = parse_attrib(text);
+    m.set(a);
+    Metadata probe;
+    probe.set(a);
+    if (!exif_from_text(probe).empty() || a.name.starts_with("Exif:")) exif_attribs.push_back(a);
+  }
+  // The input's EXIF block is kept whole; what an attribute sets in it is written into it
+  // (through OpenImageIO, loaded only then), so JPEG and PNG outputs do not keep the old value
+  // there.
+  if (!m.exif.empty() && !exif_attribs.empty())
+    m.exif = oiio_codecs().update_exif(m.exif, exif_attribs);
+  return m;
+}
+
+// -v: what each stage resolved to, with the guides of this input.
+void log_details(const Pipeline& pipeline, const InputStream& in, const std::string& path) {
+  for (std::size_t i = 0; i < pipeline.stages().size(); ++i) {
+    StageRun described;
+    Guides guides;  // only which guides exist and where from matter to details()
+    const int set = pipeline.guide_set(i);
+    if (set >= 0) {
+      const auto& shape = in.input().guide_shapes[set];
+      if (shape.normal) guides.normal = Image(1, 1, shape.normal);
+      if (shape.depth) guides.depth = Image(1, 1, shape.depth);
+      if (shape.albedo) guides.albedo = Image(1, 1, shape.albedo);
+      guides.described = shape.described;
+      described.guides = &guides;
+      if (!guides.any_geometry())
+        spdlog::info("{}: no normal or depth guides in {}; self-guided",
+                     pipeline.stages()[i]->spec(), path);
+    }
+    for (const auto& detail : pipeline.stages()[i]->details(described))
+      spdlog::info("{}: {}", pipeline.stages()[i]->spec(), detail);
+  }
+}
+
+// Whether the pipeline puts the image upright (the output's Orientation becomes 1).
+bool puts_upright(const Pipeline& pipeline) {
+  for (const auto& stage : pipeline.stages())
+    if (stage->puts_upright()) return true;
+  return false;
+}
+
+// Where the output's pixels lie: the input's data and display windows when the size is kept; a
+// crop's window moved into place inside the same display window (formats with windows only);
+// nothing after other stages that change the size.
+std::optional<Placement> output_placement(const Pipeline& pipeline, Placement placement,
+                                          const StreamInput& input) {
+  Size size{input.width, input.height};
+  for (const auto& stage : pipeline.stages()) {
+    const Size next = stage->output_size(size);
+    if (next != size || stage->resizes()) {
+      const auto origin = stage->window_origin(size);
+      if (!origin || placement.full_width <= 0) return std::nullopt;
+      placement.x += (*origin)[0];
+      placement.y += (*origin)[1];
+    }
+    size = next;
+  }
+  return placement;
+}
+
+// An output converted to another colour profile (icc) is tagged with it; PNG's colour chunks
+// described the input's encoding and go.
+void tag_colour(Metadata& metadata, const Pipeline& pipeline) {
+  for (const auto& stage : pipeline.stages())
+    if (auto icc = stage->output_icc()) {
+      metadata.icc = *icc;
+      metadata.png_colour = {};
+    }
+}
+
+// What stages bound to a file need to know of it (Stage::for_file).
+FileFacts file_facts(const Metadata& m) {
+  return {.icc = m.icc,
+          .gamma = m.png_colour.gamma,
+          .chrm = m.png_colour.chrm,
+          .has_chrm = m.png_colour.has_chrm,
+          .srgb = m.png_colour.srgb_intent >= 0,
+          .orientation = exif_orientation(m.exif)};
+}
+
+// `pipeline` for one file: after an `orient` stage (--auto-orient), its stages bound to the
+// file where they depend on it (Stage::for_file), the others made again from their specs (a
+// pipeline's stages are its own). Nothing when it is `pipeline` as it is: then no stage is
+// made again.
+std::optional<Pipeline> for_file(const Pipeline& pipeline, bool auto_orient,
+                                 const Metadata& metadata) {
+  const FileFacts facts = file_facts(metadata);
+  std::vector<std::unique_ptr<Stage>> bound;
+  bool changed = auto_orient;
+  for (const auto& stage : pipeline.stages()) {
+    bound.push_back(stage->for_file(facts));
+    changed = changed || bound.back();
+  }
+  if (!changed) return std::nullopt;
+  Pipeline result;
+  if (auto_orient) {
+    auto orient = make_stage("orient");
+    auto upright = orient->for_file(facts);
+    result.append(upright ? std::move(upright) : std::move(orient));
+  }
+  for (std::size_t i = 0; i < bound.size(); ++i)
+    result.append(bound[i] ? std::move(bound[i]) : make_stage(pipeline.stages()[i]->spec()));
+  return result;
+}
+
+}  // namespace
+
+std::vector<StageSpec> with_colour_stages(std::vector<StageSpec> specs,
+                                          const ColourChoices& choices, bool alpha) {
+  const auto mixing = [](const StageSpec& s) { return mixes_neighbours(s); };
+  const auto placed = std::any_of(specs.begin(), specs.end(), [](const StageSpec& s) {
+    const std::string name = parse_spec(s.text).name;
+    // Guided filters weigh colour against guides on exactly the colour channels.
+    return name == "premultiply" || name == "unpremultiply" || makes_gray(s) ||
+           make_stage(s.text)->guide_sources() != nullptr;
+  });
+  const auto first = std::find_if(specs.begin(), specs.end(), mixing);
+  if (alpha && !choices.straight_alpha && !placed && first != specs.end()) {
+    const auto last = std::find_if(specs.rbegin(), specs.rend(), mixing).base();
+    specs.insert(last, {"unpremultiply", "associated alpha"});
+    specs.insert(std::find_if(specs.begin(), specs.end(), mixing),
+                 {"premultiply", "associated alpha"});
+  }
+  if (choices.linear) {
+    specs.insert(specs.begin(), {"linear:curve=auto", "--linear"});
+    specs.push_back({"srgb:curve=auto", "--linear"});
+  }
+  return specs;
+}
+
+FilePlan::FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipeline& alpha_pipeline,
+                   const FileRunOptions& o)
+    : shared_(&pipeline) {
+  const InputStream probe(parse_input_ref(names.input + names.channels), pipeline.guide_sets());
+  // Straight alpha is what 8/16-bit files (PNG, TIFF) store; float files (EXR) hold colour
+  // premultiplied already, which the filters take as it is.
+  if (probe.input().alpha && probe.stored() != SampleType::half &&
+      probe.stored() != SampleType::f32)
+    shared_ = &alpha_pipeline;
+  own_ = for_file(*shared_, o.auto_orient, probe.header().metadata);
+  const SampleType requested = o.type.value_or(probe.stored());
+  type_ = storable_type(names.output, requested);
+  if (type_ != requested)
+    spdlog::info("{}: writing {} samples (the format cannot store {})", names.output,
+                 to_string(type_), to_string(requested));
+  log_details(this->pipeline(), probe, names.input);
+  const Size stored{probe.input().width, probe.input().height};
+  if (probe.header().format == "jpeg" && this->pipeline().guide_sets().empty())
+    shrink_ = this->pipeline().decode_shrink(stored);
+  if (shrink_ > 1)
+    spdlog::info("{}: decoded at 1/{} of its size (the first stages shrink it more)", names.input,
+                 shrink_);
+  samples_ = double(stored.width) * stored.height / (shrink_ * shrink_) *
+             (probe.input().channels - (probe.input().alpha ? 1 : 0));
+}
+
+StreamResult run_file(const FileNames& names, const FilePlan& plan, const FileRunOptions& o,
+                      Device* device) {
+  const Pipeline& pipeline = plan.pipeline();
+  const SampleType type = plan.type();
+  InputStream in(parse_input_ref(names.input + names.channels), pipeline.guide_sets(),
+                 plan.shrink());
+  const StreamInput& input = in.input();
+  StreamOptions options{.strip_rows = o.strip_rows,
+                        .verify = o.verify && device,
+                        .tolerance = o.tolerance,
+                        .keep_flags = names.keep_flags,
+                        .in_flight = in_flight_for(device),
+                        .lanes = lanes_for(device, o.workers)};
+  if (options.strip_rows == 0) try {
+      options.strip_rows =
+          choose_strip_rows(pipeline, input, pixel_type(type), strip_limits(device));
+    } catch (const Error& e) {
+      throw Error(e.kind(), names.input + ": " + e.what());
+    }
+  if (const std::string why = pipeline.whole_image_reason(input.type); !why.empty())
+    spdlog::info("{}: the whole image at once: {}", names.input, why);
+  else
+    spdlog::info("{}: strips of {} rows (reach {})", names.input, options.strip_rows,
+                 pipeline.reach());
+  WriteOptions encoding = o.encoding;  // encoder threads: this file's share of the cores
+  if (encoding.threads == 0)
+    encoding.threads = std::max(1, int(std::thread::hardware_concurrency()) / o.workers);
+  Metadata metadata = output_metadata(in.header().metadata, o);
+  if (puts_upright(pipeline)) mark_upright(metadata);
+  tag_colour(metadata, pipeline);
+  spdlog::info("{}: metadata {}", names.output, metadata.summary());
+  // Stages such as crop change the image's size; the input's data and display windows and
+  // its other layers then no longer fit it.
+  const Size size = pipeline.output_size({input.width, input.height});
+  const bool resized = size != Size{input.width, input.height};
+  OutputImage out(names.output, size.width, size.height, type, encoding, metadata);
+  if (const auto placement = output_placement(pipeline, in.header().placement, input))
+    out.place(*placement);
+  // An EXR output keeps the input's other channels (layers) around the filtered ones.
+  std::optional<CarriedLayers> layers;
+  if (!o.drop_layers && extension(names.output) == ".exr" && pixel_type(type) == PixelType::f32 &&
+      in.header().channels.size() > in.channels().picked.size()) {
+    if (resized)
+      spdlog::info("{}: the filters changed the image's size; the other layers are not kept",
+                   names.output);
+    else
+      layers.emplace(names.input, in.channels());
+  }
+  bool first = true;
+  const StreamOutput write = [&](Span rows, const PixelBuffer& pixels) {
+    if (first && layers && !layers->fits(pixels.channels)) {
+      spdlog::info("{}: the filters made {} channels of {}; the other layers are not kept",
+                   names.output, pixels.channels, in.channels().picked.size());
+      layers.reset();
+    }
+    if (first && layers) {
+      out.name_channels(layers->names());
+      spdlog::info("{}: keeping all {} channels of {}", names.output, layers->names().size(),
+                   names.input);
+    } else if (first && std::size_t(pixels.channels) == in.channels().names.size()) {
+      out.name_channels(in.channels().names);  // ViewLayer.Combined.R stays so in an EXR
+    }
+    first = false;
+    out.write(rows, layers ? layers->merge(rows, pixels) : pixels);
+  };
+  StreamResult result =
+      device ? stream_device(*device, pipeline, input, pixel_type(type), write, options)
+             : stream_reference(pipeline, input, pixel_type(type), write, options);
+  out.commit();
+  spdlog::info("{}: wrote {} ({}x{}, {})", names.input, names.output, size.width, size.height,
+               to_string(type));
+  return result;
+}
+
+void write_flags(const Pipeline& pipeline, const std::vector<StageRun>& runs,
+                 const std::string& path) {
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (const auto flags = runs[i].side_output("flags")) {
+      const SampleType type = storable_type(path, SampleType::u8);
+      write_image(path, to_pixels(flags_image(*flags->flags), pixel_type(type)), type);
+      spdlog::info("wrote discontinuity flags of '{}' to {}", pipeline.stages()[i]->spec(), path);
+      return;
+    }
+  throw Error(ErrorKind::Usage,
+              "--write-flags: no stage computed discontinuity flags (bilateral with normal or "
+              "depth guides does)");
+}
+
+}  // namespace halo

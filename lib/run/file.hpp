@@ -1,0 +1,90 @@
+// Running one file through a pipeline, as `halo run` does: the chain completed with the colour
+// stages halo adds, a plan made from the file's headers before any pixel (the pipeline bound to
+// the file, the output's sample type, a smaller decode), then the file streamed into its output
+// with its metadata, placement and carried EXR layers. The command line, the jobs of a batch,
+// the device pool and the reports stay with the app.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cl/device.hpp"
+#include "io/image_io.hpp"
+#include "pipeline/pipeline.hpp"
+#include "pipeline/stream.hpp"
+
+namespace halo {
+
+// What halo adds around the user's stages.
+struct ColourChoices {
+  bool linear = false;          // --linear: linear first, srgb last
+  bool straight_alpha = false;  // --straight-alpha: colour filtered as stored
+};
+
+// The stages halo adds around the user's: for images with alpha (`alpha`), premultiply before
+// the first stage that mixes neighbours and unpremultiply after the last, so alpha is filtered
+// with the colour (unless straight alpha is asked for, a stage makes grey, or the chain places
+// them itself); with `linear`, linear first and srgb last (float data passes them unchanged).
+std::vector<StageSpec> with_colour_stages(std::vector<StageSpec> specs,
+                                          const ColourChoices& choices, bool alpha);
+
+// What a run asks of every file it writes.
+struct FileRunOptions {
+  std::vector<std::string> specs;    // as run, for the output's ImageHistory line
+  std::string software;              // the output's Software attribute ("halo 1.0.0")
+  bool strip_metadata = false;       // the input's metadata left out
+  std::vector<std::string> attribs;  // NAME=VALUE set on the output
+  bool auto_orient = false;          // an orient stage first
+  bool drop_layers = false;          // an EXR output keeps only the filtered channels
+  std::optional<SampleType> type;    // of the output's samples; none: the input's
+  int strip_rows = 0;                // 0: chosen from the memory budget
+  bool verify = false;
+  double tolerance = 1e-4;
+  WriteOptions encoding;  // threads 0: this file's share of the cores
+  int workers = 1;        // files at once: each takes its share of memory, lanes and cores
+};
+
+// One file: its input and the channels picked from it ("[R,G,B]", empty: the colour ones), its
+// output, whether the guided stages' discontinuity flags are kept for writing (write_flags).
+struct FileNames {
+  std::string input;
+  std::string channels;
+  std::string output;
+  bool keep_flags = false;
+};
+
+// A file's plan, from its headers: which pipeline runs it (the run's, the one for images with
+// alpha, or one bound to the file: --auto-orient, icc), the output's sample type, the decode
+// size and the colour samples the work counts (what `--device auto` weighs).
+class FilePlan {
+ public:
+  FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipeline& alpha_pipeline,
+           const FileRunOptions& options);
+  FilePlan(const FilePlan&) = delete;
+  FilePlan& operator=(const FilePlan&) = delete;
+
+  const Pipeline& pipeline() const { return own_ ? *own_ : *shared_; }
+  SampleType type() const { return type_; }
+  int shrink() const { return shrink_; }  // the input decoded at 1/shrink of its size
+  double samples() const { return samples_; }
+
+ private:
+  const Pipeline* shared_;
+  std::optional<Pipeline> own_;
+  SampleType type_ = SampleType::f32;
+  int shrink_ = 1;
+  double samples_ = 0;
+};
+
+// Streams the file through its plan on `device` (nullptr: the reference) into its output,
+// written atomically.
+StreamResult run_file(const FileNames& names, const FilePlan& plan, const FileRunOptions& options,
+                      Device* device);
+
+// Writes the discontinuity flags of the first guided stage that computed any; a Usage error
+// when none did.
+void write_flags(const Pipeline& pipeline, const std::vector<StageRun>& runs,
+                 const std::string& path);
+
+}  // namespace halo
