@@ -82,12 +82,22 @@ TuningChoice choose_tuning(const DeviceInfo& device,
 // The table alone (no tuned file, no HALO_TUNING), as committed.
 Tuning table_tuning(const DeviceInfo& device);
 
-// Every field by name, in declaration order: the settings text, tuned files and halo tune's
-// candidates all use these names.
+// How `halo tune` searches a knob: the family whose work it times (lib/tune/tuner.cpp; nullptr:
+// not searched) and the values it tries, in order.
+struct KnobSearch {
+  const char* family = nullptr;
+  std::vector<int> values;
+};
+
+// Every knob by name, with its bounds and its search: the one table from which the settings
+// text, tuned files, HALO_TUNING and halo tune's candidates derive. Its order is the order the
+// tuner walks a family's knobs (each knob's values with the others at their best so far).
 struct TuningField {
   const char* name;
   int Tuning::*member;
-  int min = 1;  // vec may be 0 (the tiled kernels); every other field counts something
+  int min = 1;        // vec and the radii that switch a kernel on may be 0 (never)
+  KnobSearch tiled;   // on devices that run the tiled kernels (GPUs: Tuning::vec == 0)
+  KnobSearch vector;  // on those that run the vector kernels (CPUs)
 };
 const std::vector<TuningField>& tuning_fields();
 const TuningField* find_tuning_field(const std::string& name);

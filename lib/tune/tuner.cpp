@@ -23,77 +23,37 @@ namespace halo {
 
 namespace {
 
-struct Knob {
-  const char* field;
-  std::vector<int> values;
-};
-
+// A family: the work its knobs are timed on, and its knobs in cl/tuning.cpp's table order.
 struct Family {
   const char* name;
   std::vector<std::string> work;  // filter specs, or "histogram:..." specs on 8-bit pixels
-  std::vector<Knob> knobs;
+  std::vector<const TuningField*> knobs;
 };
 
-// GPUs run the tiled kernels (Tuning::vec == 0), CPUs the vector ones; the knobs are those
-// the family's kernels read (cl/tuning.hpp), the values those that fit any device's limits
-// or are skipped with the reason when they do not.
+// GPUs run the tiled kernels (Tuning::vec == 0), CPUs the vector ones; each family times the
+// filters whose kernels its knobs shape (box r=32: running sums; r <= 16 runs the separable
+// kernels), and its knobs are the table's that search it on this kind of kernel.
 std::vector<Family> families_for(bool vector_kernels) {
-  // box r <= 16 runs the separable kernels (the gaussian family); from 17 on, running sums
-  // (GPUs: box_walk, both passes in one kernel, or box_rows + box_cols).
-  const Family box{
-      "box", {"box:r=32"}, {{"box_seg", {16, 32, 64, 128, 256}}, {"box_rows", {4, 8, 16, 32}}}};
-  const Family histogram{"histogram",
-                         {"histogram:mode=luma", "histogram:mode=gray"},
-                         {{"hist_group", {128, 256, 512, 1024}},
-                          {"hist_subhists", {1, 2, 4, 8, 16, 32}},
-                          {"hist_in_flight", {1, 2, 4}}}};
-  if (vector_kernels)
-    return {{"gaussian",
-             {"gaussian:r=8"},
-             {{"vec", {4, 8, 16}},  // OpenCL C vectors end at 16
-              {"vec_w", {4, 8, 16}},
-              {"vec_h", {1, 2, 4, 8}},
-              {"vec_cols", {4, 8, 16, 32}}}},
-            {"conv", {"sharpen"}, {{"vec_conv", {1, 2, 4, 8}}}},
-            box,
-            histogram};
-  // r=32 and r=64 stand for the large radii, where the sliding windows (rows_slide,
-  // cols_slide) and the weights compiled in (inline_weights) pay.
-  return {{"gaussian",
-           {"gaussian:r=2", "gaussian:r=8", "gaussian:r=16", "gaussian:r=32", "gaussian:r=64"},
-           {{"rows_w", {16, 32, 64}},
-            {"rows_h", {1, 2, 4, 8}},
-            {"rows_steps", {2, 4, 8, 16}},
-            {"rows_slide", {0, 8, 12, 16, 24}},
-            {"rows_slide_steps", {3, 5, 7, 9}},
-            {"cols_w", {16, 32, 64}},
-            {"cols_h", {4, 8, 16}},
-            {"cols_steps", {2, 4, 8, 16, 32}},
-            {"cols_slide", {0, 8, 12, 16, 24}},
-            {"cols_slide_steps", {4, 8, 16, 32}},
-            {"fused_radius", {0, 2, 4, 7, 12, 16}},  // 0: the two passes above
-            {"inline_weights", {0, 16, 32, 48, 64}},
-            {"fused_steps", {3, 5, 7}},
-            {"fused_band", {32, 64, 128, 256}},
-            {"direct_radius", {0, 1, 2, 3}},  // 0: the fused kernel or the two passes
-            {"direct_rows", {2, 4, 8}}}},
-          {"conv",
-           {"sharpen"},
-           {{"conv_vec", {0, 2, 4, 8}},  // 0: the local tile; the knobs after it tune either
-            {"vec_conv", {1, 2, 4, 8}},
-            {"vec_w", {16, 32, 64}},
-            {"vec_h", {2, 4, 8, 16}},
-            {"conv_w", {16, 32, 64}},
-            {"conv_h", {2, 4, 8, 16}},
-            {"conv_run", {1, 2, 4, 8, 16}}}},
-          {"box",
-           box.work,
-           {{"box_walk", {0, 32, 64, 128}},  // 0: the two passes, box_seg and box_rows
-            {"box_walk_steps", {2, 4, 8}},
-            {"box_walk_band", {128, 256, 512, 1024}},
-            {"box_seg", {16, 32, 64, 128, 256}},
-            {"box_rows", {4, 8, 16, 32}}}},
-          histogram};
+  std::vector<Family> families = {
+      {"gaussian",
+       vector_kernels ? std::vector<std::string>{"gaussian:r=8"}
+                      : std::vector<std::string>{"gaussian:r=2", "gaussian:r=8", "gaussian:r=16",
+                                                 "gaussian:r=32", "gaussian:r=64"},
+       {}},
+      {"conv", {"sharpen"}, {}},
+      {"box", {"box:r=32"}, {}},
+      {"histogram", {"histogram:mode=luma", "histogram:mode=gray"}, {}}};
+  for (const TuningField& field : tuning_fields()) {
+    const KnobSearch& search = vector_kernels ? field.vector : field.tiled;
+    for (Family& family : families)
+      if (search.family && family.name == std::string(search.family))
+        family.knobs.push_back(&field);
+  }
+  return families;
+}
+
+const KnobSearch& search_of(const TuningField& field, bool vector_kernels) {
+  return vector_kernels ? field.vector : field.tiled;
 }
 
 bool is_histogram(const std::string& spec) {
@@ -175,11 +135,9 @@ class Work {
 // "rows_w=32,rows_h=4,..." of the family's knobs only.
 std::string knob_text(const Tuning& t, const Family& family) {
   std::string text;
-  for (const Knob& knob : family.knobs) {
+  for (const TuningField* knob : family.knobs) {
     if (!text.empty()) text += ',';
-    text.append(knob.field)
-        .append("=")
-        .append(std::to_string(t.*(find_tuning_field(knob.field)->member)));
+    text.append(knob->name).append("=").append(std::to_string(t.*(knob->member)));
   }
   return text;
 }
@@ -262,7 +220,8 @@ TuneResult tune(Device& device, const TuneOptions& options,
   result.width = options.width > 0 ? options.width : device.info().gpu ? 7680 : 1920;
   result.height = options.height > 0 ? options.height : device.info().gpu ? 4320 : 1080;
   result.runs = options.runs;
-  for (const Family& family : families_for(result.start.vec > 0)) {
+  const bool vector_kernels = result.start.vec > 0;
+  for (const Family& family : families_for(vector_kernels)) {
     if (!options.families.empty() && std::find(options.families.begin(), options.families.end(),
                                                family.name) == options.families.end())
       continue;
@@ -279,9 +238,9 @@ TuneResult tune(Device& device, const TuneOptions& options,
       throw Error(ErrorKind::Internal, "tune: the starting shapes fail on " +
                                            std::string(family.name) + ": " + best.status);
     report.candidates.push_back(best);
-    for (const Knob& knob : family.knobs) {
-      int Tuning::*member = find_tuning_field(knob.field)->member;
-      for (int value : knob.values) {
+    for (const TuningField* knob : family.knobs) {
+      int Tuning::*member = knob->member;
+      for (int value : search_of(*knob, vector_kernels).values) {
         if (result.tuned.*member == value) continue;
         Tuning candidate = result.tuned;
         candidate.*member = value;

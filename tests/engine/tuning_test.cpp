@@ -4,11 +4,13 @@
 #include <unistd.h>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 
 #include "cl/tuning.hpp"
 #include "core/error.hpp"
 #include "core/settings.hpp"
 #include "support.hpp"
+#include "tune/tuner.hpp"
 
 using namespace halo;
 namespace fs = std::filesystem;
@@ -16,7 +18,7 @@ namespace fs = std::filesystem;
 TEST_CASE("settings text: every field by name, round trip, and bad items refused") {
   Tuning t;
   const std::string all = settings_text(t);
-  CHECK(all.find("rows_w=32,rows_h=4,rows_steps=4,cols_w=32") == 0);
+  CHECK(all.find("rows_w=32,rows_h=4,rows_steps=4,rows_slide=0") == 0);
   CHECK(std::count(all.begin(), all.end(), '=') == int(tuning_fields().size()));
   Tuning u;
   apply_settings(u, "box_seg=48,vec=0,hist_in_flight=3", "test");
@@ -31,6 +33,32 @@ TEST_CASE("settings text: every field by name, round trip, and bad items refused
     INFO(bad);
     CHECK_THROWS_AS(apply_settings(u, bad, "HALO_TUNING"), Error);
   }
+}
+
+TEST_CASE("the knob table: names once, halo tune's candidates within each knob's bounds") {
+  std::set<std::string> names;
+  const auto& families = tune_families();
+  int searched = 0;
+  for (const TuningField& field : tuning_fields()) {
+    INFO(field.name);
+    CHECK(names.insert(field.name).second);
+    CHECK(find_tuning_field(field.name) == &field);
+    CHECK(Tuning{}.*(field.member) >= field.min);
+    for (const KnobSearch* search : {&field.tiled, &field.vector}) {
+      if (!search->family) {
+        CHECK(search->values.empty());
+        continue;
+      }
+      ++searched;
+      CHECK(std::find(families.begin(), families.end(), search->family) != families.end());
+      CHECK(search->values.size() >= 2);
+      for (int value : search->values) CHECK(value >= field.min);
+    }
+  }
+  CHECK(searched == 41);  // 33 knobs searched on GPUs or CPUs, 8 of them on both
+  // vec on GPUs must stay 0 (the tiled kernels) and the network's shapes are not timed.
+  CHECK(find_tuning_field("vec")->tiled.family == nullptr);
+  CHECK(find_tuning_field("net_tile_x")->tiled.family == nullptr);
 }
 
 TEST_CASE("a tuned file overrides the table for its device only, HALO_TUNING overrides both") {
