@@ -84,17 +84,17 @@ inline void finish_outline(const float cover, const float spread, const float ou
   *wsum = fma(blend, relaxed_wsum, *wsum);
 }
 
-// Rows: STRIP_ARGS in common.cl; a pass computes the image rows [first, last). outline > 0:
-// the outline rule above (passes with normals).
+// The scalars in `a` (AtrousPassArgs, contract.h); a pass computes the image rows [first,
+// last) of the strip. outline > 0: the outline rule above (passes with normals).
 __kernel void atrous_pass(__global const float* src, __global float* dst,
                           __global const float* geometry, __global const float* albedo,
-                          __global const float* remod_albedo, const int width, const int pitch,
-                          STRIP_ARGS, const int channels,
-                          const int step, const int border, const int has_normal,
-                          const int has_depth, const float colour_inv, const float radiance_inv,
-                          const int split, const float sigma_n,
-                          const float sigma_z, const int demod, const int remod,
-                          const float albedo_min, const float outline) {
+                          __global const float* remod_albedo, const AtrousPassArgs a) {
+  const int width = a.width, pitch = a.pitch, rows = a.rows, y0 = a.y0, height = a.height,
+            first = a.first, last = a.last, channels = a.channels, step = a.step,
+            border = a.border, has_normal = a.has_normal, has_depth = a.has_depth,
+            split = a.split, demod = a.demod, remod = a.remod;
+  const float colour_inv = a.colour_inv, radiance_inv = a.radiance_inv, sigma_n = a.sigma_n,
+              sigma_z = a.sigma_z, albedo_min = a.albedo_min, outline = a.outline;
   const int x = get_global_id(0), y = first + (int)get_global_id(1);
   if (x >= width || y >= last) return;
   const ulong plane = (ulong)pitch * rows, at = (ulong)(y - y0) * pitch + x;

@@ -43,4 +43,52 @@
 #define TAPS_BILINEAR 1
 #define TAPS_BICUBIC 2
 
+// The scalars of a guided filter's pass, one kernel argument by value instead of a row of
+// positional ones (lib/filters/bilateral.cpp, atrous.cpp fill them). Members of 4 bytes only,
+// so OpenCL C and C++ lay them out alike (the C++ side static_asserts the size). The first
+// seven: the image's width and row pitch, then the strip (STRIP_ARGS in common.cl).
+typedef struct {
+  int width, pitch, rows, y0, height, first, last;
+  int channels, r, border, use_flags, demod, remod;
+  float albedo_min, range_inv;
+} BilateralPassArgs;
+
+typedef struct {
+  int width, pitch, rows, y0, height, first, last;
+  int channels, step, border, has_normal, has_depth, split, demod, remod;
+  float colour_inv, radiance_inv, sigma_n, sigma_z, albedo_min, outline;
+} AtrousPassArgs;
+
+// The denoise filter's kernels (kernels/denoise.cl, lib/filters/denoise.cpp). Where a planar
+// source's samples lie: sample (c, x, y) at c * plane + ((y - oy) * pitch + (x - ox)) * step;
+// `image`: read through the canvas's border rule.
+typedef struct {
+  int ox, oy, pitch, plane, step, image;
+} PlanarLayout;
+
+// The network's transfer function and the range its values are kept in.
+typedef struct {
+  int kind;  // TRANSFER_*
+  float pu_norm, scale;
+  int hdr, snorm;
+} DenoiseTransfer;
+
+// denoise_input: the tensor (channels x th x tw) holding the region [rx, rx + rw) x [ry, ry +
+// rh) of the canvas (the image width x height, its border rule beyond), from the main image
+// (main_planes: 1 or 3), the albedo and the normal (aux: how many of those two it takes).
+typedef struct {
+  int channels, th, tw, rx, ry, rw, rh, width, height, border;
+  PlanarLayout main, albedo, normal;
+  int main_planes, aux;
+  DenoiseTransfer transfer;
+} DenoiseInputArgs;
+
+// denoise_output: the core [cx, cx + cw) x [cy, cy + ch) of a th x tw tensor whose (0, 0) is
+// pixel (rx, ry), into `planes` planes of an output at (out_ox, out_oy) with out_pitch and
+// out_plane.
+typedef struct {
+  int th, tw, rx, ry, out_ox, out_oy, out_pitch, out_plane, planes, cx, cy, cw, ch;
+  DenoiseTransfer transfer;
+} DenoiseOutputArgs;
+
 #endif

@@ -56,16 +56,15 @@ inline float nan_to_zero(const float v) { return isnan(v) ? 0.0f : v; }
 // (the normal and depth guides, kernels/guides.cl) with plane 1 and step 4. An image's (set
 // `image`) is read through the border rule past its edges; a tensor made on the canvas is read
 // as it is.
-#define PLANAR(p)                                                                          \
-  __global const float *p, const int p##_ox, const int p##_oy, const int p##_pitch,        \
-      const int p##_plane, const int p##_step, const int p##_image
-#define PLANAR_AT(p, c, x, y)                                                      \
-  p[(size_t)(c) * p##_plane +                                                      \
-    ((size_t)((y) - p##_oy) * p##_pitch + ((x) - p##_ox)) * p##_step]
+// A planar source: its buffer p and its PlanarLayout p##_at (contract.h).
+#define PLANAR(p) __global const float *p, const PlanarLayout p##_at
+#define PLANAR_AT(p, c, x, y)                                                  \
+  p[(size_t)(c) * p##_at.plane +                                               \
+    ((size_t)((y) - p##_at.oy) * p##_at.pitch + ((x) - p##_at.ox)) * p##_at.step]
 // The same through the canvas's border (width, height, border in scope).
 #define CANVAS_AT(p, c, x, y)                                                                   \
-  PLANAR_AT(p, c, p##_image ? border_index(x, width, border) : (x),                             \
-            p##_image ? border_index(y, height, border) : (y))
+  PLANAR_AT(p, c, p##_at.image ? border_index(x, width, border) : (x),                          \
+            p##_at.image ? border_index(y, height, border) : (y))
 
 // The network's input tensor for the region [rx, rx + rw) x [ry, ry + rh) of the canvas (the
 // image `width` x `height` and, past its edges, what `border` maps there), zero beyond it up to
@@ -73,12 +72,15 @@ inline float nan_to_zero(const float v) { return isnan(v) ? 0.0f : v; }
 // albedo's and the normal's when `aux` has them (1: albedo, 2: albedo and normal), each
 // sanitised as OIDN does. The main image: NaN to 0, times `scale`, clamped to [0, 1] (or
 // [-1, 1] mapped to [0, 1] when `snorm`; no upper bound when `hdr`), then the transfer.
-__kernel void denoise_input(__global float* dst, const int channels, const int th, const int tw,
-                            const int rx, const int ry, const int rw, const int rh,
-                            const int width, const int height, const int border, PLANAR(main),
-                            const int main_planes, PLANAR(albedo), PLANAR(normal), const int aux,
-                            const int transfer, const float pu_norm, const float scale,
-                            const int hdr, const int snorm) {
+__kernel void denoise_input(__global float* dst, __global const float* main,
+                            __global const float* albedo, __global const float* normal,
+                            const DenoiseInputArgs a) {
+  const int channels = a.channels, th = a.th, tw = a.tw, rx = a.rx, ry = a.ry, rw = a.rw,
+            rh = a.rh, width = a.width, height = a.height, border = a.border,
+            main_planes = a.main_planes, aux = a.aux, transfer = a.transfer.kind,
+            hdr = a.transfer.hdr, snorm = a.transfer.snorm;
+  const float pu_norm = a.transfer.pu_norm, scale = a.transfer.scale;
+  const PlanarLayout main_at = a.main, albedo_at = a.albedo, normal_at = a.normal;
   const int x = get_global_id(0), y = get_global_id(1);
   if (x >= tw || y >= th) return;
   const size_t plane = (size_t)th * tw, at = (size_t)y * tw + x;
@@ -109,12 +111,13 @@ __kernel void denoise_input(__global float* dst, const int channels, const int t
 // pixels [cx, cx + cw) x [cy, cy + ch) of `out` (`planes` of 1 or 3: one takes the mean): NaN to
 // 0, no less than 0, the inverse transfer, then [-1, 1] from [0, 1] when `snorm`, no more than
 // 1 unless `hdr`, times `scale` (the inverse of the input's).
-__kernel void denoise_output(__global const float* src, const int th, const int tw, const int rx,
-                             const int ry, __global float* out, const int out_ox,
-                             const int out_oy, const int out_pitch, const int out_plane,
-                             const int planes, const int cx, const int cy, const int cw,
-                             const int ch, const int transfer, const float pu_norm,
-                             const float scale, const int hdr, const int snorm) {
+__kernel void denoise_output(__global const float* src, __global float* out,
+                             const DenoiseOutputArgs a) {
+  const int th = a.th, tw = a.tw, rx = a.rx, ry = a.ry, out_ox = a.out_ox, out_oy = a.out_oy,
+            out_pitch = a.out_pitch, out_plane = a.out_plane, planes = a.planes, cx = a.cx,
+            cy = a.cy, cw = a.cw, ch = a.ch, transfer = a.transfer.kind, hdr = a.transfer.hdr,
+            snorm = a.transfer.snorm;
+  const float pu_norm = a.transfer.pu_norm, scale = a.transfer.scale;
   const int x = get_global_id(0), y = get_global_id(1);
   if (x >= cw || y >= ch) return;
   const int ix = cx + x, iy = cy + y;

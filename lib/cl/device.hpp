@@ -257,6 +257,21 @@ inline StripRows strip_rows(const DeviceImage& buffer, Span out) {
   return {buffer.height, buffer.y0, buffer.full_height, out.first, out.last};
 }
 
+// `args` (a packed argument struct of kernels/contract.h, which all begin with the image's
+// width and pitch and the strip) with those members filled in for `buffer` and the rows `out`.
+template <typename PassArgs>
+PassArgs on_strip(PassArgs args, const DeviceImage& buffer, Span out) {
+  const StripRows s = strip_rows(buffer, out);
+  args.width = buffer.width;
+  args.pitch = buffer.pitch;
+  args.rows = s.rows;
+  args.y0 = s.y0;
+  args.height = s.height;
+  args.first = s.first;
+  args.last = s.last;
+  return args;
+}
+
 template <typename T>
 void set_arg(cl::Kernel& kernel, cl_uint& index, const T& value) {
   check(kernel.setArg(index++, value), "clSetKernelArg");

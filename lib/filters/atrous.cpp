@@ -10,6 +10,10 @@
 
 #include "core/error.hpp"
 #include "filters/guides.hpp"
+#include "kernels/contract.h"
+
+// One kernel argument, laid out as OpenCL C lays it out: 4-byte members only.
+static_assert(sizeof(AtrousPassArgs) == 21 * 4);
 
 namespace halo {
 
@@ -252,11 +256,21 @@ class AtrousStage : public GuidedStage {
       const PassSetup s = setup(run.guides, i, channels);
       const Span rows = pass_rows(i, out, in.full_height);
       const cl::Buffer& dst = i == a_.iters - 1 ? result.buffer : i % 2 ? pong.buffer : ping.buffer;
-      set_args(k, *src, dst, dg.geometry, dg.albedo, remod_with, in.width, in.pitch,
-               strip_rows(in, rows), channels, s.step, int(a_.border), int(s.has_normal),
-               int(s.has_depth), s.colour_inv, s.radiance_inv, int(s.split), a_.sigma_n,
-               a_.sigma_z2, int(s.demod), int(s.remod), a_.albedo_min,
-               s.outline ? a_.outline : 0.0f);
+      const AtrousPassArgs args{.channels = channels,
+                                .step = s.step,
+                                .border = int(a_.border),
+                                .has_normal = int(s.has_normal),
+                                .has_depth = int(s.has_depth),
+                                .split = int(s.split),
+                                .demod = int(s.demod),
+                                .remod = int(s.remod),
+                                .colour_inv = s.colour_inv,
+                                .radiance_inv = s.radiance_inv,
+                                .sigma_n = a_.sigma_n,
+                                .sigma_z = a_.sigma_z2,
+                                .albedo_min = a_.albedo_min,
+                                .outline = s.outline ? a_.outline : 0.0f};
+      set_args(k, *src, dst, dg.geometry, dg.albedo, remod_with, on_strip(args, in, rows));
       const std::size_t row_bytes = std::size_t(in.pitch) * rows.count() * sizeof(float);
       const std::size_t bytes = 2 * channels * row_bytes +
                                 (s.has_normal || s.has_depth ? 4 * row_bytes : 0) +
@@ -367,10 +381,18 @@ cl::Buffer remodulation_albedo(Device& device, const DeviceGuides& dg, const Gui
   DeviceImage smoothed = device.image_like(like, 3, false);
   auto k = device.kernel("atrous.cl", "atrous_pass",
                          {{"CHANNELS", "3"}, {"SIGMA_N_WHOLE", std::to_string(a.sigma_n_whole)}});
-  set_args(k, dg.albedo, smoothed.buffer, dg.geometry, dg.placeholder, dg.placeholder, like.width,
-           like.pitch, strip_rows(like, rows), 3, s.step, int(a.border), int(s.has_normal),
-           int(s.has_depth), s.colour_inv, s.radiance_inv, 0, a.sigma_n, a.sigma_z2, 0, 0,
-           a.albedo_min, 0.0f);
+  const AtrousPassArgs args{.channels = 3,
+                            .step = s.step,
+                            .border = int(a.border),
+                            .has_normal = int(s.has_normal),
+                            .has_depth = int(s.has_depth),
+                            .colour_inv = s.colour_inv,
+                            .radiance_inv = s.radiance_inv,
+                            .sigma_n = a.sigma_n,
+                            .sigma_z = a.sigma_z2,
+                            .albedo_min = a.albedo_min};
+  set_args(k, dg.albedo, smoothed.buffer, dg.geometry, dg.placeholder, dg.placeholder,
+           on_strip(args, like, rows));
   const std::size_t row_bytes = std::size_t(like.pitch) * rows.count() * sizeof(float);
   device.launch(k, "albedo_smoothing",
                 cl::NDRange(ceil_div(like.width, 32) * 32, ceil_div(rows.count(), 8) * 8),

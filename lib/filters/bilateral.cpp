@@ -8,6 +8,10 @@
 #include "core/error.hpp"
 #include "filters/guides.hpp"
 #include "filters/separable.hpp"
+#include "kernels/contract.h"
+
+// One kernel argument, laid out as OpenCL C lays it out: 4-byte members only.
+static_assert(sizeof(BilateralPassArgs) == 15 * 4);
 
 namespace halo {
 
@@ -323,9 +327,16 @@ class BilateralStage : public GuidedStage {
     for (const Pass& pass : passes) {
       const std::size_t row_bytes = std::size_t(in.pitch) * pass.rows.count() * sizeof(float);
       auto k = device.kernel("bilateral.cl", pass.kernel, {{"CHANNELS", std::to_string(channels)}});
-      set_args(k, pass.src, pass.dst, flags, dg.albedo, remod_with, weights, in.width, in.pitch,
-               strip_rows(in, pass.rows), channels, p_.r, int(p_.border), int(plan.use_flags),
-               int(pass.demod), int(pass.remod), p_.albedo_min, plan.range_inv);
+      const BilateralPassArgs args{.channels = channels,
+                                   .r = p_.r,
+                                   .border = int(p_.border),
+                                   .use_flags = int(plan.use_flags),
+                                   .demod = int(pass.demod),
+                                   .remod = int(pass.remod),
+                                   .albedo_min = p_.albedo_min,
+                                   .range_inv = plan.range_inv};
+      set_args(k, pass.src, pass.dst, flags, dg.albedo, remod_with, weights,
+               on_strip(args, in, pass.rows));
       device.launch(k, pass.kernel,
                     cl::NDRange(ceil_div(in.width, 32) * 32, ceil_div(pass.rows.count(), 8) * 8),
                     cl::NDRange(32, 8),

@@ -25,6 +25,11 @@
 #include "filters/guides.hpp"
 #include "kernels/contract.h"
 
+// Kernel arguments laid out as OpenCL C lays them out: 4-byte members only.
+static_assert(sizeof(PlanarLayout) == 6 * 4 && sizeof(DenoiseTransfer) == 5 * 4);
+static_assert(sizeof(DenoiseInputArgs) == (10 + 3 * 6 + 2 + 5) * 4);
+static_assert(sizeof(DenoiseOutputArgs) == (13 + 5) * 4);
+
 namespace halo {
 
 namespace {
@@ -467,7 +472,14 @@ class DenoiseStage : public GuidedStage {
     std::size_t plane;
     int step = 1;
     bool image = false;
+
+    PlanarLayout layout() const { return {ox, oy, pitch, int(plane), step, int(image)}; }
   };
+
+  // The transfer as the kernels take it; `scale` multiplies the input, divides the output.
+  static DenoiseTransfer transfer_args(const Transform& t, float scale) {
+    return {int(t.transfer), kPuNorm, scale, int(t.hdr), int(t.snorm)};
+  }
 
   // Zero padding (OIDN's) needs no more than the image; the other rules extend it by the
   // receptive radius, a multiple of the alignment, so that its edges see their surroundings.
@@ -545,9 +557,10 @@ class DenoiseStage : public GuidedStage {
     std::vector<float> means(std::size_t(shape.bins_w()) * shape.bins_h());
     cl::Buffer bins = device.buffer(means.size() * sizeof(float), "exposure bins");
     auto k = device.kernel("denoise.cl", "denoise_exposure_bins", {});
-    set_args(k, in.buffer, 0, in.y0, in.pitch, int(in.plane_size()), 1, 0,
-             colour_planes(in.color_channels()), in.width, in.full_height, shape.bins_w(),
-             shape.bins_h(), bins);
+    const PlanarLayout layout{
+        .oy = in.y0, .pitch = in.pitch, .plane = int(in.plane_size()), .step = 1};
+    set_args(k, in.buffer, layout, colour_planes(in.color_channels()), in.width, in.full_height,
+             shape.bins_w(), shape.bins_h(), bins);
     device.launch(k, "exposure",
                   cl::NDRange(std::size_t(shape.bins_w()) * 16, std::size_t(shape.bins_h()) * 16),
                   cl::NDRange(16, 16), in.plane_size() * 3 * sizeof(float));
@@ -628,12 +641,23 @@ class DenoiseStage : public GuidedStage {
     const int th = round_up(box.height(), a), tw = round_up(box.width(), a);
     DeviceTensor input = buffers.tensor(device, channels, th, tw, "network input");
     auto k = device.kernel("denoise.cl", "denoise_input", {});
-    set_args(k, input.buffer, channels, th, tw, box.x0, box.y0, box.width(), box.height(),
-             canvas.width, canvas.height, int(canvas.border), *main.buffer, main.ox, main.oy,
-             main.pitch, int(main.plane), main.step, int(main.image), main_planes, *albedo.buffer,
-             albedo.ox, albedo.oy, albedo.pitch, int(albedo.plane), albedo.step, int(albedo.image),
-             *normal.buffer, normal.ox, normal.oy, normal.pitch, int(normal.plane), normal.step,
-             int(normal.image), aux, int(t.transfer), kPuNorm, t.scale, int(t.hdr), int(t.snorm));
+    const DenoiseInputArgs args{.channels = channels,
+                                .th = th,
+                                .tw = tw,
+                                .rx = box.x0,
+                                .ry = box.y0,
+                                .rw = box.width(),
+                                .rh = box.height(),
+                                .width = canvas.width,
+                                .height = canvas.height,
+                                .border = int(canvas.border),
+                                .main = main.layout(),
+                                .albedo = albedo.layout(),
+                                .normal = normal.layout(),
+                                .main_planes = main_planes,
+                                .aux = aux,
+                                .transfer = transfer_args(t, t.scale)};
+    set_args(k, input.buffer, *main.buffer, *albedo.buffer, *normal.buffer, args);
     device.launch(k, "input", cl::NDRange(tw, th), cl::NDRange(16, 4),
                   std::size_t(channels) * th * tw * sizeof(float) * 2);
     return input;
@@ -649,9 +673,21 @@ class DenoiseStage : public GuidedStage {
                            const Box& core, const Transform& t, const cl::Buffer& out, int ox,
                            int oy, int pitch, std::size_t plane, int planes) {
     auto k = device.kernel("denoise.cl", "denoise_output", {});
-    set_args(k, output.buffer, output.height, output.width, box.x0, box.y0, out, ox, oy, pitch,
-             int(plane), planes, core.x0, core.y0, core.width(), core.height(), int(t.transfer),
-             kPuNorm, 1.0f / t.scale, int(t.hdr), int(t.snorm));
+    const DenoiseOutputArgs args{.th = output.height,
+                                 .tw = output.width,
+                                 .rx = box.x0,
+                                 .ry = box.y0,
+                                 .out_ox = ox,
+                                 .out_oy = oy,
+                                 .out_pitch = pitch,
+                                 .out_plane = int(plane),
+                                 .planes = planes,
+                                 .cx = core.x0,
+                                 .cy = core.y0,
+                                 .cw = core.width(),
+                                 .ch = core.height(),
+                                 .transfer = transfer_args(t, 1.0f / t.scale)};
+    set_args(k, output.buffer, out, args);
     device.launch(k, "output", cl::NDRange(core.width(), core.height()), cl::NDRange(16, 4),
                   std::size_t(core.width()) * core.height() * (3 + planes) * sizeof(float));
   }
