@@ -22,14 +22,12 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/text.hpp"
-#include "filters/registry.hpp"
 #include "io/image_io.hpp"
 #include "io/standard_streams.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/stream.hpp"
 #include "run/file.hpp"
 #include "spec/preset.hpp"
-#include "spec/spec.hpp"
 
 namespace halo {
 
