@@ -147,18 +147,21 @@ class RankStage : public Stage {
                      const DeviceImage& in, DeviceImage& out, Span rows, int rx, int ry) const {
     const int vec = vector_width(device);
     const int planes = in.color_channels();
-    const std::size_t bytes = 2 * std::size_t(in.pitch) * rows.count() * sizeof(float) * planes;
     // 64 x 4 work-items a group: groups of 64 left the H100 scheduling groups, not loading.
     const cl::NDRange local(64, 4, 1);
     const auto grid = [&](int columns, Span span) {
       return cl::NDRange(ceil_div(columns, 64) * 64, ceil_div(span.count(), 4) * 4, planes);
+    };
+    // What a launch over `columns` x `span` moves at least: each sample read once, written once.
+    const auto bytes = [&](int columns, Span span) {
+      return 2 * std::size_t(columns) * span.count() * sizeof(float) * planes;
     };
     auto frame = device.kernel("rank.cl", name, defines);
     const auto edge = [&](Span span, int x0, int count) {
       if (span.count() <= 0 || count <= 0) return;
       set_args(frame, in.buffer, out.buffer, in.width, in.pitch, strip_rows(in, span), int(border_),
                x0, count);
-      device.launch(frame, name, grid(count, span), local, bytes);
+      device.launch(frame, name, grid(count, span), local, bytes(count, span));
     };
     const Span inside{std::max(rows.first, ry), std::min(rows.last, in.full_height - ry)};
     const int runs = (in.width - 2 * rx) / vec;
@@ -166,7 +169,7 @@ class RankStage : public Stage {
     if (inside.count() <= 0 || runs <= 0) return edge(rows, 0, in.width);
     auto kernel = device.kernel("rank.cl", name + "_inside", defines);
     set_args(kernel, in.buffer, out.buffer, in.pitch, strip_rows(in, inside), runs);
-    device.launch(kernel, name + "_inside", grid(runs, inside), local, bytes);
+    device.launch(kernel, name + "_inside", grid(runs, inside), local, bytes(columns, inside));
     edge({rows.first, inside.first}, 0, in.width);
     edge({inside.last, rows.last}, 0, in.width);
     edge(inside, 0, rx);
