@@ -23,6 +23,11 @@ namespace halo {
 
 namespace {
 
+// How a knob is searched on devices that run the vector kernels (CPUs) or the tiled ones.
+const KnobSearch& search_of(const TuningField& field, bool vector_kernels) {
+  return vector_kernels ? field.vector : field.tiled;
+}
+
 // A family: the work its knobs are timed on, and its knobs in cl/tuning.cpp's table order.
 struct Family {
   const char* name;
@@ -44,16 +49,12 @@ std::vector<Family> families_for(bool vector_kernels) {
       {"box", {"box:r=32"}, {}},
       {"histogram", {"histogram:mode=luma", "histogram:mode=gray"}, {}}};
   for (const TuningField& field : tuning_fields()) {
-    const KnobSearch& search = vector_kernels ? field.vector : field.tiled;
+    const KnobSearch& search = search_of(field, vector_kernels);
     for (Family& family : families)
       if (search.family && family.name == std::string(search.family))
         family.knobs.push_back(&field);
   }
   return families;
-}
-
-const KnobSearch& search_of(const TuningField& field, bool vector_kernels) {
-  return vector_kernels ? field.vector : field.tiled;
 }
 
 bool is_histogram(const std::string& spec) {
