@@ -97,18 +97,15 @@ int hist(const HistOptions& given, const GlobalOptions& global) {
   }
   const std::string spec_text = spec_text_of(o);
   const HistogramSpec spec = spec_of(spec_text);
+  // The file opened once: its size for the device choice, then each count streams it.
+  std::optional<HistogramStream> streamed;
+  if (!stops) streamed.emplace(input, spec_text);
   const auto count = [&](Device* device) {
-    if (!stops) return stream_histogram(input, spec_text, device);
+    if (streamed) return streamed->count(device);
     return device ? histogram_device(*device, *stops, spec) : histogram_reference(*stops, spec);
   };
-  double samples = 0;
-  if (stops) {
-    samples = double(stops->width) * stops->height * stops->channels;
-  } else {
-    const auto reader = open_reader(parse_input_ref(input).path);
-    const ImageHeader& header = reader->header();
-    samples = double(header.width) * header.height * double(header.channels.size());
-  }
+  const double samples =
+      stops ? double(stops->width) * stops->height * stops->channels : streamed->samples();
   Histogram result;
   bool counted = false;
   DevicePool devices(global, 1);
