@@ -73,11 +73,11 @@ typedef struct {
   int hdr, snorm;
 } DenoiseTransfer;
 
-// denoise_input: the tensor (channels x th x tw) holding the region [rx, rx + rw) x [ry, ry +
+// denoise_input: the tensor (th x tw, its channels by `aux`) holding the region [rx, rx + rw) x [ry, ry +
 // rh) of the canvas (the image width x height, its border rule beyond), from the main image
 // (main_planes: 1 or 3), the albedo and the normal (aux: how many of those two it takes).
 typedef struct {
-  int channels, th, tw, rx, ry, rw, rh, width, height, border;
+  int th, tw, rx, ry, rw, rh, width, height, border;
   PlanarLayout main, albedo, normal;
   int main_planes, aux;
   DenoiseTransfer transfer;

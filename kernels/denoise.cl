@@ -75,7 +75,7 @@ inline float nan_to_zero(const float v) { return isnan(v) ? 0.0f : v; }
 __kernel void denoise_input(__global float* dst, __global const float* main,
                             __global const float* albedo, __global const float* normal,
                             const DenoiseInputArgs a) {
-  const int channels = a.channels, th = a.th, tw = a.tw, rx = a.rx, ry = a.ry, rw = a.rw,
+  const int th = a.th, tw = a.tw, rx = a.rx, ry = a.ry, rw = a.rw,
             rh = a.rh, width = a.width, height = a.height, border = a.border,
             main_planes = a.main_planes, aux = a.aux, transfer = a.transfer.kind,
             hdr = a.transfer.hdr, snorm = a.transfer.snorm;

@@ -27,7 +27,7 @@
 
 // Kernel arguments laid out as OpenCL C lays them out: 4-byte members only.
 static_assert(sizeof(PlanarLayout) == 6 * 4 && sizeof(DenoiseTransfer) == 5 * 4);
-static_assert(sizeof(DenoiseInputArgs) == (10 + 3 * 6 + 2 + 5) * 4);
+static_assert(sizeof(DenoiseInputArgs) == (9 + 3 * 6 + 2 + 5) * 4);
 static_assert(sizeof(DenoiseOutputArgs) == (13 + 5) * 4);
 
 namespace halo {
@@ -641,8 +641,7 @@ class DenoiseStage : public GuidedStage {
     const int th = round_up(box.height(), a), tw = round_up(box.width(), a);
     DeviceTensor input = buffers.tensor(device, channels, th, tw, "network input");
     auto k = device.kernel("denoise.cl", "denoise_input", {});
-    const DenoiseInputArgs args{.channels = channels,
-                                .th = th,
+    const DenoiseInputArgs args{.th = th,
                                 .tw = tw,
                                 .rx = box.x0,
                                 .ry = box.y0,
