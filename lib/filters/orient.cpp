@@ -11,7 +11,9 @@ namespace halo {
 
 namespace {
 
-// The stages that put an image stored with EXIF Orientation 1..8 upright, in order.
+// The stages that put an image stored with EXIF Orientation 1..8 upright, in order (EXIF 2.32,
+// 4.6.4 A: the stored 0th row and column are the visual ... 5: left, top (a transpose);
+// 7: right, bottom (a transverse)). A quarter turn clockwise then a flop is the transpose.
 std::vector<std::string> orientation_specs(int orientation) {
   switch (orientation) {
     case 2:
@@ -21,11 +23,11 @@ std::vector<std::string> orientation_specs(int orientation) {
     case 4:
       return {"flip"};
     case 5:
-      return {"rotate:angle=270", "flop"};
+      return {"rotate:angle=90", "flop"};
     case 6:
       return {"rotate:angle=90"};
     case 7:
-      return {"rotate:angle=90", "flop"};
+      return {"rotate:angle=270", "flop"};
     case 8:
       return {"rotate:angle=270"};
     default:

@@ -241,9 +241,13 @@ TEST_CASE("XMP and PNG text round trips; --strip-metadata and --attrib") {
   }
 }
 
-TEST_CASE("--auto-orient and -f orient put each EXIF Orientation upright as oiiotool --reorient") {
+// The EXIF spec (2.32, Orientation) is the oracle, through libvips's autorot, which follows it:
+// OpenImageIO 2.4's --reorient swaps 5 (transpose) and 7 (transverse), fixed after its issue
+// 4661, so it only tags the test files here.
+TEST_CASE("--auto-orient and -f orient put each EXIF Orientation upright as vips autorot") {
   Sandbox box;
   REQUIRE(std::system("command -v oiiotool >/dev/null") == 0);  // openimageio-tools
+  REQUIRE(std::system("command -v vips >/dev/null") == 0);      // libvips-tools
   write_image(box / "in.png", photo(37, 23, 3), SampleType::u8);
   const auto oiiotool = [&](const std::string& args) {
     return std::system(("oiiotool " + args + " >/dev/null 2>&1").c_str());
@@ -263,7 +267,7 @@ TEST_CASE("--auto-orient and -f orient put each EXIF Orientation upright as oiio
     std::string tag = box / "in.png";
     tag.append(" --attrib Orientation ").append(number).append(" -o ").append(stored);
     REQUIRE(oiiotool(tag) == 0);
-    REQUIRE(oiiotool(stored + " --reorient -o " + box / "upright.png") == 0);
+    REQUIRE(std::system(("vips autorot " + stored + " " + box / "upright.png").c_str()) == 0);
     REQUIRE(box.halo("run " + stored + " --auto-orient -o " + box / "h.tif").code == 0);
     CHECK(box.halo("compare " + box / "h.tif " + box / "upright.png --fail 0").code == 0);
     CHECK(orientation(box / "h.tif") == 1);
