@@ -35,8 +35,9 @@ enum class Kind {
   transfer,       // colour planes only; float data (EXR, PFM) is linear already and passes
   premultiply,    // images with alpha: colour times alpha, and alpha becomes one more plane
                   // that the following filters filter with the colour (associated alpha)
-  unpremultiply,  // images of 2 or 4 planes without an alpha mark: the last plane is alpha
-                  // again, and colour is divided by it
+  unpremultiply,  // images with alpha (a file's premultiplied colour), and images of 2 or 4
+                  // planes after premultiply: the last plane is alpha (again), colour is
+                  // divided by it
 };
 
 class PointwiseStage : public Stage {
@@ -73,7 +74,7 @@ class PointwiseStage : public Stage {
             "images with alpha: colour times alpha; the filters up to unpremultiply filter "
             "alpha with the colour"};
       case Kind::unpremultiply:
-        return {"the last of 2 or 4 channels is alpha again; colour divided by it"};
+        return {"colour divided by alpha (the last of 2 or 4 channels); alpha 0 gives 0"};
       default:
         return {fmt::format("{}; {}",
                             exponent_ > 0 ? fmt::format("the file's PNG gamma: v^{:.5g}", exponent_)
@@ -131,7 +132,7 @@ class PointwiseStage : public Stage {
       case Kind::premultiply:
         return !alpha;
       case Kind::unpremultiply:
-        return alpha || (channels != 2 && channels != 4);
+        return !alpha && channels != 2 && channels != 4;
       default:
         return source == PixelType::f32 && !also_float_;
     }
@@ -222,8 +223,9 @@ FilterDef premultiply_filter() {
 
 FilterDef unpremultiply_filter() {
   return alpha_filter("unpremultiply",
-                      "after premultiply: the last channel is alpha again, colour divided by "
-                      "it; fully transparent pixels become 0",
+                      "colour divided by alpha: after premultiply (the last channel is alpha "
+                      "again), or on a file whose colour is premultiplied (EXR); fully "
+                      "transparent pixels become 0",
                       unpremultiplied, Kind::unpremultiply);
 }
 

@@ -107,8 +107,9 @@ FilterDef unsharp_filter() {
                       .max = 1e30},
                      border_param()},
           .notes = {"the Gaussian blur's cost (2r+1 taps a pass) plus one pass over the image",
-                    "as ImageMagick's -unsharp 0x1+1+0 by default; GIMP's amount 0.5 is "
-                    "unsharp:amount=0.5"},
+                    "ImageMagick's -unsharp 0x1+1+0 by default, with the point-sampled Gaussian "
+                    "of its -gaussian-blur (its -unsharp blurs with -blur's area-sampled kernel: "
+                    "up to 0.5% apart at edges); GIMP's amount 0.5 is unsharp:amount=0.5"},
           .example = "unsharp:sigma=2:amount=0.8:threshold=0.02",
           .make = [](const Args& args) {
             const double sigma = args.number("sigma");
