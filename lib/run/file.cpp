@@ -1,6 +1,7 @@
 // One file through a pipeline: the plan from its headers, then the stream into its output.
 #include "run/file.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -191,6 +192,7 @@ FilePlan::FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipel
       probe.stored() != SampleType::f32)
     shared_ = &alpha_pipeline;
   own_ = for_file(*shared_, o.auto_orient, probe.header().metadata);
+  moving_ = moving_stages(this->pipeline(), file_facts(probe.header().metadata));
   const SampleType requested = o.type.value_or(probe.stored());
   type_ = storable_type(names.output, requested);
   if (type_ != requested)
@@ -214,6 +216,16 @@ StreamResult run_file(const FileNames& names, const FilePlan& plan, const FileRu
   InputStream in(parse_input_ref(names.input + names.channels), pipeline.guide_sets(),
                  plan.shrink());
   const StreamInput& input = in.input();
+  // An EXR output keeps the input's other channels (layers) beside the filtered ones; the
+  // stages that move pixels move them too, in a stream that takes their share of the memory.
+  const std::size_t all = in.header().channels.size(), picked = in.channels().picked.size();
+  std::optional<CarriedLayers> layers;
+  double share = 1;
+  if (!o.drop_layers && extension(names.output) == ".exr" && pixel_type(type) == PixelType::f32 &&
+      all > picked) {
+    if (!plan.moving().stages().empty()) share = double(picked) / double(all);
+    layers.emplace(names.input, in.channels(), plan.moving(), 1 - share);
+  }
   StreamOptions options{.strip_rows = o.strip_rows,
                         .verify = o.verify && device,
                         .tolerance = o.tolerance,
@@ -221,8 +233,9 @@ StreamResult run_file(const FileNames& names, const FilePlan& plan, const FileRu
                         .in_flight = in_flight_for(device),
                         .lanes = lanes_for(device, o.workers)};
   if (options.strip_rows == 0) try {
-      options.strip_rows =
-          choose_strip_rows(pipeline, input, pixel_type(type), strip_limits(device));
+      StripLimits limits = strip_limits(device);
+      limits.host_bytes = std::size_t(double(limits.host_bytes) * share);
+      options.strip_rows = choose_strip_rows(pipeline, input, pixel_type(type), limits);
     } catch (const Error& e) {
       throw Error(e.kind(), names.input + ": " + e.what());
     }
@@ -238,34 +251,25 @@ StreamResult run_file(const FileNames& names, const FilePlan& plan, const FileRu
   if (puts_upright(pipeline)) mark_upright(metadata);
   tag_colour(metadata, pipeline);
   spdlog::info("{}: metadata {}", names.output, metadata.summary());
-  // Stages such as crop change the image's size; the input's data and display windows and
-  // its other layers then no longer fit it.
+  // Stages such as crop change the image's size; the input's data and display windows then
+  // no longer fit it.
   const Size size = pipeline.output_size({input.width, input.height});
-  const bool resized = size != Size{input.width, input.height};
   OutputImage out(names.output, size.width, size.height, type, encoding, metadata);
   if (const auto placement = output_placement(pipeline, in.header().placement, input))
     out.place(*placement);
-  // An EXR output keeps the input's other channels (layers) around the filtered ones.
-  std::optional<CarriedLayers> layers;
-  if (!o.drop_layers && extension(names.output) == ".exr" && pixel_type(type) == PixelType::f32 &&
-      in.header().channels.size() > in.channels().picked.size()) {
-    if (resized)
-      spdlog::info("{}: the filters changed the image's size; the other layers are not kept",
-                   names.output);
-    else
-      layers.emplace(names.input, in.channels());
-  }
   bool first = true;
   const StreamOutput write = [&](Span rows, const PixelBuffer& pixels) {
-    if (first && layers && !layers->fits(pixels.channels)) {
-      spdlog::info("{}: the filters made {} channels of {}; the other layers are not kept",
-                   names.output, pixels.channels, in.channels().picked.size());
-      layers.reset();
-    }
+    if (first && layers && !layers->fits(pixels.channels))
+      throw Error(ErrorKind::Usage,
+                  fmt::format("{}: the filters make {} channel{} of {}, so the other {} channels "
+                              "of {} cannot be kept beside them; --drop-layers writes the "
+                              "filtered channels alone",
+                              names.output, pixels.channels, pixels.channels == 1 ? "" : "s",
+                              picked, layers->carried(), names.input));
     if (first && layers) {
       out.name_channels(layers->names());
-      spdlog::info("{}: keeping all {} channels of {}", names.output, layers->names().size(),
-                   names.input);
+      spdlog::info("{}: keeping all {} channels of {}{}", names.output, layers->names().size(),
+                   names.input, layers->moved() ? ", every one moved with the image" : "");
     } else if (first && std::size_t(pixels.channels) == in.channels().names.size()) {
       out.name_channels(in.channels().names);  // ViewLayer.Combined.R stays so in an EXR
     }

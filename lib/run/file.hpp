@@ -55,8 +55,9 @@ struct FileNames {
 };
 
 // A file's plan, from its headers: which pipeline runs it (the run's, the one for images with
-// alpha, or one bound to the file: --auto-orient, icc), the output's sample type, the decode
-// size and the colour samples the work counts (what `--device auto` weighs).
+// alpha, or one bound to the file: --auto-orient, icc), the stages its other layers go
+// through, the output's sample type, the decode size and the colour samples the work counts
+// (what `--device auto` weighs).
 class FilePlan {
  public:
   FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipeline& alpha_pipeline,
@@ -65,6 +66,8 @@ class FilePlan {
   FilePlan& operator=(const FilePlan&) = delete;
 
   const Pipeline& pipeline() const { return own_ ? *own_ : *shared_; }
+  // The pipeline's stages that move pixels, for the file's other channels (CarriedLayers).
+  const Pipeline& moving() const { return moving_; }
   SampleType type() const { return type_; }
   int shrink() const { return shrink_; }  // the input decoded at 1/shrink of its size
   double samples() const { return samples_; }
@@ -72,6 +75,7 @@ class FilePlan {
  private:
   const Pipeline* shared_;
   std::optional<Pipeline> own_;
+  Pipeline moving_;
   SampleType type_ = SampleType::f32;
   int shrink_ = 1;
   double samples_ = 0;

@@ -1,6 +1,9 @@
 // The channels of an input that the filters do not touch, read in step with the output rows
 // and put back beside the filtered ones, so that a multilayer EXR comes out with every layer
-// (depth, normals, AOVs) under its own name and only the filtered channels replaced.
+// (depth, normals, AOVs) under its own name and only the filtered channels replaced. Stages
+// that move pixels (mirrors, turns, crop, resize, orient) move these channels too, with the
+// same arithmetic: they run on them on the reference, as a stream of their own on a thread,
+// so that a compositor finds every layer where the colour went.
 #pragma once
 
 #include <memory>
@@ -8,13 +11,19 @@
 #include <vector>
 
 #include "io/image_io.hpp"
+#include "pipeline/pipeline.hpp"
 
 namespace halo {
 
+class MovedRows;
+
 class CarriedLayers {
  public:
-  // `picked`: the channels the filters read, as chosen from the file at `path`.
-  CarriedLayers(const std::string& path, const ChannelChoice& picked);
+  // `picked`: the channels the filters read, as chosen from the file at `path`; `geometry`:
+  // the chain's stages that move pixels (empty: none), which the other channels go through,
+  // their strips taking `share` of the file's memory.
+  CarriedLayers(const std::string& path, const ChannelChoice& picked, const Pipeline& geometry,
+                double share);
   ~CarriedLayers();
 
   // Whether the file has channels besides the picked ones.
@@ -22,17 +31,29 @@ class CarriedLayers {
   // Whether filtered rows of `channels` channels can take the picked channels' places (a
   // filter that makes grey from colour cannot).
   bool fits(int channels) const { return std::size_t(channels) == picked_.size(); }
+  // How many channels the filters leave alone.
+  int carried() const { return int(names_.size() - picked_.size()); }
+  // Whether they go through stages of their own (the chain moves pixels).
+  bool moved() const { return moved_ != nullptr; }
   // Every channel of the file, in its order: the names the output keeps.
   const std::vector<std::string>& names() const { return names_; }
-  // The image rows `rows` (the next ones, in order) of every channel as float: the filtered
-  // samples (float, in picked order) at the picked channels, the file's elsewhere.
+  // The output rows `rows` (the next ones, in order) of every channel as float: the filtered
+  // samples (float, in picked order) at the picked channels, the other channels elsewhere.
   const PixelBuffer& merge(Span rows, const PixelBuffer& filtered);
 
  private:
-  std::unique_ptr<ImageReader> reader_;
   std::vector<int> picked_;
+  std::vector<int> others_;
   std::vector<std::string> names_;
+  std::unique_ptr<ImageReader> reader_;  // the other channels as stored, without geometry
+  std::unique_ptr<MovedRows> moved_;     // the other channels after the geometry
   PixelBuffer rows_;
+  std::vector<float> carried_rows_;
 };
+
+// The stages of `pipeline` that move pixels (Stage::moves_samples, Stage::resizes), made
+// again (and bound to `file` where they depend on it, as orient does): what the carried
+// channels go through.
+Pipeline moving_stages(const Pipeline& pipeline, const FileFacts& file);
 
 }  // namespace halo
