@@ -72,15 +72,30 @@ class CropStage : public Stage {
   // The window on an image of `in`: auto sizes and offsets resolved, and checked.
   Window placed(Size in) const {
     Window w = want_;
-    if (w.w < 0) w.w = in.width - std::max(0, w.x);
-    if (w.h < 0) w.h = in.height - std::max(0, w.y);
-    if (w.x < 0) w.x = (in.width - w.w) / 2;
-    if (w.y < 0) w.y = (in.height - w.h) / 2;
-    if (w.w < 1 || w.h < 1 || w.x < 0 || w.y < 0 || w.x + w.w > in.width || w.y + w.h > in.height)
-      throw Error(ErrorKind::Usage,
-                  fmt::format("{}: the window {}x{} at ({}, {}) is not inside the {}x{} image",
-                              spec(), w.w, w.h, w.x, w.y, in.width, in.height));
+    place(w.x, w.w, in.width, "x", "w", "width", in);
+    place(w.y, w.h, in.height, "y", "h", "height", in);
     return w;
+  }
+
+  // One side of the window: its offset `at` and length (-1: auto) on an image side of `size`;
+  // a Usage error naming the values given and the largest that fit.
+  void place(int& at, int& length, int size, const char* at_key, const char* length_key,
+             const char* side, Size in) const {
+    const auto refuse = [&](const std::string& why) {
+      throw Error(ErrorKind::Usage, fmt::format("{}: the window is not inside the {}x{} image: {}",
+                                                spec(), in.width, in.height, why));
+    };
+    if (at >= size)
+      refuse(fmt::format("{}={} is past its {} of {} ({} at most {})", at_key, at, side, size,
+                         at_key, size - 1));
+    if (length > size)
+      refuse(fmt::format("{}={} is more than its {} of {}", length_key, length, side, size));
+    if (length < 0) length = size - std::max(0, at);
+    if (at < 0) at = (size - length) / 2;
+    if (at + length > size)
+      refuse(fmt::format("{}={} and {}={} reach {}, past its {} of {} ({} at most {} there)",
+                         at_key, at, length_key, length, at + length, side, size, length_key,
+                         size - at));
   }
 
   Window want_;
@@ -93,19 +108,19 @@ int integer_or_auto(const Args& args, const char* key) {
 }  // namespace
 
 FilterDef crop_filter() {
-  const auto side = [](const char* name, const char* doc) {
+  const auto side = [](const char* name, double min, const char* doc) {
     return Param{.name = name,
                  .type = ParamType::Integer,
                  .fallback = "auto",
                  .doc = doc,
-                 .min = 0,
+                 .min = min,
                  .max = 1e9,
                  .allow_auto = true};
   };
-  std::vector<Param> params = {side("x", "left edge of the window (auto: centred)"),
-                               side("y", "top edge of the window (auto: centred)"),
-                               side("w", "window width (auto: to the right edge)"),
-                               side("h", "window height (auto: to the bottom edge)"),
+  std::vector<Param> params = {side("x", 0, "left edge of the window (auto: centred)"),
+                               side("y", 0, "top edge of the window (auto: centred)"),
+                               side("w", 1, "window width (auto: to the right edge)"),
+                               side("h", 1, "window height (auto: to the bottom edge)"),
                                border_param()};  // accepted like every filter's; unused
   return {.name = "crop",
           .summary = "keep a window of the image: x,y,w,h in pixels",
@@ -119,7 +134,6 @@ FilterDef crop_filter() {
               [](const Args& args) {
                 const Window w{integer_or_auto(args, "x"), integer_or_auto(args, "y"),
                                integer_or_auto(args, "w"), integer_or_auto(args, "h")};
-                if (w.w == 0 || w.h == 0) args.fail(w.w == 0 ? "w" : "h", "must be at least 1");
                 return std::make_unique<CropStage>(args.spec_text(), w);
               },
           .mixes_neighbours = false,

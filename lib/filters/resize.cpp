@@ -73,9 +73,19 @@ double weight(Kernel k, double x) {
       return cubic(x, 0, 0.5);
     case Kernel::triangle:
       return std::max(0.0, 1 - std::fabs(x));
-    default:  // box, nearest: [-0.5, 0.5)
-      return x >= -0.5 && x < 0.5 ? 1 : 0;
+    default:  // box, nearest: (-0.5, 0.5], decided exactly by box_weight
+      return x > -0.5 && x <= 0.5 ? 1 : 0;
   }
+}
+
+// box and nearest for input j and output i, decided in integers: x = (j + 0.5 - centre) /
+// stretch lies in (-0.5, 0.5]. An output centre exactly between two inputs (2 -> 3 pixels)
+// takes the right or lower one, as Pillow and ImageMagick do; in double, (i + 0.5) * in / out
+// would break such ties by rounding noise.
+double box_weight(long long j, long long i, long long in, long long out, bool nearest) {
+  const long long reach = nearest ? out : std::max(in, out);  // 2 out stretch x 0.5
+  const long long x = (2 * j + 1) * out - (2 * i + 1) * in;  // 2 out (j + 0.5 - centre)
+  return x > -reach && x <= reach ? 1 : 0;
 }
 
 // One axis: for output i, the input window [start, start + count) and its weights (taps a row).
@@ -110,7 +120,9 @@ Axis make_axis(int in, int out, Kernel k) {
     std::vector<double>& w = all[i];
     int lo = -1, hi = -1;  // the first and last input with a weight
     for (int j = first; j < last; ++j) {
-      const double v = weight(k, (j + 0.5 - centre) / stretch);
+      const double v = k == Kernel::box || k == Kernel::nearest
+                           ? box_weight(j, i, in, out, k == Kernel::nearest)
+                           : weight(k, (j + 0.5 - centre) / stretch);
       w.push_back(v);
       sum += v;
       if (v != 0) hi = j, lo = lo < 0 ? j : lo;

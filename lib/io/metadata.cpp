@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <utility>
 
 #include "core/error.hpp"
@@ -128,14 +130,35 @@ int exif_orientation(const std::string& exif) {
   return value >= 1 && value <= 8 ? value : 1;
 }
 
+int orientation(const Metadata& metadata) {
+  if (orientation_at(metadata.exif) != std::string::npos) return exif_orientation(metadata.exif);
+  for (const Attribute& a : metadata.attributes) {
+    if (a.name != "Orientation") continue;
+    int value = 0;
+    if (a.type == "int" && a.value.size() == sizeof(int))
+      std::memcpy(&value, a.value.data(), sizeof(int));
+    else if (a.is_text())
+      value = std::atoi(a.value.c_str());
+    return value >= 1 && value <= 8 ? value : 1;
+  }
+  return 1;
+}
+
 void mark_upright(Metadata& metadata) {
   std::string& exif = metadata.exif;
   if (const std::size_t at = orientation_at(exif); at != std::string::npos) {
     exif[at] = char(exif[0] == 'I' ? 1 : 0);  // the SHORT 1 in the block's byte order
     exif[at + 1] = char(exif[0] == 'I' ? 0 : 1);
   }
-  for (Attribute& a : metadata.attributes)
-    if (a.name == "Orientation") a.value.assign(1, '1');  // not = "1": GCC 12 -Wrestrict misfires
+  for (Attribute& a : metadata.attributes) {
+    if (a.name != "Orientation") continue;
+    if (a.type == "int") {
+      const int one = 1;
+      a.value.assign(reinterpret_cast<const char*>(&one), sizeof one);
+    } else {
+      a.value.assign(1, '1');  // not = "1": GCC 12 -Wrestrict misfires
+    }
+  }
 }
 
 std::string exif_from_text(const Metadata& metadata) {

@@ -81,6 +81,9 @@ std::string exif_from_text(const Metadata& metadata);
 // EXIF's Orientation (tag 0x0112 of IFD0, 1..8) in a TIFF-structured EXIF block; 1 when it
 // has none or the block cannot be read.
 int exif_orientation(const std::string& exif);
+// How the file's image is stored turned: its EXIF block's Orientation, else the attribute
+// "Orientation" (a TIFF's own tag 274, as OpenImageIO reads it); 1 when neither says.
+int orientation(const Metadata& metadata);
 // For an image put upright: Orientation 1 in the EXIF block (set in place) and in the
 // attribute TIFF and OpenImageIO name so.
 void mark_upright(Metadata& metadata);

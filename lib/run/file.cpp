@@ -129,7 +129,7 @@ FileFacts file_facts(const Metadata& m) {
           .chrm = m.png_colour.chrm,
           .has_chrm = m.png_colour.has_chrm,
           .srgb = m.png_colour.srgb_intent >= 0,
-          .orientation = exif_orientation(m.exif)};
+          .orientation = orientation(m)};
 }
 
 // `pipeline` for one file: after an `orient` stage (--auto-orient), its stages bound to the

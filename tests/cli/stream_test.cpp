@@ -437,6 +437,16 @@ TEST_CASE("crop through files: the window's rows read in order past the rows abo
   CHECK(outside.code == 64);
   CHECK(has(outside.err, "not inside the 97x61 image"));
   CHECK_FALSE(fs::exists(box / "wide.png"));
+  // The values given, not a centred offset resolved from them ("at (-48079, 0)").
+  const Result huge = box.halo("run " + box / "in.png" + " -f crop:w=99999 -o " + box / "wide.png");
+  CHECK(huge.code == 64);
+  CHECK(has(huge.err, "w=99999 is more than its width of 97"));
+  const Result past = box.halo("run " + box / "in.png" + " -f crop:x=90:w=10 -o " + box / "wide.png");
+  CHECK(past.code == 64);
+  CHECK(has(past.err, "x=90 and w=10 reach 100, past its width of 97 (w at most 7 there)"));
+  // halo filters gives the ranges the parser holds to: w and h from 1.
+  CHECK(box.halo("run " + box / "in.png" + " -f crop:w=0 -o " + box / "wide.png").code == 64);
+  CHECK(has(box.halo("filters crop").out, "integer 1..1e+09 or auto"));
 }
 
 TEST_CASE("resize, crop and the mirrors agree with OpenImageIO's oiiotool") {

@@ -1,0 +1,174 @@
+"""Oracle cases of the stages that move pixels: OpenCV's flips and turns, oiiotool on every
+channel of a multilayer EXR, Pillow's resampling, vipsthumbnail's sizes, vips autorot (the
+EXIF spec's orientations)."""
+import os
+import subprocess
+
+import cv2
+import numpy as np
+from PIL import Image
+
+from oracle import (Mismatch, agree, agree_codes, case, photo, read_oiio, read_pfm, read_png,
+                    to_codes, write_oiio, write_pfm, write_png)
+
+RENDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "render",
+                      "close_4spp.exr")
+# Mirrors and turns: halo's spec, oiiotool's command, OpenCV's call.
+MOVES = [("flop", "--flop", lambda a: cv2.flip(a, 1)),
+         ("flip", "--flip", lambda a: cv2.flip(a, 0)),
+         ("rotate", "--rotate180", lambda a: cv2.rotate(a, cv2.ROTATE_180)),
+         ("rotate:angle=90", "--rotate90", lambda a: cv2.rotate(a, cv2.ROTATE_90_CLOCKWISE)),
+         ("rotate:angle=-90", "--rotate270",
+          lambda a: cv2.rotate(a, cv2.ROTATE_90_COUNTERCLOCKWISE)),
+         ("crop:x=31:y=17:w=120:h=80", "--cut 120x80+31+17", lambda a: a[17:97, 31:151])]
+
+
+def planes(image, fn):
+    out = np.stack([fn(np.ascontiguousarray(image[..., c])) for c in range(image.shape[2])], -1)
+    return out
+
+
+@case(["flop", "flip", "rotate", "crop"], "OpenCV flip, rotate and NumPy slicing", "exact")
+def moves(t):
+    for (w, h) in [(1, 1), (7, 5), (203, 131)]:
+        image = photo(w, h, 3, seed=w)
+        write_pfm(t.path("in.pfm"), image)
+        codes = to_codes(photo(w, h, 4, seed=h))
+        write_png(t.path("in.png"), codes)
+        for spec, _, fn in MOVES:
+            if spec.startswith("crop") and w < 151:
+                continue
+            agree(read_pfm(t.run(t.path("in.pfm"), spec, "o.pfm")), planes(image, fn), 0,
+                  f"{w}x{h} float {spec}")
+            agree_codes(read_png(t.run(t.path("in.png"), spec, "o.png")), planes(codes, fn), 0,
+                        f"{w}x{h} RGBA 8-bit {spec}")
+    return "equal"
+
+
+@case(["flop", "flip", "rotate", "crop", "resize"],
+      "oiiotool on the whole file (every channel of a Blender multilayer EXR)", "exact",
+      "resize: the layers go through halo's own resampling (Pillow's, below), not oiiotool's")
+def multilayer_exr(t):
+    """Every layer (colour, alpha, depth, albedo, normals) moved with the image."""
+    # A part of the render with all its layers, uncompressed (quicker to read).
+    render = t.path("render.exr")
+    subprocess.run(["oiiotool", RENDER, "--cut", "160x120+150+60", "--compression", "none",
+                    "-o", render], check=True)
+    want_names = read_oiio(render)[1]
+    for spec, command, _ in MOVES:
+        ours = t.run(render, spec, "h.exr")
+        subprocess.run(["oiiotool", render, *command.split(), "-o", t.path("o.exr")], check=True)
+        got, names, _ = read_oiio(ours)
+        if names != want_names:
+            raise Mismatch(f"{spec}: channels {names}, the input's {want_names}")
+        want, _, _ = read_oiio(t.path("o.exr"))
+        agree(got, want, 0, f"{spec} on every channel")
+    # resize: every layer resampled as the colour is, each equal to Pillow's on that channel.
+    source = read_oiio(render)[0]
+    got = read_oiio(t.run(render, "resize:w=73", "r.exr"))[0]
+    want = planes(source, lambda p: np.asarray(Image.fromarray(p, "F").resize(
+        (73, got.shape[0]), Image.LANCZOS)))
+    agree(got, want, 1e-5, "resize:w=73 on every channel")
+    # A chain that makes grey from colour cannot keep the layers beside it: refused.
+    refused = t.halo("run", render, "-f", "emboss", "-o", t.path("e.exr"), expect=64)
+    if "--drop-layers" not in refused.stderr or os.path.exists(t.path("e.exr")):
+        raise Mismatch(f"emboss on a multilayer EXR: {refused.stderr.strip()}")
+    return f"{len(want_names)} channels each"
+
+
+PILLOW = {"lanczos3": Image.LANCZOS, "catmull-rom": Image.BICUBIC, "triangle": Image.BILINEAR,
+          "box": Image.BOX, "nearest": Image.NEAREST}
+
+
+@case(["resize", "thumbnail"], "Pillow's resize on float images (mode F); ImageMagick's "
+      "-resize (Mitchell, Lanczos, Catmull-Rom)",
+      "2e-6 x max(1, |v|) (Pillow); 1 code of 16 bits (ImageMagick)",
+      "exact ties (2 -> 3 pixels) in box and nearest go to the right and lower input, as in "
+      "Pillow and ImageMagick; ImageMagick (Q16, not HDRI) clamps its first pass's overshoot "
+      "to [0, 1], so it is compared on mid-range data, where nothing overshoots")
+def resize(t):
+    image = photo(83, 51, 3)
+    write_pfm(t.path("in.pfm"), image)
+    worst = 0
+    for filt, pil in PILLOW.items():
+        for size in [(20, 13), (31, 51), (130, 90), (249, 153), (1, 1)]:
+            got = read_pfm(t.run(t.path("in.pfm"), f"resize:w={size[0]}:h={size[1]}:fit=fill:"
+                                 f"filter={filt}", "o.pfm"))
+            want = planes(image, lambda p: np.asarray(Image.fromarray(p, "F").resize(size, pil)))
+            worst = max(worst, agree(got, want, 2e-6, f"resize to {size} filter={filt}"))
+    # Exact ties: 2 -> 3 and 10 -> 15 pixels (Pillow's nearest breaks them by float noise, its
+    # box filter exactly).
+    for n, m in [(2, 3), (10, 15)]:
+        ramp = np.arange(n, dtype=np.float32).reshape(1, n, 1).repeat(3, 0).repeat(3, 2)
+        write_pfm(t.path("ramp.pfm"), ramp)
+        want = planes(ramp, lambda p: np.asarray(Image.fromarray(p, "F").resize((m, 3),
+                                                                               Image.BOX)))
+        for filt in ["box", "nearest"]:
+            got = read_pfm(t.run(t.path("ramp.pfm"), f"resize:w={m}:h=3:fit=fill:filter={filt}",
+                                 "t.pfm"))
+            agree(got, want, 0, f"{n} -> {m} pixels, filter={filt}")
+    # Mitchell (B = C = 1/3, which Pillow lacks) and two more against ImageMagick, on 16-bit
+    # data in [0.25, 0.75].
+    write_png(t.path("in16.png"), to_codes(0.25 + 0.5 * image, 16))
+    for im_filter, filt in [("Mitchell", "mitchell"), ("Lanczos", "lanczos3"),
+                            ("Catrom", "catmull-rom")]:
+        for size in ["41x25", "190x117"]:
+            subprocess.run(["convert", t.path("in16.png"), "-filter", im_filter, "-resize",
+                            size + "!", t.path("im.png")], check=True)
+            w, h = size.split("x")
+            got = read_png(t.run(t.path("in16.png"), f"resize:w={w}:h={h}:fit=fill:"
+                                 f"filter={filt}", "m.png"))
+            agree_codes(got, read_png(t.path("im.png")), 1, f"{filt} to {size}")
+    return f"largest error {worst:.2g}"
+
+
+@case("thumbnail", "vipsthumbnail's output sizes; Pillow's Lanczos-3 on them", "the same "
+      "sizes; 2e-6 x max(1, |v|)")
+def thumbnail(t):
+    """thumbnail:w=W:h=H fits inside W x H as vipsthumbnail -s WxH does, on many aspects."""
+    sizes = []
+    for (w, h) in [(300, 200), (200, 300), (301, 199), (640, 427), (1000, 3), (3, 1000), (97, 61)]:
+        image = photo(w, h, 3, seed=w + h)
+        codes = to_codes(image, 16)
+        write_png(t.path("in.png"), codes)
+        for box in [(64, 64), (100, 50), (37, 80), (500, 500)]:
+            subprocess.run(["vipsthumbnail", t.path("in.png"), "-s", f"{box[0]}x{box[1]}",
+                            "-o", t.path("v.png")], check=True)
+            want = read_png(t.path("v.png")).shape[:2]
+            got = read_pfm(t.run(t.path("in.png"), f"thumbnail:w={box[0]}:h={box[1]}", "t.pfm",
+                                 "--type", "float"))
+            if got.shape[:2] != want:
+                raise Mismatch(f"{w}x{h} into {box}: {got.shape[1]}x{got.shape[0]}, "
+                               f"vipsthumbnail's {want[1]}x{want[0]}")
+            as_read = (codes / 65535.0).astype(np.float32)
+            pillow = planes(as_read, lambda p: np.asarray(Image.fromarray(p, "F").resize(
+                (want[1], want[0]), Image.LANCZOS)))
+            agree(got, pillow, 2e-6, f"{w}x{h} into {box}")
+            sizes.append(got.shape[:2])
+    return f"{len(sizes)} sizes equal"
+
+
+@case("orient", "vips autorot (the EXIF spec's eight orientations), on TIFF and JPEG", "exact",
+      "OpenImageIO 2.4's --reorient swaps orientations 5 and 7 (its issue 4661, fixed later); "
+      "halo follows the spec")
+def orient(t):
+    picture = Image.fromarray(to_codes(photo(37, 23, 3)))
+    # Every orientation in a JPEG's EXIF block; a TIFF's own Orientation tag (274) for a mirror,
+    # the two diagonal ones and a turn (each TIFF costs halo OpenImageIO's start).
+    files = [(o, "jpg") for o in range(1, 9)] + [(o, "tif") for o in (2, 5, 7, 8)]
+    for o, ext in files:
+        stored = t.path(f"o{o}.{ext}")
+        if ext == "tif":
+            picture.save(stored, tiffinfo={274: o})
+        else:
+            exif = Image.Exif()
+            exif[0x0112] = o
+            picture.save(stored, exif=exif.tobytes(), quality=95)
+        subprocess.run(["vips", "autorot", stored, t.path("v.png")], check=True)
+        want = read_png(t.path("v.png"))
+        got = read_png(t.run(stored, "exposure:stops=0", "a.png", "--auto-orient"))
+        agree_codes(got, want, 0, f"Orientation {o} ({ext}) through --auto-orient")
+        if ext == "jpg":
+            got = read_png(t.run(stored, "orient", "h.png"))
+            agree_codes(got, want, 0, f"Orientation {o} ({ext}) through -f orient")
+    return f"{len(files)} files equal"

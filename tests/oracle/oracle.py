@@ -9,6 +9,7 @@ import dataclasses
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -17,7 +18,7 @@ CASES = []
 
 @dataclasses.dataclass
 class Case:
-    subject: str    # a filter's name as `halo filters` lists it, or "format:png", ...
+    subjects: list  # filters' names as `halo filters` lists them, or "format:png", ...
     name: str
     oracle: str     # what halo is checked against
     tolerance: str  # as stated in docs/oracles.md
@@ -29,8 +30,8 @@ def case(subject, oracle, tolerance, differs=""):
     """Registers the decorated function as a case of `subject` (one filter or format, or a
     list of them)."""
     def register(fn):
-        for s in [subject] if isinstance(subject, str) else subject:
-            CASES.append(Case(s, fn.__name__, oracle, tolerance, differs, fn))
+        subjects = [subject] if isinstance(subject, str) else list(subject)
+        CASES.append(Case(subjects, fn.__name__, oracle, tolerance, differs, fn))
         return fn
     return register
 
@@ -244,15 +245,18 @@ def run_cases(halo, device, only, folder):
     each and returns the number that failed."""
     failed = 0
     for c in CASES:
-        if only and only not in c.subject and only not in c.name:
+        subjects = ",".join(c.subjects)
+        if only and only not in subjects and only not in c.name:
             continue
-        where = os.path.join(folder, f"{c.subject.replace(':', '-')}-{c.name}")
+        where = os.path.join(folder, c.name)
         os.makedirs(where, exist_ok=True)
+        start = time.monotonic()
         try:
             note = c.run(Context(halo, where, device))
-            print(f"ok   {c.subject:12} {c.name}: {note or ''}".rstrip(": "))
+            print(f"ok   {c.name} [{subjects}] ({time.monotonic() - start:.1f} s): {note or ''}"
+                  .rstrip(": "))
         except Exception as e:  # a peer's own failure is the case's failure too
             failed += 1
-            print(f"FAIL {c.subject:12} {c.name}: {type(e).__name__}: {e}")
+            print(f"FAIL {c.name} [{subjects}]: {type(e).__name__}: {e}")
         sys.stdout.flush()
     return failed
