@@ -3,7 +3,7 @@
 // any, is copied by the host. The table is float4 entries (r, g, b, unused).
 #pragma OPENCL FP_CONTRACT OFF
 
-#include "common.cl"
+#include "color_pixel.cl"
 
 // The shaper (color_lut.hpp) on one side: SHAPER_LINEAR over [lo, hi]; SHAPER_LOG, 0..2^lo over the
 // first `toe` of the table, then equal stops to 2^hi. `a` is 2^lo. NaN reads as 0.
@@ -40,14 +40,9 @@ inline void locate(const float u, const int n, int* i, float* f) {
 #define COLOR_ARGS                                                                              \
   __global const float *in, __global float *out, const int width, const int pitch, STRIP_ARGS,  \
       __global const float4 *table, const int size, const float8 shaper, const int shaper_kind, \
-      const float8 post_shaper, const int post_kind, const int colours
+      const float8 post_shaper, const int post_kind, const int colours, const float2 bounds
 
 #define SHAPE(value, s, k) shape((value), (k), (s))
-
-// A grey image (colours 1) goes through as R = G = B and keeps the result's green.
-#define IN(c) in[(colours == 1 ? 0 : (c)) * plane + at]
-#define STORE(c, value) \
-  if (colours == 3 || (c) == 1) out[(colours == 1 ? 0 : (c)) * plane + at] = (value)
 
 // Three curves of n entries from table[first]: channel c of (r, g, b) at its own position.
 inline float curve(__global const float4* table, const int first, const int n, const float u,
@@ -63,8 +58,8 @@ inline float curve(__global const float4* table, const int first, const int n, c
 
 // Rows of (r, g, b, offset), read as 12 floats.
 __kernel void color_matrix(COLOR_ARGS) {
-  PIXEL_PROLOGUE
-  const float r = IN(0), g = IN(1), b = IN(2);
+  COLOUR_PROLOGUE
+  const float r = v[0], g = v[1], b = v[2];
   for (int c = 0; c < 3; ++c) {
     const float4 m = table[c];
     STORE(c, m.x * r + m.y * g + m.z * b + m.w);
@@ -72,16 +67,15 @@ __kernel void color_matrix(COLOR_ARGS) {
 }
 
 __kernel void color_curves(COLOR_ARGS) {
-  PIXEL_PROLOGUE
-  for (int c = 0; c < 3; ++c) STORE(c, curve(table, 0, size, SHAPE(IN(c), shaper, shaper_kind), c));
+  COLOUR_PROLOGUE
+  for (int c = 0; c < 3; ++c) STORE(c, curve(table, 0, size, SHAPE(v[c], shaper, shaper_kind), c));
 }
 
 // Input curves (entries 0..size-1), the matrix's rows (entries 2 size ..), output curves
 // (entries size .. 2 size - 1).
 __kernel void color_split(COLOR_ARGS) {
-  PIXEL_PROLOGUE
-  float v[3];
-  for (int c = 0; c < 3; ++c) v[c] = curve(table, 0, size, SHAPE(IN(c), shaper, shaper_kind), c);
+  COLOUR_PROLOGUE
+  for (int c = 0; c < 3; ++c) v[c] = curve(table, 0, size, SHAPE(v[c], shaper, shaper_kind), c);
   for (int c = 0; c < 3; ++c) {
     const float4 m = table[2 * size + c];
     const float mixed = m.x * v[0] + m.y * v[1] + m.z * v[2] + m.w;
@@ -94,12 +88,12 @@ __kernel void color_split(COLOR_ARGS) {
 // corners a and b the path from 000 to 111 passes: v = c000 + f1 (ca - c000) + f2 (cb - ca) +
 // f3 (c111 - cb).
 __kernel void color_cube(COLOR_ARGS) {
-  PIXEL_PROLOGUE
+  COLOUR_PROLOGUE
   int ir, ig, ib;
   float fr, fg, fb;
-  locate(SHAPE(IN(0), shaper, shaper_kind), size, &ir, &fr);
-  locate(SHAPE(IN(1), shaper, shaper_kind), size, &ig, &fg);
-  locate(SHAPE(IN(2), shaper, shaper_kind), size, &ib, &fb);
+  locate(SHAPE(v[0], shaper, shaper_kind), size, &ir, &fr);
+  locate(SHAPE(v[1], shaper, shaper_kind), size, &ig, &fg);
+  locate(SHAPE(v[2], shaper, shaper_kind), size, &ib, &fb);
   const size_t n = size;
   const size_t base = ((size_t)ib * n + ig) * n + ir;
   const size_t dr = 1, dg = n, db = n * n;
@@ -122,8 +116,8 @@ __kernel void color_cube(COLOR_ARGS) {
   }
   const float4 c000 = table[base], ca = table[base + a], cb = table[base + b];
   const float4 c111 = table[base + dr + dg + db];
-  const float4 v = c000 + f1 * (ca - c000) + f2 * (cb - ca) + f3 * (c111 - cb);
-  STORE(0, v.x);
-  STORE(1, v.y);
-  STORE(2, v.z);
+  const float4 o = c000 + f1 * (ca - c000) + f2 * (cb - ca) + f3 * (c111 - cb);
+  STORE(0, o.x);
+  STORE(1, o.y);
+  STORE(2, o.z);
 }

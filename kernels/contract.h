@@ -37,6 +37,10 @@
 // Colour tables' shapers (Shaper::Kind in lib/filters/color_lut.hpp).
 #define SHAPER_LINEAR 0
 #define SHAPER_LOG 1
+// What colour stages give their library (ColorTransformStage::bounds): samples clamped to
+// +-2^32 (infinities included), where every transform still computes in float, or to the range
+// a baked table covers; a pixel with a NaN colour sample comes out NaN in all three.
+#define COLOUR_BOUND 4294967296.0f
 
 // rotate's interpolation (lib/filters/rotate.cpp).
 #define TAPS_NEAREST 0

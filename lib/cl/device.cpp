@@ -185,8 +185,8 @@ void Device::create_queues() {
 }
 
 cl::Kernel Device::kernel(const std::string& file, const std::string& name,
-                          const Defines& defines) {
-  const cl::Program program = programs().get(file, defines);
+                          const Defines& defines, const std::string& generated) {
+  const cl::Program program = programs().get(file, defines, generated);
   cl::Kernel& kernel = kernels_[{program(), name}];
   if (!kernel()) {
     cl_int status = CL_SUCCESS;

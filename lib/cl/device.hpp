@@ -124,7 +124,8 @@ class Device {
   // Kernels and constant buffers are made once per queue and handed out again: a strip asks
   // for the same ones as the strip before it, and creating them cost more than running them
   // on small strips (NVIDIA). A kernel's arguments are set anew by each user before its launch.
-  cl::Kernel kernel(const std::string& file, const std::string& name, const Defines& defines);
+  cl::Kernel kernel(const std::string& file, const std::string& name, const Defines& defines,
+                    const std::string& generated = "");
   cl::Buffer buffer(std::size_t bytes, const std::string& what);
   // A read-only buffer holding a copy of host data (weights for __constant arguments).
   cl::Buffer constants(const std::vector<float>& values, const std::string& what);

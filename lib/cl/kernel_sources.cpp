@@ -37,11 +37,16 @@ static void expand(const std::string& file, std::set<std::string>& seen, std::st
   }
 }
 
-std::string kernel_source(const std::string& file) {
+std::string kernel_source(const std::string& file, const std::string& generated) {
   std::set<std::string> seen;
   std::string out;
   expand(file, seen, out);
-  return out;
+  if (generated.empty()) return out;
+  constexpr std::string_view marker = "/* generated code */\n";
+  const auto at = out.find(marker);
+  if (at == std::string::npos)
+    throw Error(ErrorKind::Internal, "kernel source " + file + " has no place for generated code");
+  return out.replace(at, marker.size(), "#define HALO_GENERATED\n" + generated + "\n");
 }
 
 }  // namespace halo

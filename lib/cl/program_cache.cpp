@@ -80,12 +80,13 @@ ProgramCache::ProgramCache(cl::Context context, cl::Device device, std::string i
       base_options_(base_options(device_)),
       dir_(std::move(dir)) {}
 
-cl::Program ProgramCache::get(const std::string& file, const Defines& defines) {
+cl::Program ProgramCache::get(const std::string& file, const Defines& defines,
+                              const std::string& generated) {
   const std::string options = build_options(base_options_, defines);
-  const std::string request = file + "\n" + options;
+  const std::string request = file + "\n" + options + "\n" + generated;
   std::lock_guard lock(mutex_);
   if (const auto it = memory_.find(request); it != memory_.end()) return it->second;
-  const std::string source = kernel_source(file);
+  const std::string source = kernel_source(file, generated);
   const std::string key_text = identity_ + "\n" + options + "\n" + source;
   // A collision is harmless: the key text is stored next to the binary and compared on load.
   const std::string key = fnv1a_hex(key_text);

@@ -28,7 +28,10 @@ class ProgramCache {
   ProgramCache(cl::Context context, cl::Device device, std::string identity,
                std::optional<std::filesystem::path> dir);
 
-  cl::Program get(const std::string& file, const Defines& defines);
+  // generated: code a library made at run time (OpenColorIO's shader, translated), put where
+  // the file has the line `/* generated code */`; part of the key like the file's own text.
+  cl::Program get(const std::string& file, const Defines& defines,
+                  const std::string& generated = "");
 
   // How each program of this process was obtained, for --verbose and the cache tests.
   int compiled() const { return compiled_; }
@@ -55,7 +58,8 @@ class ProgramCache {
   double load_seconds_ = 0;
 };
 
-// The source of kernels/FILE with its `#include "x.cl"` lines expanded from the embedded set.
-std::string kernel_source(const std::string& file);
+// The source of kernels/FILE with its `#include "x.cl"` lines expanded from the embedded set,
+// and `generated` in place of its line `/* generated code */` (Internal error when it has none).
+std::string kernel_source(const std::string& file, const std::string& generated = "");
 
 }  // namespace halo

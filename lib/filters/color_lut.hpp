@@ -98,8 +98,9 @@ ColorLut cached_color_lut(const std::string& key, const ColorBake& b,
                           const std::optional<std::filesystem::path>& cache_dir);
 
 // A stage applying a colour transform to the three colour channels (alpha unchanged): the
-// library's transform as the reference, its baked table on the device. The table is baked on
-// first use on a device (the reference never needs it).
+// library's transform as the reference; on a device the library's own GPU program when it has
+// one, else its baked table. The table is baked on first use (a device's, or the reference's
+// bounds). A pixel with a NaN colour sample comes out NaN in all three colours on both.
 class ColorTransformStage : public Stage {
  public:
   // What a subclass tells the stage: the transform, how to bake it, and words for -v.
@@ -110,15 +111,25 @@ class ColorTransformStage : public Stage {
     // file of a batch whose pipeline is bound to it): a table is baked once a process. Empty:
     // not shared.
     std::string key;
+    // The library's own GPU code for the transform as OpenCL C, defining
+    // `float4 ocio_transform(float4)` (kernels/color_program.cl runs it): devices compute the
+    // transform as the library does on GPUs, without a table. Empty: the baked table.
+    std::string program;
   };
 
   ColorTransformStage(std::string spec, Plan plan);
 
   int reach() const override { return 0; }
-  // PoCL: 17-19 ns a sample for curves and cubes (halo_bench, 640x360, 2-core machine).
-  StageCost cost() const override { return {.reference_ns = 60, .device_ns = 18}; }
+  // PoCL: 17-19 ns a sample for curves and cubes (halo_bench, 640x360, 2-core machine);
+  // OpenColorIO's ACES view: its CPU processor 160 ns a sample, its GPU program on PoCL 250
+  // (`halo run --timings`, a 2560x1440 render, 2026-11-27).
+  StageCost cost() const override;
   std::vector<std::string> details(const StageRun&) const override;
   double verify_tolerance(const Device&, double given) const override;
+  // What the library is given, on the reference as on a device: samples clamped to +-2^32
+  // (COLOUR_BOUND: every transform still computes in float there) when the device runs the
+  // library's own program or a matrix, else to the range its table covers.
+  std::array<float, 2> bounds() const;
   Image reference_rows(const Image& in, Span out, StageRun& run) const override;
   DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                            StageRun& run) const override;

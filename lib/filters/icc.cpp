@@ -5,6 +5,10 @@
 // (filters/color_lut.hpp).
 #include <lcms2.h>
 
+#include <array>
+#include <cmath>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -125,15 +129,46 @@ std::array<std::array<double, 3>, 3> inverse(const std::array<std::array<double,
   return r;
 }
 
+// The affine map (rows of r, g, b, offset) that takes `in` to `out` best in least squares,
+// from the normal equations in double.
+std::array<double, 12> fitted_affine(const std::vector<std::array<double, 3>>& in,
+                                     const std::vector<std::array<double, 3>>& out) {
+  double a[4][4] = {}, b[4][3] = {};
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const double x[4] = {in[i][0], in[i][1], in[i][2], 1};
+    for (int r = 0; r < 4; ++r) {
+      for (int c = 0; c < 4; ++c) a[r][c] += x[r] * x[c];
+      for (int k = 0; k < 3; ++k) b[r][k] += x[r] * out[i][k];
+    }
+  }
+  for (int p = 0; p < 4; ++p) {  // Gauss-Jordan with partial pivoting
+    int best = p;
+    for (int r = p + 1; r < 4; ++r)
+      if (std::fabs(a[r][p]) > std::fabs(a[best][p])) best = r;
+    std::swap(a[p], a[best]);
+    std::swap(b[p], b[best]);
+    for (int r = 0; r < 4; ++r) {
+      if (r == p || a[p][p] == 0) continue;
+      const double f = a[r][p] / a[p][p];
+      for (int c = 0; c < 4; ++c) a[r][c] -= f * a[p][c];
+      for (int k = 0; k < 3; ++k) b[r][k] -= f * b[p][k];
+    }
+  }
+  std::array<double, 12> m{};
+  for (int k = 0; k < 3; ++k)
+    for (int c = 0; c < 4; ++c) m[std::size_t(k) * 4 + c] = a[c][c] == 0 ? 0 : b[c][k] / a[c][c];
+  return m;
+}
+
 // Both profiles matrix-shaper (most cameras', displays' and working spaces'): the conversion
 // is the source's curves, its matrix to XYZ, the target's matrix back, the target's curves
-// inverted, which a device computes nearly exactly. Checked against the transform when baked.
+// inverted, which a device computes nearly exactly. Black point compensation and the absolute
+// intent add an affine step in XYZ, so the middle is then fitted to the transform itself
+// (`exact`) in linear light. Checked against the transform when baked.
 std::optional<SplitTransform> matrix_shaper_split(const IccSpec& icc, const Profile& from,
-                                                  const Profile& to) {
+                                                  const Profile& to, const ColorTransform& exact) {
   cmsHPROFILE in = from.handle.get(), out = to.handle.get();
-  if (!cmsIsMatrixShaper(in) || !cmsIsMatrixShaper(out) || icc.bpc ||
-      icc.intent == INTENT_ABSOLUTE_COLORIMETRIC)
-    return std::nullopt;
+  if (!cmsIsMatrixShaper(in) || !cmsIsMatrixShaper(out)) return std::nullopt;
   const auto in_curves = tone_curves(in), out_curves = tone_curves(out);
   for (const auto* curve :
        {in_curves[0], in_curves[1], in_curves[2], out_curves[0], out_curves[1], out_curves[2]})
@@ -143,7 +178,6 @@ std::optional<SplitTransform> matrix_shaper_split(const IccSpec& icc, const Prof
     reversed[c].reset(cmsReverseToneCurve(out_curves[c]), cmsFreeToneCurve);
     if (!reversed[c]) return std::nullopt;
   }
-  const auto to_xyz = colorants(in), from_xyz = inverse(colorants(out));
   // Linear light between the matrices: within +-16, and the target's curves read down to 2^-24
   // (a pure power curve such as Adobe RGB's rises steeply from 0).
   SplitTransform split{.before_shaper = kEncoded,
@@ -153,13 +187,30 @@ std::optional<SplitTransform> matrix_shaper_split(const IccSpec& icc, const Prof
                                         .toe = 1.0f / 64,
                                         .neg = 0.5f,
                                         .neg_hi = 4}};
-  for (int r = 0; r < 3; ++r) {
-    for (int c = 0; c < 3; ++c) {
-      double v = 0;
-      for (int k = 0; k < 3; ++k) v += from_xyz[r][k] * to_xyz[k][c];
-      split.matrix[std::size_t(r) * 4 + c] = v;
+  if (icc.bpc || icc.intent == INTENT_ABSOLUTE_COLORIMETRIC) {
+    std::vector<std::array<double, 3>> linear_in, linear_out;
+    for (int i = 1; i < 8; ++i)
+      for (int j = 1; j < 8; ++j)
+        for (int k = 1; k < 8; ++k) {
+          float rgb[3] = {float(i) / 8, float(j) / 8, float(k) / 8};
+          std::array<double, 3> x{};
+          for (int c = 0; c < 3; ++c) x[c] = cmsEvalToneCurveFloat(in_curves[c], rgb[c]);
+          exact(rgb, 1);
+          std::array<double, 3> y{};
+          for (int c = 0; c < 3; ++c) y[c] = cmsEvalToneCurveFloat(out_curves[c], rgb[c]);
+          linear_in.push_back(x), linear_out.push_back(y);
+        }
+    split.matrix = fitted_affine(linear_in, linear_out);
+  } else {
+    const auto to_xyz = colorants(in), from_xyz = inverse(colorants(out));
+    for (int r = 0; r < 3; ++r) {
+      for (int c = 0; c < 3; ++c) {
+        double v = 0;
+        for (int k = 0; k < 3; ++k) v += from_xyz[r][k] * to_xyz[k][c];
+        split.matrix[std::size_t(r) * 4 + c] = v;
+      }
+      split.matrix[std::size_t(r) * 4 + 3] = 0;
     }
-    split.matrix[std::size_t(r) * 4 + 3] = 0;
   }
   // Curves read from a profile belong to it, and the profiles close once the stage is made;
   // the bake comes later, so it keeps copies (the reversed ones are its own already).
@@ -207,13 +258,13 @@ class IccStage : public ColorTransformStage {
                               "intent",
                               spec, from.name, to.name));
     TransformHandle transform(made, cmsDeleteTransform);
-    return {.bake = {.exact =
-                         [transform](float* rgb, std::size_t pixels) {
-                           cmsDoTransform(transform.get(), rgb, rgb, cmsUInt32Number(pixels));
-                         },
+    const ColorTransform exact = [transform](float* rgb, std::size_t pixels) {
+      cmsDoTransform(transform.get(), rgb, rgb, cmsUInt32Number(pixels));
+    };
+    return {.bake = {.exact = exact,
                      .shaper = kUnit,
                      .curves_shaper = kEncoded,
-                     .split = matrix_shaper_split(icc, from, to)},
+                     .split = matrix_shaper_split(icc, from, to, exact)},
             .what = fmt::format("LittleCMS: '{}' -> '{}'", from.name, to.name),
             .key = fmt::format("icc {} {} ", icc.intent, int(icc.bpc)) +
                    profile_bytes(from.handle.get()) + profile_bytes(to.handle.get())};
@@ -264,8 +315,12 @@ FilterDef icc_filter() {
           .notes = {"on the values as stored (8/16-bit: 0..1; run it before --linear's decoding "
                     "stages, which assume sRGB)",
                     "reference: LittleCMS's float transform; device: three curves when no channel "
-                    "feeds another (a gamma change), else a 65^3 cube; -v shows which and its "
-                    "largest error, --verify allows twice that",
+                    "feeds another (a gamma change), curves, a matrix and curves between two "
+                    "matrix-shaper profiles, else a 65^3 cube; -v shows which and its largest "
+                    "error; --verify holds it to 2e-3 (half an 8-bit code)",
+                    "samples outside the table's range (-1..2 for curves, 0..1 for a cube; -v) "
+                    "are clamped to it first, on the reference too; a pixel with a NaN sample "
+                    "comes out NaN",
                     "RGB(A), or grey as R = G = B keeping the result's green; a profile that is "
                     "not RGB is refused"},
           .example = "icc:to=srgb",

@@ -5,6 +5,8 @@
 // (filters/color_lut.hpp).
 #include <map>
 #include <mutex>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include <OpenColorIO/OpenColorIO.h>
@@ -170,6 +172,131 @@ Steps device_steps(const OCIO::Config& config, const OCIO::Processor& processor,
                                   .before_shaper = inputs}};
 }
 
+// The arguments of the call to `function` that starts at `at` (just past its '('): where each
+// top-level argument begins and ends, and where the call's ')' is.
+struct Call {
+  std::vector<std::pair<std::size_t, std::size_t>> arguments;
+  std::size_t close = std::string::npos;
+};
+
+Call call_at(const std::string& code, std::size_t at) {
+  Call call;
+  int depth = 0;
+  std::size_t start = at;
+  for (std::size_t i = at; i < code.size(); ++i) {
+    const char c = code[i];
+    if (c == '(') ++depth;
+    if (c == ')' && depth-- == 0) {
+      call.arguments.emplace_back(start, i);
+      call.close = i;
+      return call;
+    }
+    if (c == ',' && depth == 0) call.arguments.emplace_back(start, i), start = i + 1;
+  }
+  return call;
+}
+
+std::string trimmed(const std::string& code, std::pair<std::size_t, std::size_t> span) {
+  const std::size_t first = code.find_first_not_of(" \n\t", span.first);
+  const std::size_t last = code.find_last_not_of(" \n\t", span.second - 1);
+  return first > last ? "" : code.substr(first, last - first + 1);
+}
+
+// Every call to atan2(a, b) as atan2(b, a).
+std::string swap_atan2(const std::string& code) {
+  std::string out;
+  std::size_t from = 0;
+  for (std::size_t at; (at = code.find("atan2(", from)) != std::string::npos;) {
+    const Call call = call_at(code, at + 6);
+    if (call.arguments.size() != 2) break;
+    out.append(code, from, at + 6 - from)
+        .append(trimmed(code, call.arguments[1]))
+        .append(", ")
+        .append(trimmed(code, call.arguments[0]))
+        .push_back(')');
+    from = call.close + 1;
+  }
+  return out.append(code, from);
+}
+
+// OpenColorIO 2.1 writes GLSL's atan(y, x) as HLSL's atan2(x, y), which takes (y, x) like C:
+// its HLSL is then wrong where it turns hue (ACES's red modifier). Whether this version does is
+// seen by writing that step in both languages.
+bool hlsl_atan2_reversed() {
+  static const bool reversed = [] {
+    auto config = OCIO::Config::CreateRaw();
+    auto red_mod = OCIO::FixedFunctionTransform::Create(OCIO::FIXED_FUNCTION_ACES_RED_MOD_10);
+    auto gpu = config->getProcessor(red_mod)->getDefaultGPUProcessor();
+    const auto first_argument = [&](OCIO::GpuLanguage language, const std::string& function) {
+      auto shader = OCIO::GpuShaderDesc::CreateShaderDesc();
+      shader->setLanguage(language);
+      gpu->extractGpuShaderInfo(shader);
+      const std::string text = shader->getShaderText();
+      const std::size_t at = text.find(function + "(");
+      if (at == std::string::npos) return std::string();
+      const Call call = call_at(text, at + function.size() + 1);
+      return call.arguments.empty() ? std::string() : trimmed(text, call.arguments[0]);
+    };
+    return first_argument(OCIO::GPU_LANGUAGE_GLSL_4_0, "atan") !=
+           first_argument(OCIO::GPU_LANGUAGE_HLSL_DX11, "atan2");
+  }();
+  return reversed;
+}
+
+// HLSL as OpenColorIO writes it for a processor, as OpenCL C: constructors as casts, HLSL's
+// colour swizzles as OpenCL's (.rgb.r is .x), vectors indexed by component, literals as floats
+// (OpenCL's are double), program-scope constants in __constant, `in` parameters plain.
+// kernels/color_program.cl defines what stays (float4x4, mul, lerp, saturate, frac).
+std::string opencl_from_hlsl(std::string code) {
+  const auto replace = [&](const std::string& pattern, const std::string& with) {
+    code = std::regex_replace(code, std::regex(pattern), with);
+  };
+  replace(R"(\.rgb\.r\b)", ".x");
+  replace(R"(\.rgb\.g\b)", ".y");
+  replace(R"(\.rgb\.b\b)", ".z");
+  // .rgba, .rgb, .r, ... after a name, ) or ]: the same letters as x, y, z, w.
+  std::string swizzled;
+  const std::regex swizzle(R"(([\w\)\]])\.([rgba]{1,4})\b)");
+  auto last = code.cbegin();
+  for (std::sregex_iterator it(code.begin(), code.end(), swizzle), end; it != end; ++it) {
+    swizzled.append(last, (*it)[0].first).append((*it)[1].str()).push_back('.');
+    for (const char c : (*it)[2].str()) swizzled.push_back(c == 'r' ? 'x' : c == 'g' ? 'y' : c == 'b' ? 'z' : 'w');
+    last = (*it)[0].second;
+  }
+  code = swizzled.append(last, code.cend());
+  // v[k] on vectors declared in the code: v.sk.
+  std::set<std::string> vectors;
+  const std::regex declared(R"(\bfloat[234]\s+(\w+)\s*=)");
+  for (std::sregex_iterator it(code.begin(), code.end(), declared), end; it != end; ++it)
+    vectors.insert((*it)[1].str());
+  for (const auto& v : vectors) replace("\\b" + v + R"(\[([0-3])\])", v + ".s$1");
+  replace(R"((^|\n)(static )?const )", "$1__constant ");
+  replace(R"(\bin\s+(int|float))", "$1");
+  replace(R"(\babs\()", "fabs(");
+  replace(R"(\b(float[234])\()", "($1)(");
+  replace(R"(\b(float|int)\()", "($1)(");
+  replace(R"((^|[^\w.])((\d+\.\d*|\.\d+)([eE][+-]?\d+)?|\d+[eE][+-]?\d+)(?![\w.]))", "$1$2f");
+  return code;
+}
+
+// OpenColorIO's own GPU code for the processor, as OpenCL C defining
+// `float4 ocio_transform(float4)`: analytic, as OpenColorIO computes it on GPUs, when it needs
+// no textures (LUT files) or uniforms; "" otherwise, and the device bakes a table instead.
+std::string device_program(const OCIO::Processor& processor) {
+  auto shader = OCIO::GpuShaderDesc::CreateShaderDesc();
+  shader->setLanguage(OCIO::GPU_LANGUAGE_HLSL_DX11);
+  shader->setFunctionName("ocio_transform");
+  shader->setResourcePrefix("ocio_");
+  processor.getDefaultGPUProcessor()->extractGpuShaderInfo(shader);
+  if (shader->getNumTextures() > 0 || shader->getNum3DTextures() > 0 ||
+      shader->getNumUniforms() > 0)
+    return "";
+  const std::string text = shader->getShaderText();
+  for (const char* unknown : {"Texture", "Sampler", "sampler", "float3x3", "out ", "inout "})
+    if (text.find(unknown) != std::string::npos) return "";
+  return opencl_from_hlsl(hlsl_atan2_reversed() ? swap_atan2(text) : text);
+}
+
 // A cube of n entries a side for scene-linear inputs: a sixteenth of its cells for -1..0 (a
 // resampled or denoised render's small negatives), one for 0..2^-12, the rest 2^-12..2^14 by
 // stops; the cell edges fall on 0 and 2^-12.
@@ -199,7 +326,9 @@ ColorTransformStage::Plan plan_for(const LoadedConfig& c, OCIO::ConstProcessorRc
                    .matrix = steps.matrix,
                    .split = std::move(steps.split)},
           .what = std::move(what) + " (" + c.where + ")",
-          .key = fmt::format("ocio {} {} {}", c.where, processor->getCacheID(), cube_size)};
+          .key = fmt::format("ocio {} {} {}", c.where, processor->getCacheID(), cube_size),
+          // A matrix runs as one on the device, in OpenColorIO's own order: exact.
+          .program = steps.matrix ? "" : device_program(*processor)};
 }
 
 std::unique_ptr<Stage> make_ocio(const Args& args) {
@@ -288,9 +417,14 @@ const std::vector<std::string> kColourNotes = {
     "'ACES 1.0 - SDR Video' (filmic, the default) and Standard",
     "names are a config's colour spaces, aliases or roles (scene_linear, ...); displays and "
     "views ignore case",
-    "reference: OpenColorIO's CPU processor; device: a 3x4 matrix when the transform is one, "
-    "three 4097-entry curves when no channel feeds another, else a cube (cube=); -v shows "
-    "which, with its largest error on 20,000 probes, and --verify allows twice that",
+    "reference: OpenColorIO's CPU processor; device: OpenColorIO's own GPU program for the "
+    "transform (analytic, within float rounding of the CPU's: --verify holds it to "
+    "1e-4), or, when that needs LUT files, a 3x4 matrix, three 4097-entry curves or "
+    "a cube (cube=) baked from the CPU's results (-v shows which and its largest error; "
+    "--verify holds it to 2e-3, half an 8-bit code)",
+    "non-finite samples: +-Inf and magnitudes past 2^32 are clamped to +-2^32 (a baked table: "
+    "to its range) before the transform, on the reference too; a pixel with a NaN sample "
+    "comes out NaN in all three colours",
     "pointwise on the values as stored (an EXR's are premultiplied); RGB(A), or grey as R = G "
     "= B keeping the result's green"};
 
