@@ -322,6 +322,11 @@ ColorLut bake_color_lut(const ColorBake& b) {
   }
   if (best.error <= kCurvesError) return best;
   ColorLut cube = measured(bake_cube(b.exact, b.shaper, b.cube_size), in_source());
+  if (cube.error > kTableTolerance && b.finer) {
+    const auto& [size, shaper] = *b.finer;
+    ColorLut finer = measured(bake_cube(b.exact, shaper, size), ProbeSet(b.exact, shaper));
+    if (finer.error < cube.error) cube = std::move(finer);
+  }
   return best.error < cube.error ? best : cube;
 }
 
@@ -407,6 +412,7 @@ ColorLut cached_color_lut(const std::string& key, const ColorBake& b,
   };
   std::string full = fmt::format("bake 1; cube {} {}; curves {}", b.cube_size, shaper(b.shaper),
                                  shaper(b.curves_shaper));
+  if (b.finer) full += fmt::format("; finer {} {}", b.finer->first, shaper(b.finer->second));
   if (b.split)
     full +=
         fmt::format("; split {} {}", shaper(b.split->before_shaper), shaper(b.split->after_shaper));
@@ -453,10 +459,11 @@ std::vector<std::string> ColorTransformStage::details(const StageRun&) const {
   return {plan_.what, "on a device: " + lut().describe()};
 }
 
-// The library's own program computes as its CPU code does but for float rounding and the
-// CPU's fast pow and log (1.2e-5 of the value at most on the ACES view over 2^-30..2^33); a
-// table is held to half an 8-bit code, whatever its probes said.
+// A matrix computes as the library does; the library's own program as its CPU code does but
+// for float rounding and the CPU's fast pow and log (1.2e-5 of the value at most on the ACES
+// view over 2^-30..2^33); a table is held to half an 8-bit code, whatever its probes said.
 double ColorTransformStage::verify_tolerance(const Device&, double given) const {
+  if (plan_.bake.matrix) return given;  // the library's own float arithmetic
   return std::max(given, plan_.program.empty() ? kTableTolerance : kProgramTolerance);
 }
 
@@ -537,9 +544,12 @@ DeviceImage ColorTransformStage::enqueue_rows(Device& device, const DeviceImage&
   const std::size_t bytes = 2 * std::size_t(in.width) * out.count() * 3 * 4;
   const cl::NDRange global(ceil_div(in.width, 64) * 64, ceil_div(out.count(), 4) * 4);
   if (!plan_.program.empty()) {
-    auto kernel = device.kernel("color_program.cl", "color_program", {}, plan_.program);
+    auto kernel = device.kernel("color_program.cl", "color_program", {}, plan_.program.code);
+    auto& state = run.state_as<LutState>();
+    if (!state.table())
+      state.table = device.constants(plan_.program.textures, spec() + " LUT textures");
     set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out),
-             in.color_channels(), bounds_values());
+             in.color_channels(), bounds_values(), state.table);
     device.launch(kernel, "color_program", global, cl::NDRange(64, 4), bytes);
     copy_alpha(device, in, result);
     return result;

@@ -75,12 +75,24 @@ struct SplitTransform {
   Shaper after_shaper = kSignedLogShaper;   // the matrix's results, linear light
 };
 
+// A colour library's own GPU code for a transform, as OpenCL C defining
+// `float4 ocio_transform(float4, __global const float* halo_textures)` (kernels/color_program.cl
+// runs it), and the data of the LUT textures it samples, one after the other.
+struct DeviceProgram {
+  std::string code;  // empty: none (the device bakes a table)
+  std::vector<float> textures;
+
+  bool empty() const { return code.empty(); }
+};
+
 // What a stage knows of its transform, for baking it.
 struct ColorBake {
   ColorTransform exact;
   Shaper shaper;                            // the cube's
   Shaper curves_shaper = kSignedLogShaper;  // the curves'
   int cube_size = 65;
+  // A larger cube and its shaper, baked when cube_size leaves more than half an 8-bit code.
+  std::optional<std::pair<int, Shaper>> finer;
   std::optional<std::array<double, 12>> matrix;  // the transform is this matrix
   std::optional<SplitTransform> split;           // the transform splits so
 };
@@ -88,7 +100,7 @@ struct ColorBake {
 // Bakes `b.exact`: the matrix when it is one; else the nearer of curves and the split when it
 // is within 5e-4 (a tenth of an 8-bit step; profiles store their matrices in 16-bit fixed
 // point, which leaves a gamma change that much crosstalk); else the nearest of those and a cube
-// of cube_size entries a side.
+// of cube_size entries a side (or the finer cube, where that one is more than half a code off).
 ColorLut bake_color_lut(const ColorBake& b);
 
 // The table for `key`: read from cache_dir's colour-tables folder when a process baked it
@@ -111,10 +123,9 @@ class ColorTransformStage : public Stage {
     // file of a batch whose pipeline is bound to it): a table is baked once a process. Empty:
     // not shared.
     std::string key;
-    // The library's own GPU code for the transform as OpenCL C, defining
-    // `float4 ocio_transform(float4)` (kernels/color_program.cl runs it): devices compute the
-    // transform as the library does on GPUs, without a table. Empty: the baked table.
-    std::string program;
+    // The library's own GPU code for the transform: devices compute it as the library does on
+    // GPUs, without a table. Empty: the baked table.
+    DeviceProgram program;
   };
 
   ColorTransformStage(std::string spec, Plan plan);

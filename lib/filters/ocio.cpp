@@ -279,22 +279,91 @@ std::string opencl_from_hlsl(std::string code) {
   return code;
 }
 
+// Every `name.Sample(sampler, p)` of a texture as `with(p)`: the call's position argument
+// kept as it is.
+std::string replace_samples(const std::string& code, const std::string& name,
+                            const std::string& with) {
+  const std::string call = name + ".Sample(";
+  std::string out;
+  std::size_t from = 0;
+  for (std::size_t at; (at = code.find(call, from)) != std::string::npos;) {
+    const Call args = call_at(code, at + call.size());
+    if (args.arguments.size() != 2) return "";
+    out.append(code, from, at - from).append(with + "(").append(trimmed(code, args.arguments[1]));
+    out.push_back(')');
+    from = args.close + 1;
+  }
+  return out.append(code, from);
+}
+
 // OpenColorIO's own GPU code for the processor, as OpenCL C defining
-// `float4 ocio_transform(float4)`: analytic, as OpenColorIO computes it on GPUs, when it needs
-// no textures (LUT files) or uniforms; "" otherwise, and the device bakes a table instead.
-std::string device_program(const OCIO::Processor& processor) {
+// `float4 ocio_transform(float4, __global const float* halo_textures)`: analytic, as
+// OpenColorIO computes it on GPUs, its LUT files' textures sampled from `textures` (one buffer,
+// each texture's samples after the one before). Empty code when it needs what halo does not
+// translate (uniforms: dynamic properties), and the device bakes a table instead.
+DeviceProgram device_program(const OCIO::Processor& processor) {
   auto shader = OCIO::GpuShaderDesc::CreateShaderDesc();
   shader->setLanguage(OCIO::GPU_LANGUAGE_HLSL_DX11);
   shader->setFunctionName("ocio_transform");
   shader->setResourcePrefix("ocio_");
+  shader->setTextureMaxWidth(1u << 24);  // 1D LUTs as one row
   processor.getDefaultGPUProcessor()->extractGpuShaderInfo(shader);
-  if (shader->getNumTextures() > 0 || shader->getNum3DTextures() > 0 ||
-      shader->getNumUniforms() > 0)
-    return "";
-  const std::string text = shader->getShaderText();
-  for (const char* unknown : {"Texture", "Sampler", "sampler", "float3x3", "out ", "inout "})
-    if (text.find(unknown) != std::string::npos) return "";
-  return opencl_from_hlsl(hlsl_atan2_reversed() ? swap_atan2(text) : text);
+  if (shader->getNumUniforms() > 0) return {};
+  std::string code = shader->getShaderText();
+  if (hlsl_atan2_reversed()) code = swap_atan2(code);
+  // The textures: their declarations go, their samples read the buffer through helpers.
+  DeviceProgram program;
+  std::string helpers;
+  const auto sampled = [&](const char* name, const char* sampler, const std::string& with) {
+    code = std::regex_replace(code, std::regex(std::string(R"(\bTexture[123]D\s+)") + name + ";"),
+                              "");
+    code = std::regex_replace(code, std::regex(std::string(R"(\bSamplerState\s+)") + sampler + ";"),
+                              "");
+    code = replace_samples(code, name, with);
+  };
+  for (unsigned i = 0; i < shader->getNumTextures() && !code.empty(); ++i) {
+    const char *name = nullptr, *sampler = nullptr;
+    unsigned width = 0, height = 0;
+    OCIO::GpuShaderDesc::TextureType channel;
+    OCIO::Interpolation interpolation;
+    shader->getTexture(i, name, sampler, width, height, channel, interpolation);
+    const float* values = nullptr;
+    shader->getTextureValues(i, values);
+    const int channels = channel == OCIO::GpuShaderDesc::TEXTURE_RED_CHANNEL ? 1 : 3;
+    const bool linear = interpolation != OCIO::INTERP_NEAREST;
+    // A one-row texture is sampled with one coordinate.
+    const std::string position = height == 1 ? "(float2)(p, 0.5f)" : "p";
+    const std::string helper = fmt::format("halo_texture_{}", i);
+    helpers += fmt::format(
+        "#define {}(p) halo_sample2d(halo_textures + {}, {}, {}, {}, {}, {})\n", helper,
+        program.textures.size(), width, height, channels, int(linear), position);
+    program.textures.insert(program.textures.end(), values,
+                            values + std::size_t(width) * height * channels);
+    sampled(name, sampler, helper);
+  }
+  for (unsigned i = 0; i < shader->getNum3DTextures() && !code.empty(); ++i) {
+    const char *name = nullptr, *sampler = nullptr;
+    unsigned edge = 0;
+    OCIO::Interpolation interpolation;
+    shader->get3DTexture(i, name, sampler, edge, interpolation);
+    const float* values = nullptr;
+    shader->get3DTextureValues(i, values);
+    // Tetrahedral: the code reads the cell's corners at texel centres itself.
+    const bool linear = interpolation == OCIO::INTERP_LINEAR;
+    const std::string helper = fmt::format("halo_texture3d_{}", i);
+    helpers += fmt::format("#define {}(p) halo_sample3d(halo_textures + {}, {}, {}, p)\n",
+                                   helper, program.textures.size(), edge, int(linear));
+    program.textures.insert(program.textures.end(), values,
+                            values + std::size_t(edge) * edge * edge * 3);
+    sampled(name, sampler, helper);
+  }
+  if (code.empty()) return {};
+  for (const char* unknown : {"Texture", "Sampler", "float3x3", "out ", "inout "})
+    if (code.find(unknown) != std::string::npos) return {};
+  code = std::regex_replace(code, std::regex(R"(\bfloat4\s+ocio_transform\s*\(\s*float4\s+(\w+)\s*\))"),
+                            "float4 ocio_transform(float4 $1, __global const float* halo_textures)");
+  program.code = helpers + opencl_from_hlsl(code);
+  return program;
 }
 
 // A cube of n entries a side for scene-linear inputs: a sixteenth of its cells for -1..0 (a
@@ -313,22 +382,33 @@ Shaper cube_log_shaper(int n) {
 // Display-referred or encoded inputs (sRGB, ACEScct): 0..1 evenly.
 constexpr Shaper kUnitShaper{.kind = Shaper::Kind::linear, .lo = 0, .hi = 1};
 
+// The cube= parameter: 0 for auto.
+int cube_of(const Args& args) {
+  return args.is_auto("cube") ? 0 : args.integer("cube");
+}
+
+// cube_size: 0 for auto (65, or 129 where 65 leaves more than half an 8-bit code).
 ColorTransformStage::Plan plan_for(const LoadedConfig& c, OCIO::ConstProcessorRcPtr processor,
                                    const OCIO::ColorSpace& source, int cube_size,
                                    std::string what) {
   // Scene-linear sources: curves by stops over both signs, the cube by stops; display-referred
   // or encoded ones (sRGB, ACEScct): 0..1 evenly.
   const bool linear = linear_light(*c.config, source);
+  const auto shaper = [&](int n) { return linear ? cube_log_shaper(n) : kUnitShaper; };
   Steps steps = device_steps(*c.config, *processor, linear ? kSignedLogShaper : kUnitShaper);
+  std::optional<std::pair<int, Shaper>> finer;
+  if (cube_size == 0) cube_size = 65, finer.emplace(129, shaper(129));
   return {.bake = {.exact = cpu_transform(processor->getDefaultCPUProcessor()),
-                   .shaper = linear ? cube_log_shaper(cube_size) : kUnitShaper,
+                   .shaper = shaper(cube_size),
                    .cube_size = cube_size,
+                   .finer = finer,
                    .matrix = steps.matrix,
                    .split = std::move(steps.split)},
           .what = std::move(what) + " (" + c.where + ")",
-          .key = fmt::format("ocio {} {} {}", c.where, processor->getCacheID(), cube_size),
+          .key = fmt::format("ocio {} {} {}{}", c.where, processor->getCacheID(), cube_size,
+                             finer ? " auto" : ""),
           // A matrix runs as one on the device, in OpenColorIO's own order: exact.
-          .program = steps.matrix ? "" : device_program(*processor)};
+          .program = steps.matrix ? DeviceProgram() : device_program(*processor)};
 }
 
 std::unique_ptr<Stage> make_ocio(const Args& args) {
@@ -339,7 +419,7 @@ std::unique_ptr<Stage> make_ocio(const Args& args) {
     auto processor = c.config->getProcessor(from, to);
     return std::make_unique<ColorTransformStage>(
         args.spec_text(),
-        plan_for(c, processor, *from, args.integer("cube"),
+        plan_for(c, processor, *from, cube_of(args),
                  fmt::format("OpenColorIO: {} -> {}", from->getName(), to->getName())));
   } catch (const OCIO::Exception& e) {
     throw Error(ErrorKind::Usage, fmt::format("filter '{}': {}", args.spec_text(), e.what()));
@@ -385,7 +465,7 @@ std::unique_ptr<Stage> make_display(const Args& args) {
     transform->setView(view.c_str());
     auto processor = config.getProcessor(transform);
     return std::make_unique<ColorTransformStage>(
-        args.spec_text(), plan_for(c, processor, *from, args.integer("cube"),
+        args.spec_text(), plan_for(c, processor, *from, cube_of(args),
                                    fmt::format("OpenColorIO: {} to display '{}', view '{}'",
                                                from->getName(), display, view)));
   } catch (const OCIO::Exception& e) {
@@ -405,11 +485,15 @@ Param config_param() {
 Param cube_param() {
   return {.name = "cube",
           .type = ParamType::Integer,
-          .fallback = "65",
-          .doc = "entries a side of the table a device interpolates when channels mix",
+          .fallback = "auto",
+          .doc = "entries a side of the table a device interpolates when channels mix and "
+                 "OpenColorIO has no GPU program for the transform (auto: 65, or 129 where 65 "
+                 "leave more than half an 8-bit code)",
           .min = 17,
-          .max = 129};
+          .max = 129,
+          .allow_auto = true};
 }
+
 
 const std::vector<std::string> kColourNotes = {
     "the built-in config: Linear Rec.709 (sRGB) (alias linear, the scene_linear role), sRGB "
@@ -418,10 +502,10 @@ const std::vector<std::string> kColourNotes = {
     "names are a config's colour spaces, aliases or roles (scene_linear, ...); displays and "
     "views ignore case",
     "reference: OpenColorIO's CPU processor; device: OpenColorIO's own GPU program for the "
-    "transform (analytic, within float rounding of the CPU's: --verify holds it to "
-    "1e-4), or, when that needs LUT files, a 3x4 matrix, three 4097-entry curves or "
-    "a cube (cube=) baked from the CPU's results (-v shows which and its largest error; "
-    "--verify holds it to 2e-3, half an 8-bit code)",
+    "transform, LUT files as its textures (within float rounding of the CPU's: --verify holds "
+    "it to 1e-4), or a 3x4 matrix when the transform is one (exact); a transform with dynamic "
+    "properties runs as curves or a cube (cube=) baked from the CPU's results (-v shows which "
+    "and its largest error; --verify holds it to 2e-3, half an 8-bit code)",
     "non-finite samples: +-Inf and magnitudes past 2^32 are clamped to +-2^32 (a baked table: "
     "to its range) before the transform, on the reference too; a pixel with a NaN sample "
     "comes out NaN in all three colours",
