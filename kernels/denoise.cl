@@ -70,8 +70,8 @@ inline float nan_to_zero(const float v) { return isnan(v) ? 0.0f : v; }
 // image `width` x `height` and, past its edges, what `border` maps there), zero beyond it up to
 // the tensor's size: the main image's 3 channels (1 broadcast to 3), then the
 // albedo's and the normal's when `aux` has them (1: albedo, 2: albedo and normal), each
-// sanitised as OIDN does. The main image: NaN to 0, times `scale`, clamped to [0, 1] (or
-// [-1, 1] mapped to [0, 1] when `snorm`; no upper bound when `hdr`), then the transfer.
+// sanitised as OIDN does. The main image: times `scale`, NaN to 0, clamped to [0, 1] (or
+// [-1, 1] mapped to [0, 1] when `snorm`; [0, FLT_MAX] when `hdr`), then the transfer.
 __kernel void denoise_input(__global float* dst, __global const float* main,
                             __global const float* albedo, __global const float* normal,
                             const DenoiseInputArgs a) {
@@ -89,7 +89,7 @@ __kernel void denoise_input(__global float* dst, __global const float* main,
   for (int c = 0; c < 3; ++c) {
     float v = 0.0f;
     if (inside) {
-      v = nan_to_zero(CANVAS_AT(main, main_planes == 1 ? 0 : c, ix, iy)) * scale;
+      v = nan_to_zero(CANVAS_AT(main, main_planes == 1 ? 0 : c, ix, iy) * scale);
       v = clamp(v, snorm ? -1.0f : 0.0f, hdr ? FLT_MAX : 1.0f);
       if (snorm) v = v * 0.5f + 0.5f;
       v = transfer_forward(v, transfer, pu_norm);
@@ -139,8 +139,8 @@ __kernel void denoise_output(__global const float* src, __global float* out,
 }
 
 // Autoexposure's bins (OIDN: about 16x16 pixels each, bin i of n covering [i*H/n, (i+1)*H/n)):
-// the mean luminance (Rec. 709 weights on colour with NaN as 0, clamped at 0) of each. One
-// work-group of 16 x 16 per bin.
+// the mean luminance (Rec. 709 weights on colour with NaN as 0, clamped to [0, FLT_MAX]) of
+// each. One work-group of 16 x 16 per bin.
 __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void denoise_exposure_bins(
     PLANAR(image), const int planes, const int width, const int height, const int bins_w,
     const int bins_h, __global float* bins) {
@@ -154,7 +154,7 @@ __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void denoise_exposure_
     for (int x = x0 + lx; x < x1; x += 16) {
       float c[3];
       for (int k = 0; k < 3; ++k)
-        c[k] = max(nan_to_zero(PLANAR_AT(image, planes == 1 ? 0 : k, x, y)), 0.0f);
+        c[k] = clamp(nan_to_zero(PLANAR_AT(image, planes == 1 ? 0 : k, x, y)), 0.0f, FLT_MAX);
       sum += 0.212671f * c[0] + 0.715160f * c[1] + 0.072169f * c[2];
     }
   sums[id] = sum;

@@ -104,7 +104,7 @@ class Exposure : public InputScan {
       for (int k = 0; k < 3; ++k) c[k] = rows.row(planes == 1 ? 0 : k, y - rows.y0());
       for (int x = 0; x < width_; ++x) {
         float v[3];
-        for (int k = 0; k < 3; ++k) v[k] = std::max(nan_to_zero(c[k][x]), 0.0f);
+        for (int k = 0; k < 3; ++k) v[k] = std::clamp(nan_to_zero(c[k][x]), 0.0f, FLT_MAX);
         sums[column_bin_[x]] += 0.212671f * v[0] + 0.715160f * v[1] + 0.072169f * v[2];
       }
     }
@@ -122,11 +122,13 @@ class Exposure : public InputScan {
   }
   float value() const { return from_means(means()); }
 
+  // A bin whose mean overflowed float (infinite samples, clamped to FLT_MAX as OIDN does) is
+  // left out: OIDN counts it, which makes its exposure 0 and its output NaN.
   static float from_means(const std::vector<float>& means) {
     double log_sum = 0;
     int count = 0;
     for (const float m : means)
-      if (m > 1e-8f) log_sum += std::log2(double(m)), ++count;
+      if (m > 1e-8f && std::isfinite(m)) log_sum += std::log2(double(m)), ++count;
     return count ? float(0.18 / std::exp2(log_sum / count)) : 1.0f;
   }
   int bins_w() const { return bins_w_; }
@@ -294,7 +296,8 @@ Activation input_reference(int channels, const Box& box, const Planar& main, int
     for (int x = 0; x < box.width(); ++x) {
       const int ix = box.x0 + x, iy = box.y0 + y;
       for (int c = 0; c < 3; ++c) {
-        float v = nan_to_zero(main.at(main_planes == 1 ? 0 : c, ix, iy)) * t.scale;
+        // OIDN's order: scaled, NaN to 0 (an infinity times 0 too), clamped (+Inf to FLT_MAX).
+        float v = nan_to_zero(main.at(main_planes == 1 ? 0 : c, ix, iy) * t.scale);
         v = std::clamp(v, t.snorm ? -1.0f : 0.0f, t.hdr ? FLT_MAX : 1.0f);
         if (t.snorm) v = v * 0.5f + 0.5f;
         in.at(c, y, x) = forward(v, t.transfer);
@@ -801,7 +804,10 @@ FilterDef denoise_filter() {
                 "--verify compares with the C++ reference of every layer; results agree to "
                 "float rounding (summation order), not bit for bit",
                 "border=zero is OIDN's own padding; the other rules cost the 96-pixel extension "
-                "around the image"},
+                "around the image",
+                "non-finite samples as OIDN's input process takes them: NaN as 0, +Inf as the "
+                "largest float (colour, and in the autoexposure), guides clamped to their "
+                "ranges; the result is finite"},
       .example = "denoise:quality=high:aux=prefilter",
       .make = [](const Args& args) -> std::unique_ptr<Stage> {
         DenoiseParams p;

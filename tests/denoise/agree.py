@@ -87,6 +87,28 @@ def main():
                 "--type", "float", "-o", path("ldr-out.pfm"))
             compare(f"{w}x{h} rt_ldr_alb_nrm (8-bit) on {device}", oidn.read_pfm(path("ldr-out.pfm")),
                     expected, tolerance)
+    # Non-finite samples, sanitised as OIDN's input process does (+Inf to FLT_MAX, NaN to 0,
+    # in its autoexposure too): a finite result equal to NumPy's, not NaN everywhere.
+    crop = {n: a[:, 60:140, 100:197].copy() for n, a in full.items()}
+    crop["colour"][1, 30, 40] = np.inf
+    crop["colour"][0, 50, 10] = np.nan
+    crop["albedo"][2, 5, 5] = np.inf
+    crop["normal"][0, 7, 7] = np.nan
+    for n, a in crop.items():
+        oidn.write_pfm(path(f"{n}-s.pfm"), a)
+    expected = oidn.denoise(oidn.read_tza(os.path.join(weights, "rt_hdr_alb_nrm.tza")),
+                            crop["colour"], crop["albedo"], crop["normal"],
+                            scale=oidn.autoexposure(crop["colour"]))
+    for device, tolerance in devices:
+        run("--device", device, "run", path("colour-s.pfm"), "-f",
+            f"denoise:albedo={path('albedo-s.pfm')}:normal={path('normal-s.pfm')}", "-o",
+            path("s-out.pfm"))
+        got = oidn.read_pfm(path("s-out.pfm"))
+        finite = bool(np.isfinite(got).all())
+        failures += not finite
+        print(f"{'ok  ' if finite else 'FAIL'} +Inf and NaN samples on {device}: "
+              f"{'a finite result' if finite else 'non-finite samples in the result'}")
+        compare(f"+Inf and NaN samples on {device}", got, expected, tolerance)
     return 1 if failures else 0
 
 

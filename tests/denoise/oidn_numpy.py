@@ -140,14 +140,15 @@ def srgb_inverse(x):
 def autoexposure(color):
     """OIDN's library: ceil(H/16) x ceil(W/16) bins, bin i over [i*H/n, (i+1)*H/n)."""
     h, w = color.shape[1:]
-    c = np.maximum(np.nan_to_num(color, nan=0.0), 0)
+    # OIDN sanitises: NaN to 0, clamped to [0, FLT_MAX] (+Inf to FLT_MAX).
+    c = np.clip(np.where(np.isnan(color), 0, color), 0, np.finfo(F32).max).astype(np.float64)
     lum = 0.212671 * c[0] + 0.715160 * c[1] + 0.072169 * c[2]
     nh, nw = -(-h // 16), -(-w // 16)
     logs = []
     for i in range(nh):
         for j in range(nw):
             b = lum[i * h // nh:(i + 1) * h // nh, j * w // nw:(j + 1) * w // nw].mean()
-            if b > 1e-8:
+            if 1e-8 < b < np.finfo(F32).max:  # a bin past float's range: left out, as halo
                 logs.append(np.log2(b))
     return 0.18 / 2 ** np.mean(logs) if logs else 1.0
 
@@ -168,8 +169,9 @@ def denoise(tensors, main, albedo=None, normal=None, transfer="pu", hdr=True, sn
     output processing."""
     h, w = main.shape[1:]
     hp, wp = -(-h // 16) * 16, -(-w // 16) * 16
-    v = np.nan_to_num(main, nan=0.0) * scale
-    v = np.clip(v, -1 if snorm else 0, np.finfo(F32).max if hdr else 1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        v = np.asarray(main, F32) * F32(scale)  # OIDN's order: scaled, NaN to 0, clamped
+    v = np.clip(np.where(np.isnan(v), 0, v), -1 if snorm else 0, np.finfo(F32).max if hdr else 1)
     if snorm:
         v = v * 0.5 + 0.5
     planes = [forward(v, transfer)]
