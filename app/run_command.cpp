@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -17,6 +18,7 @@
 #include "batch/batch.hpp"
 #include "batch/output_template.hpp"
 #include "cl/cl_error.hpp"
+#include "filters/registry.hpp"
 #include "cl/program_cache.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -52,6 +54,7 @@ struct RunOptionsCli {
   bool drop_layers = false;          // --drop-layers
   bool linear = false;               // --linear
   bool straight_alpha = false;       // --straight-alpha
+  std::string background = "0";      // --background
   std::vector<std::string> attribs;  // --attrib NAME=VALUE
   // Batch
   bool recursive = false;
@@ -187,6 +190,14 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   // Headers, channels and guides are checked before any device work.
   const FilePlan plan(names, run.pipeline, run.alpha_pipeline, run.file);
   const Pipeline& pipeline = plan.pipeline();
+  // Once a batch: what happens to alpha a format cannot store.
+  static std::once_flag flattening;
+  if (plan.flattens())
+    std::call_once(flattening, [&] {
+      spdlog::warn("{}: the format cannot store alpha; the colour is put over a background of "
+                   "{} (--background), here and in every such file of this run",
+                   names.output, o.background);
+    });
   std::optional<StreamResult> result;
   // Without filters there is nothing for a device to do: samples are converted on the host.
   DevicePool::Lease lease = pipeline.stages().empty() ? DevicePool::Lease(nullptr, nullptr)
@@ -382,6 +393,7 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
   std::vector<std::string> spec_texts;
   for (const auto& spec : specs) spec_texts.push_back(spec.text);
   for (const auto& text : o.attribs) parse_attrib(text);  // checked before any file is read
+  make_stage("flatten:background=" + o.background);      // --background, likewise
   const RunContext context{
       o,
       {.specs = spec_texts,
@@ -390,6 +402,7 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
        .attribs = o.attribs,
        .auto_orient = o.auto_orient,
        .drop_layers = o.drop_layers,
+       .background = o.background,
        .type = o.type.empty() ? std::nullopt : std::optional(parse_sample_type(o.type)),
        .strip_rows = o.strip_rows,
        .verify = o.verify,
@@ -540,6 +553,12 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
                  "is premultiplied by alpha around the filters that mix neighbours and alpha "
                  "is filtered with it, so transparent pixels lend no colour (no dark or "
                  "coloured fringes); float images (EXR) hold premultiplied colour already")
+      ->group(colour);
+  run_app
+      ->add_option("--background", options->background,
+                   "for formats without alpha (JPEG): the colour is put over this background "
+                   "and alpha dropped (flatten): one value, or one per colour channel, e.g. "
+                   "1 for white; default 0 (black, as vips and sharp)")
       ->group(colour);
   const std::string metadata = "Metadata";
   run_app

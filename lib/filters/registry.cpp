@@ -40,6 +40,7 @@ FilterDef ocio_filter();
 FilterDef display_filter();
 FilterDef icc_filter();
 FilterDef orient_filter();
+FilterDef flatten_filter();
 
 const std::vector<FilterDef>& filter_registry() {
   static const std::vector<FilterDef> filters = {
@@ -51,7 +52,7 @@ const std::vector<FilterDef>& filter_registry() {
       fixnan_filter(),    tonemap_filter(), median_filter(),      dilate_filter(),
       erode_filter(),     flop_filter(),    flip_filter(),        rotate_filter(),
       crop_filter(),      resize_filter(),  thumbnail_filter(),   ocio_filter(),
-      display_filter(),   icc_filter(),     orient_filter(),
+      display_filter(),   icc_filter(),     orient_filter(),      flatten_filter(),
   };
   return filters;
 }

@@ -213,6 +213,13 @@ SampleType storable_type(const std::string& path, SampleType wanted) {
   return wanted;
 }
 
+bool stores_alpha(const std::string& path) {
+  const auto ext = extension(path);
+  if (ext == ".png" || ext == ".tif" || ext == ".tiff" || ext == ".exr") return true;
+  if (ext == ".jpg" || ext == ".jpeg" || ext == ".pfm") return false;
+  return oiio_codecs().stores_alpha(path);
+}
+
 namespace {
 
 // The format comes from the file's first bytes: a PNG named .jpg is read as PNG (with a

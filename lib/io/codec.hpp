@@ -119,6 +119,9 @@ std::string writable_formats_text();
 
 // The nearest type the format can hold: PNG u8/u16, JPEG u8, PFM float, EXR half/float.
 SampleType storable_type(const std::string& path, SampleType wanted);
+// Whether the format `path` names can store an alpha channel (JPEG and PFM cannot; other
+// extensions ask OpenImageIO's writer for them).
+bool stores_alpha(const std::string& path);
 
 // Lower-case extension with its dot: ".png".
 inline std::string extension(const std::string& path) {
@@ -157,6 +160,8 @@ struct OiioCodecs {
   // An EXIF block with the given attributes set (OpenImageIO's names: Artist, Exif:..., as
   // --attrib gives them), the rest as it was.
   std::string (*update_exif)(const std::string& exif, const std::vector<Attribute>& set);
+  // Whether OpenImageIO's writer for the file's extension stores alpha.
+  bool (*stores_alpha)(const std::string& target);
   const char* version;  // OpenImageIO's, as the module was built against it
 };
 // Loads the module the first time (Error(Internal) naming where it looked when it cannot).

@@ -550,6 +550,11 @@ std::unique_ptr<ImageWriter> create_oiio(const std::string& target, const std::s
 namespace halo {
 namespace {
 
+bool stores_alpha_oiio(const std::string& target) {
+  const auto out = OIIO::ImageOutput::create(target);
+  return out && out->supports("alpha");
+}
+
 std::string update_exif(const std::string& exif, const std::vector<Attribute>& set) {
   OIIO::ImageSpec spec;
   OIIO::decode_exif(OIIO::string_view(exif), spec);
@@ -564,6 +569,6 @@ std::string update_exif(const std::string& exif, const std::vector<Attribute>& s
 
 extern "C" const halo::OiioCodecs* halo_oiio_codecs() {
   static const halo::OiioCodecs codecs{halo::open_oiio, halo::create_oiio, halo::update_exif,
-                                       OIIO_VERSION_STRING};
+                                       halo::stores_alpha_oiio, OIIO_VERSION_STRING};
   return &codecs;
 }

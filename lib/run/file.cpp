@@ -134,13 +134,13 @@ FileFacts file_facts(const Metadata& m) {
 
 // `pipeline` for one file: after an `orient` stage (--auto-orient), its stages bound to the
 // file where they depend on it (Stage::for_file), the others made again from their specs (a
-// pipeline's stages are its own). Nothing when it is `pipeline` as it is: then no stage is
-// made again.
+// pipeline's stages are its own), then `last` if given. Nothing when it is `pipeline` as it
+// is: then no stage is made again.
 std::optional<Pipeline> for_file(const Pipeline& pipeline, bool auto_orient,
-                                 const Metadata& metadata) {
+                                 const Metadata& metadata, std::unique_ptr<Stage> last) {
   const FileFacts facts = file_facts(metadata);
   std::vector<std::unique_ptr<Stage>> bound;
-  bool changed = auto_orient;
+  bool changed = auto_orient || last;
   for (const auto& stage : pipeline.stages()) {
     bound.push_back(stage->for_file(facts));
     changed = changed || bound.back();
@@ -154,6 +154,7 @@ std::optional<Pipeline> for_file(const Pipeline& pipeline, bool auto_orient,
   }
   for (std::size_t i = 0; i < bound.size(); ++i)
     result.append(bound[i] ? std::move(bound[i]) : make_stage(pipeline.stages()[i]->spec()));
+  if (last) result.append(std::move(last));
   return result;
 }
 
@@ -191,7 +192,10 @@ FilePlan::FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipel
   if (probe.input().alpha && probe.stored() != SampleType::half &&
       probe.stored() != SampleType::f32)
     shared_ = &alpha_pipeline;
-  own_ = for_file(*shared_, o.auto_orient, probe.header().metadata);
+  // A format without alpha (JPEG) takes the colour over the background instead of refusing.
+  flattens_ = probe.input().alpha && !stores_alpha(names.output);
+  own_ = for_file(*shared_, o.auto_orient, probe.header().metadata,
+                  flattens_ ? make_stage("flatten:background=" + o.background) : nullptr);
   moving_ = moving_stages(this->pipeline(), file_facts(probe.header().metadata));
   const SampleType requested = o.type.value_or(probe.stored());
   type_ = storable_type(names.output, requested);

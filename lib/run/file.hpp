@@ -37,6 +37,7 @@ struct FileRunOptions {
   std::vector<std::string> attribs;  // NAME=VALUE set on the output
   bool auto_orient = false;          // an orient stage first
   bool drop_layers = false;          // an EXR output keeps only the filtered channels
+  std::string background = "0";      // a format without alpha: colour over this (flatten)
   std::optional<SampleType> type;    // of the output's samples; none: the input's
   int strip_rows = 0;                // 0: chosen from the memory budget
   bool verify = false;
@@ -55,8 +56,8 @@ struct FileNames {
 };
 
 // A file's plan, from its headers: which pipeline runs it (the run's, the one for images with
-// alpha, or one bound to the file: --auto-orient, icc), the stages its other layers go
-// through, the output's sample type, the decode size and the colour samples the work counts
+// alpha, or one bound to the file: --auto-orient, icc, flatten for an output that cannot store
+// alpha), the stages its other layers go through, the output's sample type, the decode size and the colour samples the work counts
 // (what `--device auto` weighs).
 class FilePlan {
  public:
@@ -70,6 +71,8 @@ class FilePlan {
   const Pipeline& moving() const { return moving_; }
   SampleType type() const { return type_; }
   int shrink() const { return shrink_; }  // the input decoded at 1/shrink of its size
+  // Whether the output's format cannot store the input's alpha, so flatten ends the pipeline.
+  bool flattens() const { return flattens_; }
   double samples() const { return samples_; }
 
  private:
@@ -78,6 +81,7 @@ class FilePlan {
   Pipeline moving_;
   SampleType type_ = SampleType::f32;
   int shrink_ = 1;
+  bool flattens_ = false;
   double samples_ = 0;
 };
 

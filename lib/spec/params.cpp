@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 #include "core/error.hpp"
 
@@ -14,6 +15,14 @@ bool parse_real(const std::string& text, double& value) {
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, value);
   return ec == std::errc() && ptr == end && std::isfinite(value);
+}
+
+// Every number reaches the kernels as a float: one past float's range would be infinite there
+// (rotate:background=1e39 filled with NaN).
+constexpr double kLargestFloat = std::numeric_limits<float>::max();
+
+std::string past_float(const std::string& value) {
+  return "'" + value + "' is past the largest magnitude a float holds (3.4e38)";
 }
 
 std::string format_number(double v) {
@@ -111,6 +120,7 @@ Args::Args(const Spec& spec, const std::vector<Param>& table) : spec_text_(spec.
         if (p.allow_auto && value == "auto") break;
         double v = 0;
         if (!parse_real(value, v)) fail(p.name, "'" + value + "' is not a number");
+        if (std::fabs(v) > kLargestFloat) fail(p.name, past_float(value));
         if (p.type == ParamType::Integer && v != std::floor(v))
           fail(p.name, "'" + value + "' is not a whole number");
         if (v < p.min || v > p.max)
@@ -123,6 +133,7 @@ Args::Args(const Spec& spec, const std::vector<Param>& table) : spec_text_(spec.
         for (const auto& item : split_commas(value)) {
           double v = 0;
           if (!parse_real(item, v)) fail(p.name, "'" + item + "' is not a number");
+          if (std::fabs(v) > kLargestFloat) fail(p.name, past_float(item));
         }
         break;
       case ParamType::Choice: {

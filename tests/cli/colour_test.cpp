@@ -28,6 +28,12 @@ PixelBuffer transparent_edge(int width, int height) {
   return p;
 }
 
+int count(const std::string& text, const std::string& part) {
+  int n = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
 double srgb_to_linear(double v) {
   return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4);
 }
@@ -151,4 +157,39 @@ TEST_CASE("a render to a viewable PNG in one command: display, checked against O
   CHECK(bad.code == 64);  // usage
   CHECK(has(bad.err, "no view 'Nope' for display 'sRGB' in halo's built-in config (have "));
   CHECK_FALSE(fs::exists(box / "x.png"));
+}
+
+// A folder of photos to JPEG thumbnails stopped at the first RGBA PNG ("JPEG cannot store
+// alpha", exit 64); vips, vipsthumbnail and sharp put the colour over black.
+TEST_CASE("alpha into a format without it: over --background (black), one warning a batch") {
+  Sandbox box;
+  fs::create_directories(box / "shots");
+  write_image(box / "shots/a.png", transparent_edge(24, 6), SampleType::u8);
+  PixelBuffer opaque = transparent_edge(24, 6);
+  for (std::size_t i = 3; i < opaque.sample_count(); i += 4) opaque.samples<std::uint8_t>()[i] = 255;
+  write_image(box / "shots/b.png", opaque, SampleType::u8);
+  write_image(box / "shots/c.png", opaque, SampleType::u8);
+  const Result r = box.halo("run " + box / "shots" + " -f thumbnail:w=12:h=12 -o " +
+                            box / "thumbs/{stem}.jpg --mkdir");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(count(r.err, "cannot store alpha") == 1);  // once a batch
+  for (const char* name : {"a.jpg", "b.jpg", "c.jpg"})
+    CHECK(fs::exists(box / (std::string("thumbs/") + name)));
+  // Transparent green over black is black; opaque red stays red (PNG keeps no alpha here).
+  REQUIRE(box.halo("run " + box / "shots/a.png -o " + box / "a.pfm --type float").code == 0);
+  const PixelBuffer black = read_image({box / "a.pfm", {}}).pixels;
+  CHECK(black.channels == 3);
+  CHECK(black.samples<float>()[0] == 1.0f);        // (0, 0): opaque red
+  CHECK(black.samples<float>()[23 * 3 + 1] == 0.0f);  // (23, 0): transparent green, gone
+  REQUIRE(box.halo("run " + box / "shots/a.png -o " + box / "w.pfm --background 1,1,0.5").code == 0);
+  const PixelBuffer white = read_image({box / "w.pfm", {}}).pixels;
+  CHECK(white.samples<float>()[23 * 3 + 0] == 1.0f);
+  CHECK(white.samples<float>()[23 * 3 + 2] == 0.5f);
+  // An opaque image keeps its colour exactly; a bad --background is refused before any file.
+  REQUIRE(box.halo("run " + box / "shots/b.png -o " + box / "b.pfm --type float").code == 0);
+  CHECK(read_image({box / "b.pfm", {}}).pixels.samples<float>()[0] == 1.0f);
+  const Result bad = box.halo("run " + box / "shots/a.png -o " + box / "x.jpg --background grey");
+  CHECK(bad.code == 64);
+  CHECK(has(bad.err, "'grey' is not a number"));
+  CHECK_FALSE(fs::exists(box / "x.jpg"));
 }

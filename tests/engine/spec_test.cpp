@@ -60,6 +60,11 @@ TEST_CASE("values are typed and range-checked") {
   CHECK(rejection("emboss:gray=2").find("not 0 or 1") != std::string::npos);
   CHECK(rejection("conv:k=1,2,x").find("'x' is not a number") != std::string::npos);
   CHECK(rejection("conv:k=1:w=1.5:h=1").find("not a whole number") != std::string::npos);
+  // Past float's range every kernel would see an infinity (rotate filled NaN).
+  CHECK(rejection("rotate:angle=30:background=1e39").find("'1e39' is past the largest") !=
+        std::string::npos);
+  CHECK(rejection("mul:k=1,-4e38,1").find("'-4e38' is past the largest") != std::string::npos);
+  CHECK(rejection("rotate:angle=30:background=3e38").empty());
 }
 
 TEST_CASE("conv kernels must be odd-sized and consistent") {

@@ -420,3 +420,27 @@ def histogram(t):
         if not (got == np.bincount(v.reshape(-1), minlength=256)).all():
             raise Mismatch(f"hist --mode {mode}: counts differ")
     return "equal counts"
+
+
+@case("flatten", "vips flatten (8-bit); NumPy's form of the formula (float, premultiplied)",
+      "1 code (vips); 1e-6 (formula)",
+      "vips computes in integers and rounds; halo in float, rounded once when written")
+def flatten(t):
+    import subprocess
+    codes = to_codes(photo(45, 29, 4))
+    codes[:3, :, 3] = 0
+    codes[3:6, :, 3] = 255
+    write_png(t.path("in.png"), codes)
+    for background in ["0", "255"]:
+        subprocess.run(["vips", "flatten", t.path("in.png"), t.path("v.png"), "--background",
+                        background], check=True)
+        want = read_png(t.path("v.png"))
+        got = read_png(t.run(t.path("in.png"), f"flatten:background={int(background) / 255:g}",
+                             "h.png"))
+        agree_codes(got, want, 1, f"flatten over {background}")
+    # Premultiplied colour (an EXR's): c + b (1 - a).
+    image = photo(23, 17, 4)
+    write_oiio(t.path("in.exr"), image)
+    got = read_oiio(t.run(t.path("in.exr"), "flatten:background=0.25,0.5,1", "f.exr"))[0]
+    want = image[..., :3] + np.array([0.25, 0.5, 1], np.float32) * (1 - image[..., 3:])
+    agree(got, want, 1e-6, "flatten of premultiplied colour")
