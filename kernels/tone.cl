@@ -43,9 +43,14 @@ __kernel void tonemap_aces(__global const float* in, __global float* out, const 
 }
 
 // Reinhard's global operator with a white point (1/white^2; 0: none): on Rec.709 luminance for
-// three colour planes, scaling the colour by Ld / L; on each plane otherwise.
+// three colour planes, scaling the colour by Ld / L; on each plane otherwise. Infinities are
+// taken as the largest floats (+Inf then maps as the operator's limit: 1 / 0.2126 for pure red
+// without a white point), NaN stays NaN.
 inline float reinhard(const float l, const float inv_white2) {
-  return (l * (1.0f + l * inv_white2)) / (1.0f + l);
+  return l / (1.0f + l) * (1.0f + l * inv_white2);
+}
+inline float finite_or_nan(const float v) {
+  return v > FLT_MAX ? FLT_MAX : (v < -FLT_MAX ? -FLT_MAX : v);
 }
 
 __kernel void tonemap_reinhard(__global const float* in, __global float* out, const int width,
@@ -53,16 +58,17 @@ __kernel void tonemap_reinhard(__global const float* in, __global float* out, co
                                const float inv_white2) {
   PIXEL_PROLOGUE
   if (colours == 3) {
-    const float r = in[at], g = in[plane + at], b = in[2 * plane + at];
-    const float l = 0.2126f * r + 0.7152f * g + 0.0722f * b;
-    const float s = l > 0.0f ? reinhard(l, inv_white2) / l : 0.0f;
+    const float r = finite_or_nan(in[at]), g = finite_or_nan(in[plane + at]),
+                b = finite_or_nan(in[2 * plane + at]);
+    const float l = finite_or_nan(0.2126f * r + 0.7152f * g + 0.0722f * b);
+    const float s = l > 0.0f ? reinhard(l, inv_white2) / l : (isnan(l) ? l : 0.0f);
     out[at] = r * s;
     out[plane + at] = g * s;
     out[2 * plane + at] = b * s;
     return;
   }
   for (int c = 0; c < colours; ++c) {
-    const float v = in[c * plane + at];
+    const float v = finite_or_nan(in[c * plane + at]);
     out[c * plane + at] = v > 0.0f ? reinhard(v, inv_white2) : 0.0f;
   }
 }

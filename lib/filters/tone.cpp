@@ -4,6 +4,7 @@
 // kernels/tone.cl, the same formulas in the same order: results equal bit for bit wherever the
 // device divides correctly rounded (halo asks for it where the device offers it).
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -31,8 +32,16 @@ float aces(float v) {
   return r < 1.0f ? r : 1.0f;
 }
 
+// L / (1 + L) first: with a white point, L (1 + L / white^2) overflows float from L ~ 1e19.
 float reinhard(float l, float inv_white2) {
-  return (l * (1.0f + l * inv_white2)) / (1.0f + l);
+  return l / (1.0f + l) * (1.0f + l * inv_white2);
+}
+
+// Reinhard takes infinities as the largest floats (kernels/tone.cl's twin): +Inf maps as the
+// operator's limit instead of Inf / Inf = NaN in all three channels.
+float finite_or_nan(float v) {
+  constexpr float largest = std::numeric_limits<float>::max();
+  return v > largest ? largest : (v < -largest ? -largest : v);
 }
 
 class ToneStage : public Stage {
@@ -152,9 +161,10 @@ class ToneStage : public Stage {
              const std::vector<float>& k) const {
     const int r = y - in.y0();
     if (t_.op == Tone::reinhard && colours == 3) {
-      const float red = in.row(0, r)[x], green = in.row(1, r)[x], blue = in.row(2, r)[x];
-      const float l = 0.2126f * red + 0.7152f * green + 0.0722f * blue;
-      const float s = l > 0.0f ? reinhard(l, t_.inv_white2) / l : 0.0f;
+      const float red = finite_or_nan(in.row(0, r)[x]), green = finite_or_nan(in.row(1, r)[x]),
+                  blue = finite_or_nan(in.row(2, r)[x]);
+      const float l = finite_or_nan(0.2126f * red + 0.7152f * green + 0.0722f * blue);
+      const float s = l > 0.0f ? reinhard(l, t_.inv_white2) / l : (std::isnan(l) ? l : 0.0f);
       out.row(0, r)[x] = red * s;
       out.row(1, r)[x] = green * s;
       out.row(2, r)[x] = blue * s;
@@ -175,7 +185,7 @@ class ToneStage : public Stage {
       case Tone::aces:
         return aces(v);
       case Tone::reinhard:
-        return v > 0.0f ? reinhard(v, t_.inv_white2) : 0.0f;
+        return finite_or_nan(v) > 0.0f ? reinhard(finite_or_nan(v), t_.inv_white2) : 0.0f;
       case Tone::fixnan:
         return std::isfinite(v) ? v : neighbours_mean(in, c, x, y);
     }
@@ -314,10 +324,13 @@ FilterDef tonemap_filter() {
         .min = 1e-6,
         .allow_auto = true}},
       {"aces: x = 0.6 v, min(1, x (2.51 x + 0.03) / (x (2.43 x + 0.59) + 0.14)) per channel "
-       "(K. Narkowicz, \"ACES Filmic Tone Mapping Curve\", 2016)",
+       "(K. Narkowicz, \"ACES Filmic Tone Mapping Curve\", 2016); the curve starts at 0: "
+       "negative values and NaN give 0, +Inf gives 1 (as the fit's saturate() does)",
        "reinhard: L = 0.2126 R + 0.7152 G + 0.0722 B, Ld = L (1 + L / white^2) / (1 + L), "
        "colour times Ld / L (E. Reinhard et al., \"Photographic Tone Reproduction for Digital "
-       "Images\", SIGGRAPH 2002, eq. 4); images without 3 colour channels per channel",
+       "Images\", SIGGRAPH 2002, eq. 4); images without 3 colour channels per channel; "
+       "+-Inf are taken as the largest floats (+Inf red without a white point: 1 / 0.2126), "
+       "L <= 0 gives 0, NaN stays NaN (in all three colours)",
        "pointwise; alpha unchanged"},
       "tonemap:curve=reinhard:white=4", [](const Args& args) {
         const bool reinhard = args.text("curve") == "reinhard";

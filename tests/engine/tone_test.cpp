@@ -97,6 +97,19 @@ TEST_CASE("tonemap by hand: ACES's fit and Reinhard's operator") {
   CHECK(mapped.at(0, 0, 0) == doctest::Approx(2 * s).epsilon(1e-6));
   CHECK(mapped.at(0, 0, 2) == doctest::Approx(0.5 * s).epsilon(1e-6));
   CHECK(mapped.at(0, 0, 0) / mapped.at(0, 0, 1) == doctest::Approx(2.0).epsilon(1e-6));
+  // +Inf red was Inf / Inf = NaN in all three channels: now the operator's limit, 1 / 0.2126
+  // (the largest float's luminance maps to 1); a NaN luminance makes the pixel NaN; with a
+  // white point, +Inf stays bright (Inf: L (1 + L / w^2) overflows no sooner than it must).
+  Image special(2, 1, 3);
+  special.at(0, 0, 0) = kInf, special.at(0, 0, 1) = 1.0f, special.at(0, 0, 2) = 1.0f;
+  special.at(1, 0, 0) = kNaN, special.at(1, 0, 1) = 1.0f, special.at(1, 0, 2) = 1.0f;
+  const Image limit = run("tonemap:curve=reinhard", special);
+  CHECK(limit.at(0, 0, 0) == doctest::Approx(1 / 0.2126).epsilon(1e-5));
+  CHECK(limit.at(0, 0, 1) >= 0.0f);
+  for (int c = 0; c < 3; ++c) CHECK(std::isnan(limit.at(1, 0, c)));
+  const Image white = run("tonemap:curve=reinhard:white=4", special);
+  CHECK(std::isfinite(white.at(0, 0, 0)));
+  CHECK(white.at(0, 0, 0) > 1e36f);
 }
 
 TEST_CASE("tone stages on the device equal the reference bit for bit, NaN and Inf included") {

@@ -380,26 +380,42 @@ def fixnan(t):
 
 
 def aces(v):
-    """Narkowicz 2016, on 0.6 v, as `halo filters` documents it."""
-    x = np.maximum(np.asarray(v, np.float64), 0) * 0.6
-    with np.errstate(invalid="ignore"):
-        return np.minimum(1, x * (2.51 * x + 0.03) / (x * (2.43 * x + 0.59) + 0.14))
+    """Narkowicz 2016, on 0.6 v, as `halo filters` documents it: negative values and NaN give
+    0, +Inf gives 1 (the fit's saturate())."""
+    v = np.nan_to_num(np.asarray(v, np.float64), nan=0.0, posinf=np.finfo(np.float64).max)
+    x = np.maximum(v, 0) * 0.6
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = x * (2.51 * x + 0.03) / (x * (2.43 * x + 0.59) + 0.14)
+    return np.minimum(1, np.nan_to_num(r, nan=1.0))
 
 
-@case("tonemap", "NumPy forms of Narkowicz's ACES fit and Reinhard et al. 2002, eq. 4",
-      "1e-6 x max(1, |v|)")
+def reinhard(image, white):
+    """Reinhard et al. 2002, eq. 4, on Rec.709 luminance, with halo's stated rule: infinities as
+    the largest floats, L <= 0 gives 0, a NaN luminance makes the pixel NaN."""
+    largest = float(np.finfo(np.float32).max)
+    c = np.clip(image.astype(np.float64), -largest, largest)  # NaN stays NaN
+    lum = np.minimum(c @ np.array([0.2126, 0.7152, 0.0722]), largest)
+    inv_w2 = 1 / white ** 2 if white else 0
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        ld = lum * (1 + lum * inv_w2) / (1 + lum)
+        scale = np.where(lum > 0, ld / lum, np.where(np.isnan(lum), np.nan, 0))
+        return c * scale[..., None]
+
+
+@case("tonemap", "NumPy forms of Narkowicz's ACES fit and Reinhard et al. 2002, eq. 4, with "
+      "the stated rules for negative, NaN and infinite samples", "1e-6 x max(1, |v|)")
 def tonemap(t):
-    image = hdr(25, 15, 3, specials=False)
-    got = halo_float(t, image, "tonemap")
-    agree(got, aces(image), 1e-6, "tonemap (aces)")
+    image = hdr(25, 15, 3, specials=True)
+    image[2, 2] = [np.inf, 1, 1]
+    image[3, 3] = [np.nan, 1, 1]
+    agree(halo_float(t, image, "tonemap"), aces(image), 1e-6, "tonemap (aces)")
     for white in [None, 4.0]:
         spec = "tonemap:curve=reinhard" + (f":white={white}" if white else "")
-        lum = image.astype(np.float64) @ np.array([0.2126, 0.7152, 0.0722])
-        inv_w2 = 1 / white ** 2 if white else 0
-        ld = lum * (1 + lum * inv_w2) / (1 + lum)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            scale = np.where(lum > 0, ld / lum, 0)
-        agree(halo_float(t, image, spec), image * scale[..., None], 1e-6, spec)
+        got = halo_float(t, image, spec)
+        agree(got, reinhard(image, white), 1e-6, spec)
+    # A +Inf red pixel is Reinhard's limit, not NaN in all three channels.
+    if not np.isfinite(halo_float(t, image, "tonemap:curve=reinhard")[2, 2]).all():
+        raise Mismatch("tonemap:curve=reinhard made +Inf red non-finite")
 
 
 # --- Histograms ----------------------------------------------------------------------------------
