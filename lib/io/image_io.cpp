@@ -195,6 +195,14 @@ void OutputImage::place(const Placement& placement) {
 void OutputImage::write(Span rows, const PixelBuffer& pixels) {
   naming_target(*file_, path_, [&] {
     if (!writer_) {
+      // A grey image of an RGB profile's encoding (R = G = B: emboss, gray=1, icc on grey) is
+      // tagged with that profile's grey twin, so it keeps saying how its values encode light.
+      const int colours = pixels.channels - (pixels.alpha ? 1 : 0);
+      if (!metadata_.icc.empty() && !icc_fits(metadata_.icc, pixels.channels) && colours == 1)
+        if (std::string grey = grey_icc(metadata_.icc); !grey.empty()) {
+          spdlog::info("{}: a grey image: tagged with the grey form of its RGB ICC profile", path_);
+          metadata_.icc = std::move(grey);
+        }
       if (!metadata_.icc.empty() && !icc_fits(metadata_.icc, pixels.channels)) {
         spdlog::info("{}: the input's ICC profile does not describe {} channel{}; left out", path_,
                      pixels.channels, pixels.channels == 1 ? "" : "s");

@@ -2,12 +2,14 @@
 #include "io/metadata.hpp"
 
 #include <fmt/format.h>
+#include <lcms2.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <utility>
 
 #include "core/error.hpp"
@@ -202,6 +204,33 @@ bool icc_fits(const std::string& icc, int channels) {
   if (space == "RGB ") return channels == 3 || channels == 4;
   if (space == "GRAY") return channels == 1 || channels == 2;
   return true;
+}
+
+std::string grey_icc(const std::string& rgb) {
+  using Handle = std::unique_ptr<void, decltype(&cmsCloseProfile)>;
+  const Handle in(cmsOpenProfileFromMem(rgb.data(), cmsUInt32Number(rgb.size())), cmsCloseProfile);
+  if (!in || cmsGetColorSpace(in.get()) != cmsSigRgbData || !cmsIsMatrixShaper(in.get())) return "";
+  // Grey is R = G = B: each channel's curve is the same in the profiles worth converting, and
+  // the green one weighs most in luminance.
+  const auto* curve = static_cast<const cmsToneCurve*>(cmsReadTag(in.get(), cmsSigGreenTRCTag));
+  const auto* white = static_cast<const cmsCIEXYZ*>(cmsReadTag(in.get(), cmsSigMediaWhitePointTag));
+  if (!curve) return "";
+  cmsCIExyY white_xyY;
+  cmsXYZ2xyY(&white_xyY, white ? white : cmsD50_XYZ());
+  const Handle grey(cmsCreateGrayProfile(&white_xyY, curve), cmsCloseProfile);
+  if (!grey) return "";
+  char name[256] = {};
+  cmsGetProfileInfoASCII(in.get(), cmsInfoDescription, "en", "US", name, sizeof name);
+  using Text = std::unique_ptr<cmsMLU, decltype(&cmsMLUfree)>;
+  const Text description(cmsMLUalloc(nullptr, 1), cmsMLUfree);
+  const std::string text = std::string("grey of ") + (name[0] ? name : "an RGB profile");
+  if (description && cmsMLUsetASCII(description.get(), "en", "US", text.c_str()))
+    cmsWriteTag(grey.get(), cmsSigProfileDescriptionTag, description.get());
+  cmsUInt32Number size = 0;
+  if (!cmsSaveProfileToMem(grey.get(), nullptr, &size)) return "";
+  std::string bytes(size, '\0');
+  if (!cmsSaveProfileToMem(grey.get(), bytes.data(), &size)) return "";
+  return bytes;
 }
 
 Attribute parse_attrib(const std::string& text) {

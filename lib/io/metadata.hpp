@@ -92,6 +92,11 @@ void mark_upright(Metadata& metadata);
 // space (header bytes 16..19) is 'RGB ' for 3 or 4, 'GRAY' for 1 or 2; unknown spaces fit.
 bool icc_fits(const std::string& icc, int channels);
 
+// A grey ICC profile with the same tone curve (the green one) and white as the RGB
+// matrix-shaper profile `rgb`, for a grey image encoded as that profile's R = G = B; "" when
+// `rgb` is not such a profile.
+std::string grey_icc(const std::string& rgb);
+
 // --attrib NAME=VALUE: a text attribute; Usage error without '=' or with an empty name.
 Attribute parse_attrib(const std::string& text);
 

@@ -3,12 +3,20 @@
 // read a row of tiles at a time by OpenImageIO itself). Built as the module libhalo_oiio.so,
 // loaded when a file needs it (io/codec.cpp); it uses nothing of halo's but headers, so it
 // needs nothing from the program that loads it.
+#include <ImfChromaticitiesAttribute.h>
+#include <ImfDoubleAttribute.h>
+#include <ImfFloatAttribute.h>
+#include <ImfIntAttribute.h>
+#include <ImfMatrixAttribute.h>
 #include <ImfRgbaFile.h>
+#include <ImfStringAttribute.h>
+#include <ImfVecAttribute.h>
 #include <OpenImageIO/imagebuf.h>
 #include <OpenImageIO/imagebufalgo.h>
 #include <OpenImageIO/imageio.h>
 #include <OpenImageIO/tiffutils.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -176,6 +184,43 @@ void set_metadata(OIIO::ImageSpec& spec, const Metadata& m) {
                    m.icc.data());
 }
 
+// The attributes of an OpenEXR header as OpenImageIO would name and type them (for files
+// OpenImageIO 2.4 does not read: luminance/chroma), the layout's own left out. Chromaticities
+// matter most: an XYZ file's values read as Rec.709 without them.
+Metadata metadata_of(const Imf::Header& header) {
+  static const std::vector<std::string> layout = {
+      "channels", "compression",   "dataWindow", "displayWindow", "lineOrder",
+      "type",     "chunkCount",    "tiles",      "version",       "name"};
+  Metadata m;
+  const auto typed = [&](const char* name, const char* type, const void* data, std::size_t n) {
+    m.attributes.push_back({name, type, std::string(static_cast<const char*>(data), n)});
+  };
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    const char* name = it.name();
+    if (std::find(layout.begin(), layout.end(), name) != layout.end()) continue;
+    const Imf::Attribute& a = it.attribute();
+    if (const auto* text = dynamic_cast<const Imf::StringAttribute*>(&a)) {
+      m.attributes.push_back({name, "string", text->value()});
+    } else if (const auto* f = dynamic_cast<const Imf::FloatAttribute*>(&a)) {
+      typed(name, "float", &f->value(), sizeof(float));
+    } else if (const auto* i = dynamic_cast<const Imf::IntAttribute*>(&a)) {
+      typed(name, "int", &i->value(), sizeof(int));
+    } else if (const auto* d = dynamic_cast<const Imf::DoubleAttribute*>(&a)) {
+      typed(name, "double", &d->value(), sizeof(double));
+    } else if (const auto* c = dynamic_cast<const Imf::ChromaticitiesAttribute*>(&a)) {
+      const Imf::Chromaticities& v = c->value();
+      const float values[8] = {v.red.x,  v.red.y,  v.green.x, v.green.y,
+                               v.blue.x, v.blue.y, v.white.x, v.white.y};
+      typed(name, "float[8]", values, sizeof values);
+    } else if (const auto* m44 = dynamic_cast<const Imf::M44fAttribute*>(&a)) {
+      typed(name, "matrix", &m44->value(), 16 * sizeof(float));
+    } else if (const auto* v2 = dynamic_cast<const Imf::V2fAttribute*>(&a)) {
+      typed(name, "float[2]", &v2->value(), 2 * sizeof(float));
+    }
+  }
+  return m;
+}
+
 // Rows [y, y + count) of an image held whole as interleaved float samples: channels [first,
 // first + n) as `type`.
 void serve_rows(const std::vector<float>& whole, int width, int channels, int y, int count,
@@ -215,6 +260,7 @@ class YcReader : public ImageReader {
     header_.stored = SampleType::half;
     header_.format = "openexr";
     header_.whole_image = true;
+    header_.metadata = metadata_of(file_.header());
     header_.placement = {data.min.x,
                          data.min.y,
                          display.min.x,

@@ -343,6 +343,16 @@ TEST_CASE("PNG gamma chunks are carried; icc converts by them and tags the outpu
     const double want = lin <= 0.0031308 ? lin * 12.92 : 1.055 * std::pow(lin, 1 / 2.4) - 0.055;
     CHECK(std::abs(got[x * 3 + 1] - want * 255) <= 1.0);
   }
+
+  // A grey image converted so: tagged with the grey form of sRGB's profile (its RGB profile
+  // cannot tag one channel, and the output said nothing of its encoding).
+  REQUIRE(box.halo("run " + box / "g18.png -f icc -f emboss -o " + box / "grey.png").code == 0);
+  const OIIO::ImageSpec grey = spec_of(box / "grey.png");
+  CHECK(grey.nchannels == 1);
+  const OIIO::ParamValue* profile = grey.find_attribute("ICCProfile");
+  REQUIRE(profile);
+  const std::string bytes(static_cast<const char*>(profile->data()), profile->type().size());
+  CHECK(bytes.substr(16, 4) == "GRAY");
 }
 
 // libpng's own test images (scripts/fetch-testpngs: contrib/testpngs of libpng 1.6.39).

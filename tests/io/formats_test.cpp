@@ -2,10 +2,16 @@
 // alpha kept unassociated, and atomic output.
 #include <doctest/doctest.h>
 
+#include <ImfChromaticitiesAttribute.h>
+#include <ImfHeader.h>
 #include <ImfRgbaFile.h>
+#include <ImfStandardAttributes.h>
+#include <ImfStringAttribute.h>
 #include <OpenImageIO/deepdata.h>
 #include <OpenImageIO/imageio.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -237,6 +243,45 @@ TEST_CASE("EXR of luminance and subsampled chroma reads as RGB, as OpenEXR's RGB
     CHECK(p[3] == float(want[i].a));
     CHECK(p[0] == doctest::Approx(float(px[i].r)).epsilon(0.05));  // smooth colour survives
   }
+}
+
+// OpenEXR's luminance/chroma test images hold XYZ: without their chromaticities a reader takes
+// the values as Rec.709 (they were dropped on the way through halo).
+TEST_CASE("EXR of luminance and chroma keeps its header attributes: XYZ chromaticities") {
+  TempDir dir;
+  const int w = 8, h = 6;
+  std::vector<Imf::Rgba> px(std::size_t(w) * h, Imf::Rgba(0.5f, 0.25f, 0.125f, 1.0f));
+  {
+    Imf::Header header(w, h);
+    Imf::addChromaticities(header, Imf::Chromaticities({1, 0}, {0, 1}, {0, 0}, {1.0f / 3, 1.0f / 3}));
+    header.insert("comments", Imf::StringAttribute("an XYZ image"));
+    Imf::RgbaOutputFile file((dir / "xyz.exr").c_str(), header, Imf::WRITE_YC);
+    file.setFrameBuffer(px.data(), 1, w);
+    file.writePixels(h);
+  }
+  const Metadata m = open_reader(dir / "xyz.exr")->header().metadata;
+  const auto chromaticities = std::find_if(m.attributes.begin(), m.attributes.end(),
+                                           [](const Attribute& a) { return a.name == "chromaticities"; });
+  REQUIRE(chromaticities != m.attributes.end());
+  CHECK(chromaticities->type == "float[8]");
+  float values[8];
+  std::memcpy(values, chromaticities->value.data(), sizeof values);
+  CHECK(values[0] == 1.0f);  // red x
+  CHECK(values[3] == 1.0f);  // green y
+  CHECK(values[6] == doctest::Approx(1.0 / 3));
+  REQUIRE(m.text("comments"));
+  CHECK(*m.text("comments") == "an XYZ image");
+  // Written out as halo run writes an EXR: the attribute is there, as OpenImageIO reads it.
+  const LoadedImage in = read_image({dir / "xyz.exr", {}});
+  OutputImage out(dir / "out.exr", w, h, SampleType::half, {}, m);
+  out.write({0, h}, to_pixels(to_image(in.pixels), PixelType::f32));
+  out.commit();
+  auto check = OIIO::ImageInput::open(dir / "out.exr");
+  REQUIRE(check);
+  const OIIO::ParamValue* written = check->spec().find_attribute("chromaticities");
+  REQUIRE(written);
+  CHECK(static_cast<const float*>(written->data())[0] == 1.0f);
+  CHECK(static_cast<const float*>(written->data())[6] == doctest::Approx(1.0 / 3));
 }
 
 TEST_CASE("deep EXR flattens front to back, as oiiotool --flatten") {
