@@ -50,14 +50,14 @@ def display_transform(source, display, view):
     return t
 
 
-def check_colour(t, image, spec, want, what, finite_only=False):
-    """halo's spec on the reference and the device against `want` (OpenColorIO's or LittleCMS's
-    float result): within 1e-4 x max(1, |v|) as floats, within 1 code as 8-bit output."""
+def check_colour(t, image, spec, want, what):
+    """halo's spec against `want` (OpenColorIO's float result): on the reference within 1e-4 x
+    max(1, |v|) as floats, on the device within 1 code as 8-bit output."""
     write_pfm(t.path("in.pfm"), image)
+    got = read_pfm(t.run(t.path("in.pfm"), spec, "out.pfm", device="ref"))
+    agree(got, want, 1e-4, f"{what} on the reference")
     want_codes = to_codes(np.nan_to_num(want, nan=0.0))
     for device in devices(t):
-        got = read_pfm(t.run(t.path("in.pfm"), spec, "out.pfm", device=device))
-        agree(got, want, 1e-4, f"{what} on --device {device}")
         codes = read_png(t.run(t.path("in.pfm"), spec, "out.png", "--type", "u8",
                                device=device))
         agree_codes(codes, want_codes, 1, f"{what} on --device {device}, 8-bit")
@@ -75,7 +75,7 @@ def opencolorio(t):
     for view in ["ACES 1.0 - SDR Video", "Standard"]:
         want = ocio_apply(builtin, image, display_transform("scene_linear", "sRGB", view))
         check_colour(t, image, f"display:view={view}", want, f"display view {view}")
-    for src, dst in [("ACEScg", "linear"), ("linear", "ACEScct"), ("linear", "srgb")]:
+    for src, dst in [("ACEScg", "linear"), ("linear", "ACEScct")]:
         transform = OCIO.ColorSpaceTransform(src=src, dst=dst)
         check_colour(t, image, f"ocio:from={src}:to={dst}", ocio_apply(builtin, image, transform),
                      f"ocio {src} -> {dst}")

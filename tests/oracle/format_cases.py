@@ -1,0 +1,162 @@
+"""Oracle cases of the readers and writers: each format written by a library halo does not use
+for it (or by the written spec) and read by halo, and halo's files read back by those
+libraries: Pillow and OpenCV (PNG, JPEG), tifffile (TIFF), OpenImageIO's Python bindings
+(EXR, through OpenEXR), NumPy after the Netpbm spec and OpenCV (PFM)."""
+import subprocess
+
+import cv2
+import numpy as np
+import tifffile
+from PIL import Image
+
+from oracle import (Mismatch, agree, agree_codes, case, hdr, photo, read_oiio, read_pfm,
+                    read_png, to_codes, write_oiio, write_pfm)
+
+SIZES = [(1, 1), (7, 5), (61, 37)]
+
+
+def psnr(a, b, peak):
+    mse = np.mean((np.asarray(a, np.float64) - np.asarray(b, np.float64)) ** 2)
+    return 99.0 if mse == 0 else 10 * np.log10(peak * peak / mse)
+
+
+@case("format:png", "Pillow writes and reads, OpenCV reads (libpng): 8 and 16 bits, grey, "
+      "grey + alpha, RGB, RGBA, palette, interlaced", "exact")
+def png(t):
+    modes = [("L", 1, 8), ("LA", 2, 8), ("RGB", 3, 8), ("RGBA", 4, 8), ("I;16", 1, 16)]
+    count = 0
+    for (w, h) in SIZES:
+        for mode, channels, bits in modes:
+            codes = to_codes(photo(w, h, channels, seed=channels + w), bits)
+            if mode == "I;16":
+                picture = Image.fromarray(codes[..., 0].astype(np.uint16), "I;16")
+            else:
+                picture = Image.fromarray(codes[..., 0] if channels == 1 else codes, mode)
+            for interlace in [False, True]:
+                src = t.path(f"in-{mode.replace(';', '')}.png")
+                picture.save(src, interlace=interlace)
+                out = t.run(src, [], "out.png")
+                # Read back by Pillow, and by OpenCV (which makes grey + alpha BGRA): the same
+                # codes, the same channels.
+                back = np.asarray(Image.open(out))
+                agree_codes(back.reshape(codes.shape), codes, 0,
+                            f"{w}x{h} {mode} (interlaced {interlace}) by Pillow")
+                if mode != "LA":
+                    agree_codes(read_png(out), codes, 0, f"{w}x{h} {mode} by OpenCV")
+                count += 1
+    # 16-bit RGBA, written by OpenCV; to float: v / 65535.
+    codes = to_codes(photo(9, 4, 4), 16)
+    cv2.imwrite(t.path("rgba16.png"), codes[..., [2, 1, 0, 3]])
+    agree_codes(read_png(t.run(t.path("rgba16.png"), [], "o16.png")), codes, 0, "16-bit RGBA")
+    rgb = to_codes(photo(9, 4, 3), 16)
+    cv2.imwrite(t.path("rgb16.png"), rgb[..., ::-1])
+    agree(read_pfm(t.run(t.path("rgb16.png"), [], "f.pfm")), rgb / 65535.0, 1e-7,
+          "16-bit codes as v / 65535")
+    # A palette image reads as its colours.
+    palette = Image.fromarray(to_codes(photo(13, 7, 3))).quantize(16)
+    palette.save(t.path("palette.png"))
+    agree_codes(read_png(t.run(t.path("palette.png"), [], "p.png"))[..., :3],
+                np.asarray(palette.convert("RGB")), 0, "palette")
+    return f"{count + 3} files"
+
+
+@case("format:jpeg", "Pillow (libjpeg-turbo) decodes halo's JPEGs and halo decodes Pillow's; "
+      "ImageMagick reads halo's quality", "the same decode; at quality 95 within 0.5 dB of "
+      "Pillow's own JPEG of the same image",
+      "halo decodes with libjpeg-turbo's accurate integer IDCT, as Pillow does")
+def jpeg(t):
+    for (w, h) in SIZES:
+        codes = to_codes(photo(w, h, 3, seed=w))
+        Image.fromarray(codes).save(t.path("in.jpg"), quality=90)
+        ours = read_png(t.run(t.path("in.jpg"), [], "decoded.png"))
+        agree_codes(ours, np.asarray(Image.open(t.path("in.jpg")).convert("RGB")), 0,
+                    f"{w}x{h} decoded")
+        Image.fromarray(codes).save(t.path("src.png"))
+        t.run(t.path("src.png"), [], "out.jpg")
+        back = np.asarray(Image.open(t.path("out.jpg")).convert("RGB"))
+        Image.fromarray(codes).save(t.path("pillow.jpg"), quality=95)
+        pillow = np.asarray(Image.open(t.path("pillow.jpg")).convert("RGB"))
+        if back.shape != codes.shape or psnr(back, codes, 255) < psnr(pillow, codes, 255) - 0.5:
+            raise Mismatch(f"{w}x{h}: halo's JPEG reads back at {psnr(back, codes, 255):.1f} dB, "
+                           f"Pillow's at {psnr(pillow, codes, 255):.1f}")
+    quality = subprocess.run(["identify", "-format", "%Q", t.path("out.jpg")], capture_output=True,
+                             text=True, check=True).stdout.strip()
+    if quality != "95":
+        raise Mismatch(f"halo's default JPEG quality reads as {quality}, not 95")
+    # Grey JPEG.
+    grey = to_codes(photo(17, 9, 1))[..., 0]
+    Image.fromarray(grey, "L").save(t.path("grey.jpg"), quality=95)
+    agree_codes(read_png(t.run(t.path("grey.jpg"), [], "g.png"))[..., 0],
+                np.asarray(Image.open(t.path("grey.jpg"))), 0, "grey JPEG")
+    return "decodes equal"
+
+
+@case("format:tiff", "tifffile writes and reads (halo's uncompressed files: tifffile undoes "
+      "no float predictor without imagecodecs), Pillow reads halo's compressed 8-bit files: "
+      "8, 16 bits and float, 1/3/4 channels", "exact")
+def tiff(t):
+    # Every channel count and sample type at one size, the edge sizes for one of them: each
+    # TIFF costs halo OpenImageIO's start (0.45 s on the 2-core machine).
+    combos = [((7, 5), c, d) for c in [1, 3, 4] for d in [np.uint8, np.uint16, np.float32]]
+    combos += [((1, 1), 3, np.uint16), ((61, 37), 4, np.float32)]
+    for (w, h), channels, dtype in combos:
+        image = photo(w, h, channels, seed=channels)
+        data = image if dtype == np.float32 else to_codes(image, 8 if dtype == np.uint8 else 16)
+        data = data.astype(dtype)
+        extra = {"extrasamples": [2]} if channels == 4 else {}  # unassociated alpha
+        tifffile.imwrite(t.path("in.tif"), data[..., 0] if channels == 1 else data,
+                         photometric="minisblack" if channels == 1 else "rgb", **extra)
+        out = t.run(t.path("in.tif"), [], "out.tif", "--compression", "none")
+        back = tifffile.imread(out)
+        back = back[..., None] if back.ndim == 2 else back
+        what = f"{w}x{h}x{channels} {np.dtype(dtype).name}"
+        if back.dtype != dtype:
+            raise Mismatch(f"{what}: written back as {back.dtype}")
+        agree(back.astype(np.float64), data.astype(np.float64), 0, what, relative=False)
+        if dtype == np.uint8 and channels == 3:
+            compressed = np.asarray(Image.open(t.run(t.path("in.tif"), [], "z.tif")))
+            agree_codes(compressed, data, 0, what + " compressed (halo's default)")
+    return f"{len(combos)} files"
+
+
+@case("format:exr", "OpenImageIO's Python bindings (OpenEXR) write and read: half and float, "
+      "named channels, NaN and infinities", "exact (half: as NumPy rounds to float16)")
+def exr(t):
+    for (w, h) in [(1, 1), (61, 37)]:
+        image = hdr(w, h, 4, seed=w)
+        names = ["R", "G", "B", "A"]
+        write_oiio(t.path("f.exr"), image, names, "float")
+        got, got_names, _ = read_oiio(t.run(t.path("f.exr"), [], "out.exr"))
+        if got_names != names:
+            raise Mismatch(f"channels {got_names}")
+        agree(got, image, 0, f"{w}x{h} float EXR")
+        write_oiio(t.path("h.exr"), image, names, "half")
+        half = image.astype(np.float16).astype(np.float32)
+        got, _, spec = read_oiio(t.run(t.path("h.exr"), [], "out-h.exr"))
+        if str(spec.format) != "half":
+            raise Mismatch(f"half EXR written back as {spec.format}")
+        agree(got, half, 0, f"{w}x{h} half EXR")
+        # --type half from float data: NumPy's rounding to float16.
+        got, _, _ = read_oiio(t.run(t.path("f.exr"), [], "to-half.exr", "--type", "half"))
+        agree(got, half, 0, f"{w}x{h} float to half")
+    return "float and half"
+
+
+@case("format:pfm", "the Netpbm PFM spec in NumPy (bottom-up rows, the scale's sign is the byte "
+      "order) and OpenCV's PFM reader", "exact")
+def pfm(t):
+    for (w, h) in SIZES:
+        for channels in [1, 3]:
+            image = hdr(w, h, channels, seed=w + channels)
+            write_pfm(t.path("in.pfm"), image)
+            out = t.run(t.path("in.pfm"), [], "out.pfm")
+            agree(read_pfm(out), image, 0, f"{w}x{h}x{channels} by the spec")
+            by_opencv = cv2.imread(out, cv2.IMREAD_UNCHANGED)
+            by_opencv = by_opencv[..., None] if by_opencv.ndim == 2 else by_opencv[..., ::-1]
+            agree(by_opencv, image, 0, f"{w}x{h}x{channels} by OpenCV")
+    # Big-endian samples (a positive scale) read as the spec says.
+    image = photo(6, 4, 3)
+    with open(t.path("be.pfm"), "wb") as f:
+        f.write(b"PF\n6 4\n1.0\n" + image[::-1].astype(">f4").tobytes())
+    agree(read_pfm(t.run(t.path("be.pfm"), [], "le.pfm")), image, 0, "big-endian PFM")
+    return "both byte orders"

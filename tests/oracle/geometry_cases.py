@@ -55,14 +55,17 @@ def multilayer_exr(t):
     subprocess.run(["oiiotool", RENDER, "--cut", "160x120+150+60", "--compression", "none",
                     "-o", render], check=True)
     want_names = read_oiio(render)[1]
-    for spec, command, _ in MOVES:
-        ours = t.run(render, spec, "h.exr")
-        subprocess.run(["oiiotool", render, *command.split(), "-o", t.path("o.exr")], check=True)
-        got, names, _ = read_oiio(ours)
+    # oiiotool's results of every move in one run (each start of it, and of halo on an EXR,
+    # costs OpenImageIO's 0.4 s).
+    command = ["oiiotool", "-i", render]
+    for k, (_, moves, _) in enumerate(MOVES):
+        command += ["--dup", *moves.split(), "-o", t.path(f"o{k}.exr"), "--pop"]
+    subprocess.run(command, check=True)
+    for k, (spec, _, _) in enumerate(MOVES):
+        got, names, _ = read_oiio(t.run(render, spec, "h.exr"))
         if names != want_names:
             raise Mismatch(f"{spec}: channels {names}, the input's {want_names}")
-        want, _, _ = read_oiio(t.path("o.exr"))
-        agree(got, want, 0, f"{spec} on every channel")
+        agree(got, read_oiio(t.path(f"o{k}.exr"))[0], 0, f"{spec} on every channel")
     # resize: every layer resampled as the colour is, each equal to Pillow's on that channel.
     source = read_oiio(render)[0]
     got = read_oiio(t.run(render, "resize:w=73", "r.exr"))[0]
@@ -127,11 +130,11 @@ def resize(t):
 def thumbnail(t):
     """thumbnail:w=W:h=H fits inside W x H as vipsthumbnail -s WxH does, on many aspects."""
     sizes = []
-    for (w, h) in [(300, 200), (200, 300), (301, 199), (640, 427), (1000, 3), (3, 1000), (97, 61)]:
+    for (w, h) in [(300, 200), (199, 301), (640, 427), (1000, 3), (97, 61)]:
         image = photo(w, h, 3, seed=w + h)
         codes = to_codes(image, 16)
         write_png(t.path("in.png"), codes)
-        for box in [(64, 64), (100, 50), (37, 80), (500, 500)]:
+        for box in [(64, 64), (100, 50), (37, 80)]:
             subprocess.run(["vipsthumbnail", t.path("in.png"), "-s", f"{box[0]}x{box[1]}",
                             "-o", t.path("v.png")], check=True)
             want = read_png(t.path("v.png")).shape[:2]

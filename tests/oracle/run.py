@@ -24,6 +24,7 @@ import filter_cases  # noqa: E402,F401
 import geometry_cases  # noqa: E402,F401
 import colour_cases  # noqa: E402,F401
 import format_cases  # noqa: E402,F401
+import guided_cases  # noqa: E402,F401
 
 FORMATS = ["format:png", "format:jpeg", "format:tiff", "format:exr", "format:pfm"]
 
