@@ -39,13 +39,28 @@ def order(subject):
     return subject.startswith("format:")
 
 
+DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "oracles.md")
+BEGIN, END = "<!-- oracle table: tests/oracle/run.py --table -->", "<!-- end of the oracle table -->"
+
+
 def table():
-    """docs/oracles.md's table, from the cases themselves."""
-    rows = sorted(((s, c) for c in oracle.CASES for s in c.subjects), key=lambda r: order(r[0]))
-    print("| filter or format | oracle | tolerance | what differs, and why |")
-    print("|---|---|---|---|")
-    for subject, c in rows:
-        print(f"| `{subject}` | {c.oracle} | {c.tolerance} | {c.differs} |")
+    """docs/oracles.md's table, from the cases themselves: a row for each filter or format and
+    oracle (formats last)."""
+    cell = lambda text: text.replace("|", "\\|")
+    lines = ["| filter or format | oracle | tolerance | what differs, and why |", "|---|---|---|---|"]
+    for subject, c in sorted(((s, c) for c in oracle.CASES for s in c.subjects),
+                             key=lambda r: order(r[0])):
+        line = f"| `{subject}` | {cell(c.oracle)} | {cell(c.tolerance)} | {cell(c.differs)} |"
+        if line not in lines:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def documented_table():
+    """The table as docs/oracles.md holds it, between its markers."""
+    with open(DOCS, encoding="utf-8") as f:
+        text = f.read()
+    return text[text.index(BEGIN) + len(BEGIN):text.index(END)].strip()
 
 
 def main():
@@ -58,7 +73,8 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the files the cases made")
     args = parser.parse_args()
     if args.table:
-        return table()
+        print(table())
+        return 0
     covered = {s for c in oracle.CASES for s in c.subjects}
     missing = [s for s in listed_filters(args.halo) + FORMATS if s not in covered]
     folder = tempfile.mkdtemp(prefix="halo-oracle-")
@@ -71,6 +87,9 @@ def main():
             shutil.rmtree(folder, ignore_errors=True)
     if missing and not args.only:
         print(f"FAIL no oracle case for: {', '.join(missing)}")
+        failed += 1
+    if not args.only and documented_table() != table():
+        print("FAIL docs/oracles.md's table is not the suite's: run tests/oracle/run.py HALO --table")
         failed += 1
     print(f"{len(oracle.CASES)} cases, {failed} failed")
     return 1 if failed else 0
