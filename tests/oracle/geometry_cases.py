@@ -175,3 +175,33 @@ def orient(t):
             got = read_png(t.run(stored, "orient", "h.png"))
             agree_codes(got, want, 0, f"Orientation {o} ({ext}) through -f orient")
     return f"{len(files)} files equal"
+
+
+@case("rotate", "oiiotool --rotate (OpenImageIO's resampling with catmull-rom and triangle "
+      "filters) at the input's size; the bounding box's size for size=fit",
+      "1e-5 x max(1, |v|)",
+      "OpenImageIO sums its filter's taps in another order: float rounding apart")
+def rotate_any_angle(t):
+    image = photo(41, 29, 3)
+    write_pfm(t.path("in.pfm"), image)
+    angles = [30, -115.5, 7, 200]
+    command = ["oiiotool", "-i", t.path("in.pfm")]
+    for k, angle in enumerate(angles):
+        for filt in ["catmull-rom", "triangle"]:
+            command += ["--dup", f"--rotate:filter={filt}", str(angle), "-o",
+                        t.path(f"o-{k}-{filt}.exr"), "--pop"]
+    subprocess.run(command, check=True)
+    for k, angle in enumerate(angles):
+        for filt, ours in [("catmull-rom", "bicubic"), ("triangle", "bilinear")]:
+            spec = f"rotate:angle={angle}:size=same:filter={ours}"
+            got = read_pfm(t.run(t.path("in.pfm"), spec, "h.pfm"))
+            agree(got, read_oiio(t.path(f"o-{k}-{filt}.exr"))[0], 1e-5, spec)
+        # size=fit: the whole turned image, its bounding box rounded up.
+        fit = read_pfm(t.run(t.path("in.pfm"), f"rotate:angle={angle}", "f.pfm"))
+        r = np.radians(angle)
+        want = (int(np.ceil(41 * abs(np.sin(r)) + 29 * abs(np.cos(r)) - 1e-6)),
+                int(np.ceil(41 * abs(np.cos(r)) + 29 * abs(np.sin(r)) - 1e-6)))
+        if fit.shape[:2] != want:
+            raise Mismatch(f"rotate:angle={angle}: {fit.shape[1]}x{fit.shape[0]}, the bounding "
+                           f"box is {want[1]}x{want[0]}")
+    return f"{len(angles)} angles"
