@@ -7,7 +7,8 @@
 #include "color_pixel.cl"
 
 // HLSL's matrices as OpenColorIO writes them: float4x4 with 16 values, row by row, and
-// mul(row vector, matrix).
+// mul(row vector, matrix); lib/filters/ocio.cpp names them halo_make_float4x4 and halo_mul
+// (OpenCL C reserves float4x4: NVIDIA's compiler takes no macro of that name).
 typedef struct {
   float4 r0, r1, r2, r3;
 } halo_float4x4;
@@ -80,8 +81,6 @@ inline float4 halo_sample3d(__global const float* t, const int n, const bool lin
   return mix(plane[0], plane[1], fz);
 }
 
-#define float4x4(...) halo_make_float4x4(__VA_ARGS__)
-#define mul(v, m) halo_mul(v, m)
 // lerp with t exactly 0 or 1 is a choice, which OpenColorIO's CPU code makes as one: a + t (b -
 // a) would make NaN of an infinite b it does not choose (ACES's glow on black: GlowMid / 0).
 #define lerp(a, b, t) ((t) == 0.0f ? (a) : (t) == 1.0f ? (b) : mix(a, b, t))

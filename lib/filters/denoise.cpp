@@ -85,6 +85,14 @@ float nan_to_zero(float v) {
 
 // ---- autoexposure (OIDN: key 0.18 over the log-mean luminance of ~16x16 bins) ----
 
+// What the autoexposure found: OIDN's scale, and whether a bin holds colour far past a
+// render's (a bin of at most 16x16 samples with one at the largest float has a mean over
+// 1e34; no render's light comes near 1e30).
+struct ExposureFound {
+  float scale = 1;
+  bool extreme = false;
+};
+
 class Exposure : public InputScan {
  public:
   Exposure(int width, int height)
@@ -120,7 +128,13 @@ class Exposure : public InputScan {
       }
     return m;
   }
-  float value() const { return from_means(means()); }
+  ExposureFound value() const {
+    const std::vector<float> m = means();
+    return {from_means(m), extreme(m)};
+  }
+  static bool extreme(const std::vector<float>& means) {
+    return std::any_of(means.begin(), means.end(), [](float m) { return !(m < 1e30f); });
+  }
 
   // A bin whose mean overflowed float (infinite samples, clamped to FLT_MAX as OIDN does) is
   // left out: OIDN counts it, which makes its exposure 0 and its output NaN.
@@ -187,7 +201,12 @@ struct Plan {
   bool albedo = false, normal = false;  // guides the main network reads
   std::string albedo_net, normal_net;   // prefilters of those guides ("": none)
   bool needs_exposure = false;          // hdr with exposure=auto
+  // Colour far past any render's range (an infinite sample, clamped to the largest float): the
+  // transfer's inverse amplifies TF32's 10-bit products there past 1e-2, so the device runs
+  // float32 for the image (found by the autoexposure's bins).
+  bool extreme = false;
 };
+
 
 const Transform kAlbedoPrefilter{Transfer::srgb, false, false, 1};   // OIDN: albedo, not hdr
 const Transform kNormalPrefilter{Transfer::linear, false, true, 1};  // OIDN: normals, snorm
@@ -458,7 +477,8 @@ class DenoiseStage : public GuidedStage {
       const int aux = plan.normal ? 2 : plan.albedo ? 1 : 0;
       DeviceTensor input = input_device(device, buffers, main.input_channels(), box, canvas, image,
                                         planes, albedo, normal, aux, plan.io);
-      DeviceTensor output = run_device(device, main, input, buffers, precision(device));
+      DeviceTensor output = run_device(device, main, input, buffers,
+                                       plan.extreme ? NetPrecision::fp32 : precision(device));
       output_device(device, output, box, core, plan.io, result, planes);
       for (DeviceTensor* t : {&input, &output, &albedo_clean, &normal_clean}) buffers.release(*t);
     }
@@ -522,7 +542,7 @@ class DenoiseStage : public GuidedStage {
   }
 
   // What a run does with the guides `g` (null: none) on an image of `source` type.
-  Plan plan_for(const Guides* g, PixelType source, float exposure = 1) const {
+  Plan plan_for(const Guides* g, PixelType source, ExposureFound exposure = {}) const {
     Plan plan;
     const bool is_hdr = hdr(source);
     plan.albedo = g && g->has_albedo();
@@ -537,14 +557,15 @@ class DenoiseStage : public GuidedStage {
     // LDR: 8/16-bit values are display-encoded already (OIDN's srgb mode) unless srgb=0.
     const bool display = p_.srgb >= 0 ? p_.srgb == 1 : source != PixelType::f32;
     plan.io.transfer = is_hdr ? Transfer::pu : display ? Transfer::linear : Transfer::srgb;
-    plan.io.scale = is_hdr ? (p_.exposure >= 0 ? float(p_.exposure) : exposure) : 1.0f;
+    plan.io.scale = is_hdr ? (p_.exposure >= 0 ? float(p_.exposure) : exposure.scale) : 1.0f;
     plan.needs_exposure = is_hdr && p_.exposure < 0;
+    plan.extreme = exposure.extreme;
     return plan;
   }
 
   // The run's exposure: its scan's, or the image's own when it holds the whole image.
-  float exposure(const StageRun& run, const Image& in) const {
-    if (!hdr(in.source()) || p_.exposure >= 0) return 1;
+  ExposureFound exposure(const StageRun& run, const Image& in) const {
+    if (!hdr(in.source()) || p_.exposure >= 0) return {};
     if (const auto* scan = dynamic_cast<const Exposure*>(run.scan.get())) return scan->value();
     whole_or_fail(in.span(), in.full_height());
     Exposure e(in.width(), in.full_height());
@@ -552,8 +573,8 @@ class DenoiseStage : public GuidedStage {
     return e.value();
   }
 
-  float exposure(Device& device, const StageRun& run, const DeviceImage& in) const {
-    if (!hdr(in.source) || p_.exposure >= 0) return 1;
+  ExposureFound exposure(Device& device, const StageRun& run, const DeviceImage& in) const {
+    if (!hdr(in.source) || p_.exposure >= 0) return {};
     if (const auto* scan = dynamic_cast<const Exposure*>(run.scan.get())) return scan->value();
     whole_or_fail(in.span(), in.full_height);
     const Exposure shape(in.width, in.full_height);
@@ -568,7 +589,7 @@ class DenoiseStage : public GuidedStage {
                   cl::NDRange(std::size_t(shape.bins_w()) * 16, std::size_t(shape.bins_h()) * 16),
                   cl::NDRange(16, 16), in.plane_size() * 3 * sizeof(float));
     device.read(bins, means.data(), means.size() * sizeof(float), "exposure bins");
-    return Exposure::from_means(means);
+    return {Exposure::from_means(means), Exposure::extreme(means)};
   }
 
   void whole_or_fail(Span rows, int height) const {

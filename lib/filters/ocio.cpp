@@ -246,7 +246,8 @@ bool hlsl_atan2_reversed() {
 // HLSL as OpenColorIO writes it for a processor, as OpenCL C: constructors as casts, HLSL's
 // colour swizzles as OpenCL's (.rgb.r is .x), vectors indexed by component, literals as floats
 // (OpenCL's are double), program-scope constants in __constant, `in` parameters plain.
-// kernels/color_program.cl defines what stays (float4x4, mul, lerp, saturate, frac).
+// kernels/color_program.cl defines what stays (halo_make_float4x4 and halo_mul for HLSL's
+// float4x4 and mul, lerp, saturate, frac).
 std::string opencl_from_hlsl(std::string code) {
   const auto replace = [&](const std::string& pattern, const std::string& with) {
     code = std::regex_replace(code, std::regex(pattern), with);
@@ -273,6 +274,8 @@ std::string opencl_from_hlsl(std::string code) {
   replace(R"((^|\n)(static )?const )", "$1__constant ");
   replace(R"(\bin\s+(int|float))", "$1");
   replace(R"(\babs\()", "fabs(");
+  replace(R"(\bfloat4x4\()", "halo_make_float4x4(");  // a name OpenCL C reserves
+  replace(R"(\bmul\()", "halo_mul(");
   replace(R"(\b(float[234])\()", "($1)(");
   replace(R"(\b(float|int)\()", "($1)(");
   replace(R"((^|[^\w.])((\d+\.\d*|\.\d+)([eE][+-]?\d+)?|\d+[eE][+-]?\d+)(?![\w.]))", "$1$2f");
