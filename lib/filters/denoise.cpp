@@ -777,7 +777,8 @@ FilterDef denoise_filter() {
        .doc = "fp32: float32 arithmetic, agreeing with the reference to float rounding; tf32: "
               "products on NVIDIA's tensor cores with 10-bit mantissas and float32 sums, about "
               "twice as fast, within 1e-2 x max(1, |reference|) (what --verify then allows; "
-              "float32 on other devices); auto: tf32 where there are tensor cores",
+              "float32 on other devices); auto: tf32 where there are tensor cores, float32 for an "
+              "image with colour past 1e30 (an infinite sample)",
        .choices = {"auto", "fp32", "tf32"}},
       {.name = "tile",
        .type = ParamType::Integer,
