@@ -18,12 +18,12 @@
 #include "batch/batch.hpp"
 #include "batch/output_template.hpp"
 #include "cl/cl_error.hpp"
-#include "filters/registry.hpp"
 #include "cl/program_cache.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/text.hpp"
+#include "filters/registry.hpp"
 #include "io/image_io.hpp"
 #include "io/standard_streams.hpp"
 #include "pipeline/pipeline.hpp"
@@ -194,9 +194,10 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   static std::once_flag flattening;
   if (plan.flattens())
     std::call_once(flattening, [&] {
-      spdlog::warn("{}: the format cannot store alpha; the colour is put over a background of "
-                   "{} (--background), here and in every such file of this run",
-                   names.output, o.background);
+      spdlog::warn(
+          "{}: the format cannot store alpha; the colour is put over a background of "
+          "{} (--background), here and in every such file of this run",
+          names.output, o.background);
     });
   std::optional<StreamResult> result;
   // Without filters there is nothing for a device to do: samples are converted on the host.
@@ -393,7 +394,7 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
   std::vector<std::string> spec_texts;
   for (const auto& spec : specs) spec_texts.push_back(spec.text);
   for (const auto& text : o.attribs) parse_attrib(text);  // checked before any file is read
-  make_stage("flatten:background=" + o.background);      // --background, likewise
+  make_stage("flatten:background=" + o.background);       // --background, likewise
   const RunContext context{
       o,
       {.specs = spec_texts,

@@ -21,10 +21,10 @@ inline bool colour_in(__global const float* in, const size_t plane, const size_t
 #define STORE(c, value) \
   if (colours == 3 || (c) == 1) out[(colours == 1 ? 0 : (c)) * plane + at] = (value)
 
-#define COLOUR_PROLOGUE                               \
-  PIXEL_PROLOGUE                                      \
-  float v[3];                                         \
-  if (!colour_in(in, plane, at, colours, bounds, v)) {\
-    for (int c = 0; c < 3; ++c) STORE(c, (float)NAN); \
-    return;                                           \
+#define COLOUR_PROLOGUE                                \
+  PIXEL_PROLOGUE                                       \
+  float v[3];                                          \
+  if (!colour_in(in, plane, at, colours, bounds, v)) { \
+    for (int c = 0; c < 3; ++c) STORE(c, (float)NAN);  \
+    return;                                            \
   }

@@ -13,10 +13,9 @@ typedef struct {
   float4 r0, r1, r2, r3;
 } halo_float4x4;
 
-inline halo_float4x4 halo_make_float4x4(float a0, float a1, float a2, float a3, float a4,
-                                        float a5, float a6, float a7, float a8, float a9,
-                                        float a10, float a11, float a12, float a13, float a14,
-                                        float a15) {
+inline halo_float4x4 halo_make_float4x4(float a0, float a1, float a2, float a3, float a4, float a5,
+                                        float a6, float a7, float a8, float a9, float a10,
+                                        float a11, float a12, float a13, float a14, float a15) {
   halo_float4x4 m;
   m.r0 = (float4)(a0, a1, a2, a3);
   m.r1 = (float4)(a4, a5, a6, a7);
@@ -58,7 +57,8 @@ inline float4 halo_sample2d(__global const float* t, const int w, const int h, c
   float fx, fy;
   halo_axis(p.x, w, linear, &x0, &x1, &fx);
   halo_axis(p.y, h, linear, &y0, &y1, &fy);
-  const float4 top = mix(halo_texel(t, channels, y0 * w + x0), halo_texel(t, channels, y0 * w + x1), fx);
+  const float4 top =
+      mix(halo_texel(t, channels, y0 * w + x0), halo_texel(t, channels, y0 * w + x1), fx);
   const float4 bottom =
       mix(halo_texel(t, channels, y1 * w + x0), halo_texel(t, channels, y1 * w + x1), fx);
   return mix(top, bottom, fy);
@@ -74,8 +74,10 @@ inline float4 halo_sample3d(__global const float* t, const int n, const bool lin
   float4 plane[2];
   for (int k = 0; k < 2; ++k) {
     const int z = k ? z1 : z0;
-    const float4 a = mix(halo_texel(t, 3, (z * n + y0) * n + x0), halo_texel(t, 3, (z * n + y0) * n + x1), fx);
-    const float4 b = mix(halo_texel(t, 3, (z * n + y1) * n + x0), halo_texel(t, 3, (z * n + y1) * n + x1), fx);
+    const float4 a =
+        mix(halo_texel(t, 3, (z * n + y0) * n + x0), halo_texel(t, 3, (z * n + y0) * n + x1), fx);
+    const float4 b =
+        mix(halo_texel(t, 3, (z * n + y1) * n + x0), halo_texel(t, 3, (z * n + y1) * n + x1), fx);
     plane[k] = mix(a, b, fy);
   }
   return mix(plane[0], plane[1], fz);
@@ -85,7 +87,7 @@ inline float4 halo_sample3d(__global const float* t, const int n, const bool lin
 // a) would make NaN of an infinite b it does not choose (ACES's glow on black: GlowMid / 0).
 #define lerp(a, b, t) ((t) == 0.0f ? (a) : (t) == 1.0f ? (b) : mix(a, b, t))
 #define saturate(x) clamp(x, 0.0f, 1.0f)
-#define frac(x) ((x) - floor(x))
+#define frac(x) ((x)-floor(x))
 
 /* generated code */
 #ifndef HALO_GENERATED
@@ -96,8 +98,8 @@ inline float4 ocio_transform(const float4 v, __global const float* halo_textures
 #endif
 
 __kernel void color_program(__global const float* in, __global float* out, const int width,
-                            const int pitch, STRIP_ARGS, const int colours,
-                            const float2 bounds, __global const float* textures) {
+                            const int pitch, STRIP_ARGS, const int colours, const float2 bounds,
+                            __global const float* textures) {
   COLOUR_PROLOGUE
   const float4 o = ocio_transform((float4)(v[0], v[1], v[2], 1.0f), textures);
   STORE(0, o.x);

@@ -11,7 +11,6 @@ __kernel void flatten(__global const float* in, __global float* out, const int w
   const float a = in[colours * plane + at];
   for (int c = 0; c < colours; ++c) {
     const float v = in[c * plane + at];
-    out[c * plane + at] =
-        (premultiplied ? v : v * a) + background[c] * (1.0f - a);
+    out[c * plane + at] = (premultiplied ? v : v * a) + background[c] * (1.0f - a);
   }
 }

@@ -184,8 +184,8 @@ void Device::create_queues() {
   }
 }
 
-cl::Kernel Device::kernel(const std::string& file, const std::string& name,
-                          const Defines& defines, const std::string& generated) {
+cl::Kernel Device::kernel(const std::string& file, const std::string& name, const Defines& defines,
+                          const std::string& generated) {
   const cl::Program program = programs().get(file, defines, generated);
   cl::Kernel& kernel = kernels_[{program(), name}];
   if (!kernel()) {

@@ -207,7 +207,6 @@ struct Plan {
   bool extreme = false;
 };
 
-
 const Transform kAlbedoPrefilter{Transfer::srgb, false, false, 1};   // OIDN: albedo, not hdr
 const Transform kNormalPrefilter{Transfer::linear, false, true, 1};  // OIDN: normals, snorm
 

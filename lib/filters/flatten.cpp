@@ -27,7 +27,8 @@ class FlattenStage : public Stage {
   StageCost cost() const override { return {.reference_ns = 2, .device_ns = 0.5}; }
   std::vector<std::string> details(const StageRun&) const override {
     std::string values;
-    for (const float b : background_) values += (values.empty() ? "" : ", ") + fmt::format("{:g}", b);
+    for (const float b : background_)
+      values += (values.empty() ? "" : ", ") + fmt::format("{:g}", b);
     return {"colour over a background of " + values + ", alpha dropped (images with alpha)"};
   }
 
@@ -82,8 +83,9 @@ class FlattenStage : public Stage {
 
 FilterDef flatten_filter() {
   return {.name = "flatten",
-          .summary = "put the colour over a background and drop alpha (for formats without "
-                     "alpha: JPEG)",
+          .summary =
+              "put the colour over a background and drop alpha (for formats without "
+              "alpha: JPEG)",
           .params = {{.name = "background",
                       .type = ParamType::Numbers,
                       .fallback = "0",

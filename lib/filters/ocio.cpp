@@ -261,7 +261,8 @@ std::string opencl_from_hlsl(std::string code) {
   auto last = code.cbegin();
   for (std::sregex_iterator it(code.begin(), code.end(), swizzle), end; it != end; ++it) {
     swizzled.append(last, (*it)[0].first).append((*it)[1].str()).push_back('.');
-    for (const char c : (*it)[2].str()) swizzled.push_back(c == 'r' ? 'x' : c == 'g' ? 'y' : c == 'b' ? 'z' : 'w');
+    for (const char c : (*it)[2].str())
+      swizzled.push_back(c == 'r' ? 'x' : c == 'g' ? 'y' : c == 'b' ? 'z' : 'w');
     last = (*it)[0].second;
   }
   code = swizzled.append(last, code.cend());
@@ -318,8 +319,8 @@ DeviceProgram device_program(const OCIO::Processor& processor) {
   DeviceProgram program;
   std::string helpers;
   const auto sampled = [&](const char* name, const char* sampler, const std::string& with) {
-    code = std::regex_replace(code, std::regex(std::string(R"(\bTexture[123]D\s+)") + name + ";"),
-                              "");
+    code =
+        std::regex_replace(code, std::regex(std::string(R"(\bTexture[123]D\s+)") + name + ";"), "");
     code = std::regex_replace(code, std::regex(std::string(R"(\bSamplerState\s+)") + sampler + ";"),
                               "");
     code = replace_samples(code, name, with);
@@ -337,9 +338,9 @@ DeviceProgram device_program(const OCIO::Processor& processor) {
     // A one-row texture is sampled with one coordinate.
     const std::string position = height == 1 ? "(float2)(p, 0.5f)" : "p";
     const std::string helper = fmt::format("halo_texture_{}", i);
-    helpers += fmt::format(
-        "#define {}(p) halo_sample2d(halo_textures + {}, {}, {}, {}, {}, {})\n", helper,
-        program.textures.size(), width, height, channels, int(linear), position);
+    helpers +=
+        fmt::format("#define {}(p) halo_sample2d(halo_textures + {}, {}, {}, {}, {}, {})\n", helper,
+                    program.textures.size(), width, height, channels, int(linear), position);
     program.textures.insert(program.textures.end(), values,
                             values + std::size_t(width) * height * channels);
     sampled(name, sampler, helper);
@@ -354,8 +355,8 @@ DeviceProgram device_program(const OCIO::Processor& processor) {
     // Tetrahedral: the code reads the cell's corners at texel centres itself.
     const bool linear = interpolation == OCIO::INTERP_LINEAR;
     const std::string helper = fmt::format("halo_texture3d_{}", i);
-    helpers += fmt::format("#define {}(p) halo_sample3d(halo_textures + {}, {}, {}, p)\n",
-                                   helper, program.textures.size(), edge, int(linear));
+    helpers += fmt::format("#define {}(p) halo_sample3d(halo_textures + {}, {}, {}, p)\n", helper,
+                           program.textures.size(), edge, int(linear));
     program.textures.insert(program.textures.end(), values,
                             values + std::size_t(edge) * edge * edge * 3);
     sampled(name, sampler, helper);
@@ -363,8 +364,9 @@ DeviceProgram device_program(const OCIO::Processor& processor) {
   if (code.empty()) return {};
   for (const char* unknown : {"Texture", "Sampler", "float3x3", "out ", "inout "})
     if (code.find(unknown) != std::string::npos) return {};
-  code = std::regex_replace(code, std::regex(R"(\bfloat4\s+ocio_transform\s*\(\s*float4\s+(\w+)\s*\))"),
-                            "float4 ocio_transform(float4 $1, __global const float* halo_textures)");
+  code = std::regex_replace(
+      code, std::regex(R"(\bfloat4\s+ocio_transform\s*\(\s*float4\s+(\w+)\s*\))"),
+      "float4 ocio_transform(float4 $1, __global const float* halo_textures)");
   program.code = helpers + opencl_from_hlsl(code);
   return program;
 }
@@ -489,14 +491,14 @@ Param cube_param() {
   return {.name = "cube",
           .type = ParamType::Integer,
           .fallback = "auto",
-          .doc = "entries a side of the table a device interpolates when channels mix and "
-                 "OpenColorIO has no GPU program for the transform (auto: 65, or 129 where 65 "
-                 "leave more than half an 8-bit code)",
+          .doc =
+              "entries a side of the table a device interpolates when channels mix and "
+              "OpenColorIO has no GPU program for the transform (auto: 65, or 129 where 65 "
+              "leave more than half an 8-bit code)",
           .min = 17,
           .max = 129,
           .allow_auto = true};
 }
-
 
 const std::vector<std::string> kColourNotes = {
     "the built-in config: Linear Rec.709 (sRGB) (alias linear, the scene_linear role), sRGB "

@@ -84,7 +84,7 @@ double weight(Kernel k, double x) {
 // would break such ties by rounding noise.
 double box_weight(long long j, long long i, long long in, long long out, bool nearest) {
   const long long reach = nearest ? out : std::max(in, out);  // 2 out stretch x 0.5
-  const long long x = (2 * j + 1) * out - (2 * i + 1) * in;  // 2 out (j + 0.5 - centre)
+  const long long x = (2 * j + 1) * out - (2 * i + 1) * in;   // 2 out (j + 0.5 - centre)
   return x > -reach && x <= reach ? 1 : 0;
 }
 

@@ -189,8 +189,8 @@ void set_metadata(OIIO::ImageSpec& spec, const Metadata& m) {
 // matter most: an XYZ file's values read as Rec.709 without them.
 Metadata metadata_of(const Imf::Header& header) {
   static const std::vector<std::string> layout = {
-      "channels", "compression",   "dataWindow", "displayWindow", "lineOrder",
-      "type",     "chunkCount",    "tiles",      "version",       "name"};
+      "channels", "compression", "dataWindow", "displayWindow", "lineOrder",
+      "type",     "chunkCount",  "tiles",      "version",       "name"};
   Metadata m;
   const auto typed = [&](const char* name, const char* type, const void* data, std::size_t n) {
     m.attributes.push_back({name, type, std::string(static_cast<const char*>(data), n)});

@@ -57,8 +57,8 @@ struct FileNames {
 
 // A file's plan, from its headers: which pipeline runs it (the run's, the one for images with
 // alpha, or one bound to the file: --auto-orient, icc, flatten for an output that cannot store
-// alpha), the stages its other layers go through, the output's sample type, the decode size and the colour samples the work counts
-// (what `--device auto` weighs).
+// alpha), the stages its other layers go through, the output's sample type, the decode size and the
+// colour samples the work counts (what `--device auto` weighs).
 class FilePlan {
  public:
   FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipeline& alpha_pipeline,

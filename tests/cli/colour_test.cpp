@@ -166,7 +166,8 @@ TEST_CASE("alpha into a format without it: over --background (black), one warnin
   fs::create_directories(box / "shots");
   write_image(box / "shots/a.png", transparent_edge(24, 6), SampleType::u8);
   PixelBuffer opaque = transparent_edge(24, 6);
-  for (std::size_t i = 3; i < opaque.sample_count(); i += 4) opaque.samples<std::uint8_t>()[i] = 255;
+  for (std::size_t i = 3; i < opaque.sample_count(); i += 4)
+    opaque.samples<std::uint8_t>()[i] = 255;
   write_image(box / "shots/b.png", opaque, SampleType::u8);
   write_image(box / "shots/c.png", opaque, SampleType::u8);
   const Result r = box.halo("run " + box / "shots" + " -f thumbnail:w=12:h=12 -o " +
@@ -179,9 +180,10 @@ TEST_CASE("alpha into a format without it: over --background (black), one warnin
   REQUIRE(box.halo("run " + box / "shots/a.png -o " + box / "a.pfm --type float").code == 0);
   const PixelBuffer black = read_image({box / "a.pfm", {}}).pixels;
   CHECK(black.channels == 3);
-  CHECK(black.samples<float>()[0] == 1.0f);        // (0, 0): opaque red
+  CHECK(black.samples<float>()[0] == 1.0f);           // (0, 0): opaque red
   CHECK(black.samples<float>()[23 * 3 + 1] == 0.0f);  // (23, 0): transparent green, gone
-  REQUIRE(box.halo("run " + box / "shots/a.png -o " + box / "w.pfm --background 1,1,0.5").code == 0);
+  REQUIRE(box.halo("run " + box / "shots/a.png -o " + box / "w.pfm --background 1,1,0.5").code ==
+          0);
   const PixelBuffer white = read_image({box / "w.pfm", {}}).pixels;
   CHECK(white.samples<float>()[23 * 3 + 0] == 1.0f);
   CHECK(white.samples<float>()[23 * 3 + 2] == 0.5f);

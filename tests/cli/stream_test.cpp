@@ -445,7 +445,8 @@ TEST_CASE("crop through files: the window's rows read in order past the rows abo
   const Result huge = box.halo("run " + box / "in.png" + " -f crop:w=99999 -o " + box / "wide.png");
   CHECK(huge.code == 64);
   CHECK(has(huge.err, "w=99999 is more than its width of 97"));
-  const Result past = box.halo("run " + box / "in.png" + " -f crop:x=90:w=10 -o " + box / "wide.png");
+  const Result past =
+      box.halo("run " + box / "in.png" + " -f crop:x=90:w=10 -o " + box / "wide.png");
   CHECK(past.code == 64);
   CHECK(has(past.err, "x=90 and w=10 reach 100, past its width of 97 (w at most 7 there)"));
   // halo filters gives the ranges the parser holds to: w and h from 1.

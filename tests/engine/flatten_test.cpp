@@ -20,7 +20,7 @@ TEST_CASE("flatten by hand: straight and premultiplied colour, opaque pixels exa
   CHECK(straight.at(0, 0, 0) == 0.8f);  // opaque: the colour exactly
   CHECK(straight.at(1, 0, 0) == doctest::Approx(0.8 * 0.25 + 0.5 * 0.75));
   CHECK(straight.at(2, 0, 2) == 0.5f);  // transparent: the background
-  in.set_source(PixelType::f32);  // premultiplied: c + b (1 - a)
+  in.set_source(PixelType::f32);        // premultiplied: c + b (1 - a)
   const Image pre = make_stage("flatten:background=1,0,0")->reference(in);
   CHECK(pre.at(1, 0, 0) == doctest::Approx(0.8 + 0.75));
   CHECK(pre.at(1, 0, 1) == doctest::Approx(0.4));

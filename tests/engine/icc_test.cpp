@@ -127,13 +127,14 @@ TEST_CASE("icc errors name the filter and the profile") {
 }
 
 // A 65^3 cube was 0.024 (6 codes) off LittleCMS near black for Adobe RGB with bpc=1.
-TEST_CASE("icc with black point compensation or the absolute intent: curves, a fitted affine "
-          "step, curves") {
+TEST_CASE(
+    "icc with black point compensation or the absolute intent: curves, a fitted affine "
+    "step, curves") {
   const std::string adobe = saved("halo-test-adobe.icc", rgb_profile(563.0 / 256, true));
   Device& device = test::device();
-  for (const std::string& spec : {"icc:from=" + adobe + ":bpc=1",
-                                  "icc:from=" + adobe + ":intent=absolute",
-                                  "icc:to=" + adobe + ":intent=absolute:bpc=1"}) {
+  for (const std::string& spec :
+       {"icc:from=" + adobe + ":bpc=1", "icc:from=" + adobe + ":intent=absolute",
+        "icc:to=" + adobe + ":intent=absolute:bpc=1"}) {
     INFO(spec);
     const auto stage = make_stage(spec);
     const auto& lut = dynamic_cast<const ColorTransformStage&>(*stage).lut();

@@ -158,13 +158,13 @@ Image every_value(int width, int height) {
 
 // The ACES view through a 65^3 cube was up to 10 codes from OpenColorIO in 8-bit output on such
 // colours, and made NaN where the CPU made a value (and the other way round).
-TEST_CASE("display and ocio on the device: OpenColorIO's own program, within 1e-4 of its CPU "
-          "over every value, NaN and infinities as stated") {
+TEST_CASE(
+    "display and ocio on the device: OpenColorIO's own program, within 1e-4 of its CPU "
+    "over every value, NaN and infinities as stated") {
   Device& device = test::device();
   const Image in = every_value(211, 97);
-  for (const std::string spec :
-       {"display", "display:view=Standard", "ocio:from=linear:to=ACEScct",
-        "ocio:from=ACEScg:to=srgb"}) {
+  for (const std::string spec : {"display", "display:view=Standard", "ocio:from=linear:to=ACEScct",
+                                 "ocio:from=ACEScg:to=srgb"}) {
     INFO(spec);
     const auto stage = make_stage(spec);
     CHECK(stage->details()[1] == "on a device: OpenColorIO's own GPU program (analytic, no table)");
@@ -175,8 +175,8 @@ TEST_CASE("display and ocio on the device: OpenColorIO's own program, within 1e-
     const Image out = stage->reference(in);
     for (int y = 0; y < in.height(); ++y)
       for (int x = 0; x < in.width(); ++x) {
-        const bool nan = std::isnan(in.at(x, y, 0)) || std::isnan(in.at(x, y, 1)) ||
-                         std::isnan(in.at(x, y, 2));
+        const bool nan =
+            std::isnan(in.at(x, y, 0)) || std::isnan(in.at(x, y, 1)) || std::isnan(in.at(x, y, 2));
         for (int c = 0; c < 3; ++c) REQUIRE(std::isnan(out.at(x, y, c)) == nan);
       }
     CHECK(one(spec, std::numeric_limits<float>::infinity(), 1, 1) == one(spec, 0x1p32f, 1, 1));

@@ -253,15 +253,17 @@ TEST_CASE("EXR of luminance and chroma keeps its header attributes: XYZ chromati
   std::vector<Imf::Rgba> px(std::size_t(w) * h, Imf::Rgba(0.5f, 0.25f, 0.125f, 1.0f));
   {
     Imf::Header header(w, h);
-    Imf::addChromaticities(header, Imf::Chromaticities({1, 0}, {0, 1}, {0, 0}, {1.0f / 3, 1.0f / 3}));
+    Imf::addChromaticities(header,
+                           Imf::Chromaticities({1, 0}, {0, 1}, {0, 0}, {1.0f / 3, 1.0f / 3}));
     header.insert("comments", Imf::StringAttribute("an XYZ image"));
     Imf::RgbaOutputFile file((dir / "xyz.exr").c_str(), header, Imf::WRITE_YC);
     file.setFrameBuffer(px.data(), 1, w);
     file.writePixels(h);
   }
   const Metadata m = open_reader(dir / "xyz.exr")->header().metadata;
-  const auto chromaticities = std::find_if(m.attributes.begin(), m.attributes.end(),
-                                           [](const Attribute& a) { return a.name == "chromaticities"; });
+  const auto chromaticities =
+      std::find_if(m.attributes.begin(), m.attributes.end(),
+                   [](const Attribute& a) { return a.name == "chromaticities"; });
   REQUIRE(chromaticities != m.attributes.end());
   CHECK(chromaticities->type == "float[8]");
   float values[8];
