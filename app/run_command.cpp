@@ -408,7 +408,11 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
        .strip_rows = o.strip_rows,
        .verify = o.verify,
        .tolerance = o.tolerance,
-       .encoding = o.encoding,
+       .encoding = [&] {
+         WriteOptions w = o.encoding;
+         w.no_clobber = o.no_clobber;
+         return w;
+       }(),
        .workers = workers},
       global,
       pipeline,

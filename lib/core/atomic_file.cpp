@@ -2,11 +2,13 @@
 #include "core/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdio>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -117,8 +119,8 @@ void sweep_stale_temporaries(const fs::path& dir) {
 
 // Creates dir/.halo-TAG-PID-RANDOM.EXT exclusively: O_EXCL and O_NOFOLLOW, so that a name
 // planted in a shared folder (a file, or a link to one) is never opened; the mode is the
-// user's umask's, as the output's own would be.
-fs::path create_temporary(const fs::path& dir, const fs::path& target) {
+// user's umask's, as the output's own would be. `fd` is left open on it.
+fs::path create_temporary(const fs::path& dir, const fs::path& target, int& fd) {
   static std::mutex mutex;
   static std::mt19937_64 random{std::random_device{}()};
   const std::string extension = target.extension().string().substr(0, 16);
@@ -131,11 +133,8 @@ fs::path create_temporary(const fs::path& dir, const fs::path& target) {
     const fs::path temp =
         dir / (std::string(kPrefix) + temporary_tag() + "-" + std::to_string(::getpid()) + "-" +
                fmt::format("{:08x}", draw & 0xffffffffu) + extension);
-    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd >= 0) {
-      ::close(fd);
-      return temp;
-    }
+    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0) return temp;
     if (errno != EEXIST)
       throw Error(ErrorKind::CantCreate, target.string() +
                                              ": cannot create its temporary file in " +
@@ -143,6 +142,33 @@ fs::path create_temporary(const fs::path& dir, const fs::path& target) {
   }
   throw Error(ErrorKind::CantCreate, target.string() + ": cannot create a temporary file in " +
                                          dir.string() + ": 100 random names taken");
+}
+
+// The path through which the open file `fd` is opened again, whatever becomes of its name.
+fs::path through_descriptor(int fd, const fs::path& name) {
+  const fs::path proc = "/proc/self/fd/" + std::to_string(fd);
+  struct stat by_fd {}, by_proc {};
+  if (::fstat(fd, &by_fd) == 0 && ::stat(proc.c_str(), &by_proc) == 0 &&
+      by_fd.st_dev == by_proc.st_dev && by_fd.st_ino == by_proc.st_ino)
+    return proc;
+  return name;  // no /proc: by name, as before
+}
+
+// Whether `path` names the file open as `fd` (not a link, nor another file put there).
+bool is_open_file(const fs::path& path, int fd) {
+  struct stat by_fd {}, by_name {};
+  return ::fstat(fd, &by_fd) == 0 && ::lstat(path.c_str(), &by_name) == 0 &&
+         by_fd.st_dev == by_name.st_dev && by_fd.st_ino == by_name.st_ino;
+}
+
+// rename() that fails with EEXIST rather than replace the target (renameat2's
+// RENAME_NOREPLACE; a hard link and unlink where the file system has no such rename).
+int rename_no_replace(const fs::path& from, const fs::path& to) {
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS) return -1;
+  if (::link(from.c_str(), to.c_str()) != 0) return -1;
+  ::unlink(from.c_str());
+  return 0;
 }
 
 }  // namespace
@@ -166,15 +192,13 @@ bool writes_in_place(const fs::path& target) {
          (real.starts_with("/dev/") || real.starts_with("/proc/") || real.starts_with("pipe:"));
 }
 
-AtomicOutput::AtomicOutput(const fs::path& given) : target_(given) {
+AtomicOutput::AtomicOutput(const fs::path& given, Replace replace)
+    : target_(given), replace_(replace) {
   if (writes_in_place(given)) {
     in_place_ = true;
-    temp_ = given;
+    temp_ = write_path_ = given;
     return;
   }
-  // Through a symlink: the file it points to is replaced, the link stays.
-  std::error_code link_ec;
-  if (fs::is_symlink(given, link_ec)) target_ = fs::weakly_canonical(given, link_ec);
   const fs::path& target = target_;
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::error_code ec;
@@ -193,15 +217,14 @@ AtomicOutput::AtomicOutput(const fs::path& given) : target_(given) {
                 target.string() + ": cannot create: its name is longer than the " +
                     std::to_string(name_max) + " bytes the file system allows");
   sweep_stale_temporaries(dir);
-  temp_ = create_temporary(dir, target);
+  temp_ = create_temporary(dir, target, fd_);
+  write_path_ = through_descriptor(fd_, temp_);
   registration_.emplace(temp_.string());
 }
 
 AtomicOutput::~AtomicOutput() {
-  if (!committed_ && !in_place_) {
-    std::error_code ignore;
-    fs::remove(temp_, ignore);
-  }
+  if (!committed_ && !in_place_ && fd_ >= 0 && is_open_file(temp_, fd_)) ::unlink(temp_.c_str());
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void AtomicOutput::commit() {
@@ -209,11 +232,25 @@ void AtomicOutput::commit() {
     committed_ = true;
     return;
   }
-  std::error_code ec;
-  fs::rename(temp_, target_, ec);
-  if (ec)
-    throw Error(ErrorKind::Io, target_.string() + ": cannot rename into place: " + ec.message());
+  // The name must still be the file halo created and wrote: a link or file put in its place
+  // is not published (nor is it written: writers went through the descriptor).
+  if (!is_open_file(temp_, fd_))
+    throw Error(ErrorKind::Io, target_.string() + ": its temporary " + temp_.string() +
+                                   " was replaced by another process; not published");
+  if (replace_ == Replace::never) {
+    if (rename_no_replace(temp_, target_) != 0)
+      throw Error(ErrorKind::CantCreate,
+                  target_.string() + (errno == EEXIST ? ": exists; not overwritten (--no-clobber)"
+                                                      : ": cannot create: " +
+                                                            std::string(std::strerror(errno))));
+  } else if (::rename(temp_.c_str(), target_.c_str()) != 0) {
+    throw Error(ErrorKind::Io,
+                target_.string() + ": cannot rename into place: " + std::strerror(errno));
+  }
   committed_ = true;
+  if (!is_open_file(target_, fd_))
+    spdlog::warn("{}: another process replaced the output as it was renamed into place",
+                 target_.string());
 }
 
 }  // namespace halo

@@ -86,6 +86,9 @@ struct WriteOptions {
   std::string png_filter;   // none|sub|up|average|paeth|adaptive
   int quality = 0;          // JPEG 1..100
   int threads = 0;          // encoder threads (PNG); 0: the number of cores
+  // --no-clobber: the output is published only where no file exists by then (of several runs
+  // writing one absent output, exactly one wins; the others fail with CantCreate).
+  bool no_clobber = false;
 };
 
 struct OutputHeader {

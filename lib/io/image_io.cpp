@@ -172,7 +172,8 @@ OutputImage::OutputImage(std::string path, int width, int height, SampleType typ
       type_(type),
       options_(std::move(options)),
       metadata_(std::move(metadata)),
-      file_(std::make_unique<AtomicOutput>(path_)) {}
+      file_(std::make_unique<AtomicOutput>(
+          path_, options_.no_clobber ? Replace::never : Replace::existing)) {}
 
 OutputImage::~OutputImage() = default;
 

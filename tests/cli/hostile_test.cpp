@@ -3,13 +3,17 @@
 // no file behind (no temporary in the output folder, no spool in $TMPDIR).
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <zlib.h>
 #include <csignal>
 
 #include <chrono>
+#include <sstream>
+#include <thread>
 
 #include "cli/sandbox.hpp"
 #include "core/atomic_file.hpp"
@@ -85,6 +89,72 @@ TEST_CASE("hostile: planted links at temporary names are never followed; modes f
   struct stat status {};
   REQUIRE(::stat((box / "out.png").c_str(), &status) == 0);
   CHECK((status.st_mode & 0777) == 0644);
+}
+
+// The temporary was created exclusively, closed, then opened again by name (fopen,
+// OpenImageIO's writers): in a folder others can write that is not sticky, a neighbour who
+// swaps the name for a link between the two (inotify makes it reliable) had root's file
+// overwritten with the output.
+TEST_CASE("hostile: a temporary's name swapped for a link while halo writes: nothing follows it") {
+  Sandbox box;
+  write_image(box / "in.png", photo(600, 400, 3), SampleType::u8);
+  fs::create_directories(box / "shared");
+  fs::permissions(box / "shared", fs::perms::all);  // 0777, not sticky
+  for (const char* format : {"png", "exr", "pfm"}) {
+    INFO(format);
+    std::ofstream(box / "victim") << "precious";
+    const int watch = ::inotify_init1(IN_CLOEXEC);
+    REQUIRE(watch >= 0);
+    REQUIRE(::inotify_add_watch(watch, (box / "shared").c_str(), IN_CREATE) >= 0);
+    std::string swapped;
+    std::thread neighbour([&] {
+      alignas(inotify_event) char buffer[4096];
+      while (swapped.empty()) {
+        const ssize_t n = ::read(watch, buffer, sizeof buffer);
+        if (n <= 0) return;
+        for (ssize_t at = 0; at < n;) {
+          const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+          const std::string name = event->len ? event->name : "";
+          if (swapped.empty() && name.starts_with(".halo-")) {
+            const fs::path planted = box.dir / "shared" / name;
+            ::unlink(planted.c_str());
+            ::symlink((box.dir / "victim").c_str(), planted.c_str());
+            swapped = name;
+          }
+          at += ssize_t(sizeof(inotify_event) + event->len);
+        }
+      }
+    });
+    const std::string out = box / (std::string("shared/out.") + format);
+    const Result r = box.halo("--device ref run " + box / "in.png -f gaussian:r=2 -o " + out);
+    ::close(watch);  // ends the neighbour's read if halo created nothing
+    neighbour.join();
+    REQUIRE_FALSE(swapped.empty());
+    CHECK(Sandbox::read(box / "victim") == "precious");
+    // The name is a link now: nothing is published, the run says why.
+    CHECK(r.code == 74);
+    CHECK(has(r.err, "was replaced by another process; not published"));
+    CHECK_FALSE(fs::exists(out));
+    fs::remove(box.dir / "shared" / swapped);
+  }
+}
+
+// The check was at the start and the rename at the end replaced: four runs to one absent
+// output all exited 0.
+TEST_CASE("hostile: --no-clobber among runs racing to one output: exactly one writes it") {
+  Sandbox box;
+  write_image(box / "in.png", photo(1200, 900, 3), SampleType::u8);
+  const std::string codes = bash(box,
+                                 "for i in 1 2 3 4; do ($halo --device ref run in.png -f "
+                                 "gaussian:r=6 -o out.png --no-clobber 2>err$i; echo $? >code$i) "
+                                 "& done; wait; cat code1 code2 code3 code4");
+  int won = 0, refused = 0;
+  std::istringstream lines(codes);
+  for (int code; lines >> code;) code == 0 ? ++won : code == 73 ? ++refused : 0;
+  CHECK(won == 1);
+  CHECK(refused == 3);
+  CHECK(fs::exists(box / "out.png"));
+  CHECK_FALSE(any_temporary(box.dir));
 }
 
 TEST_CASE("hostile: the sweep removes only temporaries provably dead") {
