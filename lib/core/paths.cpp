@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 
 namespace halo {
 
@@ -52,41 +53,63 @@ void refuse_special_file(const std::string& path) {
   if (const char* kind = special_kind(status.st_mode)) throw special_file_error(path, kind);
 }
 
-std::string read_small_file(const std::string& path, std::size_t max_bytes,
-                            const std::string& what) {
-  // O_NONBLOCK: opening a FIFO without a writer would block before fstat could refuse it.
+namespace {
+
+// Opens `path` for reading without waiting (O_NONBLOCK: a FIFO without a writer would block
+// the open before fstat could refuse it) and checks it; its descriptor, and its size in `size`.
+int open_small_file(const std::string& path, std::size_t max_bytes, const std::string& what,
+                    std::size_t& size) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     throw Error(ErrorKind::NoInput, path + ": cannot read " + what + ": " + std::strerror(errno));
   struct stat status {};
-  std::string text;
   try {
     if (::fstat(fd, &status) != 0)
       throw Error(ErrorKind::NoInput, path + ": cannot read " + what + ": " + std::strerror(errno));
-    if (const char* kind = special_kind(status.st_mode)) throw special_file_error(path, kind);
-    if (S_ISDIR(status.st_mode)) throw Error(ErrorKind::NoInput, path + ": is a folder");
+    const char* kind = S_ISDIR(status.st_mode) ? "a folder" : special_kind(status.st_mode);
+    if (kind)
+      throw Error(ErrorKind::NoInput,
+                  path + ": " + kind + ", not a regular file (" + what + ")");
     if (std::size_t(status.st_size) > max_bytes)
       throw Error(ErrorKind::BadData, path + ": " + std::to_string(status.st_size) +
-                                          " bytes, over the " + std::to_string(max_bytes) + " a " +
-                                          what + " may have");
-    text.resize(std::size_t(status.st_size));
-    std::size_t got = 0;
-    while (got < text.size()) {
-      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0)
-        throw Error(ErrorKind::NoInput,
-                    path + ": cannot read " + what + ": " + std::strerror(errno));
-      if (n == 0) break;
-      got += std::size_t(n);
-    }
-    text.resize(got);
+                                          " bytes, over the " + std::to_string(max_bytes) +
+                                          " bytes allowed (" + what + ")");
+    check_memory(path, std::size_t(status.st_size), "the " + what);
   } catch (...) {
     ::close(fd);
     throw;
   }
+  size = std::size_t(status.st_size);
+  return fd;
+}
+
+}  // namespace
+
+std::string read_small_file(const std::string& path, std::size_t max_bytes,
+                            const std::string& what) {
+  std::size_t size = 0;
+  const int fd = open_small_file(path, max_bytes, what, size);
+  std::string text(size, '\0');
+  std::size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      throw Error(ErrorKind::NoInput, path + ": cannot read " + what + ": " + std::strerror(error));
+    }
+    if (n == 0) break;  // it shrank while read: what is there
+    got += std::size_t(n);
+  }
   ::close(fd);
+  text.resize(got);
   return text;
+}
+
+void check_small_file(const std::string& path, std::size_t max_bytes, const std::string& what) {
+  std::size_t size = 0;
+  ::close(open_small_file(path, max_bytes, what, size));
 }
 
 }  // namespace halo

@@ -21,9 +21,22 @@ bool in_build_tree();
 // (io/standard_streams.hpp) and never come here.
 void refuse_special_file(const std::string& path);
 
-// The whole of a small text file (a preset, a report): special files refused, NoInput when it
-// cannot be read, BadData when over `max_bytes` (naming `what` and the limit).
+// Side files: what halo reads besides its images (presets, ICC profiles, OpenColorIO configs
+// and the LUT files they name, denoise weights, cache records, tuning files, reports read back)
+// are hostile until checked: a regular file only (a FIFO, device or folder refused at once,
+// never waited on nor read forever), its size capped and checked against --max-memory before a
+// byte is read, read through the one descriptor that was checked.
+
+// The whole of such a file: NoInput when it cannot be opened or is not a regular file, BadData
+// when over `max_bytes` or --max-memory (naming `what` and the limit).
 std::string read_small_file(const std::string& path, std::size_t max_bytes,
                             const std::string& what);
+// The same checks for a file a library opens by name itself (OpenColorIO's LUT files).
+void check_small_file(const std::string& path, std::size_t max_bytes, const std::string& what);
+
+// The largest a record halo keeps in its cache folder may be (start costs, tuned shapes), and
+// how deep its JSON may nest: a deeper one is not halo's (100,000 '[' crashed a parse).
+inline constexpr std::size_t kMaxRecordBytes = std::size_t(1) << 20;
+inline constexpr int kMaxRecordDepth = 16;
 
 }  // namespace halo

@@ -292,10 +292,13 @@ std::string sha256_hex(const std::vector<char>& bytes) {
   return hex;
 }
 
+// OIDN's largest weights are 7.7 MB; a file past 256 MiB is not one (a 3 GB file was read
+// whole before "not a .tza", /dev/zero forever).
+constexpr std::size_t kMaxWeightsBytes = std::size_t(256) << 20;
+
 std::vector<char> read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::NoInput, path.string() + ": cannot read weights file");
-  return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+  const std::string bytes = read_small_file(path.string(), kMaxWeightsBytes, "weights file");
+  return std::vector<char>(bytes.begin(), bytes.end());
 }
 
 // A network by OIDN's name (rt_hdr_alb_nrm: found in weights_dirs() and checked against its

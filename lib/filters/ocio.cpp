@@ -3,6 +3,9 @@
 // config is config=FILE, else $OCIO, else halo's built-in one (presets/ocio/config.ocio, built
 // into the program). OpenColorIO's CPU processor is the reference; devices run it baked
 // (filters/color_lut.hpp).
+#include <algorithm>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -14,6 +17,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "core/paths.hpp"
 #include "core/settings.hpp"
 #include "core/text.hpp"
 #include "filters/color_lut.hpp"
@@ -33,6 +37,110 @@ struct LoadedConfig {
   std::string where;  // the file, or kBuiltinName
 };
 
+// A config is read as halo's other side files are (core/paths.hpp), and the LUT files it names
+// are checked the same way before OpenColorIO opens them by name: a FIFO hung the run,
+// /dev/zero was read for 4 GB.
+constexpr std::size_t kMaxConfigBytes = std::size_t(16) << 20;
+constexpr std::size_t kMaxLutBytes = std::size_t(512) << 20;
+
+// What a config's transforms refer to: the colour spaces (ColorSpaceTransform and the like
+// name them), and the LUT files, each checked where OpenColorIO will look for it.
+struct References {
+  std::set<std::string> spaces;
+};
+
+void references_of(const OCIO::Config& config, const OCIO::ConstTransformRcPtr& t,
+                   References& refs, const std::string& where) {
+  if (!t) return;
+  if (auto group = OCIO::DynamicPtrCast<const OCIO::GroupTransform>(t)) {
+    for (int i = 0; i < group->getNumTransforms(); ++i)
+      references_of(config, group->getTransform(i), refs, where);
+  } else if (auto file = OCIO::DynamicPtrCast<const OCIO::FileTransform>(t)) {
+    std::string path;
+    try {
+      path = config.getCurrentContext()->resolveFileLocation(file->getSrc());
+    } catch (const OCIO::Exception&) {
+      return;  // not found: OpenColorIO says so itself when a transform needs it
+    }
+    check_small_file(path, kMaxLutBytes, "LUT file of " + where);
+  } else if (auto space = OCIO::DynamicPtrCast<const OCIO::ColorSpaceTransform>(t)) {
+    refs.spaces.insert(space->getSrc());
+    refs.spaces.insert(space->getDst());
+  } else if (auto look = OCIO::DynamicPtrCast<const OCIO::LookTransform>(t)) {
+    refs.spaces.insert(look->getSrc());
+    refs.spaces.insert(look->getDst());
+  } else if (auto view = OCIO::DynamicPtrCast<const OCIO::DisplayViewTransform>(t)) {
+    refs.spaces.insert(view->getSrc());
+  }
+}
+
+// The colour space a name, alias or role stands for ("" when none).
+std::string canonical_space(const OCIO::Config& config, const std::string& name) {
+  const auto space = config.getColorSpace(name.c_str());
+  return space ? space->getName() : "";
+}
+
+// Checks every LUT file the config names, and that no colour space reaches itself through
+// the spaces its transforms name: OpenColorIO recursed until the stack overflowed (SIGSEGV)
+// on such a config; oiiotool and ociocheck crash on it too.
+void check_config(const OCIO::Config& config, const std::string& spec, const std::string& where) {
+  std::map<std::string, std::set<std::string>> edges;
+  const auto collect = [&](const std::string& from, const OCIO::ConstTransformRcPtr& t) {
+    References refs;
+    references_of(config, t, refs, where);
+    for (const auto& name : refs.spaces)
+      if (const std::string to = canonical_space(config, name); !to.empty() && !from.empty())
+        edges[from].insert(to);
+  };
+  for (int i = 0; i < config.getNumColorSpaces(OCIO::SEARCH_REFERENCE_SPACE_ALL,
+                                               OCIO::COLORSPACE_ALL);
+       ++i) {
+    const char* name = config.getColorSpaceNameByIndex(OCIO::SEARCH_REFERENCE_SPACE_ALL,
+                                                       OCIO::COLORSPACE_ALL, i);
+    const auto space = config.getColorSpace(name);
+    for (const auto dir : {OCIO::COLORSPACE_DIR_TO_REFERENCE, OCIO::COLORSPACE_DIR_FROM_REFERENCE})
+      collect(space->getName(), space->getTransform(dir));
+  }
+  for (int i = 0; i < config.getNumLooks(); ++i) {
+    const auto look = config.getLook(config.getLookNameByIndex(i));
+    collect(canonical_space(config, look->getProcessSpace()), look->getTransform());
+    collect(canonical_space(config, look->getProcessSpace()), look->getInverseTransform());
+  }
+  for (int i = 0; i < config.getNumViewTransforms(); ++i) {
+    const auto view = config.getViewTransform(config.getViewTransformNameByIndex(i));
+    for (const auto dir : {OCIO::VIEWTRANSFORM_DIR_TO_REFERENCE,
+                           OCIO::VIEWTRANSFORM_DIR_FROM_REFERENCE})
+      collect("", view->getTransform(dir));
+  }
+  for (int i = 0; i < config.getNumNamedTransforms(); ++i) {
+    const auto named = config.getNamedTransform(config.getNamedTransformNameByIndex(i));
+    for (const auto dir : {OCIO::TRANSFORM_DIR_FORWARD, OCIO::TRANSFORM_DIR_INVERSE})
+      collect("", named->getTransform(dir));
+  }
+  // Depth-first over the references: a space met again while still open is a cycle.
+  std::map<std::string, int> state;  // 1 open, 2 done
+  std::vector<std::string> path;
+  std::function<void(const std::string&)> visit = [&](const std::string& space) {
+    state[space] = 1;
+    path.push_back(space);
+    for (const auto& next : edges[space]) {
+      if (state[next] == 1) {
+        std::string cycle;
+        for (auto it = std::find(path.begin(), path.end(), next); it != path.end(); ++it)
+          cycle += *it + " -> ";
+        throw Error(ErrorKind::Usage, fmt::format("filter '{}': OpenColorIO config {}: colour "
+                                                  "spaces refer to each other in a cycle ({}{})",
+                                                  spec, where, cycle, next));
+      }
+      if (state[next] == 0) visit(next);
+    }
+    path.pop_back();
+    state[space] = 2;
+  };
+  for (const auto& [space, _] : edges)
+    if (state[space] == 0) visit(space);
+}
+
 // Configs by file, loaded once a process ("" is the built-in one).
 LoadedConfig load_config(const std::string& spec, const std::string& file) {
   static std::mutex mutex;
@@ -46,7 +154,12 @@ LoadedConfig load_config(const std::string& spec, const std::string& file) {
       std::istringstream text(kBuiltinOcioConfig);
       config = OCIO::Config::CreateFromStream(text);
     } else {
-      config = OCIO::Config::CreateFromFile(file.c_str());
+      std::istringstream text(read_small_file(file, kMaxConfigBytes, "OpenColorIO config"));
+      auto editable = OCIO::Config::CreateFromStream(text)->createEditableCopy();
+      // Its LUT files are found from its own folder, as CreateFromFile would.
+      editable->setWorkingDir(std::filesystem::absolute(file).parent_path().c_str());
+      check_config(*editable, spec, where);
+      config = editable;
     }
     loaded.emplace(file, config);
     return {config, where};

@@ -5,9 +5,9 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 
 #include "core/error.hpp"
+#include "core/paths.hpp"
 
 namespace halo {
 
@@ -127,17 +127,9 @@ TensorMap parse_tza(std::span<const std::byte> bytes, const std::string& what) {
 }
 
 TensorMap read_tza(const std::filesystem::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!file || ec) throw Error(ErrorKind::NoInput, path.string() + ": cannot read weights file");
-  if (size > (std::uintmax_t(1) << 30))
-    throw Error(ErrorKind::BadData, path.string() + ": not a valid OIDN weights file: " +
-                                        std::to_string(size) + " bytes, more than 1 GiB");
-  std::vector<std::byte> bytes(size);
-  if (!file.read(reinterpret_cast<char*>(bytes.data()), std::streamsize(size)))
-    throw Error(ErrorKind::Io, path.string() + ": read failed");
-  return parse_tza(bytes, path.string());
+  const std::string bytes = read_small_file(path.string(), std::size_t(256) << 20, "weights file");
+  const auto* data = reinterpret_cast<const std::byte*>(bytes.data());
+  return parse_tza({data, bytes.size()}, path.string());
 }
 
 }  // namespace halo

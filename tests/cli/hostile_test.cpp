@@ -432,14 +432,14 @@ TEST_CASE("hostile: presets are small .halo text files, never echoed") {
   REQUIRE(::mkfifo((box / "fifo.halo").c_str(), 0600) == 0);
   r = box.halo(run + box / "fifo.halo", "timeout 20");
   CHECK(r.code == 66);
-  CHECK(has(r.err, "fifo.halo: a FIFO, not a file"));
+  CHECK(has(r.err, "fifo.halo: a FIFO, not a regular file (preset)"));
   {
     std::ofstream big(box / "big.halo");
     for (int i = 0; i < 300000; ++i) big << "box:r=1\n";  // 2.4 MB
   }
   r = box.halo(run + box / "big.halo", "timeout 20");
   CHECK(r.code == 65);
-  CHECK(has(r.err, "big.halo: 2400000 bytes, over the 1048576 a preset may have"));
+  CHECK(has(r.err, "big.halo: 2400000 bytes, over the 1048576 bytes allowed (preset)"));
   std::ofstream(box / "binary.halo") << "box:r=1\n\x01\x02secret\n";
   r = box.halo(run + box / "binary.halo");
   CHECK(r.code == 64);
