@@ -13,6 +13,7 @@
 
 #include "cl/cl_error.hpp"
 #include "core/atomic_file.hpp"
+#include "core/paths.hpp"
 #include "core/settings.hpp"
 #include "core/text.hpp"
 
@@ -60,10 +61,17 @@ void write_atomically(const fs::path& path, const std::string& bytes) {
   }
 }
 
+// A program's binary or key as a side file (core/paths.hpp): a FIFO or folder planted in the
+// cache is passed over, not waited on; programs are a few MB at most.
 std::optional<std::string> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec))) return std::nullopt;
+  try {
+    return read_small_file(path.string(), std::size_t(256) << 20, "kernel cache entry");
+  } catch (const Error& e) {
+    spdlog::debug("kernel cache: {} passed over: {}", path.string(), e.what());
+    return std::nullopt;
+  }
 }
 
 }  // namespace

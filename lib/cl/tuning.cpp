@@ -13,6 +13,7 @@
 
 #include "cl/device.hpp"
 #include "core/error.hpp"
+#include "core/record.hpp"
 #include "core/settings.hpp"
 #include "core/text.hpp"
 
@@ -136,11 +137,10 @@ std::string row_name(const Row& row) {
 // The settings of a tuned file, or nullopt with the reason at -v: a file from another halo
 // (a field it does not know), a truncated or hand-edited one is ignored, never fatal.
 std::optional<std::pair<Tuning, std::string>> read_tuned(const fs::path& path, Tuning base) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return std::nullopt;
+  const std::optional<nlohmann::json> record = read_record(path);
+  if (!record) return std::nullopt;
   try {
-    std::ifstream in(path);
-    const nlohmann::json doc = nlohmann::json::parse(in);
+    const nlohmann::json& doc = *record;
     for (const auto& [name, value] : doc.at("settings").items()) {
       const TuningField* field = find_tuning_field(name);
       if (!field || !value.is_number_integer() || value.get<int>() < field->min)

@@ -14,6 +14,7 @@
 #include "cl/tuning.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/record.hpp"
 
 namespace halo {
 
@@ -25,13 +26,10 @@ fs::path costs_file(const fs::path& cache_dir) {
   return cache_dir / "device-start.json";
 }
 
-// The record, or an empty object when there is none or it cannot be read (it is only a hint).
+// The record, or an empty object when there is none or it is not one (it is only a hint).
 nlohmann::json read_costs(const std::optional<fs::path>& cache_dir) {
   if (!cache_dir) return nlohmann::json::object();
-  std::ifstream in(costs_file(*cache_dir));
-  if (!in) return nlohmann::json::object();
-  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-  return doc.is_object() ? doc : nlohmann::json::object();
+  return read_record(costs_file(*cache_dir)).value_or(nlohmann::json::object());
 }
 
 double number_or(const nlohmann::json& doc, const char* key, double fallback) {
@@ -134,8 +132,7 @@ void record_start_cost(const std::optional<fs::path>& cache_dir, const DeviceInf
   record(device, "start_seconds", start_seconds);
   try {
     fs::create_directories(*cache_dir);
-    write_atomically(costs_file(*cache_dir).string(),
-                     [&](std::ostream& out) { out << costs.dump(2) << "\n"; });
+    write_record(costs_file(*cache_dir), costs);
   } catch (const std::exception& e) {
     spdlog::debug("not recording the device's start cost: {}", e.what());
   }

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "core/atomic_file.hpp"
+#include "core/record.hpp"
 #include "filters/histogram.hpp"
 #include "filters/registry.hpp"
 #include "pipeline/transfer.hpp"
@@ -293,7 +294,7 @@ void store_tuning(const std::filesystem::path& file, const DeviceInfo& device,
   if (ec)
     throw Error(ErrorKind::CantCreate,
                 file.parent_path().string() + ": cannot create folder: " + ec.message());
-  write_atomically(file.string(), [&](std::ostream& out) { out << doc.dump(2) << "\n"; });
+  write_record(file, doc);
 }
 
 }  // namespace halo

@@ -10,6 +10,7 @@
 
 #include <zlib.h>
 #include <csignal>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <sstream>
@@ -155,6 +156,111 @@ TEST_CASE("hostile: --no-clobber among runs racing to one output: exactly one wr
   CHECK(refused == 3);
   CHECK(fs::exists(box / "out.png"));
   CHECK_FALSE(any_temporary(box.dir));
+}
+
+// Everything halo reads besides its images: a FIFO hung the run, /dev/zero was read for GBs, a
+// 3 GB file was read whole before "not a .tza", a config whose spaces refer to each other
+// overflowed OpenColorIO's stack (SIGSEGV).
+TEST_CASE("hostile: side files are regular files of bounded size, refused at once") {
+  Sandbox box;
+  write_image(box / "in.pfm", photo(24, 16, 3, PixelType::f32), SampleType::f32);
+  REQUIRE(::mkfifo((box / "fifo").c_str(), 0600) == 0);
+  // A sparse 3 GB file: nothing on disk, refused by its size before a byte is read.
+  { std::ofstream(box / "huge.tza"); }
+  fs::resize_file(box / "huge.tza", std::uintmax_t(3) << 30);
+  fs::create_directories(box / "luts");
+  std::ofstream(box / "cycle.ocio")
+      << "ocio_profile_version: 2.1\nroles: {default: a, scene_linear: a}\n"
+         "displays: {sRGB: [!<View> {name: Raw, colorspace: a}]}\ncolorspaces:\n"
+         "  - !<ColorSpace> {name: a, from_scene_reference: !<ColorSpaceTransform> {src: b, dst: "
+         "c}}\n"
+         "  - !<ColorSpace> {name: b, from_scene_reference: !<ColorSpaceTransform> {src: a, dst: "
+         "c}}\n"
+         "  - !<ColorSpace> {name: c}\n";
+  const auto lut_config = [&](const std::string& lut) {
+    std::ofstream(box / "lut.ocio")
+        << "ocio_profile_version: 2.1\nsearch_path: luts\nroles: {default: lin, scene_linear: "
+           "lin}\ndisplays: {sRGB: [!<View> {name: Raw, colorspace: lin}]}\ncolorspaces:\n"
+           "  - !<ColorSpace> {name: lin}\n  - !<ColorSpace> {name: lut, from_scene_reference: "
+           "!<FileTransform> {src: "
+        << lut << "}}\n";
+  };
+  const struct {
+    std::string spec, env;
+    int code;
+    std::string says;
+  } cases[] = {
+      {"denoise:weights=" + box / "fifo", "", 66,
+       "fifo: a FIFO, not a regular file (weights file)"},
+      {"denoise:weights=/dev/zero", "", 66, "/dev/zero: a device, not a regular file"},
+      {"denoise:weights=" + box / "huge.tza", "", 65, "3221225472 bytes, over the 268435456"},
+      {"display:config=" + box / "fifo", "", 66, "a FIFO, not a regular file (OpenColorIO config)"},
+      {"display", "OCIO=" + box / "fifo", 66, "a FIFO, not a regular file (OpenColorIO config)"},
+      {"ocio:from=a:to=c:config=" + box / "cycle.ocio", "", 64,
+       "colour spaces refer to each other in a cycle (a -> b -> a)"},
+      {"icc:from=" + box / "fifo", "", 66, "a FIFO, not a regular file (ICC profile)"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.spec, " ", c.env);
+    const Result r =
+        box.halo("--device ref run " + box / "in.pfm -f '" + c.spec + "' -o " + box / "out.pfm",
+                 c.env + " timeout 30");
+    CHECK(r.code == c.code);
+    CHECK(has(r.err, c.says));
+    CHECK_FALSE(fs::exists(box / "out.pfm"));
+  }
+  // A LUT file a config names: checked before OpenColorIO opens it.
+  REQUIRE(::mkfifo((box / "luts/fifo.spi1d").c_str(), 0600) == 0);
+  fs::create_symlink("/dev/zero", box / "luts/zero.spi1d");
+  for (const std::string lut : {"fifo.spi1d", "zero.spi1d"}) {
+    lut_config(lut);
+    const Result r =
+        box.halo("--device ref run " + box / "in.pfm -f 'ocio:from=lin:to=lut:config=" +
+                     box / "lut.ocio' -o " + box / "out.pfm",
+                 "timeout 30");
+    CHECK(r.code == 66);
+    CHECK(has(r.err, "not a regular file (LUT file of " + box / "lut.ocio)"));
+  }
+}
+
+// The cache folder is the user's, but what is in it is only a hint: a link there made halo
+// write its JSON into the link's target (a copy of /etc/passwd), 100,000 '[' crashed it, a
+// FIFO hung it, a folder was an internal error (70).
+TEST_CASE("hostile: the cache folder's records are hints: links replaced, odd files passed over") {
+  Sandbox box;
+  write_image(box / "in.png", photo(9, 7, 3), SampleType::u8);
+  const std::string cache = box / "cache";
+  const std::string env = "HALO_CACHE_DIR=" + cache + " timeout 30";
+  const std::string run = "run " + box / "in.png -f gaussian:r=2 -o " + box / "out.png";
+  REQUIRE(box.halo("--device 0 " + run, env).code == 0);  // the records made
+  const fs::path record = fs::path(cache) / "device-start.json";
+  REQUIRE(fs::is_regular_file(record));
+  std::string tuning;
+  const nlohmann::json costs = nlohmann::json::parse(Sandbox::read(record));
+  for (const auto& device : costs["devices"].items())
+    tuning = cache + "/tuning/" + device.key() + ".json";
+  REQUIRE_FALSE(tuning.empty());
+  fs::create_directories(fs::path(tuning).parent_path());
+  std::ofstream(box / "passwd") << "root:x:0:0:root:/root:/bin/bash\n";
+  const auto replant = [&](const fs::path& at, const std::string& as) {
+    fs::remove_all(at);
+    if (as == "link") fs::create_symlink(box / "passwd", at);
+    if (as == "fifo") REQUIRE(::mkfifo(at.c_str(), 0600) == 0);
+    if (as == "folder") fs::create_directories(at / "x");
+    if (as == "nested") std::ofstream(at) << std::string(100000, '[');
+  };
+  for (const std::string as : {"link", "fifo", "folder", "nested"}) {
+    for (const fs::path& at : {record, fs::path(tuning)}) {
+      INFO(as, " at ", at.string());
+      replant(at, as);
+      for (const std::string device : {"--device 0 ", ""}) {
+        const Result r = box.halo(device + run, env);
+        CHECK(r.code == 0);
+      }
+      CHECK(Sandbox::read(box / "passwd") == "root:x:0:0:root:/root:/bin/bash\n");
+      fs::remove_all(at);
+    }
+  }
 }
 
 TEST_CASE("hostile: the sweep removes only temporaries provably dead") {
