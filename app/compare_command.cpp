@@ -14,6 +14,7 @@
 #include "batch/inputs.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/record.hpp"
 #include "io/image_io.hpp"
 #include "io/standard_streams.hpp"
 #include "verify/compare.hpp"
@@ -208,7 +209,7 @@ void write_report(const std::string& path, const std::vector<Pair>& pairs,
                            {"exit_code", exit_code}};
   for (std::size_t i = 0; i < pairs.size(); ++i)
     report["pairs"].push_back(to_json(pairs[i], results[i]));
-  write_atomically(path, [&](std::ostream& out) { out << report.dump(2) << '\n'; });
+  write_atomically(path, [&](std::ostream& out) { out << json_text(report, 2) << '\n'; });
 }
 
 // Relative image paths under a folder, sorted.

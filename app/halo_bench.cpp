@@ -19,6 +19,7 @@
 
 #include "cl/cl_error.hpp"
 #include "cl/pinned_pool.hpp"
+#include "core/record.hpp"
 #include "filters/denoise_net.hpp"
 #include "filters/guides.hpp"
 #include "filters/histogram.hpp"
@@ -492,7 +493,7 @@ int run(const Options& o) {
                                 {"copy_gbps", copy},
                                 {"runs", o.runs},
                                 {"results", results}};
-    std::ofstream(o.json) << doc.dump(2) << "\n";
+    std::ofstream(o.json) << json_text(doc, 2) << "\n";
   }
   return 0;
 }

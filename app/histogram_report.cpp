@@ -11,6 +11,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/record.hpp"
 #include "io/image_io.hpp"
 
 namespace halo {
@@ -122,7 +123,7 @@ void write_histogram_json(const std::string& path, const Histogram& h, const std
     counts.push_back(std::vector<std::uint64_t>(h.counts.begin() + std::size_t(k) * h.bins,
                                                 h.counts.begin() + std::size_t(k + 1) * h.bins));
   doc["counts"] = counts;
-  write_atomically(path, [&](std::ostream& out) { out << doc.dump(1) << "\n"; });
+  write_atomically(path, [&](std::ostream& out) { out << json_text(doc, 1) << "\n"; });
 }
 
 void write_histogram_csv(const std::string& path, const Histogram& h) {

@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/paths.hpp"
+#include "core/record.hpp"
 
 namespace halo {
 
@@ -126,8 +127,8 @@ Merged merge(const std::vector<std::string>& paths) {
     json report = read_report(path);
     if (filters.is_null()) filters = report["filters"];
     if (report["filters"] != filters)
-      spdlog::warn("{}: ran other filters ({}) than {} ({})", path, report["filters"].dump(),
-                   paths.front(), filters.dump());
+      spdlog::warn("{}: ran other filters ({}) than {} ({})", path,
+                   json_text(report["filters"], -1), paths.front(), json_text(filters, -1));
     const double seconds = report["totals"].value("seconds", 0.0);
     longest = std::max(longest, seconds);
     sum += seconds;
@@ -195,7 +196,8 @@ int summary_command(const SummaryOptions& o) {
   const bool json_to_stdout = is_standard_output(o.json_out);
   fmt::print(json_to_stdout ? stderr : stdout, "{}", report_text(merged));
   if (!o.json_out.empty())
-    write_atomically(o.json_out, [&](std::ostream& out) { out << merged.summary.dump(2) << '\n'; });
+    write_atomically(o.json_out,
+                     [&](std::ostream& out) { out << json_text(merged.summary, 2) << '\n'; });
   return merged.exit_code;
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/record.hpp"
 #include "core/temporaries.hpp"
 
 namespace halo {
@@ -100,7 +101,7 @@ void write_batch_summary(const std::string& path, const std::vector<FileJob>& jo
                               {"seconds", seconds},
                               {"images_per_s", seconds > 0 ? processed / seconds : 0.0}}},
                             {"exit_code", exit_code}};
-  write_atomically(path, [&](std::ostream& out) { out << summary.dump(2) << '\n'; });
+  write_atomically(path, [&](std::ostream& out) { out << json_text(summary, 2) << '\n'; });
 }
 
 namespace {

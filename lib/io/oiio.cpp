@@ -313,11 +313,6 @@ class OiioReader : public ImageReader {
     // Keep stored values: no premultiplication of PNG alpha on the way in.
     OIIO::ImageSpec config;
     config.attribute("oiio:UnassociatedAlpha", 1);
-    // Only the reader asked for: never OpenImageIO's fallback through every reader it has.
-    // And no "OIIO DEBUG:" lines of its own on stderr: what halo reports goes through its log.
-    static const bool configured =
-        OIIO::attribute("try_all_readers", 0) && OIIO::attribute("debug", 0);
-    (void)configured;
     in_ = OIIO::ImageInput::create(format.empty() ? path : format, false, &config);
     if (in_) {
       OIIO::ImageSpec spec;
@@ -614,6 +609,13 @@ std::string update_exif(const std::string& exif, const std::vector<Attribute>& s
 }  // namespace halo
 
 extern "C" const halo::OiioCodecs* halo_oiio_codecs() {
+  // Set once as the module loads, before any reader or writer: only the reader asked for,
+  // never OpenImageIO's fallback through every reader it has; and no "OIIO DEBUG:" lines of its
+  // own on stderr (its EXR writer printed one for every ICC profile): what halo reports goes
+  // through its log.
+  static const bool configured =
+      OIIO::attribute("try_all_readers", 0) && OIIO::attribute("debug", 0);
+  (void)configured;
   static const halo::OiioCodecs codecs{halo::open_oiio, halo::create_oiio, halo::update_exif,
                                        halo::stores_alpha_oiio, OIIO_VERSION_STRING};
   return &codecs;

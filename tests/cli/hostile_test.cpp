@@ -263,6 +263,27 @@ TEST_CASE("hostile: the cache folder's records are hints: links replaced, odd fi
   }
 }
 
+// One name with a byte that is not UTF-8 made JSON's writer throw: exit 70 and no report.
+TEST_CASE("hostile: a file name that is not UTF-8 never loses a report") {
+  Sandbox box;
+  fs::create_directories(box / "in");
+  const std::string odd = box / "in/bad\xff\xfename.png";
+  write_image(odd, photo(9, 7, 3), SampleType::u8);
+  write_image(box / "in/good.png", photo(9, 7, 3), SampleType::u8);
+  Result r = box.halo("--device ref run " + box / "in" + " -o '" + box / "out/{stem}.png' --mkdir "
+                      "--summary " + box / "s.json");
+  CHECK(r.code == 0);
+  const nlohmann::json summary = nlohmann::json::parse(Sandbox::read(box / "s.json"));
+  CHECK(summary["files"].size() == 2);
+  CHECK(has(Sandbox::read(box / "s.json"), "bad\xef\xbf\xbd\xef\xbf\xbdname.png"));  // U+FFFD
+  r = box.halo("--device ref hist '" + odd + "' --json " + box / "h.json");
+  CHECK(r.code == 0);
+  CHECK(nlohmann::json::parse(Sandbox::read(box / "h.json"))["bins"] == 256);
+  r = box.halo("compare '" + odd + "' " + box / "in/good.png --json " + box / "c.json");
+  CHECK(r.code == 0);
+  CHECK(nlohmann::json::parse(Sandbox::read(box / "c.json")).is_object());
+}
+
 TEST_CASE("hostile: the sweep removes only temporaries provably dead") {
   Sandbox box;
   write_image(box / "in.png", photo(9, 7, 3), SampleType::u8);

@@ -366,6 +366,10 @@ TEST_CASE("PNG gamma chunks are carried; icc converts by them and tags the outpu
   REQUIRE(profile);
   const std::string bytes(static_cast<const char*>(profile->data()), profile->type().size());
   CHECK(bytes.substr(16, 4) == "GRAY");
+  // Into an EXR, which holds no ICC profile: no "OIIO DEBUG:" line reaches the user.
+  const Result exr = box.halo("run " + box / "grey.png -o " + box / "grey.exr");
+  CHECK(exr.code == 0);
+  CHECK_FALSE(has(exr.err, "OIIO"));
 }
 
 // libpng's own test images (scripts/fetch-testpngs: contrib/testpngs of libpng 1.6.39).
