@@ -596,6 +596,12 @@ TEST_CASE("hostile: summary refuses deep nesting and wrong types as bad reports 
     CHECK(r.code == 65);
     CHECK(has(r.err, "r.json: not a halo run --summary report (" + why + ")"));
   }
+  // A 1 GB file was read whole before "not JSON": refused by its size (a sparse file).
+  { std::ofstream(box / "huge.json"); }
+  fs::resize_file(box / "huge.json", std::uintmax_t(1) << 30);
+  const Result huge = box.halo("summary " + box / "huge.json", "timeout 20");
+  CHECK(huge.code == 65);
+  CHECK(has(huge.err, "1073741824 bytes, over the 134217728 bytes allowed (summary report)"));
 }
 
 TEST_CASE("hostile: a halo copied out of its build tree looks only beside itself") {
