@@ -154,7 +154,13 @@ LoadedConfig load_config(const std::string& spec, const std::string& file) {
       std::istringstream text(kBuiltinOcioConfig);
       config = OCIO::Config::CreateFromStream(text);
     } else {
-      std::istringstream text(read_small_file(file, kMaxConfigBytes, "OpenColorIO config"));
+      std::string bytes;
+      try {
+        bytes = read_small_file(file, kMaxConfigBytes, "OpenColorIO config");
+      } catch (const Error& e) {
+        throw Error(e.kind(), fmt::format("filter '{}': {}", spec, e.what()));
+      }
+      std::istringstream text(bytes);
       auto editable = OCIO::Config::CreateFromStream(text)->createEditableCopy();
       // Its LUT files are found from its own folder, as CreateFromFile would.
       editable->setWorkingDir(std::filesystem::absolute(file).parent_path().c_str());

@@ -251,7 +251,8 @@ TEST_CASE("colour errors name the filter, the config and what it has") {
                     doctest::Contains("no view 'Filmic' for display 'sRGB'"));
   CHECK_THROWS_WITH(make_stage("display:display=P3"), doctest::Contains("(have sRGB)"));
   CHECK_THROWS_WITH(make_stage("display:config=/nonexistent.ocio"),
-                    doctest::Contains("OpenColorIO config /nonexistent.ocio"));
+                    doctest::Contains("filter 'display:config=/nonexistent.ocio': "
+                                      "/nonexistent.ocio: cannot read OpenColorIO config"));
   Image two(3, 2, 2);  // two colour channels, no alpha
   CHECK_THROWS_WITH(make_stage("display")->reference(two),
                     doctest::Contains("needs three colour channels (RGB or RGBA) or one (grey); "
