@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <mutex>
 
@@ -20,6 +21,13 @@ namespace {
 
 std::atomic<int> files_at_once{1};
 std::atomic<std::size_t> held{0};
+
+// FileGate's state: files running beside others, one running alone, files waiting to.
+std::mutex gate;
+std::condition_variable gate_changed;
+int running_shared = 0, waiting_alone = 0;
+bool running_alone = false;
+thread_local bool this_thread_alone = false;
 
 std::string pixels_text(std::uint64_t pixels) {
   if (pixels >= 1000000000) return fmt::format("{:.2f} gigapixels", pixels / 1e9);
@@ -73,8 +81,43 @@ void set_files_at_once(int files) {
   files_at_once = std::max(1, files);
 }
 
+FileGate::Shared::Shared() {
+  std::unique_lock lock(gate);
+  gate_changed.wait(lock, [] { return !running_alone && waiting_alone == 0; });
+  ++running_shared;
+}
+
+FileGate::Shared::~Shared() {
+  release();
+}
+
+void FileGate::Shared::release() {
+  if (!held_) return;
+  held_ = false;
+  std::lock_guard lock(gate);
+  --running_shared;
+  gate_changed.notify_all();
+}
+
+FileGate::Alone::Alone() {
+  std::unique_lock lock(gate);
+  ++waiting_alone;
+  gate_changed.wait(lock, [] { return !running_alone && running_shared == 0; });
+  --waiting_alone;
+  running_alone = true;
+  this_thread_alone = true;
+}
+
+FileGate::Alone::~Alone() {
+  std::lock_guard lock(gate);
+  running_alone = false;
+  this_thread_alone = false;
+  gate_changed.notify_all();
+}
+
 std::size_t memory_per_file() {
-  const std::size_t share = resource_limits().max_memory / std::size_t(files_at_once.load());
+  const std::size_t share =
+      resource_limits().max_memory / std::size_t(this_thread_alone ? 1 : files_at_once.load());
   const std::size_t taken = held.load();
   return share > taken ? share - taken : 0;
 }

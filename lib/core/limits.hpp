@@ -33,8 +33,38 @@ void check_image_size(const std::string& path, long long width, long long height
 // --max-memory is the whole process's: with N files at once (a batch's -j N) each file may
 // take 1/N of it, and images read whole (compare's two, hist's) hold their bytes until freed.
 void set_files_at_once(int files);
-// The bytes one file may take now: its share, less what images read whole hold.
+// The bytes one file may take now: its share, less what images read whole hold (the whole
+// budget, less that, for a file that runs alone: FileGate::Alone).
 std::size_t memory_per_file();
+
+// A batch's files share --max-memory as a pool: each takes its 1/N share while others run,
+// and a file that needs more than its share but fits the whole budget waits to run alone
+// (no other file in flight, none started meanwhile) instead of failing. Files that wait to
+// run alone go before files that have not started.
+class FileGate {
+ public:
+  // Held while a file runs beside others.
+  class Shared {
+   public:
+    Shared();
+    ~Shared();
+    Shared(const Shared&) = delete;
+    Shared& operator=(const Shared&) = delete;
+    // Gives the place up (before waiting to run alone).
+    void release();
+
+   private:
+    bool held_ = true;
+  };
+  // Held while a file runs alone; memory_per_file() is then the whole budget on this thread.
+  class Alone {
+   public:
+    Alone();
+    ~Alone();
+    Alone(const Alone&) = delete;
+    Alone& operator=(const Alone&) = delete;
+  };
+};
 
 // Bytes taken from the budget until destroyed.
 class MemoryHold {

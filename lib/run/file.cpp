@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "core/limits.hpp"
 #include "filters/registry.hpp"
 #include "io/codec.hpp"
 #include "io/metadata.hpp"
@@ -236,12 +237,31 @@ StreamResult run_file(const FileNames& names, const FilePlan& plan, const FileRu
                         .keep_flags = names.keep_flags,
                         .in_flight = in_flight_for(device),
                         .lanes = lanes_for(device, o.workers)};
+  // The files of a batch share --max-memory (FileGate): beside the others a file plans within
+  // its share; one that needs more but fits the whole budget waits to run alone.
+  std::optional<FileGate::Shared> beside;
+  std::optional<FileGate::Alone> alone;
+  if (o.workers > 1) beside.emplace();
+  const auto plan_strips = [&](std::size_t budget) {
+    StripLimits limits = strip_limits(device);
+    limits.host_bytes = std::size_t(double(budget ? budget : limits.host_bytes) * share);
+    return choose_strip_rows(pipeline, input, pixel_type(type), limits);
+  };
   if (options.strip_rows == 0) try {
-      StripLimits limits = strip_limits(device);
-      limits.host_bytes = std::size_t(double(limits.host_bytes) * share);
-      options.strip_rows = choose_strip_rows(pipeline, input, pixel_type(type), limits);
+      options.strip_rows = plan_strips(0);
     } catch (const Error& e) {
-      throw Error(e.kind(), names.input + ": " + e.what());
+      if (!beside || e.kind() != ErrorKind::BadData)
+        throw Error(e.kind(), names.input + ": " + e.what());
+      try {  // the whole budget, alone: its error names the limit that would have to rise
+        plan_strips(resource_limits().max_memory);
+      } catch (const Error& whole) {
+        throw Error(whole.kind(), names.input + ": " + whole.what());
+      }
+      spdlog::info("{}: needs more than its share of --max-memory; waits to run alone",
+                   names.input);
+      beside->release();
+      alone.emplace();
+      options.strip_rows = plan_strips(0);
     }
   if (const std::string why = pipeline.whole_image_reason(input.type); !why.empty())
     spdlog::info("{}: the whole image at once: {}", names.input, why);

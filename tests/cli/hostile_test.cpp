@@ -270,8 +270,11 @@ TEST_CASE("hostile: a file name that is not UTF-8 never loses a report") {
   const std::string odd = box / "in/bad\xff\xfename.png";
   write_image(odd, photo(9, 7, 3), SampleType::u8);
   write_image(box / "in/good.png", photo(9, 7, 3), SampleType::u8);
-  Result r = box.halo("--device ref run " + box / "in" + " -o '" + box / "out/{stem}.png' --mkdir "
-                      "--summary " + box / "s.json");
+  Result r = box.halo("--device ref run " + box / "in" + " -o '" +
+                      box /
+                          "out/{stem}.png' --mkdir "
+                          "--summary " +
+                      box / "s.json");
   CHECK(r.code == 0);
   const nlohmann::json summary = nlohmann::json::parse(Sandbox::read(box / "s.json"));
   CHECK(summary["files"].size() == 2);
@@ -754,6 +757,20 @@ TEST_CASE("hostile: --max-memory is the process's: both images of compare, every
   };
   const int alone = strip_rows("1"), paired = strip_rows("2");
   CHECK(paired * 2 <= alone + 2);
+  // A file that needs more than its share but fits the whole budget runs alone, not fails;
+  // one that needs more than the whole budget fails naming the whole budget.
+  const std::string wrap = " -f box:r=1:border=wrap -o '" + box / "{stem}-wrap.pfm' -j 2";
+  const Result pooled =
+      box.halo("-v run " + box / "a.pfm " + box / "b.pfm" + wrap + " --max-memory 120M");
+  CHECK(pooled.code == 0);
+  CHECK(has(pooled.err, "a.pfm: needs more than its share of --max-memory; waits to run alone"));
+  CHECK(has(pooled.err, "b.pfm: needs more than its share of --max-memory; waits to run alone"));
+  CHECK(fs::file_size(box / "a-wrap.pfm") == fs::file_size(box / "a.pfm"));
+  CHECK(fs::file_size(box / "b-wrap.pfm") == fs::file_size(box / "b.pfm"));
+  const Result over =
+      box.halo("run " + box / "a.pfm " + box / "b.pfm" + wrap + " --max-memory 60M");
+  CHECK(over.code != 0);
+  CHECK(has(over.err, "needs 94 MiB of host memory, over the limit of 60 MiB"));
   // A format whose reader may hold the whole file: the file's size counts.
   std::ofstream(box / "padded.ppm", std::ios::binary)
       << "P6\n2 2\n255\n"
