@@ -35,10 +35,12 @@ constexpr const char* kSchema = "halo-batch-summary/1";
 // A report nests 3 levels; anything deeper is not one (and 400 KB of '[' would otherwise
 // recurse through the parser's callers).
 constexpr int kMaxDepth = 16;
-// A report's file entry is about 250 bytes: 128 MiB holds half a million files, and takes
-// nlohmann-json about 25 s and 1.5 GB to parse on the 2-core machine (a 50 MB report: 10 s,
-// 600 MB). A larger file is refused at once (a 1 GB one was read whole before "not JSON").
+// A report's file entry is about 250 bytes: 128 MiB holds half a million files. A larger file
+// is refused at once (a 1 GB one was read whole before "not JSON").
 constexpr std::size_t kMaxReportBytes = std::size_t(128) << 20;
+// Parsed, a report takes about 11 bytes of memory per byte of text (a 114 MB report of 400,000
+// entries: 1.2 GB), counted against --max-memory before parsing.
+constexpr double kParsedPerByte = 11;
 
 // The fields merge() reads, with their types: a report of another shape is refused here
 // (65) instead of failing later as an internal error.
@@ -67,18 +69,12 @@ json read_report(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(ErrorKind::NoInput, path + ": no such file");
   const std::string text = read_small_file(path, kMaxReportBytes, "summary report");
-  bool too_deep = false;
-  json report = json::parse(
-      text,
-      [&](int depth, json::parse_event_t, json&) {
-        too_deep |= depth > kMaxDepth;
-        return !too_deep;
-      },
-      false);
-  if (too_deep)
+  check_memory(path, double(text.size()) * kParsedPerByte, "the summary report, parsed");
+  if (json_nesting(text) > kMaxDepth)
     throw Error(ErrorKind::BadData, path +
                                         ": not a halo run --summary report (nested deeper than " +
                                         std::to_string(kMaxDepth) + " levels)");
+  json report = json::parse(text, nullptr, false);
   if (report.is_discarded())
     throw Error(ErrorKind::BadData, path + ": not JSON (a summary cut short by a killed run?)");
   if (!report.is_object() || report.value("schema", "") != kSchema || !report["files"].is_array())

@@ -599,6 +599,25 @@ TEST_CASE("hostile: summary refuses deep nesting and wrong types as bad reports 
     CHECK(r.code == 65);
     CHECK(has(r.err, "r.json: not a halo run --summary report (" + why + ")"));
   }
+  // Brackets and escaped quotes inside names are not nesting.
+  std::ofstream(box / "names.json")
+      << head << R"("files": [{"input": "[[[[[[[[[[[[[[[[[[[[\"{{{{{{{{{{{{{{{{{{{{", )"
+      << R"("status": "ok"}], "totals": {}})";
+  r = box.halo("summary " + box / "names.json");
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "1 files: 1 ok"));
+  // Parsed, a report takes about 11 bytes a byte: counted in --max-memory before parsing.
+  {
+    std::ofstream many(box / "many.json");
+    many << head << R"("files": [)";
+    for (int i = 0; i < 2000; ++i)
+      many << (i ? "," : "") << R"({"input": "in)" << i << R"(.png", "status": "ok"})";
+    many << R"(], "totals": {}})";
+  }
+  CHECK(box.halo("summary " + box / "many.json --max-memory 10M").code == 0);
+  r = box.halo("summary " + box / "many.json --max-memory 500K");
+  CHECK(r.code == 65);
+  CHECK(has(r.err, "many.json: the summary report, parsed"));
   // A 1 GB file was read whole before "not JSON": refused by its size (a sparse file).
   { std::ofstream(box / "huge.json"); }
   fs::resize_file(box / "huge.json", std::uintmax_t(1) << 30);
