@@ -22,6 +22,25 @@ enum class SampleType { u8, u16, half, f32 };
 SampleType parse_sample_type(const std::string& name);  // u8|u16|half|float (Usage error else)
 std::string to_string(SampleType type);
 std::size_t stored_size(SampleType type);  // bytes of one stored sample
+// The names a file gets for `channels` unnamed channels: Y, Y A, R G B, R G B A, channelN.
+// Inline: the OpenImageIO module, loaded at run time, needs it too.
+inline std::vector<std::string> standard_names(int channels, bool alpha) {
+  switch (channels) {
+    case 1:
+      return {"Y"};
+    case 2:
+      return alpha ? std::vector<std::string>{"Y", "A"} : std::vector<std::string>{"Y", "Z"};
+    case 3:
+      return {"R", "G", "B"};
+    case 4:
+      return {"R", "G", "B", alpha ? "A" : "W"};
+    default: {
+      std::vector<std::string> names;
+      for (int i = 0; i < channels; ++i) names.push_back("channel" + std::to_string(i));
+      return names;
+    }
+  }
+}
 // The in-memory type that holds it.
 inline PixelType pixel_type(SampleType type) {
   return type == SampleType::u8    ? PixelType::u8

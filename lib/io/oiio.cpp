@@ -78,24 +78,6 @@ OIIO::TypeDesc oiio_type(PixelType type) {
   return OIIO::TypeDesc::FLOAT;
 }
 
-std::vector<std::string> standard_names(int channels, bool alpha) {
-  switch (channels) {
-    case 1:
-      return {"Y"};
-    case 2:
-      return alpha ? std::vector<std::string>{"Y", "A"} : std::vector<std::string>{"Y", "Z"};
-    case 3:
-      return {"R", "G", "B"};
-    case 4:
-      return {"R", "G", "B", alpha ? "A" : "W"};
-    default: {
-      std::vector<std::string> names;
-      for (int i = 0; i < channels; ++i) names.push_back("channel" + std::to_string(i));
-      return names;
-    }
-  }
-}
-
 // Attributes that describe how a file is stored rather than what it shows: the output decides
 // those itself (--compression, its own layout).
 bool is_structural(const std::string& name) {

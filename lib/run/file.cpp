@@ -283,17 +283,18 @@ StreamResult run_file(const FileNames& names, const FilePlan& plan, const FileRu
     out.place(*placement);
   bool first = true;
   const StreamOutput write = [&](Span rows, const PixelBuffer& pixels) {
-    if (first && layers && !layers->fits(pixels.channels))
-      throw Error(ErrorKind::Usage,
-                  fmt::format("{}: the filters make {} channel{} of {}, so the other {} channels "
-                              "of {} cannot be kept beside them; --drop-layers writes the "
-                              "filtered channels alone",
-                              names.output, pixels.channels, pixels.channels == 1 ? "" : "s",
-                              picked, layers->carried(), names.input));
+    if (first && layers)
+      if (const std::string taken = layers->fit(pixels.channels); !taken.empty())
+        throw Error(ErrorKind::Usage,
+                    fmt::format("{}: the filters make {} channel{} of {}, and {} already has a "
+                                "channel named {}; --drop-layers writes the filtered channels "
+                                "alone",
+                                names.output, pixels.channels, pixels.channels == 1 ? "" : "s",
+                                picked, names.input, taken));
     if (first && layers) {
       out.name_channels(layers->names());
-      spdlog::info("{}: keeping all {} channels of {}{}", names.output, layers->names().size(),
-                   names.input, layers->moved() ? ", every one moved with the image" : "");
+      spdlog::info("{}: the {} other channels of {} beside the filtered ones{}", names.output,
+                   layers->carried(), names.input, layers->moved() ? ", moved with the image" : "");
     } else if (first && std::size_t(pixels.channels) == in.channels().names.size()) {
       out.name_channels(in.channels().names);  // ViewLayer.Combined.R stays so in an EXR
     }

@@ -27,6 +27,22 @@ std::vector<int> other_channels(std::size_t all, const std::vector<int>& picked)
   return others;
 }
 
+// "ViewLayer.Combined." for ViewLayer.Combined.R, .G, .B; "" when the names share no layer.
+std::string layer_of(const std::vector<std::string>& names) {
+  const std::size_t dot = names.front().rfind('.');
+  if (dot == std::string::npos) return {};
+  const std::string layer = names.front().substr(0, dot + 1);
+  for (const auto& name : names)
+    if (name.size() <= layer.size() || name.compare(0, layer.size(), layer) != 0) return {};
+  return layer;
+}
+
+bool is_alpha(const std::string& name) {
+  const std::size_t dot = name.rfind('.');
+  const std::string last = dot == std::string::npos ? name : name.substr(dot + 1);
+  return last == "A" || last == "a" || last == "alpha";
+}
+
 }  // namespace
 
 // The carried channels through the geometry stages on the reference, streamed on a thread of
@@ -141,10 +157,40 @@ CarriedLayers::CarriedLayers(const std::string& path, const ChannelChoice& picke
 
 CarriedLayers::~CarriedLayers() = default;
 
+std::string CarriedLayers::fit(int channels) {
+  filtered_at_.clear();
+  others_at_.clear();
+  if (std::size_t(channels) == picked_.size()) {
+    out_names_ = names_;
+    filtered_at_ = picked_;
+    others_at_ = others_;
+    return {};
+  }
+  std::vector<std::string> picked_names;
+  for (int c : picked_) picked_names.push_back(names_[c]);
+  const std::string layer = layer_of(picked_names);
+  std::vector<std::string> made = standard_names(channels, is_alpha(picked_names.back()));
+  for (auto& name : made) name = layer + name;
+  out_names_.clear();
+  const int first = *std::min_element(picked_.begin(), picked_.end());
+  for (int c = 0; c < int(names_.size()); ++c) {
+    if (c == first)
+      for (const auto& name : made) {
+        filtered_at_.push_back(int(out_names_.size()));
+        out_names_.push_back(name);
+      }
+    if (std::find(picked_.begin(), picked_.end(), c) != picked_.end()) continue;
+    if (std::find(made.begin(), made.end(), names_[c]) != made.end()) return names_[c];
+    others_at_.push_back(int(out_names_.size()));
+    out_names_.push_back(names_[c]);
+  }
+  return {};
+}
+
 const PixelBuffer& CarriedLayers::merge(Span rows, const PixelBuffer& filtered) {
-  if (filtered.type != PixelType::f32 || !fits(filtered.channels))
+  if (filtered.type != PixelType::f32 || filtered_at_.size() != std::size_t(filtered.channels))
     throw Error(ErrorKind::Internal, "carried layers: filtered rows do not fit");
-  const int width = filtered.width, all = int(names_.size()), n = filtered.channels;
+  const int width = filtered.width, all = int(out_names_.size()), n = filtered.channels;
   const int carried = int(others_.size());
   if (rows_.width != width || rows_.height < rows.count())
     rows_ = PixelBuffer::uninitialized(width, rows.count(), all, PixelType::f32);
@@ -159,8 +205,8 @@ const PixelBuffer& CarriedLayers::merge(Span rows, const PixelBuffer& filtered) 
   float* out = rows_.samples<float>();
   const float* in = filtered.samples<float>();
   for (std::size_t p = 0; p < pixels; ++p) {
-    for (int k = 0; k < n; ++k) out[p * all + picked_[k]] = in[p * n + k];
-    for (int k = 0; k < carried; ++k) out[p * all + others_[k]] = carried_rows_[p * carried + k];
+    for (int k = 0; k < n; ++k) out[p * all + filtered_at_[k]] = in[p * n + k];
+    for (int k = 0; k < carried; ++k) out[p * all + others_at_[k]] = carried_rows_[p * carried + k];
   }
   return rows_;
 }

@@ -28,23 +28,29 @@ class CarriedLayers {
 
   // Whether the file has channels besides the picked ones.
   bool any() const { return names_.size() > picked_.size(); }
-  // Whether filtered rows of `channels` channels can take the picked channels' places (a
-  // filter that makes grey from colour cannot).
-  bool fits(int channels) const { return std::size_t(channels) == picked_.size(); }
+  // Lays the output out for filtered rows of `channels` channels: as many as were picked take
+  // their places under their names; a different count (a filter that makes grey from colour)
+  // takes the first picked channel's place, named in the picked channels' layer (Combined.R,
+  // .G, .B, .A become Combined.Y, .A). Returns the name that another channel already has, which
+  // leaves no layout; empty when laid out.
+  std::string fit(int channels);
   // How many channels the filters leave alone.
-  int carried() const { return int(names_.size() - picked_.size()); }
+  int carried() const { return int(others_.size()); }
   // Whether they go through stages of their own (the chain moves pixels).
   bool moved() const { return moved_ != nullptr; }
-  // Every channel of the file, in its order: the names the output keeps.
-  const std::vector<std::string>& names() const { return names_; }
+  // The output's channels, in order, once fit() chose them.
+  const std::vector<std::string>& names() const { return out_names_; }
   // The output rows `rows` (the next ones, in order) of every channel as float: the filtered
-  // samples (float, in picked order) at the picked channels, the other channels elsewhere.
+  // samples (float) where fit() put them, the other channels in their file's order.
   const PixelBuffer& merge(Span rows, const PixelBuffer& filtered);
 
  private:
   std::vector<int> picked_;
   std::vector<int> others_;
-  std::vector<std::string> names_;
+  std::vector<std::string> names_;       // the file's channels
+  std::vector<std::string> out_names_;   // the output's channels
+  std::vector<int> filtered_at_;         // where each filtered channel goes in the output
+  std::vector<int> others_at_;           // where each other channel goes
   std::unique_ptr<ImageReader> reader_;  // the other channels as stored, without geometry
   std::unique_ptr<MovedRows> moved_;     // the other channels after the geometry
   PixelBuffer rows_;

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -49,6 +50,46 @@ TEST_CASE("a multilayer EXR keeps every layer; only the filtered channels change
   // Other outputs hold what they can: the picked channels.
   REQUIRE(box.halo("run " + kRender + " -f box:r=1 -o " + box / "beauty.png").code == 0);
   CHECK(channels_of(box / "beauty.png").size() == 4);
+}
+
+TEST_CASE("a filter that makes grey from colour writes its channels in the colour's layer") {
+  Sandbox box;
+  const std::vector<std::string> names = channels_of(kRender);
+  REQUIRE(box.halo("run " + kRender + " -f emboss -o " + box / "grey.exr").code == 0);
+  const std::vector<std::string> got = channels_of(box / "grey.exr");
+  // Combined.R, G, B, A become Combined.Y, A where Combined.R was; the rest as they were.
+  std::vector<std::string> want;
+  for (const auto& name : names) {
+    if (name == "ViewLayer.Combined.R") {
+      want.push_back("ViewLayer.Combined.Y");
+      want.push_back("ViewLayer.Combined.A");
+    }
+    if (name.find(".Combined.") == std::string::npos) want.push_back(name);
+  }
+  CHECK(got == want);
+  REQUIRE(box.halo("run " + kRender + " -f emboss --drop-layers -o " + box / "alone.exr").code ==
+          0);
+  const PixelBuffer beside =
+      read_image(parse_input_ref(box / "grey.exr[ViewLayer.Combined.Y,ViewLayer.Combined.A]"))
+          .pixels;
+  const PixelBuffer alone = read_image(parse_input_ref(box / "alone.exr")).pixels;
+  REQUIRE(beside.channels == 2);
+  CHECK(beside.bytes == alone.bytes);
+  CHECK(box.halo("compare " + kRender + " " + box / "grey.exr --ch ViewLayer.Depth.Z --fail 0")
+            .code == 0);
+
+  // A name the file already has is refused rather than written twice: R, G, B to grey is Y.
+  PixelBuffer rgby = photo(9, 7, 4, PixelType::f32);
+  OutputImage taken(box / "rgby.exr", 9, 7, SampleType::f32, {});
+  taken.name_channels({"R", "G", "B", "Y"});
+  taken.write({0, 7}, rgby);
+  taken.commit();
+  const Result r = box.halo("run '" + box / "rgby.exr[R,G,B]' -f emboss -o " + box / "y.exr");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "--drop-layers"));
+  CHECK_FALSE(std::filesystem::exists(box / "y.exr"));
+  CHECK(box.halo("run '" + box / "rgby.exr[R,G,B]' -f emboss --drop-layers -o " + box / "y.exr")
+            .code == 0);
 }
 
 TEST_CASE("compare checks every layer: a doubled depth fails, as it does in idiff") {
