@@ -3,14 +3,17 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <tuple>
 
 #include "app/commands.hpp"
+#include "app/junit_report.hpp"
 #include "batch/inputs.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -18,6 +21,7 @@
 #include "io/image_io.hpp"
 #include "io/standard_streams.hpp"
 #include "verify/compare.hpp"
+#include "verify/ssim.hpp"
 
 namespace halo {
 
@@ -35,9 +39,18 @@ struct CompareOptions {
   float diff_scale = 1.0f;
   std::string json;
   bool recursive = false;
-  std::string ch;           // --ch: channel names to compare; empty: every channel
-  bool idiff_exit = false;  // --idiff-exit-codes
+  std::string ch;                    // --ch: channel names to compare; empty: every channel
+  bool idiff_exit = false;           // --idiff-exit-codes
+  std::vector<std::string> metrics;  // --metrics: ssim
+  double ssim_range = 1;             // --ssim-range
+  std::optional<double> fail_ssim;   // --fail-ssim
+  bool idiff_rule = true;            // idiff's thresholds decide (not only the metrics' own)
+  std::string junit;                 // --junit
 };
+
+bool wants(const CompareOptions& o, const std::string& metric) {
+  return std::find(o.metrics.begin(), o.metrics.end(), metric) != o.metrics.end();
+}
 
 struct Pair {
   std::string a, b;            // as reports name them
@@ -50,8 +63,11 @@ struct PairResult {
   std::string error;    // why it could not be compared
   int exit_code = 0;
   ImageDiff diff;
+  std::optional<Ssim> ssim;
+  std::vector<std::string> failed_metrics;  // "SSIM 0.912 below --fail-ssim 0.95"
   std::vector<std::string> channel_names;
   bool diff_written = false;
+  double seconds = 0;
 };
 
 std::string channel_name(const std::vector<std::string>& names, int c) {
@@ -117,11 +133,20 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o) {
                       ia.height(), ia.channels(), pair.b, ib.width(), ib.height(), ib.channels()));
     r.diff = diff_images(ia, ib, o.thresholds);
     r.channel_names = a.channel_names;
-    r.verdict = to_string(r.diff.verdict);
-    r.exit_code = r.diff.verdict == Verdict::fail ? int(ErrorKind::Mismatch) : 0;
-    if (o.idiff_exit)
-      r.exit_code = r.diff.verdict == Verdict::fail ? 2 : r.diff.verdict == Verdict::warn ? 1 : 0;
-    if (r.diff.verdict == Verdict::fail && !pair.diff_out.empty()) {
+    Verdict verdict = o.idiff_rule ? r.diff.verdict : Verdict::pass;
+    if (wants(o, "ssim")) {
+      r.ssim = ssim(ia, ib, o.ssim_range);
+      // NaN fails: a metric that cannot be computed proves nothing.
+      if (o.fail_ssim && !(r.ssim->mean >= *o.fail_ssim)) {
+        r.failed_metrics.push_back(
+            fmt::format("SSIM {:.6g} below --fail-ssim {:g}", r.ssim->mean, *o.fail_ssim));
+        verdict = Verdict::fail;
+      }
+    }
+    r.verdict = to_string(verdict);
+    r.exit_code = verdict == Verdict::fail ? int(ErrorKind::Mismatch) : 0;
+    if (o.idiff_exit) r.exit_code = verdict == Verdict::fail ? 2 : verdict == Verdict::warn ? 1 : 0;
+    if (verdict == Verdict::fail && !pair.diff_out.empty()) {
       const Image diff = difference_image(ia, ib, o.diff_scale);
       const SampleType type = storable_type(pair.diff_out, SampleType::f32);
       write_image(pair.diff_out, to_pixels(diff, pixel_type(type)), type);
@@ -142,25 +167,69 @@ std::string percent(std::size_t part, std::size_t whole) {
   return fmt::format("{:.3g}%", whole ? 100.0 * double(part) / double(whole) : 0.0);
 }
 
-void print_pair(const Pair& pair, const PairResult& r, const Thresholds& t) {
-  fmt::print(text_out, "{} vs {}: {}\n", pair.a, pair.b, r.verdict);
+template <typename... Args>
+void add_line(std::string& text, fmt::format_string<Args...> format, Args&&... args) {
+  text += "  " + fmt::format(format, std::forward<Args>(args)...) + "\n";
+}
+
+// The figures of a compared pair, a line each, as the text report and JUnit's output show them.
+std::string pair_details(const Pair& pair, const PairResult& r, const Thresholds& t) {
+  std::string text;
   if (!r.error.empty()) {
-    fmt::print(text_out, "  {}\n", r.error);
-    spdlog::error("{}", r.error);
-    return;
+    add_line(text, "{}", r.error);
+    return text;
   }
   const Comparison& m = r.diff.metrics;
-  fmt::print(text_out, "  mean error {:.6g}, RMS error {:.6g}, PSNR {:.2f} dB\n", m.mean_error,
-             m.rms_error, m.psnr);
-  fmt::print(text_out, "  max error {:.6g} at ({}, {}) channel {}: {} vs {}\n", m.max_error,
-             m.worst_x, m.worst_y, channel_name(r.channel_names, m.worst_c), m.worst_actual,
-             m.worst_expected);
-  fmt::print(text_out, "  {} pixels ({}) over fail {:g}; {} pixels ({}) over warn {:g}\n",
-             r.diff.failed_pixels, percent(r.diff.failed_pixels, r.diff.pixels), t.fail,
-             r.diff.warned_pixels, percent(r.diff.warned_pixels, r.diff.pixels), t.warn);
+  add_line(text, "mean error {:.6g}, RMS error {:.6g}, PSNR {:.2f} dB", m.mean_error, m.rms_error,
+           m.psnr);
+  add_line(text, "max error {:.6g} at ({}, {}) channel {}: {} vs {}", m.max_error, m.worst_x,
+           m.worst_y, channel_name(r.channel_names, m.worst_c), m.worst_actual, m.worst_expected);
+  add_line(text, "{} pixels ({}) over fail {:g}; {} pixels ({}) over warn {:g}",
+           r.diff.failed_pixels, percent(r.diff.failed_pixels, r.diff.pixels), t.fail,
+           r.diff.warned_pixels, percent(r.diff.warned_pixels, r.diff.pixels), t.warn);
   if (r.diff.metrics.max_error > t.hard_fail)
-    fmt::print(text_out, "  max error above --hardfail {:g}\n", t.hard_fail);
-  if (r.diff_written) fmt::print(text_out, "  difference image: {}\n", pair.diff_out);
+    add_line(text, "max error above --hardfail {:g}", t.hard_fail);
+  if (r.ssim) {
+    std::string channels;
+    for (std::size_t c = 0; c < r.ssim->channels.size(); ++c)
+      channels += fmt::format("{}{} {:.6f}", c ? ", " : "", channel_name(r.channel_names, int(c)),
+                              r.ssim->channels[c]);
+    add_line(text, "SSIM {:.6f} ({})", r.ssim->mean, channels);
+  }
+  for (const auto& why : r.failed_metrics) add_line(text, "{}", why);
+  if (r.diff_written) add_line(text, "difference image: {}", pair.diff_out);
+  return text;
+}
+
+void print_pair(const Pair& pair, const PairResult& r, const Thresholds& t) {
+  fmt::print(text_out, "{} vs {}: {}\n{}", pair.a, pair.b, r.verdict, pair_details(pair, r, t));
+  if (!r.error.empty()) spdlog::error("{}", r.error);
+}
+
+// Why a failed pair failed, in one line: the metric thresholds it missed, else idiff's rule.
+std::string failure_message(const PairResult& r, const Thresholds& t) {
+  if (!r.failed_metrics.empty()) return r.failed_metrics.front();
+  if (r.diff.metrics.max_error > t.hard_fail)
+    return fmt::format("max error {:.6g} above --hardfail {:g}", r.diff.metrics.max_error,
+                       t.hard_fail);
+  return fmt::format("{} pixels ({}) over --fail {:g}", r.diff.failed_pixels,
+                     percent(r.diff.failed_pixels, r.diff.pixels), t.fail);
+}
+
+void write_junit_report(const std::string& path, const std::vector<Pair>& pairs,
+                        const std::vector<PairResult>& results, const Thresholds& t) {
+  std::vector<JunitCase> cases;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const PairResult& r = results[i];
+    JunitCase c{.name = pairs[i].a + " vs " + pairs[i].b, .seconds = r.seconds};
+    if (!r.error.empty())
+      c.error = r.error;
+    else
+      c.details = pair_details(pairs[i], r, t);
+    if (r.verdict == "FAILURE") c.failure = failure_message(r, t);
+    cases.push_back(std::move(c));
+  }
+  write_junit(path, "halo compare", cases);
 }
 
 nlohmann::json number_or_null(double value) {
@@ -189,24 +258,36 @@ nlohmann::json to_json(const Pair& pair, const PairResult& r) {
   j["failed_pixels"] = r.diff.failed_pixels;
   j["warned_pixels"] = r.diff.warned_pixels;
   j["diff_out"] = r.diff_written ? nlohmann::json(pair.diff_out) : nlohmann::json();
+  if (r.ssim) {
+    nlohmann::json channels = nlohmann::json::object();
+    for (std::size_t c = 0; c < r.ssim->channels.size(); ++c)
+      channels[channel_name(r.channel_names, int(c))] = number_or_null(r.ssim->channels[c]);
+    j["ssim"] = {{"mean", number_or_null(r.ssim->mean)}, {"channels", channels}};
+  }
+  j["failed_metrics"] = r.failed_metrics;
   return j;
 }
 
 void write_report(const std::string& path, const std::vector<Pair>& pairs,
-                  const std::vector<PairResult>& results, const Thresholds& t, int exit_code) {
-  nlohmann::json report = {{"schema", "halo-compare/1"},
-                           {"thresholds",
-                            {{"fail", t.fail},
-                             {"failrelative", t.fail_relative},
-                             {"failpercent", t.fail_percent},
-                             {"hardfail", number_or_null(t.hard_fail)},
-                             {"allowfailures", t.allow_failures},
-                             {"warn", t.warn},
-                             {"warnrelative", t.warn_relative},
-                             {"warnpercent", t.warn_percent},
-                             {"hardwarn", number_or_null(t.hard_warn)}}},
-                           {"pairs", nlohmann::json::array()},
-                           {"exit_code", exit_code}};
+                  const std::vector<PairResult>& results, const CompareOptions& o, int exit_code) {
+  const Thresholds& t = o.thresholds;
+  nlohmann::json report = {
+      {"schema", "halo-compare/1"},
+      {"thresholds",
+       {{"fail", t.fail},
+        {"failrelative", t.fail_relative},
+        {"failpercent", t.fail_percent},
+        {"hardfail", number_or_null(t.hard_fail)},
+        {"allowfailures", t.allow_failures},
+        {"warn", t.warn},
+        {"warnrelative", t.warn_relative},
+        {"warnpercent", t.warn_percent},
+        {"hardwarn", number_or_null(t.hard_warn)},
+        {"idiff_rule", o.idiff_rule},
+        {"fail_ssim", o.fail_ssim ? nlohmann::json(*o.fail_ssim) : nlohmann::json()}}},
+      {"metrics", o.metrics},
+      {"pairs", nlohmann::json::array()},
+      {"exit_code", exit_code}};
   for (std::size_t i = 0; i < pairs.size(); ++i)
     report["pairs"].push_back(to_json(pairs[i], results[i]));
   write_atomically(path, [&](std::ostream& out) { out << json_text(report, 2) << '\n'; });
@@ -266,7 +347,10 @@ int compare_command(const CompareOptions& o) {
   if (is_standard_input(o.b)) pairs.front().read_b = piped.emplace().path();
   std::vector<PairResult> results;
   for (const auto& pair : pairs) {
+    const auto start = std::chrono::steady_clock::now();
     results.push_back(compare_pair(pair, o));
+    results.back().seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (piped) results.back().error = piped->named(results.back().error);
     print_pair(pair, results.back(), o.thresholds);
   }
@@ -287,7 +371,8 @@ int compare_command(const CompareOptions& o) {
     fmt::print(text_out, "{} pairs: {} passed, {} warned, {} failed, {} not comparable\n",
                pairs.size(), pairs.size() - failed - warned - incomparable, warned, failed,
                incomparable);
-  if (!o.json.empty()) write_report(o.json, pairs, results, o.thresholds, exit_code);
+  if (!o.json.empty()) write_report(o.json, pairs, results, o, exit_code);
+  if (!o.junit.empty()) write_junit_report(o.junit, pairs, results, o.thresholds);
   return exit_code;
 }
 
@@ -335,6 +420,26 @@ CLI::Validator threshold(bool may_be_infinite) {
         return "";
       },
       "");  // the help names the type; the error says the rule
+}
+
+// A finite number within [low, high] (above low when `above` is set): NaN, which CLI11's
+// ranges let through, is refused with the rest.
+CLI::Validator number_in(double low, double high, bool above, const std::string& rule) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double value = 0;
+        try {
+          std::size_t used = 0;
+          value = std::stod(text, &used);
+          if (used != text.size()) return "'" + text + "' is not a number";
+        } catch (const std::exception&) {
+          return "'" + text + "' is not a number";
+        }
+        if (!std::isfinite(value) || value < low || value > high || (above && value == low))
+          return "'" + text + "' must be " + rule;
+        return "";
+      },
+      "");
 }
 
 Command add_compare_command(CLI::App& app) {
@@ -391,6 +496,23 @@ Command add_compare_command(CLI::App& app) {
                 "exit as idiff does: 0 pass, 1 warning, 2 failure (sizes or channels that "
                 "differ too), 4 missing or unreadable (default: halo's codes, 0 pass or "
                 "warning, 1 failure, 3 not comparable, 65/66 unreadable or missing)");
+  cmd->add_option("--metrics", o->metrics,
+                  "also compute these metrics, comma-separated: ssim (Wang et al. 2004: "
+                  "11x11 Gaussian window, sigma 1.5, K1 0.01, K2 0.03, as scikit-image's "
+                  "structural_similarity; per channel and their mean)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"ssim"}));
+  cmd->add_option("--ssim-range", o->ssim_range,
+                  "the range of sample values SSIM's constants scale with (8/16-bit files are "
+                  "read as [0,1]: 1; a float render: its white)")
+      ->check(number_in(0, std::numeric_limits<double>::max(), true, "a finite number > 0"))
+      ->capture_default_str();
+  cmd->add_option("--fail-ssim", o->fail_ssim,
+                  "fail a pair whose mean SSIM is below this (computes ssim; alone, it decides "
+                  "the verdict instead of the sample thresholds)")
+      ->check(number_in(-1, 1, false, "a number in [-1, 1], SSIM's range"));
+  cmd->add_option("--junit", o->junit,
+                  "write a JUnit XML report (one test case per pair) for CI's test results");
   cmd->footer(R"(A pixel fails when any channel's |a-b| exceeds --fail (and --failrelative, if set),
 and warns likewise with --warn. Verdicts are idiff's (OpenImageIO 2.4): PASS while at most
 --allowfailures pixels fail, whatever their errors; else FAILURE when more than --failpercent
@@ -401,13 +523,28 @@ idiff's spellings work too: -fail, -failrelative, -failpercent, -hardfail, -allo
 Values are compared as read: 8/16-bit samples scaled to [0,1]. Every channel is compared
 (all layers of a multilayer EXR), matched by name. PSNR is idiff's: 20 log10(peak / RMS)
 with peak the largest value in either image, at least 1.
+Metrics: --metrics ssim adds SSIM to the report; --fail-ssim V fails a pair whose mean
+SSIM is below V. Given alone, a metric threshold decides the verdict; with any sample
+threshold (--fail, --failpercent, ...) both rules apply and either fails the pair.
 Folders: exit 3 if any name is missing on one side or unreadable, else 1 if any pair failed;
 with --idiff-exit-codes the largest of the pairs' codes.
 Examples:
   halo compare expected.exr actual.exr --fail 1e-4 --diff-out diff.exr
   halo compare golden/ out/ --fail 0.004 --failpercent 0.1 --json compare.json
-  halo compare -fail 0.004 -failpercent 0.1 --idiff-exit-codes a.exr b.exr)");
-  return [o] { return compare_command(*o); };
+  halo compare -fail 0.004 -failpercent 0.1 --idiff-exit-codes a.exr b.exr
+  halo compare golden/ out/ --fail-ssim 0.98 --junit report.xml)");
+  return [o, cmd] {
+    if (o->fail_ssim && !wants(*o, "ssim")) o->metrics.push_back("ssim");
+    // A metric threshold alone gates on the metric: idiff's default --fail 1e-6 would fail
+    // every pair a metric is for. Any sample threshold given keeps idiff's rule beside it.
+    bool sample_thresholds = false;
+    for (const char* name :
+         {"--fail", "--failrelative", "--failpercent", "--hardfail", "--allowfailures", "--warn",
+          "--warnrelative", "--warnpercent", "--hardwarn"})
+      sample_thresholds |= cmd->count(name) > 0;
+    o->idiff_rule = !o->fail_ssim || sample_thresholds;
+    return compare_command(*o);
+  };
 }
 
 }  // namespace halo

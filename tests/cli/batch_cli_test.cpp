@@ -30,6 +30,11 @@ nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(in);
 }
 
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
 nlohmann::json read_json_text(const std::string& text) {
   return nlohmann::json::parse(text);
 }
@@ -356,6 +361,67 @@ TEST_CASE("compare: idiff thresholds, exit codes, diff image only on failure, JS
   write_image(box / "y/3.exr", a, SampleType::f32);
   CHECK(box.halo("compare " + box / "x " + box / "y").code == 3);
   CHECK(box.halo("compare " + box / "x " + box / "a.exr").code == 64);
+}
+
+TEST_CASE("compare: SSIM by hand, a CI gate alone or beside idiff's rule; JUnit reports") {
+  Sandbox box;
+  // Flat images: means 0.5 and 0.25, no variance, so SSIM = (2 ux uy + C1) C2 / ((ux^2 + uy^2 +
+  // C1) C2) = 0.2501 / 0.3126 with C1 = (0.01 * 1)^2.
+  PixelBuffer half(24, 16, 1, PixelType::f32), quarter(24, 16, 1, PixelType::f32);
+  std::fill_n(half.samples<float>(), half.sample_count(), 0.5f);
+  std::fill_n(quarter.samples<float>(), quarter.sample_count(), 0.25f);
+  write_image(box / "half.pfm", half, SampleType::f32);
+  write_image(box / "quarter.pfm", quarter, SampleType::f32);
+  const std::string pair = "compare " + box / "half.pfm " + box / "quarter.pfm";
+  Result r = box.halo(pair + " --metrics ssim --json " + box / "s.json");
+  CHECK(r.code == 1);  // idiff's rule: every pixel over --fail
+  const auto json = read_json(box / "s.json");
+  CHECK(json["pairs"][0]["ssim"]["mean"].get<double>() == doctest::Approx(0.2501 / 0.3126));
+  CHECK(json["pairs"][0]["ssim"]["channels"]["Y"].get<double>() ==
+        doctest::Approx(0.2501 / 0.3126));
+  CHECK(json["metrics"] == nlohmann::json::array({"ssim"}));
+  // Twice the range: C1 four times larger.
+  box.halo(pair + " --metrics ssim --ssim-range 2 --json " + box / "s2.json");
+  CHECK(read_json(box / "s2.json")["pairs"][0]["ssim"]["mean"].get<double>() ==
+        doctest::Approx(0.2504 / 0.3129));
+  // --fail-ssim alone decides: 0.80006 passes 0.8, fails 0.81; with --fail both rules apply.
+  CHECK(box.halo(pair + " --fail-ssim 0.8").code == 0);
+  r = box.halo(pair + " --fail-ssim 0.81");
+  CHECK(r.code == 1);
+  CHECK(has(r.out, "SSIM 0.800064 below --fail-ssim 0.81"));
+  CHECK(box.halo(pair + " --fail-ssim 0.8 --fail 0.1").code == 1);
+  CHECK(box.halo(pair + " --fail-ssim 0.8 --fail 0.3").code == 0);
+  CHECK(box.halo(pair + " --fail-ssim 0.81 --idiff-exit-codes").code == 2);
+  CHECK(box.halo("compare " + box / "half.pfm " + box / "half.pfm --fail-ssim 1").code == 0);
+  // Under one 11x11 window SSIM is not defined: not comparable, saying why.
+  write_image(box / "small.pfm", photo(7, 5, 3, PixelType::f32), SampleType::f32);
+  r = box.halo("compare " + box / "small.pfm " + box / "small.pfm --metrics ssim");
+  CHECK(r.code == 3);
+  CHECK(has(r.err, "at least 11x11"));
+  CHECK(box.halo("compare " + box / "half.pfm " + box / "quarter.pfm --metrics psnr").code == 64);
+  for (const char* bad : {"2", "nan", "-inf", "x"}) {
+    CAPTURE(bad);
+    CHECK(box.halo(pair + " --fail-ssim " + bad).code == 64);
+    CHECK(box.halo(pair + " --metrics ssim --ssim-range " + bad).code == (bad[0] == '2' ? 1 : 64));
+  }
+  CHECK(box.halo(pair + " --metrics ssim --ssim-range 0").code == 64);
+
+  // JUnit: one case per pair, failures with their reason, names escaped.
+  for (const char* dir : {"gold", "out"}) fs::create_directories(box / dir);
+  write_image(box / "gold/a&<b>.pfm", half, SampleType::f32);
+  write_image(box / "out/a&<b>.pfm", half, SampleType::f32);
+  write_image(box / "gold/q.pfm", half, SampleType::f32);
+  write_image(box / "out/q.pfm", quarter, SampleType::f32);
+  write_image(box / "gold/only.pfm", half, SampleType::f32);
+  r = box.halo("compare " + box / "gold " + box / "out --fail-ssim 0.9 --junit " +
+               box / "report.xml");
+  CHECK(r.code == 3);  // only.pfm has no partner
+  const std::string xml = read_text(box / "report.xml");
+  CHECK(has(xml, "<testsuite name=\"halo compare\" tests=\"3\" failures=\"1\" errors=\"1\""));
+  CHECK(has(xml, "a&amp;&lt;b&gt;.pfm"));
+  CHECK(has(xml, "<failure message=\"SSIM 0.800064 below --fail-ssim 0.9\">"));
+  CHECK(has(xml, "<error message="));
+  CHECK_FALSE(has(xml, "a&<b>"));
 }
 
 TEST_CASE("batch devices and progress: --device all and lists, --progress when piped") {

@@ -25,8 +25,10 @@ import geometry_cases  # noqa: E402,F401
 import colour_cases  # noqa: E402,F401
 import format_cases  # noqa: E402,F401
 import guided_cases  # noqa: E402,F401
+import metric_cases  # noqa: E402,F401
 
 FORMATS = ["format:png", "format:jpeg", "format:tiff", "format:exr", "format:pfm"]
+METRICS = ["metric:ssim"]  # halo compare --metrics
 
 
 def listed_filters(halo):
@@ -35,8 +37,8 @@ def listed_filters(halo):
 
 
 def order(subject):
-    """Formats after filters, each in the order of the suite's files."""
-    return subject.startswith("format:")
+    """Formats after filters, compare's metrics last, each in the order of the suite's files."""
+    return 2 if subject.startswith("metric:") else 1 if subject.startswith("format:") else 0
 
 
 DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "oracles.md")
@@ -76,7 +78,7 @@ def main():
         print(table())
         return 0
     covered = {s for c in oracle.CASES for s in c.subjects}
-    missing = [s for s in listed_filters(args.halo) + FORMATS if s not in covered]
+    missing = [s for s in listed_filters(args.halo) + FORMATS + METRICS if s not in covered]
     folder = tempfile.mkdtemp(prefix="halo-oracle-")
     try:
         failed = oracle.run_cases(args.halo, args.device, args.only, folder)

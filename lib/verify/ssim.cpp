@@ -1,0 +1,93 @@
+// SSIM row by row: the window's five moments (means, squares and the product of the two
+// images) filtered across each row, kept for the last 11 rows, then down the columns.
+#include "verify/ssim.hpp"
+
+#include <array>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace halo {
+
+namespace {
+
+constexpr double kSigma = 1.5, kK1 = 0.01, kK2 = 0.03;
+constexpr int kRadius = 5;  // int(3.5 sigma + 0.5): scipy.ndimage's truncation at 3.5 sigma
+constexpr int kTaps = 2 * kRadius + 1;
+constexpr int kMoments = 5;  // a, b, a², b², ab
+
+std::array<double, kTaps> window() {
+  std::array<double, kTaps> w{};
+  double sum = 0;
+  for (int k = 0; k < kTaps; ++k)
+    sum += w[k] = std::exp(-0.5 * (k - kRadius) * (k - kRadius) / (kSigma * kSigma));
+  for (double& v : w) v /= sum;
+  return w;
+}
+
+// The mean SSIM of one channel over the pixels at least kRadius from every edge: the only
+// ones scikit-image averages, and the only ones whose windows lie inside the image, so the
+// mirrored edge never enters the figure.
+double channel_ssim(const Image& a, const Image& b, int c, double data_range) {
+  const std::array<double, kTaps> w = window();
+  const int width = a.width(), height = a.height();
+  const double c1 = (kK1 * data_range) * (kK1 * data_range);
+  const double c2 = (kK2 * data_range) * (kK2 * data_range);
+  // Rows filtered across, for the last kTaps image rows: [row % kTaps][moment][x].
+  std::vector<double> across(std::size_t(kTaps) * kMoments * width);
+  auto at = [&](int row, int moment) {
+    return across.data() + (std::size_t(row % kTaps) * kMoments + moment) * width;
+  };
+  double sum = 0;
+  for (int y = 0; y < height; ++y) {
+    const float* ra = a.row(c, y);
+    const float* rb = b.row(c, y);
+    for (int x = kRadius; x < width - kRadius; ++x) {
+      double m[kMoments] = {};
+      for (int k = 0; k < kTaps; ++k) {
+        const double va = ra[x + k - kRadius], vb = rb[x + k - kRadius];
+        m[0] += w[k] * va;
+        m[1] += w[k] * vb;
+        m[2] += w[k] * va * va;
+        m[3] += w[k] * vb * vb;
+        m[4] += w[k] * va * vb;
+      }
+      for (int i = 0; i < kMoments; ++i) at(y, i)[x] = m[i];
+    }
+    if (y < kTaps - 1) continue;
+    for (int x = kRadius; x < width - kRadius; ++x) {  // the window centred on row y - kRadius
+      double m[kMoments] = {};
+      for (int k = 0; k < kTaps; ++k)
+        for (int i = 0; i < kMoments; ++i) m[i] += w[k] * at(y - kTaps + 1 + k, i)[x];
+      const double ux = m[0], uy = m[1];
+      const double vx = m[2] - ux * ux, vy = m[3] - uy * uy, vxy = m[4] - ux * uy;
+      sum += (2 * ux * uy + c1) * (2 * vxy + c2) / ((ux * ux + uy * uy + c1) * (vx + vy + c2));
+    }
+  }
+  return sum / (double(width - 2 * kRadius) * double(height - 2 * kRadius));
+}
+
+}  // namespace
+
+Ssim ssim(const Image& a, const Image& b, double data_range) {
+  if (a.width() != b.width() || a.height() != b.height() || a.channels() != b.channels())
+    throw Error(ErrorKind::NotComparable,
+                fmt::format("ssim: the images are {}x{}x{} and {}x{}x{}", a.width(), a.height(),
+                            a.channels(), b.width(), b.height(), b.channels()));
+  if (a.width() < kSsimMinSize || a.height() < kSsimMinSize)
+    throw Error(ErrorKind::NotComparable,
+                fmt::format("ssim: needs at least {0}x{0} pixels (one window), the images are "
+                            "{1}x{2}",
+                            kSsimMinSize, a.width(), a.height()));
+  Ssim result;
+  for (int c = 0; c < a.channels(); ++c) {
+    result.channels.push_back(channel_ssim(a, b, c, data_range));
+    result.mean += result.channels.back();
+  }
+  result.mean /= double(a.channels());
+  return result;
+}
+
+}  // namespace halo
