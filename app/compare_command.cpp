@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -21,6 +22,7 @@
 #include "io/image_io.hpp"
 #include "io/standard_streams.hpp"
 #include "verify/compare.hpp"
+#include "verify/flip.hpp"
 #include "verify/ssim.hpp"
 
 namespace halo {
@@ -41,11 +43,15 @@ struct CompareOptions {
   bool recursive = false;
   std::string ch;                    // --ch: channel names to compare; empty: every channel
   bool idiff_exit = false;           // --idiff-exit-codes
-  std::vector<std::string> metrics;  // --metrics: ssim
+  std::vector<std::string> metrics;  // --metrics: ssim, flip
   double ssim_range = 1;             // --ssim-range
   std::optional<double> fail_ssim;   // --fail-ssim
-  bool idiff_rule = true;            // idiff's thresholds decide (not only the metrics' own)
-  std::string junit;                 // --junit
+  std::optional<double> fail_flip;   // --fail-flip
+  FlipOptions flip;                  // --flip-ppd, --flip-start, --flip-stop
+  std::string flip_mode = "auto";    // --flip-mode: auto (HDR for float files), ldr, hdr
+  std::string flip_tonemapper = "aces";
+  bool idiff_rule = true;  // idiff's thresholds decide (not only the metrics' own)
+  std::string junit;       // --junit
 };
 
 bool wants(const CompareOptions& o, const std::string& metric) {
@@ -64,6 +70,7 @@ struct PairResult {
   int exit_code = 0;
   ImageDiff diff;
   std::optional<Ssim> ssim;
+  std::optional<Flip> flip;
   std::vector<std::string> failed_metrics;  // "SSIM 0.912 below --fail-ssim 0.95"
   std::vector<std::string> channel_names;
   bool diff_written = false;
@@ -102,6 +109,20 @@ void check_same_channels(const Pair& pair, const InputRef& a, const InputRef& b)
           other->channels.end())
         throw Error(ErrorKind::NotComparable,
                     fmt::format("not comparable: {} has no channel {}", name, channel));
+}
+
+// |a - b| as an image, or with FLIP computed its heat map (magma, 8-bit sRGB).
+void write_difference(const std::string& path, const Image& a, const Image& b, const Flip* f,
+                      float scale) {
+  if (!f) {
+    const SampleType type = storable_type(path, SampleType::f32);
+    write_image(path, to_pixels(difference_image(a, b, scale), pixel_type(type)), type);
+    return;
+  }
+  PixelBuffer heat(f->width, f->height, 3, PixelType::u8);
+  const std::vector<unsigned char> codes = flip_heat_map(*f);
+  std::memcpy(heat.bytes.data(), codes.data(), codes.size());
+  write_image(path, heat, SampleType::u8);
 }
 
 PairResult compare_pair(const Pair& pair, const CompareOptions& o) {
@@ -143,13 +164,21 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o) {
         verdict = Verdict::fail;
       }
     }
+    if (wants(o, "flip")) {
+      FlipOptions fo = o.flip;
+      fo.hdr = o.flip_mode == "hdr" || (o.flip_mode == "auto" && a.pixels.type == PixelType::f32);
+      r.flip = flip(ia, ib, fo);
+      if (o.fail_flip && !(r.flip->mean <= *o.fail_flip)) {
+        r.failed_metrics.push_back(
+            fmt::format("FLIP mean {:.6g} above --fail-flip {:g}", r.flip->mean, *o.fail_flip));
+        verdict = Verdict::fail;
+      }
+    }
     r.verdict = to_string(verdict);
     r.exit_code = verdict == Verdict::fail ? int(ErrorKind::Mismatch) : 0;
     if (o.idiff_exit) r.exit_code = verdict == Verdict::fail ? 2 : verdict == Verdict::warn ? 1 : 0;
     if (verdict == Verdict::fail && !pair.diff_out.empty()) {
-      const Image diff = difference_image(ia, ib, o.diff_scale);
-      const SampleType type = storable_type(pair.diff_out, SampleType::f32);
-      write_image(pair.diff_out, to_pixels(diff, pixel_type(type)), type);
+      write_difference(pair.diff_out, ia, ib, r.flip ? &*r.flip : nullptr, o.diff_scale);
       r.diff_written = true;
     }
   } catch (const Error& e) {
@@ -195,6 +224,15 @@ std::string pair_details(const Pair& pair, const PairResult& r, const Thresholds
       channels += fmt::format("{}{} {:.6f}", c ? ", " : "", channel_name(r.channel_names, int(c)),
                               r.ssim->channels[c]);
     add_line(text, "SSIM {:.6f} ({})", r.ssim->mean, channels);
+  }
+  if (r.flip) {
+    add_line(text,
+             "{}FLIP mean {:.6f}, weighted median {:.6f}, quartiles {:.6f} {:.6f}, max {:.6f}",
+             r.flip->hdr ? "HDR-" : "", r.flip->mean, r.flip->weighted_median, r.flip->q1,
+             r.flip->q3, r.flip->max);
+    if (r.flip->hdr)
+      add_line(text, "  {} exposures from {:.4f} to {:.4f} stops", r.flip->exposures, r.flip->start,
+               r.flip->stop);
   }
   for (const auto& why : r.failed_metrics) add_line(text, "{}", why);
   if (r.diff_written) add_line(text, "difference image: {}", pair.diff_out);
@@ -264,6 +302,15 @@ nlohmann::json to_json(const Pair& pair, const PairResult& r) {
       channels[channel_name(r.channel_names, int(c))] = number_or_null(r.ssim->channels[c]);
     j["ssim"] = {{"mean", number_or_null(r.ssim->mean)}, {"channels", channels}};
   }
+  if (r.flip) {
+    const Flip& f = *r.flip;
+    j["flip"] = {{"mean", f.mean}, {"weighted_median", f.weighted_median},
+                 {"q1", f.q1},     {"q3", f.q3},
+                 {"min", f.min},   {"max", f.max},
+                 {"hdr", f.hdr}};
+    if (f.hdr)
+      j["flip"]["exposures"] = {{"start", f.start}, {"stop", f.stop}, {"count", f.exposures}};
+  }
   j["failed_metrics"] = r.failed_metrics;
   return j;
 }
@@ -284,7 +331,9 @@ void write_report(const std::string& path, const std::vector<Pair>& pairs,
         {"warnpercent", t.warn_percent},
         {"hardwarn", number_or_null(t.hard_warn)},
         {"idiff_rule", o.idiff_rule},
-        {"fail_ssim", o.fail_ssim ? nlohmann::json(*o.fail_ssim) : nlohmann::json()}}},
+        {"fail_ssim", o.fail_ssim ? nlohmann::json(*o.fail_ssim) : nlohmann::json()},
+        {"fail_flip", o.fail_flip ? nlohmann::json(*o.fail_flip) : nlohmann::json()}}},
+      {"flip_ppd", o.flip.ppd},
       {"metrics", o.metrics},
       {"pairs", nlohmann::json::array()},
       {"exit_code", exit_code}};
@@ -499,9 +548,10 @@ Command add_compare_command(CLI::App& app) {
   cmd->add_option("--metrics", o->metrics,
                   "also compute these metrics, comma-separated: ssim (Wang et al. 2004: "
                   "11x11 Gaussian window, sigma 1.5, K1 0.01, K2 0.03, as scikit-image's "
-                  "structural_similarity; per channel and their mean)")
+                  "structural_similarity; per channel and their mean), flip (NVIDIA's FLIP: "
+                  "LDR-FLIP for 8/16-bit files, HDR-FLIP for float ones; a is the reference)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"ssim"}));
+      ->check(CLI::IsMember({"ssim", "flip"}));
   cmd->add_option("--ssim-range", o->ssim_range,
                   "the range of sample values SSIM's constants scale with (8/16-bit files are "
                   "read as [0,1]: 1; a float render: its white)")
@@ -511,6 +561,30 @@ Command add_compare_command(CLI::App& app) {
                   "fail a pair whose mean SSIM is below this (computes ssim; alone, it decides "
                   "the verdict instead of the sample thresholds)")
       ->check(number_in(-1, 1, false, "a number in [-1, 1], SSIM's range"));
+  cmd->add_option("--fail-flip", o->fail_flip,
+                  "fail a pair whose FLIP mean is above this (computes flip; alone, it decides "
+                  "the verdict instead of the sample thresholds)")
+      ->check(number_in(0, 1, false, "a number in [0, 1], FLIP's range"));
+  cmd->add_option("--flip-ppd", o->flip.ppd,
+                  "FLIP's viewing condition in pixels per degree (67.02: a 3840-pixel-wide "
+                  "0.7 m monitor seen from 0.7 m)")
+      ->check(number_in(0, 1e4, true, "a number in (0, 10000]"))
+      ->capture_default_str();
+  cmd->add_option("--flip-mode", o->flip_mode,
+                  "auto: HDR-FLIP for float files, LDR-FLIP for 8/16-bit ones; ldr; hdr")
+      ->check(CLI::IsMember({"auto", "ldr", "hdr"}))
+      ->capture_default_str();
+  cmd->add_option("--flip-start", o->flip.start,
+                  "HDR-FLIP's first exposure in stops (default: from the reference's brightest "
+                  "pixel)")
+      ->check(number_in(-100, 100, false, "a number in [-100, 100]"));
+  cmd->add_option("--flip-stop", o->flip.stop,
+                  "HDR-FLIP's last exposure in stops (default: from the reference's median)")
+      ->check(number_in(-100, 100, false, "a number in [-100, 100]"));
+  cmd->add_option("--flip-tonemapper", o->flip_tonemapper,
+                  "HDR-FLIP's tone curve: aces, hable or reinhard")
+      ->check(CLI::IsMember({"aces", "hable", "reinhard"}))
+      ->capture_default_str();
   cmd->add_option("--junit", o->junit,
                   "write a JUnit XML report (one test case per pair) for CI's test results");
   cmd->footer(R"(A pixel fails when any channel's |a-b| exceeds --fail (and --failrelative, if set),
@@ -524,7 +598,8 @@ Values are compared as read: 8/16-bit samples scaled to [0,1]. Every channel is 
 (all layers of a multilayer EXR), matched by name. PSNR is idiff's: 20 log10(peak / RMS)
 with peak the largest value in either image, at least 1.
 Metrics: --metrics ssim adds SSIM to the report; --fail-ssim V fails a pair whose mean
-SSIM is below V. Given alone, a metric threshold decides the verdict; with any sample
+SSIM is below V. --metrics flip adds FLIP (a the reference): its mean, weighted median and
+quartiles, and --diff-out writes its heat map; --fail-flip V fails a mean above V. Given alone, a metric threshold decides the verdict; with any sample
 threshold (--fail, --failpercent, ...) both rules apply and either fails the pair.
 Folders: exit 3 if any name is missing on one side or unreadable, else 1 if any pair failed;
 with --idiff-exit-codes the largest of the pairs' codes.
@@ -532,9 +607,12 @@ Examples:
   halo compare expected.exr actual.exr --fail 1e-4 --diff-out diff.exr
   halo compare golden/ out/ --fail 0.004 --failpercent 0.1 --json compare.json
   halo compare -fail 0.004 -failpercent 0.1 --idiff-exit-codes a.exr b.exr
-  halo compare golden/ out/ --fail-ssim 0.98 --junit report.xml)");
+  halo compare golden/ out/ --fail-ssim 0.98 --junit report.xml
+  halo compare golden/ out/ --metrics flip,ssim --fail-flip 0.05 --junit report.xml)");
   return [o, cmd] {
     if (o->fail_ssim && !wants(*o, "ssim")) o->metrics.push_back("ssim");
+    if (o->fail_flip && !wants(*o, "flip")) o->metrics.push_back("flip");
+    o->flip.tonemapper = parse_flip_tonemapper(o->flip_tonemapper);
     // A metric threshold alone gates on the metric: idiff's default --fail 1e-6 would fail
     // every pair a metric is for. Any sample threshold given keeps idiff's rule beside it.
     bool sample_thresholds = false;
@@ -542,7 +620,7 @@ Examples:
          {"--fail", "--failrelative", "--failpercent", "--hardfail", "--allowfailures", "--warn",
           "--warnrelative", "--warnpercent", "--hardwarn"})
       sample_thresholds |= cmd->count(name) > 0;
-    o->idiff_rule = !o->fail_ssim || sample_thresholds;
+    o->idiff_rule = !(o->fail_ssim || o->fail_flip) || sample_thresholds;
     return compare_command(*o);
   };
 }

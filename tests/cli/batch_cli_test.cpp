@@ -424,6 +424,72 @@ TEST_CASE("compare: SSIM by hand, a CI gate alone or beside idiff's rule; JUnit 
   CHECK_FALSE(has(xml, "a&<b>"));
 }
 
+TEST_CASE("compare: FLIP by hand, LDR and HDR, its heat map and its gate") {
+  Sandbox box;
+  // Flat black against flat white: no features, so FLIP is the remapped colour difference.
+  // HyAB(black, white) = 100, 100^0.7 = 25.1189; the largest difference (green to blue)
+  // 203.3017^0.7 = 41.2761, of which 0.4 is 16.5104; 25.1189 is above it, so the error is
+  // 0.95 + (25.1189 - 16.5104) / (41.2761 - 16.5104) * 0.05 = 0.967380. Within 2e-5: the
+  // derivative filters' float sums leave ~1e-8 on a flat image, whose square root (FLIP's
+  // feature exponent 0.5) is ~1e-4 of the exponent, as in NVIDIA's float implementation.
+  PixelBuffer black(16, 12, 3, PixelType::u8), white(16, 12, 3, PixelType::u8);
+  std::fill_n(white.samples<std::uint8_t>(), white.sample_count(), std::uint8_t(255));
+  write_image(box / "black.png", black, SampleType::u8);
+  write_image(box / "white.png", white, SampleType::u8);
+  const std::string pair = "compare " + box / "black.png " + box / "white.png";
+  Result r = box.halo(pair + " --metrics flip --json " + box / "f.json --fail-flip 0.5 " +
+                      "--diff-out " + box / "heat.png");
+  CHECK(r.code == 1);
+  CHECK(has(r.out, "FLIP mean 0.9673"));
+  auto flip = read_json(box / "f.json")["pairs"][0]["flip"];
+  CHECK(flip["mean"].get<double>() == doctest::Approx(0.9673798).epsilon(2e-5));
+  CHECK(flip["max"].get<double>() == doctest::Approx(0.9673798).epsilon(2e-5));
+  CHECK(flip["hdr"] == false);
+  // The heat map: magma's entry round(0.96738 * 255) = 247, (0.989815, 0.934329, 0.690198).
+  const PixelBuffer heat = pixels_of(box / "heat.png");
+  REQUIRE(heat.channels == 3);
+  CHECK(int(heat.samples<std::uint8_t>()[0]) == 252);
+  CHECK(int(heat.samples<std::uint8_t>()[1]) == 238);
+  CHECK(int(heat.samples<std::uint8_t>()[2]) == 176);
+  CHECK(box.halo(pair + " --fail-flip 0.97").code == 0);
+  CHECK(box.halo("compare " + box / "black.png " + box / "black.png --fail-flip 0").code == 0);
+
+  // Float files get HDR-FLIP: exposures from the reference, each tone-mapped.
+  PixelBuffer render = photo(24, 20, 3, PixelType::f32), brighter = render;
+  for (std::size_t i = 0; i < render.sample_count(); ++i) {
+    render.samples<float>()[i] *= 8.0f;
+    brighter.samples<float>()[i] = render.samples<float>()[i] * 1.25f;
+  }
+  write_image(box / "r.pfm", render, SampleType::f32);
+  write_image(box / "b.pfm", brighter, SampleType::f32);
+  const std::string hdr = "compare " + box / "r.pfm " + box / "b.pfm --metrics flip --json ";
+  box.halo(hdr + box / "h.json");
+  flip = read_json(box / "h.json")["pairs"][0]["flip"];
+  CHECK(flip["hdr"] == true);
+  CHECK(flip["exposures"]["count"].get<int>() >= 2);
+  CHECK(flip["mean"].get<double>() > 0);
+  box.halo(hdr + box / "h2.json --flip-start -3 --flip-stop 1 --flip-tonemapper hable");
+  flip = read_json(box / "h2.json")["pairs"][0]["flip"];
+  CHECK(flip["exposures"]["start"] == -3);
+  CHECK(flip["exposures"]["count"] == 4);
+  box.halo(hdr + box / "l.json --flip-mode ldr");
+  CHECK(read_json(box / "l.json")["pairs"][0]["flip"]["hdr"] == false);
+  r = box.halo(hdr + box / "x.json --flip-start 3 --flip-stop 1");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "first exposure 3 is above the last 1"));
+
+  // Two channels are neither grey nor colour; bad settings are refused.
+  write_image(box / "ya.png", photo(16, 12, 2), SampleType::u8);
+  r = box.halo("compare " + box / "ya.png " + box / "ya.png --metrics flip");
+  CHECK(r.code == 3);
+  CHECK(has(r.err, "grey, RGB or RGBA"));
+  for (const char* bad : {"--fail-flip 1.5", "--fail-flip nan", "--flip-ppd 0",
+                          "--flip-tonemapper filmic", "--flip-mode hdr10", "--metrics flop"}) {
+    CAPTURE(bad);
+    CHECK(box.halo(pair + " " + bad).code == 64);
+  }
+}
+
 TEST_CASE("batch devices and progress: --device all and lists, --progress when piped") {
   Sandbox box;
   fs::create_directories(box / "in");

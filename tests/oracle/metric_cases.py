@@ -6,7 +6,7 @@ import numpy as np
 from PIL import Image
 from skimage.metrics import structural_similarity
 
-from oracle import Mismatch, case, photo, to_codes, write_pfm, write_png
+from oracle import Mismatch, case, hdr, photo, read_png, to_codes, write_pfm, write_png
 
 
 def pairs():
@@ -63,3 +63,73 @@ def ssim(t):
             if abs(value - expected) > 1e-7:
                 raise Mismatch(f"{name}: SSIM {what} {value} vs scikit-image's {expected}")
     return f"max |difference| {worst:.1e}"
+
+
+def render_pair():
+    """A render and a noisier one of it: linear radiance up to 200 with highlights."""
+    rng = np.random.default_rng(8)
+    ref = hdr(73, 45, 3, seed=9, specials=False)
+    ref = np.abs(ref)
+    return ref, (ref * np.exp(rng.normal(0, 0.3, ref.shape))).astype(np.float32)
+
+
+@case("metric:flip", "FLIP and HDR-FLIP in NumPy from the papers and NVIDIA's published "
+      "constants (tests/oracle/flip_numpy.py: whole 2D kernels through SciPy, double "
+      "precision)", "mean 2e-5; weighted median and quartiles 1e-3; heat map 1 step of 256",
+      "NVIDIA's tool itself is not run here (its sources are not a Debian package); HDR "
+      "exposures leave out NaN and infinite luminances and take the dimmest lit pixel when the "
+      "median is 0, where NVIDIA's tool is undefined")
+def flip(t):
+    import flip_numpy
+    from matplotlib import cm
+    worst = 0
+    rng = np.random.default_rng(6)
+    ref = photo(83, 57, 3, seed=7)
+    ldr = [("noise", np.clip(ref + rng.normal(0, 0.05, ref.shape), 0, 1)),
+           ("shifted edge", np.roll(ref, 2, axis=0)),
+           ("darker", ref * 0.8)]
+    for name, test in ldr:
+        write_png(t.path("a.png"), to_codes(ref, 16))
+        write_png(t.path("b.png"), to_codes(test, 16))
+        t.halo("compare", t.path("a.png"), t.path("b.png"), "--metrics", "flip", "--json",
+               t.path("r.json"), "--diff-out", t.path("heat.png"), expect=1)
+        codes = [to_codes(ref, 16), to_codes(test, 16)]
+        linear = [flip_numpy.srgb_to_linear(c.astype(np.float64) / 65535) for c in codes]
+        want = flip_numpy.ldr_flip(*linear)
+        worst = max(worst, check_flip(t, name, want))
+        heat = read_png(t.path("heat.png")).astype(int)
+        index = np.rint(want * 255).astype(int) % 256
+        magma = np.rint(cm.magma(np.arange(256))[:, :3] * 255).astype(int)
+        near = np.minimum.reduce([np.abs(heat - magma[np.clip(index + s, 0, 255)]).max(-1)
+                                  for s in (-1, 0, 1)])
+        if near.max() > 1:
+            raise Mismatch(f"{name}: heat map {near.max()} codes from magma(FLIP)")
+    ref_hdr, test_hdr = render_pair()
+    write_pfm(t.path("a.pfm"), ref_hdr)
+    write_pfm(t.path("b.pfm"), test_hdr)
+    t.halo("compare", t.path("a.pfm"), t.path("b.pfm"), "--metrics", "flip", "--json",
+           t.path("r.json"), expect=1)
+    want, (start, stop, count) = flip_numpy.hdr_flip(ref_hdr.astype(np.float64),
+                                                    test_hdr.astype(np.float64))
+    with open(t.path("r.json")) as f:
+        exposures = json.load(f)["pairs"][0]["flip"]["exposures"]
+    if exposures["count"] != count or abs(exposures["start"] - start) > 1e-4 or \
+            abs(exposures["stop"] - stop) > 1e-4:
+        raise Mismatch(f"HDR exposures {exposures}, NumPy's {start}, {stop}, {count}")
+    worst = max(worst, check_flip(t, "HDR render", want))
+    return f"max |mean difference| {worst:.1e}"
+
+
+def check_flip(t, name, want):
+    import flip_numpy
+    with open(t.path("r.json")) as f:
+        got = json.load(f)["pairs"][0]["flip"]
+    if abs(got["mean"] - want.mean()) > 2e-5:
+        raise Mismatch(f"{name}: FLIP mean {got['mean']} vs NumPy's {want.mean()}")
+    for key, part in [("q1", 0.25), ("weighted_median", 0.5), ("q3", 0.75)]:
+        expected = flip_numpy.weighted_percentile(want, part)
+        if abs(got[key] - expected) > 1e-3:
+            raise Mismatch(f"{name}: FLIP {key} {got[key]} vs NumPy's {expected}")
+    if abs(got["max"] - want.max()) > 1e-3:
+        raise Mismatch(f"{name}: FLIP max {got['max']} vs NumPy's {want.max()}")
+    return abs(got["mean"] - want.mean())
