@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "core/bands.hpp"
 #include "core/error.hpp"
 #include "verify/magma.hpp"
 
@@ -234,12 +235,12 @@ class LdrPass {
         cmax_(largest_difference()),
         pccmax_(kPc * cmax_) {}
 
-  // The errors of every pixel, into `errors` (row by row): max(errors, this pass's) when
-  // `keep_max`, else replaced.
-  void run(std::vector<float>& errors, bool keep_max) {
+  // The errors of rows [first, last), into `errors` (row by row): max(errors, this pass's)
+  // when `keep_max`, else replaced.
+  void run(std::vector<float>& errors, bool keep_max, int first, int last) {
     const int reach = std::max(taps_.spatial_radius, taps_.feature_radius);
-    int filtered = 0;  // rows filtered across so far
-    for (int y = 0; y < height_; ++y) {
+    int filtered = std::max(0, first - reach);  // the next row to filter across
+    for (int y = first; y < last; ++y) {
       for (; filtered < std::min(height_, y + reach + 1); ++filtered) filter_across(filtered);
       for (int x = 0; x < width_; ++x) {
         const float e = error_at(x, y);
@@ -353,6 +354,9 @@ class LdrPass {
   float cmax_, pccmax_;
 };
 
+// Rows a thread takes at least: each band filters its reach (about 10 rows) again.
+constexpr int kBandRows = 64;
+
 // The reference's exposures: from where its brightest pixel reaches 85% of the tone curve's
 // output to where its median pixel does. Non-finite luminances are left out; a median of 0
 // (half the image black) takes the dimmest lit pixel instead, which the reference tool
@@ -445,7 +449,9 @@ Flip flip(const Image& reference, const Image& test, const FlipOptions& options)
   f.errors.assign(std::size_t(f.width) * f.height, 0.0f);
   const Taps taps = make_taps(float(o.ppd));
   if (!o.hdr) {
-    LdrPass(reference, test, taps, {}).run(f.errors, false);
+    in_bands(f.height, kBandRows, [&](int first, int last) {
+      LdrPass(reference, test, taps, {}).run(f.errors, false, first, last);
+    });
   } else {
     choose_exposures(reference, o);
     if (*o.start > *o.stop)
@@ -460,7 +466,9 @@ Flip flip(const Image& reference, const Image& test, const FlipOptions& options)
       const Exposure e{.hdr = true,
                        .scale = std::pow(2.0f, float(f.start) + float(i) * step),
                        .tonemapper = o.tonemapper};
-      LdrPass(reference, test, taps, e).run(f.errors, i > 0);
+      in_bands(f.height, kBandRows, [&](int first, int last) {
+        LdrPass(reference, test, taps, e).run(f.errors, i > 0, first, last);
+      });
     }
   }
   pool(f);

@@ -2,11 +2,14 @@
 // images) filtered across each row, kept for the last 11 rows, then down the columns.
 #include "verify/ssim.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <mutex>
 
 #include <fmt/format.h>
 
+#include "core/bands.hpp"
 #include "core/error.hpp"
 
 namespace halo {
@@ -30,9 +33,11 @@ std::array<double, kTaps> window() {
 // The mean SSIM of one channel over the pixels at least kRadius from every edge: the only
 // ones scikit-image averages, and the only ones whose windows lie inside the image, so the
 // mirrored edge never enters the figure.
-double channel_ssim(const Image& a, const Image& b, int c, double data_range) {
+// The sum of SSIM over the centres on image rows [first, last) (all at least kRadius from
+// the top and bottom).
+double band_ssim(const Image& a, const Image& b, int c, double data_range, int first, int last) {
   const std::array<double, kTaps> w = window();
-  const int width = a.width(), height = a.height();
+  const int width = a.width();
   const double c1 = (kK1 * data_range) * (kK1 * data_range);
   const double c2 = (kK2 * data_range) * (kK2 * data_range);
   // Rows filtered across, for the last kTaps image rows: [row % kTaps][moment][x].
@@ -41,7 +46,7 @@ double channel_ssim(const Image& a, const Image& b, int c, double data_range) {
     return across.data() + (std::size_t(row % kTaps) * kMoments + moment) * width;
   };
   double sum = 0;
-  for (int y = 0; y < height; ++y) {
+  for (int y = first - kRadius; y < last + kRadius; ++y) {
     const float* ra = a.row(c, y);
     const float* rb = b.row(c, y);
     for (int x = kRadius; x < width - kRadius; ++x) {
@@ -56,7 +61,7 @@ double channel_ssim(const Image& a, const Image& b, int c, double data_range) {
       }
       for (int i = 0; i < kMoments; ++i) at(y, i)[x] = m[i];
     }
-    if (y < kTaps - 1) continue;
+    if (y < first + kRadius) continue;
     for (int x = kRadius; x < width - kRadius; ++x) {  // the window centred on row y - kRadius
       double m[kMoments] = {};
       for (int k = 0; k < kTaps; ++k)
@@ -66,7 +71,22 @@ double channel_ssim(const Image& a, const Image& b, int c, double data_range) {
       sum += (2 * ux * uy + c1) * (2 * vxy + c2) / ((ux * ux + uy * uy + c1) * (vx + vy + c2));
     }
   }
-  return sum / (double(width - 2 * kRadius) * double(height - 2 * kRadius));
+  return sum;
+}
+
+double channel_ssim(const Image& a, const Image& b, int c, double data_range) {
+  const int centres = a.height() - 2 * kRadius;
+  std::vector<std::pair<int, double>> parts;  // (first row, sum): added in row order, so
+  std::mutex mutex;                           // the figure does not depend on the threads
+  in_bands(centres, 64, [&](int first, int last) {
+    const double part = band_ssim(a, b, c, data_range, first + kRadius, last + kRadius);
+    std::lock_guard lock(mutex);
+    parts.emplace_back(first, part);
+  });
+  std::sort(parts.begin(), parts.end());
+  double sum = 0;
+  for (const auto& [first, part] : parts) sum += part;
+  return sum / (double(a.width() - 2 * kRadius) * double(centres));
 }
 
 }  // namespace

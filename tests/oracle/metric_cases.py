@@ -68,7 +68,7 @@ def ssim(t):
 def render_pair():
     """A render and a noisier one of it: linear radiance up to 200 with highlights."""
     rng = np.random.default_rng(8)
-    ref = hdr(73, 45, 3, seed=9, specials=False)
+    ref = hdr(73, 145, 3, seed=9, specials=False)
     ref = np.abs(ref)
     return ref, (ref * np.exp(rng.normal(0, 0.3, ref.shape))).astype(np.float32)
 
@@ -84,7 +84,7 @@ def flip(t):
     from matplotlib import cm
     worst = 0
     rng = np.random.default_rng(6)
-    ref = photo(83, 57, 3, seed=7)
+    ref = photo(83, 157, 3, seed=7)  # tall enough for two bands of rows
     ldr = [("noise", np.clip(ref + rng.normal(0, 0.05, ref.shape), 0, 1)),
            ("shifted edge", np.roll(ref, 2, axis=0)),
            ("darker", ref * 0.8)]
