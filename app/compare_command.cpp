@@ -39,6 +39,12 @@ struct CompareOptions {
   Thresholds thresholds;
   std::string diff_out;
   float diff_scale = 1.0f;
+  // When the difference image is written: halo's --diff-out on failure; idiff's -o always, or
+  // with -od when the images differ at all, and signed unless -abs.
+  enum class DiffWhen { failure, always, differ } diff_when = DiffWhen::failure;
+  bool diff_signed = false;
+  std::string idiff_o;  // -o
+  bool idiff_od = false, idiff_abs = false;
   std::string json;
   bool recursive = false;
   std::string ch;                    // --ch: channel names to compare; empty: every channel
@@ -113,10 +119,12 @@ void check_same_channels(const Pair& pair, const InputRef& a, const InputRef& b)
 
 // |a - b| as an image, or with FLIP computed its heat map (magma, 8-bit sRGB).
 void write_difference(const std::string& path, const Image& a, const Image& b, const Flip* f,
-                      float scale) {
+                      const CompareOptions& o) {
   if (!f) {
     const SampleType type = storable_type(path, SampleType::f32);
-    write_image(path, to_pixels(difference_image(a, b, scale), pixel_type(type)), type);
+    write_image(path,
+                to_pixels(difference_image(a, b, o.diff_scale, o.diff_signed), pixel_type(type)),
+                type);
     return;
   }
   PixelBuffer heat(f->width, f->height, 3, PixelType::u8);
@@ -177,8 +185,12 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o) {
     r.verdict = to_string(verdict);
     r.exit_code = verdict == Verdict::fail ? int(ErrorKind::Mismatch) : 0;
     if (o.idiff_exit) r.exit_code = verdict == Verdict::fail ? 2 : verdict == Verdict::warn ? 1 : 0;
-    if (verdict == Verdict::fail && !pair.diff_out.empty()) {
-      write_difference(pair.diff_out, ia, ib, r.flip ? &*r.flip : nullptr, o.diff_scale);
+    const bool write = o.diff_when == CompareOptions::DiffWhen::failure ? verdict == Verdict::fail
+                       : o.diff_when == CompareOptions::DiffWhen::differ
+                           ? r.diff.metrics.max_error != 0
+                           : true;
+    if (write && !pair.diff_out.empty()) {
+      write_difference(pair.diff_out, ia, ib, r.flip ? &*r.flip : nullptr, o);
       r.diff_written = true;
     }
   } catch (const Error& e) {
@@ -439,7 +451,9 @@ std::vector<std::string> with_idiff_spellings(std::vector<std::string> args) {
       {"-warnrelative", "--warnrelative"},
       {"-warnpercent", "--warnpercent"},
       {"-hardwarn", "--hardwarn"},
-      {"-o", "--diff-out"},
+      {"-o", "--idiff-o"},
+      {"-od", "--idiff-od"},
+      {"-abs", "--idiff-abs"},
       {"-scale", "--diff-scale"}};
   // The global options before the subcommand that take a value (which might read "compare").
   static const std::set<std::string> valued = {"--device", "--max-pixels", "--max-memory"};
@@ -535,6 +549,11 @@ Command add_compare_command(CLI::App& app) {
                   "failing pair)");
   cmd->add_option("--diff-scale", o->diff_scale, "multiply the difference image by this")
       ->capture_default_str();
+  // idiff's -o, -od and -abs (renamed by with_idiff_spellings): its difference image, written
+  // as idiff writes it.
+  cmd->add_option("--idiff-o", o->idiff_o)->group("");
+  cmd->add_flag("--idiff-od", o->idiff_od)->group("");
+  cmd->add_flag("--idiff-abs", o->idiff_abs)->group("");
   cmd->add_option("--json", o->json, "write the report as JSON (schema halo-compare/1)");
   cmd->add_flag("-r,--recursive", o->recursive, "for folders: include subfolders");
   cmd->add_option("--ch", o->ch,
@@ -593,7 +612,9 @@ and warns likewise with --warn. Verdicts are idiff's (OpenImageIO 2.4): PASS whi
 of the pixels fail or any error exceeds --hardfail; else (failures --failpercent allows)
 WARNING when more than --warnpercent warn or any error exceeds --hardwarn; else PASS.
 idiff's spellings work too: -fail, -failrelative, -failpercent, -hardfail, -allowfailures,
--warn, -warnrelative, -warnpercent, -hardwarn, -o (--diff-out), -scale (--diff-scale).
+-warn, -warnrelative, -warnpercent, -hardwarn, -scale (--diff-scale), and -o with -od and
+-abs, which write the difference image as idiff does: a - b (|a - b| with -abs) whatever the
+verdict, with -od only when the images differ.
 Values are compared as read: 8/16-bit samples scaled to [0,1]. Every channel is compared
 (all layers of a multilayer EXR), matched by name. PSNR is idiff's: 20 log10(peak / RMS)
 with peak the largest value in either image, at least 1.
@@ -613,6 +634,14 @@ Examples:
     if (o->fail_ssim && !wants(*o, "ssim")) o->metrics.push_back("ssim");
     if (o->fail_flip && !wants(*o, "flip")) o->metrics.push_back("flip");
     o->flip.tonemapper = parse_flip_tonemapper(o->flip_tonemapper);
+    if (!o->idiff_o.empty()) {
+      if (!o->diff_out.empty())
+        throw Error(ErrorKind::Usage, "compare: give --diff-out or idiff's -o, not both");
+      o->diff_out = o->idiff_o;
+      o->diff_when =
+          o->idiff_od ? CompareOptions::DiffWhen::differ : CompareOptions::DiffWhen::always;
+      o->diff_signed = !o->idiff_abs;
+    }
     // A metric threshold alone gates on the metric: idiff's default --fail 1e-6 would fail
     // every pair a metric is for. Any sample threshold given keeps idiff's rule beside it.
     bool sample_thresholds = false;

@@ -162,8 +162,18 @@ ImageDiff diff_images(const Image& a, const Image& b, const Thresholds& t) {
   return diff;
 }
 
-Image difference_image(const Image& a, const Image& b, float scale) {
+Image difference_image(const Image& a, const Image& b, float scale, bool signed_difference) {
   Image out(a.width(), a.height(), a.channels(), a.alpha());
+  if (signed_difference) {
+    for (int c = 0; c < a.channels(); ++c)
+      for (int y = 0; y < a.height(); ++y) {
+        const float* pa = a.row(c, y);
+        const float* pb = b.row(c, y);
+        float* po = out.row(c, y);
+        for (int x = 0; x < a.width(); ++x) po[x] = (pa[x] - pb[x]) * scale;
+      }
+    return out;
+  }
   for (int c = 0; c < a.channels(); ++c)
     for (int y = 0; y < a.height(); ++y) {
       const float* pa = a.row(c, y);

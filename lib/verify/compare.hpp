@@ -66,7 +66,8 @@ struct ImageDiff {
 // Error(NotComparable) when sizes or channel counts differ.
 ImageDiff diff_images(const Image& a, const Image& b, const Thresholds& thresholds);
 
-// |a - b| * scale per sample, for --diff-out.
-Image difference_image(const Image& a, const Image& b, float scale);
+// |a - b| * scale per sample, for --diff-out; (a - b) * scale when `signed_difference`, as
+// idiff's -o writes it.
+Image difference_image(const Image& a, const Image& b, float scale, bool signed_difference = false);
 
 }  // namespace halo

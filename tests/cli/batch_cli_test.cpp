@@ -332,10 +332,20 @@ TEST_CASE("compare: idiff thresholds, exit codes, diff image only on failure, JS
   CHECK(box.halo(ab + " -fail 0.01").code == 1);
   CHECK(box.halo(ab + " -fail 0.2").code == 0);
   CHECK(box.halo(ab + " -failpercent 3.4 -hardfail 0.05 --idiff-exit-codes").code == 2);
+  // idiff's -o: a - b (here -0.1 * 10), signed unless -abs, written whatever the verdict,
+  // with -od only when the images differ.
   r = box.halo(ab + " -allowfailures 1 -o " + box / "d2.exr -scale 10");
   CHECK(r.code == 1);
   CHECK(read_image({box / "d2.exr", {}}).pixels.samples<float>()[4] ==
-        doctest::Approx(1.0).epsilon(1e-4));
+        doctest::Approx(-1.0).epsilon(1e-4));
+  CHECK(box.halo(ab + " -fail 0.2 -abs -o " + box / "d3.exr").code == 0);
+  CHECK(read_image({box / "d3.exr", {}}).pixels.samples<float>()[4] ==
+        doctest::Approx(0.1).epsilon(1e-4));
+  CHECK(box.halo("compare " + box / "a.exr " + box / "a.exr -od -o " + box / "d4.exr").code == 0);
+  CHECK_FALSE(fs::exists(box / "d4.exr"));
+  CHECK(box.halo("compare " + box / "a.exr " + box / "a.exr -o " + box / "d4.exr").code == 0);
+  CHECK(fs::exists(box / "d4.exr"));
+  CHECK(box.halo(ab + " -o " + box / "d5.exr --diff-out " + box / "d6.exr").code == 64);
   r = box.halo(ab + " --fail 0.2 --diff-out " + box / "none.exr");
   CHECK(r.code == 0);
   CHECK_FALSE(fs::exists(box / "none.exr"));

@@ -52,5 +52,24 @@ check "" a.exr a.exr
 check "" a.exr b.exr        # sizes differ
 check "" a.exr c.exr        # channels differ
 check "" a.exr missing.exr  # no such file
-echo "idiff_agree: $failures of 29 cases differ from $(idiff --version 2>&1 | head -1)"
+# Difference images as idiff writes them: a - b (|a - b| with -abs, times -scale), whatever
+# the verdict, and with -od only when the images differ at all.
+diff_image() {  # diff_image "OPTIONS" A B
+  rm -f idiff-d.exr halo-d.exr
+  idiff $1 -o idiff-d.exr "$2" "$3" >/dev/null 2>&1
+  "$halo" compare --idiff-exit-codes $1 -o halo-d.exr "$2" "$3" >/dev/null 2>&1
+  if [ -e idiff-d.exr ] && [ ! -e halo-d.exr ] || [ ! -e idiff-d.exr ] && [ -e halo-d.exr ]; then
+    echo "FAIL: compare $1 -o $2 $3: idiff wrote $( [ -e idiff-d.exr ] && echo one || echo none), halo $( [ -e halo-d.exr ] && echo one || echo none)"
+    failures=$((failures + 1))
+  elif [ -e idiff-d.exr ] && ! idiff -fail 0 -warn 0 idiff-d.exr halo-d.exr >/dev/null 2>&1; then
+    echo "FAIL: compare $1 -o $2 $3: the difference images differ"
+    failures=$((failures + 1))
+  fi
+}
+for options in "" "-abs" "-scale 10" "-abs -scale 10" "-od" "-fail 0.2"; do
+  diff_image "$options" d.exr a.exr
+done
+diff_image "-od" a.exr a.exr
+diff_image "" a.exr a.exr
+echo "idiff_agree: $failures of 37 cases differ from $(idiff --version 2>&1 | head -1)"
 [ "$failures" = 0 ]
