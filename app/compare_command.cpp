@@ -38,6 +38,7 @@ struct CompareOptions {
   std::string a, b;
   Thresholds thresholds;
   std::string diff_out;
+  std::string exposure_map;  // --flip-exposure-map
   float diff_scale = 1.0f;
   // When the difference image is written: halo's --diff-out on failure; idiff's -o always, or
   // with -od when the images differ at all, and signed unless -abs.
@@ -68,6 +69,7 @@ struct Pair {
   std::string a, b;            // as reports name them
   std::string read_a, read_b;  // the files read, when not a and b (standard input's spool)
   std::string diff_out;        // where its difference image goes if it fails; empty: nowhere
+  std::string exposure_map;    // where HDR-FLIP's exposure map goes; empty: nowhere
 };
 
 struct PairResult {
@@ -117,6 +119,16 @@ void check_same_channels(const Pair& pair, const InputRef& a, const InputRef& b)
                     fmt::format("not comparable: {} has no channel {}", name, channel));
 }
 
+// One of FLIP's colour-mapped images (8-bit sRGB codes), in the type the file can store.
+void write_colour_map(const std::string& path, const Flip& f,
+                      const std::vector<unsigned char>& codes) {
+  PixelBuffer map(f.width, f.height, 3, PixelType::u8);
+  std::memcpy(map.bytes.data(), codes.data(), codes.size());
+  const SampleType type = storable_type(path, SampleType::u8);
+  write_image(path, type == SampleType::u8 ? map : to_pixels(to_image(map), pixel_type(type)),
+              type);
+}
+
 // |a - b| as an image, or with FLIP computed its heat map (magma, 8-bit sRGB).
 void write_difference(const std::string& path, const Image& a, const Image& b, const Flip* f,
                       const CompareOptions& o) {
@@ -127,10 +139,7 @@ void write_difference(const std::string& path, const Image& a, const Image& b, c
                 type);
     return;
   }
-  PixelBuffer heat(f->width, f->height, 3, PixelType::u8);
-  const std::vector<unsigned char> codes = flip_heat_map(*f);
-  std::memcpy(heat.bytes.data(), codes.data(), codes.size());
-  write_image(path, heat, SampleType::u8);
+  write_colour_map(path, *f, flip_heat_map(*f));
 }
 
 PairResult compare_pair(const Pair& pair, const CompareOptions& o) {
@@ -189,6 +198,8 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o) {
                        : o.diff_when == CompareOptions::DiffWhen::differ
                            ? r.diff.metrics.max_error != 0
                            : true;
+    if (r.flip && r.flip->hdr && !pair.exposure_map.empty())
+      write_colour_map(pair.exposure_map, *r.flip, flip_exposure_map(*r.flip));
     if (write && !pair.diff_out.empty()) {
       write_difference(pair.diff_out, ia, ib, r.flip ? &*r.flip : nullptr, o);
       r.diff_written = true;
@@ -385,16 +396,22 @@ std::vector<Pair> pairs_of(const CompareOptions& o) {
                                       (folder_a ? "a folder" : "not a folder") + ", " + o.b +
                                       " is " + (folder_b ? "a folder" : "not a folder") + ")");
   refuse_diff_over_input(o.diff_out, {o.a, o.b});  // the file, or the folder
-  if (!folder_a) return {{o.a, o.b, "", "", o.diff_out}};
+  refuse_diff_over_input(o.exposure_map, {o.a, o.b});
+  if (!folder_a) return {{o.a, o.b, "", "", o.diff_out, o.exposure_map}};
   auto in_a = images_under(o.a, o.recursive), in_b = images_under(o.b, o.recursive);
   for (const auto& [rel, path] : in_b) in_a.emplace(rel, (fs::path(o.a) / rel).string());
   std::vector<Pair> pairs;
   for (const auto& [rel, path] : in_a) {
-    pairs.push_back({path, (fs::path(o.b) / rel).string(), "", "",
-                     o.diff_out.empty() ? "" : (fs::path(o.diff_out) / rel).string()});
+    const auto under = [&rel](const std::string& folder) {
+      return folder.empty() ? "" : (fs::path(folder) / rel).string();
+    };
+    pairs.push_back(
+        {path, (fs::path(o.b) / rel).string(), "", "", under(o.diff_out), under(o.exposure_map)});
     refuse_diff_over_input(pairs.back().diff_out, {pairs.back().a, pairs.back().b});
+    refuse_diff_over_input(pairs.back().exposure_map, {pairs.back().a, pairs.back().b});
   }
-  if (!o.diff_out.empty()) fs::create_directories(o.diff_out, ec);
+  for (const std::string& folder : {o.diff_out, o.exposure_map})
+    if (!folder.empty()) fs::create_directories(folder, ec);
   return pairs;
 }
 
@@ -600,6 +617,9 @@ Command add_compare_command(CLI::App& app) {
   cmd->add_option("--flip-stop", o->flip.stop,
                   "HDR-FLIP's last exposure in stops (default: from the reference's median)")
       ->check(number_in(-100, 100, false, "a number in [-100, 100]"));
+  cmd->add_option("--flip-exposure-map", o->exposure_map,
+                  "write HDR-FLIP's exposure map (viridis: the exposure of each pixel's largest "
+                  "error, first dark to last yellow) for every HDR pair (folders: a folder)");
   cmd->add_option("--flip-tonemapper", o->flip_tonemapper,
                   "HDR-FLIP's tone curve: aces, hable or reinhard")
       ->check(CLI::IsMember({"aces", "hable", "reinhard"}))

@@ -14,7 +14,7 @@
 
 #include "core/bands.hpp"
 #include "core/error.hpp"
-#include "verify/magma.hpp"
+#include "verify/colour_maps.hpp"
 
 namespace halo {
 
@@ -235,17 +235,24 @@ class LdrPass {
         cmax_(largest_difference()),
         pccmax_(kPc * cmax_) {}
 
-  // The errors of rows [first, last), into `errors` (row by row): max(errors, this pass's)
-  // when `keep_max`, else replaced.
-  void run(std::vector<float>& errors, bool keep_max, int first, int last) {
+  // The errors of rows [first, last), into `errors` (row by row): replaced, or with
+  // `exposure_at` the larger of the two, and where this pass's is larger, `exposure` put in
+  // `exposure_at`.
+  void run(std::vector<float>& errors, int first, int last,
+           std::vector<float>* exposure_at = nullptr, float exposure = 0) {
     const int reach = std::max(taps_.spatial_radius, taps_.feature_radius);
     int filtered = std::max(0, first - reach);  // the next row to filter across
     for (int y = first; y < last; ++y) {
       for (; filtered < std::min(height_, y + reach + 1); ++filtered) filter_across(filtered);
       for (int x = 0; x < width_; ++x) {
         const float e = error_at(x, y);
-        float& out = errors[std::size_t(y) * width_ + x];
-        out = keep_max ? std::max(out, e) : e;
+        const std::size_t at = std::size_t(y) * width_ + x;
+        if (!exposure_at) {
+          errors[at] = e;
+        } else if (e > errors[at]) {
+          errors[at] = e;
+          (*exposure_at)[at] = exposure;
+        }
       }
     }
   }
@@ -450,7 +457,7 @@ Flip flip(const Image& reference, const Image& test, const FlipOptions& options)
   const Taps taps = make_taps(float(o.ppd));
   if (!o.hdr) {
     in_bands(f.height, kBandRows, [&](int first, int last) {
-      LdrPass(reference, test, taps, {}).run(f.errors, false, first, last);
+      LdrPass(reference, test, taps, {}).run(f.errors, first, last);
     });
   } else {
     choose_exposures(reference, o);
@@ -459,6 +466,7 @@ Flip flip(const Image& reference, const Image& test, const FlipOptions& options)
                                                 *o.start, *o.stop));
     f.start = *o.start;
     f.stop = *o.stop;
+    f.exposure_at.assign(f.errors.size(), 0.0f);
     f.exposures =
         o.exposures > 0 ? o.exposures : std::max(2, int(std::ceil(float(f.stop - f.start))));
     const float step = f.exposures > 1 ? float(f.stop - f.start) / float(f.exposures - 1) : 0.0f;
@@ -467,7 +475,8 @@ Flip flip(const Image& reference, const Image& test, const FlipOptions& options)
                        .scale = std::pow(2.0f, float(f.start) + float(i) * step),
                        .tonemapper = o.tonemapper};
       in_bands(f.height, kBandRows, [&](int first, int last) {
-        LdrPass(reference, test, taps, e).run(f.errors, i > 0, first, last);
+        LdrPass(reference, test, taps, e)
+            .run(f.errors, first, last, &f.exposure_at, float(i) / float(f.exposures - 1));
       });
     }
   }
@@ -475,14 +484,27 @@ Flip flip(const Image& reference, const Image& test, const FlipOptions& options)
   return f;
 }
 
-std::vector<unsigned char> flip_heat_map(const Flip& flip) {
+namespace {
+
+std::vector<unsigned char> colour_mapped(const std::vector<float>& values,
+                                         const float (&map)[256][3]) {
   std::vector<unsigned char> codes;
-  codes.reserve(flip.errors.size() * 3);
-  for (const float e : flip.errors) {
-    const auto& c = kMagma[int(e * 255.0f + 0.5f) % 256];
+  codes.reserve(values.size() * 3);
+  for (const float e : values) {
+    const auto& c = map[int(e * 255.0f + 0.5f) % 256];
     for (const float v : c) codes.push_back((unsigned char)(std::lround(v * 255.0f)));
   }
   return codes;
+}
+
+}  // namespace
+
+std::vector<unsigned char> flip_heat_map(const Flip& flip) {
+  return colour_mapped(flip.errors, kMagma);
+}
+
+std::vector<unsigned char> flip_exposure_map(const Flip& flip) {
+  return colour_mapped(flip.exposure_at, kViridis);
 }
 
 }  // namespace halo

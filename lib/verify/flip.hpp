@@ -38,6 +38,9 @@ struct Flip {
   int exposures = 0;
   int width = 0, height = 0;
   std::vector<float> errors;  // per pixel, row by row
+  // HDR: per pixel, the exposure whose error was the largest, from 0 (the first) to 1 (the
+  // last); 0 where every exposure gave 0.
+  std::vector<float> exposure_at;
 };
 
 // FLIP of `test` against `reference`: 1 channel (grey, as RGB), 3 (RGB) or 4 (RGBA; alpha
@@ -48,5 +51,7 @@ Flip flip(const Image& reference, const Image& test, const FlipOptions& options)
 
 // FLIP's heat map: each error through the magma colour map, as 8-bit sRGB codes (3 a pixel).
 std::vector<unsigned char> flip_heat_map(const Flip& flip);
+// HDR-FLIP's exposure map: each pixel's exposure_at through the viridis colour map, likewise.
+std::vector<unsigned char> flip_exposure_map(const Flip& flip);
 
 }  // namespace halo

@@ -482,6 +482,13 @@ TEST_CASE("compare: FLIP by hand, LDR and HDR, its heat map and its gate") {
   flip = read_json(box / "h2.json")["pairs"][0]["flip"];
   CHECK(flip["exposures"]["start"] == -3);
   CHECK(flip["exposures"]["count"] == 4);
+  // The exposure map: viridis, dark at the first exposure, yellow at the last.
+  box.halo(hdr + box / "h3.json --flip-exposure-map " + box / "exposure.png");
+  const PixelBuffer exposure = pixels_of(box / "exposure.png");
+  CHECK(exposure.width == 24);
+  CHECK(exposure.channels == 3);
+  box.halo(pair + " --flip-exposure-map " + box / "none.png");  // LDR: no exposures
+  CHECK_FALSE(fs::exists(box / "none.png"));
   box.halo(hdr + box / "l.json --flip-mode ldr");
   CHECK(read_json(box / "l.json")["pairs"][0]["flip"]["hdr"] == false);
   r = box.halo(hdr + box / "x.json --flip-start 3 --flip-stop 1");

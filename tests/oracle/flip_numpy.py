@@ -98,7 +98,8 @@ def srgb_to_linear(v):
 
 
 def hdr_flip(ref, test, ppd=PPD, curve="aces"):
-    """Per-pixel HDR-FLIP of two linear radiance images (H x W x 3), and (start, stop, count)."""
+    """Per-pixel HDR-FLIP of two linear radiance images (H x W x 3), (start, stop, count), and
+    per pixel the exposure (0 first, 1 last) of the largest error."""
     a, b, k, d, e, f = CURVES[curve]
     # The input the tone curve maps to 0.85: the larger root of (a - .85 d) x^2 + ... = 0.
     top = max(np.roots([a - 0.85 * d, b - 0.85 * e, k - 0.85 * f]).real)
@@ -108,12 +109,10 @@ def hdr_flip(ref, test, ppd=PPD, curve="aces"):
     median = (ordered[middle] + ordered[middle + 1]) / 2
     start, stop = np.log2(top / ordered[-1]), np.log2(top / median)
     count = max(2, int(np.ceil(stop - start)))
-    worst = np.zeros(ref.shape[:2])
-    for exposure in np.linspace(start, stop, count):
-        tone = lambda c: np.clip((c * c * a + c * b + k) / (c * c * d + c * e + f), 0, 1)
-        worst = np.maximum(worst, ldr_flip(tone(ref * 2 ** exposure), tone(test * 2 ** exposure),
-                                           ppd))
-    return worst, (start, stop, count)
+    tone = lambda c: np.clip((c * c * a + c * b + k) / (c * c * d + c * e + f), 0, 1)
+    errors = np.stack([ldr_flip(tone(ref * 2 ** x), tone(test * 2 ** x), ppd)
+                       for x in np.linspace(start, stop, count)])
+    return errors.max(0), (start, stop, count), errors.argmax(0) / (count - 1)
 
 
 def weighted_percentile(errors, part):

@@ -98,7 +98,7 @@ def flip(t):
         want = flip_numpy.ldr_flip(*linear)
         worst = max(worst, check_flip(t, name, want))
         heat = read_png(t.path("heat.png")).astype(int)
-        index = np.rint(want * 255).astype(int) % 256
+        index = np.floor(want * 255 + 0.5).astype(int) % 256
         magma = np.rint(cm.magma(np.arange(256))[:, :3] * 255).astype(int)
         near = np.minimum.reduce([np.abs(heat - magma[np.clip(index + s, 0, 255)]).max(-1)
                                   for s in (-1, 0, 1)])
@@ -108,9 +108,14 @@ def flip(t):
     write_pfm(t.path("a.pfm"), ref_hdr)
     write_pfm(t.path("b.pfm"), test_hdr)
     t.halo("compare", t.path("a.pfm"), t.path("b.pfm"), "--metrics", "flip", "--json",
-           t.path("r.json"), expect=1)
-    want, (start, stop, count) = flip_numpy.hdr_flip(ref_hdr.astype(np.float64),
-                                                    test_hdr.astype(np.float64))
+           t.path("r.json"), "--flip-exposure-map", t.path("exposure.png"), expect=1)
+    want, (start, stop, count), at = flip_numpy.hdr_flip(ref_hdr.astype(np.float64),
+                                                        test_hdr.astype(np.float64))
+    viridis = np.rint(cm.viridis(np.arange(256))[:, :3] * 255).astype(int)
+    index = np.floor(at * 255 + 0.5).astype(int)  # the maps round halves up
+    off = np.abs(read_png(t.path("exposure.png")).astype(int) - viridis[index]).max(-1) > 1
+    if off.mean() > 0.01:  # exposures whose errors tie within float rounding may swap
+        raise Mismatch(f"exposure map: {off.mean():.1%} of pixels name another exposure")
     with open(t.path("r.json")) as f:
         exposures = json.load(f)["pairs"][0]["flip"]["exposures"]
     if exposures["count"] != count or abs(exposures["start"] - start) > 1e-4 or \
