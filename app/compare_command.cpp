@@ -18,6 +18,7 @@
 #include "batch/inputs.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "core/record.hpp"
 #include "io/image_io.hpp"
 #include "io/standard_streams.hpp"
@@ -172,6 +173,14 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o) {
     r.diff = diff_images(ia, ib, o.thresholds);
     r.channel_names = a.channel_names;
     Verdict verdict = o.idiff_rule ? r.diff.verdict : Verdict::pass;
+    // The metrics' maps and rows count against --max-memory beside the two images.
+    FlipOptions fo = o.flip;
+    fo.hdr = o.flip_mode == "hdr" || (o.flip_mode == "auto" && a.pixels.type == PixelType::f32);
+    const std::size_t metric_bytes =
+        (wants(o, "flip") ? flip_bytes(ia.width(), ia.height(), fo) : 0) +
+        (wants(o, "ssim") ? ssim_bytes(ia.width()) : 0);
+    const auto metrics_hold =
+        metric_bytes ? hold_memory(pair.b, metric_bytes, "computing the metrics") : nullptr;
     if (wants(o, "ssim")) {
       r.ssim = ssim(ia, ib, o.ssim_range);
       // NaN fails: a metric that cannot be computed proves nothing.
@@ -182,8 +191,6 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o) {
       }
     }
     if (wants(o, "flip")) {
-      FlipOptions fo = o.flip;
-      fo.hdr = o.flip_mode == "hdr" || (o.flip_mode == "auto" && a.pixels.type == PixelType::f32);
       r.flip = flip(ia, ib, fo);
       if (o.fail_flip && !(r.flip->mean <= *o.fail_flip)) {
         r.failed_metrics.push_back(

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -432,6 +433,16 @@ void pool(Flip& f) {
 }
 
 }  // namespace
+
+std::size_t flip_bytes(int width, int height, const FlipOptions& options) {
+  const std::size_t pixels = std::size_t(width) * height;
+  const Taps taps = make_taps(float(options.ppd));
+  const std::size_t ring = 2 * std::max(taps.spatial_radius, taps.feature_radius) + 1;
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  // errors, their sorted copy and (HDR) exposures: 4 bytes each; the heat map 3 + 3.
+  return pixels * ((options.hdr ? 12 : 8) + 6) +
+         cores * (ring * 2 * kAcross + 6) * std::size_t(width) * sizeof(float);
+}
 
 Flip flip(const Image& reference, const Image& test, const FlipOptions& options) {
   if (reference.width() != test.width() || reference.height() != test.height() ||

@@ -48,6 +48,9 @@ struct Flip {
 // Rec.709 radiance, of which NaN and infinities become 0 and 1 after tone mapping, as in the
 // reference tool. Error(NotComparable) for other channel counts or sizes that differ.
 Flip flip(const Image& reference, const Image& test, const FlipOptions& options);
+// The host memory flip() takes for a width x height pair beside the images (its maps, their
+// sorted copy, each core's rows) and the heat map written from it.
+std::size_t flip_bytes(int width, int height, const FlipOptions& options);
 
 // FLIP's heat map: each error through the magma colour map, as 8-bit sRGB codes (3 a pixel).
 std::vector<unsigned char> flip_heat_map(const Flip& flip);

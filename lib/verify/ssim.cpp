@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -90,6 +91,11 @@ double channel_ssim(const Image& a, const Image& b, int c, double data_range) {
 }
 
 }  // namespace
+
+std::size_t ssim_bytes(int width) {
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return cores * std::size_t(kTaps) * kMoments * std::size_t(width) * sizeof(double);
+}
 
 Ssim ssim(const Image& a, const Image& b, double data_range) {
   if (a.width() != b.width() || a.height() != b.height() || a.channels() != b.channels())

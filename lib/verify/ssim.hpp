@@ -25,5 +25,7 @@ constexpr int kSsimMinSize = 11;
 // under kSsimMinSize on a side) for samples whose range is `data_range` (1 for 8/16-bit
 // images read as [0,1]). A NaN sample makes its channel's SSIM NaN. In double precision.
 Ssim ssim(const Image& a, const Image& b, double data_range);
+// The host memory ssim() takes beside the images: each core's rows of moments.
+std::size_t ssim_bytes(int width);
 
 }  // namespace halo

@@ -765,6 +765,14 @@ TEST_CASE("hostile: --max-memory is the process's: both images of compare, every
             "b.pfm: the whole image needs 23 MiB of memory, over the limit of 17 MiB, "
             "23 MiB already held by images read whole"));
   CHECK(box.halo("compare " + box / "a.pfm " + box / "b.pfm --max-memory 60M").code == 1);
+  // FLIP's maps beside them: errors, their sorted copy, exposures (HDR) and the heat map,
+  // 18 bytes a pixel, 17 MiB more.
+  const Result flip =
+      box.halo("compare " + box / "a.pfm " + box / "b.pfm --metrics flip --max-memory 60M");
+  CHECK(flip.code == 65);
+  CHECK(has(flip.err, "b.pfm: computing the metrics needs"));
+  CHECK(box.halo("compare " + box / "a.pfm " + box / "b.pfm --metrics flip,ssim --max-memory 90M")
+            .code == 1);
   // A batch of two at once: each file's strips are planned in half the budget.
   const auto strip_rows = [&](const std::string& jobs) {
     const Result r = box.halo("-v run " + box / "a.pfm " + box / "b.pfm -f box:r=1 -o '" +
