@@ -35,7 +35,7 @@ std::string version_text();
 
 Command add_run_command(CLI::App& app, const GlobalOptions& global);
 Command add_hist_command(CLI::App& app, const GlobalOptions& global);
-Command add_compare_command(CLI::App& app);
+Command add_compare_command(CLI::App& app, const GlobalOptions& global);
 // The command line with idiff's single-dash spellings after `compare` (-fail 1e-4, -o d.exr)
 // turned into halo's, so a script written for idiff runs unchanged.
 std::vector<std::string> with_idiff_spellings(std::vector<std::string> args);

@@ -14,8 +14,10 @@
 #include <tuple>
 
 #include "app/commands.hpp"
+#include "app/device_pool.hpp"
 #include "app/junit_report.hpp"
 #include "batch/inputs.hpp"
+#include "cl/cl_error.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
@@ -60,6 +62,8 @@ struct CompareOptions {
   std::string flip_tonemapper = "aces";
   bool idiff_rule = true;  // idiff's thresholds decide (not only the metrics' own)
   std::string junit;       // --junit
+  bool verify = false;     // --verify: FLIP on the device and on the reference
+  const GlobalOptions* global = nullptr;
 };
 
 bool wants(const CompareOptions& o, const std::string& metric) {
@@ -81,6 +85,9 @@ struct PairResult {
   std::optional<Ssim> ssim;
   std::optional<Flip> flip;
   std::vector<std::string> failed_metrics;  // "SSIM 0.912 below --fail-ssim 0.95"
+  std::string flip_device;                  // the device FLIP ran on; empty: the reference
+  std::string verify;                       // --verify's line; empty without it
+  bool verify_failed = false;
   std::vector<std::string> channel_names;
   bool diff_written = false;
   double seconds = 0;
@@ -143,7 +150,48 @@ void write_difference(const std::string& path, const Image& a, const Image& b, c
   write_colour_map(path, *f, flip_heat_map(*f));
 }
 
-PairResult compare_pair(const Pair& pair, const CompareOptions& o) {
+// FLIP on the leased device (the reference without one, or when the device fails and
+// --device auto allows falling back), and with --verify on the reference too: every pixel's
+// error within kFlipVerifyTolerance of the reference's.
+constexpr double kFlipVerifyTolerance = 2e-3;
+
+void run_flip(PairResult& r, const Image& a, const Image& b, const FlipOptions& fo, Device* device,
+              const CompareOptions& o) {
+  if (device) {
+    try {
+      device->take_timings();  // what came before is not FLIP's
+      r.flip = flip_device(*device, a, b, fo);
+      r.flip_device = device->info().name;
+      double kernels = 0, transfers = 0;
+      for (const auto& t : device->take_timings())
+        (t.label.starts_with("flip_") ? kernels : transfers) += t.ms;
+      spdlog::info("flip on {}: {:.2f} ms in kernels, {:.2f} ms moving rows", r.flip_device,
+                   kernels, transfers);
+    } catch (const ClError& e) {
+      fall_back_or_rethrow(*o.global, e, "flip", "computing it on the CPU instead");
+    }
+  }
+  if (!r.flip) r.flip = flip(a, b, fo);
+  if (!o.verify || r.flip_device.empty()) return;
+  const Flip reference = flip(a, b, fo);
+  double worst = 0;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < reference.errors.size(); ++i) {
+    const double d = std::fabs(double(r.flip->errors[i]) - reference.errors[i]);
+    if (!(d <= worst)) {  // NaN counts as the worst
+      worst = d;
+      at = i;
+    }
+  }
+  r.verify_failed = !(worst <= kFlipVerifyTolerance);
+  r.verify = fmt::format(
+      "verify flip on {}: {}: mean {:.6f} vs reference {:.6f}, max pixel difference {:.2e} at "
+      "({}, {}) (tolerance {:g})",
+      r.flip_device, r.verify_failed ? "MISMATCH" : "ok", r.flip->mean, reference.mean, worst,
+      at % std::size_t(reference.width), at / std::size_t(reference.width), kFlipVerifyTolerance);
+}
+
+PairResult compare_pair(const Pair& pair, const CompareOptions& o, Device* device) {
   PairResult r;
   try {
     const std::string path_a = pair.read_a.empty() ? pair.a : pair.read_a;
@@ -191,7 +239,7 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o) {
       }
     }
     if (wants(o, "flip")) {
-      r.flip = flip(ia, ib, fo);
+      run_flip(r, ia, ib, fo, device, o);
       if (o.fail_flip && !(r.flip->mean <= *o.fail_flip)) {
         r.failed_metrics.push_back(
             fmt::format("FLIP mean {:.6g} above --fail-flip {:g}", r.flip->mean, *o.fail_flip));
@@ -264,6 +312,9 @@ std::string pair_details(const Pair& pair, const PairResult& r, const Thresholds
       add_line(text, "  {} exposures from {:.4f} to {:.4f} stops", r.flip->exposures, r.flip->start,
                r.flip->stop);
   }
+  if (!r.flip_device.empty() && r.verify.empty())
+    add_line(text, "FLIP computed on {}", r.flip_device);
+  if (!r.verify.empty()) add_line(text, "{}", r.verify);
   for (const auto& why : r.failed_metrics) add_line(text, "{}", why);
   if (r.diff_written) add_line(text, "difference image: {}", pair.diff_out);
   return text;
@@ -431,9 +482,18 @@ int compare_command(const CompareOptions& o) {
   if (is_standard_input(o.a)) pairs.front().read_a = piped.emplace().path();
   if (is_standard_input(o.b)) pairs.front().read_b = piped.emplace().path();
   std::vector<PairResult> results;
+  // FLIP runs on a device when --device names one or --verify asks for both; otherwise (and
+  // for the other metrics) on the host.
+  std::optional<DevicePool> devices;
+  if (wants(o, "flip") && (o.verify || (o.global->device != "auto" && o.global->device != "ref"))) {
+    devices.emplace(*o.global, 1);
+    devices->plan({.per_sample = StageCost{}, .needs_device = o.verify});
+  }
   for (const auto& pair : pairs) {
     const auto start = std::chrono::steady_clock::now();
-    results.push_back(compare_pair(pair, o));
+    std::optional<DevicePool::Lease> lease;
+    if (devices) lease.emplace(devices->acquire(1e9));
+    results.push_back(compare_pair(pair, o, lease ? lease->device() : nullptr));
     results.back().seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (piped) results.back().error = piped->named(results.back().error);
@@ -446,6 +506,8 @@ int compare_command(const CompareOptions& o) {
     warned += r.verdict == "WARNING";
     incomparable += r.verdict == "NOT_COMPARABLE";
   }
+  bool mismatch = false;
+  for (const auto& r : results) mismatch |= r.verify_failed;
   if (pairs.size() == 1)
     exit_code = results.front().exit_code;
   else if (o.idiff_exit)  // 4 unreadable, then 2 failed, then 1 warned
@@ -458,6 +520,10 @@ int compare_command(const CompareOptions& o) {
                incomparable);
   if (!o.json.empty()) write_report(o.json, pairs, results, o, exit_code);
   if (!o.junit.empty()) write_junit_report(o.junit, pairs, results, o.thresholds);
+  if (mismatch) {
+    spdlog::error("verify: FLIP on the device differs from the reference");
+    return std::max(exit_code, int(ErrorKind::Mismatch));
+  }
   return exit_code;
 }
 
@@ -529,8 +595,9 @@ CLI::Validator number_in(double low, double high, bool above, const std::string&
       "");
 }
 
-Command add_compare_command(CLI::App& app) {
+Command add_compare_command(CLI::App& app, const GlobalOptions& global) {
   auto o = std::make_shared<CompareOptions>();
+  o->global = &global;
   CLI::App* cmd = app.add_subcommand(
       "compare",
       "compare two images (or two folders of same-named images) as idiff does, with its "
@@ -631,6 +698,9 @@ Command add_compare_command(CLI::App& app) {
                   "HDR-FLIP's tone curve: aces, hable or reinhard")
       ->check(CLI::IsMember({"aces", "hable", "reinhard"}))
       ->capture_default_str();
+  cmd->add_flag("--verify", o->verify,
+                "compute FLIP on the device and on the CPU reference and fail (exit 1) when a "
+                "pixel's error differs by more than 2e-3");
   cmd->add_option("--junit", o->junit,
                   "write a JUnit XML report (one test case per pair) for CI's test results");
   cmd->footer(R"(A pixel fails when any channel's |a-b| exceeds --fail (and --failrelative, if set),

@@ -106,10 +106,10 @@ int main(int argc, char** argv) {
 
   // In the order the subcommands are registered: main() finds the parsed one by position.
   const halo::Command commands[] = {
-      halo::add_run_command(app, global), halo::add_hist_command(app, global),
-      halo::add_compare_command(app),     halo::add_devices_command(app),
-      halo::add_filters_command(app),     halo::add_presets_command(app),
-      halo::add_summary_command(app),     halo::add_tune_command(app, global)};
+      halo::add_run_command(app, global),     halo::add_hist_command(app, global),
+      halo::add_compare_command(app, global), halo::add_devices_command(app),
+      halo::add_filters_command(app),         halo::add_presets_command(app),
+      halo::add_summary_command(app),         halo::add_tune_command(app, global)};
 
   const std::vector<std::string> args = halo::with_idiff_spellings({argv, argv + argc});
   std::vector<char*> arg_pointers;

@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "cl/device.hpp"
 #include "core/bands.hpp"
 #include "core/error.hpp"
 #include "verify/colour_maps.hpp"
@@ -444,7 +446,11 @@ std::size_t flip_bytes(int width, int height, const FlipOptions& options) {
          cores * (ring * 2 * kAcross + 6) * std::size_t(width) * sizeof(float);
 }
 
-Flip flip(const Image& reference, const Image& test, const FlipOptions& options) {
+namespace {
+
+// What flip() and flip_device() check and settle before computing: the images' shapes, the
+// options, and (HDR) the exposures.
+Flip prepare(const Image& reference, const Image& test, FlipOptions& o) {
   if (reference.width() != test.width() || reference.height() != test.height() ||
       reference.channels() != test.channels())
     throw Error(ErrorKind::NotComparable,
@@ -457,39 +463,123 @@ Flip flip(const Image& reference, const Image& test, const FlipOptions& options)
                 fmt::format("flip: compares grey, RGB or RGBA images, these have {} channels "
                             "(--ch R,G,B picks the colour)",
                             channels));
-  if (!(options.ppd > 0) || !std::isfinite(options.ppd))
+  if (!(o.ppd > 0) || !std::isfinite(o.ppd))
     throw Error(ErrorKind::Usage, "flip: pixels per degree must be a finite number > 0");
-  FlipOptions o = options;
   Flip f;
   f.hdr = o.hdr;
   f.width = reference.width();
   f.height = reference.height();
   f.errors.assign(std::size_t(f.width) * f.height, 0.0f);
+  if (!o.hdr) return f;
+  choose_exposures(reference, o);
+  if (*o.start > *o.stop)
+    throw Error(ErrorKind::Usage,
+                fmt::format("flip: the first exposure {} is above the last {}", *o.start, *o.stop));
+  f.start = *o.start;
+  f.stop = *o.stop;
+  f.exposure_at.assign(f.errors.size(), 0.0f);
+  f.exposures =
+      o.exposures > 0 ? o.exposures : std::max(2, int(std::ceil(float(f.stop - f.start))));
+  return f;
+}
+
+// The scale of exposure i (2^stops) and where it lies from the first (0) to the last (1).
+float exposure_scale(const Flip& f, int i) {
+  const float step = f.exposures > 1 ? float(f.stop - f.start) / float(f.exposures - 1) : 0.0f;
+  return std::pow(2.0f, float(f.start) + float(i) * step);
+}
+float exposure_place(const Flip& f, int i) {
+  return float(i) / float(f.exposures - 1);
+}
+
+}  // namespace
+
+Flip flip(const Image& reference, const Image& test, const FlipOptions& options) {
+  FlipOptions o = options;
+  Flip f = prepare(reference, test, o);
   const Taps taps = make_taps(float(o.ppd));
   if (!o.hdr) {
     in_bands(f.height, kBandRows, [&](int first, int last) {
       LdrPass(reference, test, taps, {}).run(f.errors, first, last);
     });
   } else {
-    choose_exposures(reference, o);
-    if (*o.start > *o.stop)
-      throw Error(ErrorKind::Usage, fmt::format("flip: the first exposure {} is above the last {}",
-                                                *o.start, *o.stop));
-    f.start = *o.start;
-    f.stop = *o.stop;
-    f.exposure_at.assign(f.errors.size(), 0.0f);
-    f.exposures =
-        o.exposures > 0 ? o.exposures : std::max(2, int(std::ceil(float(f.stop - f.start))));
-    const float step = f.exposures > 1 ? float(f.stop - f.start) / float(f.exposures - 1) : 0.0f;
     for (int i = 0; i < f.exposures; ++i) {
-      const Exposure e{.hdr = true,
-                       .scale = std::pow(2.0f, float(f.start) + float(i) * step),
-                       .tonemapper = o.tonemapper};
+      const Exposure e{.hdr = true, .scale = exposure_scale(f, i), .tonemapper = o.tonemapper};
       in_bands(f.height, kBandRows, [&](int first, int last) {
         LdrPass(reference, test, taps, e)
-            .run(f.errors, first, last, &f.exposure_at, float(i) / float(f.exposures - 1));
+            .run(f.errors, first, last, &f.exposure_at, exposure_place(f, i));
       });
     }
+  }
+  pool(f);
+  return f;
+}
+
+Flip flip_device(Device& device, const Image& reference, const Image& test,
+                 const FlipOptions& options, std::size_t strip_bytes) {
+  FlipOptions o = options;
+  Flip f = prepare(reference, test, o);
+  const Taps taps = make_taps(float(o.ppd));
+  std::vector<float> tap_values;
+  for (const auto* t : {&taps.y, &taps.cx, &taps.cz1, &taps.cz2, &taps.g, &taps.dg, &taps.ddg})
+    tap_values.insert(tap_values.end(), t->begin(), t->end());
+  const cl::Buffer tap_buffer = device.constants(tap_values, "flip taps");
+  const int width = f.width, height = f.height, pitch = reference.pitch();
+  const int colours = reference.channels() < 3 ? 1 : 3;
+  const int reach = std::max(taps.spatial_radius, taps.feature_radius);
+  // Strips whose largest buffer (7 quantities of both images) stays within the budget.
+  const std::size_t budget = std::min<std::size_t>(strip_bytes, device.info().max_allocation / 4);
+  const int strip =
+      std::clamp(int(budget / (14 * std::size_t(width) * sizeof(float))) - 2 * reach, 1, height);
+  const int most = std::min(height, strip + 2 * reach);
+  const std::size_t row_bytes = std::size_t(pitch) * sizeof(float);
+  cl::Buffer in[2] = {device.buffer(row_bytes * most * colours, "flip reference rows"),
+                      device.buffer(row_bytes * most * colours, "flip test rows")};
+  cl::Buffer opponent = device.buffer(6 * std::size_t(width) * most * sizeof(float), "flip YCxCz");
+  cl::Buffer across = device.buffer(14 * std::size_t(width) * most * sizeof(float), "flip rows");
+  const std::size_t out_bytes = std::size_t(width) * strip * sizeof(float);
+  cl::Buffer errors = device.buffer(out_bytes, "flip errors");
+  cl::Buffer exposure_at = device.buffer(out_bytes, "flip exposures");
+  std::vector<float> staging(std::size_t(pitch) * most * colours);
+  auto to_ycxcz = device.kernel("flip.cl", "flip_opponent", {});
+  auto filter_across = device.kernel("flip.cl", "flip_across", {});
+  auto filter_down = device.kernel("flip.cl", "flip_down", {});
+  const float cmax = largest_difference(), pccmax = kPc * cmax;
+  // One work-item a pixel (launch() rounds the sizes up to the work-group's).
+  const auto grid = [](int w, int h) { return cl::NDRange(std::size_t(w), std::size_t(h)); };
+  for (int first = 0; first < height; first += strip) {
+    const int last = std::min(height, first + strip), count = last - first;
+    const int row0 = std::max(0, first - reach), rows = std::min(height, last + reach) - row0;
+    // Each image's rows, channel after channel (rows x pitch floats each), in one write.
+    const Image* images[2] = {&reference, &test};
+    for (int image = 0; image < 2; ++image) {
+      for (int c = 0; c < colours; ++c)
+        std::memcpy(staging.data() + std::size_t(c) * rows * pitch, images[image]->row(c, row0),
+                    row_bytes * rows);
+      device.write(in[image], staging.data(), row_bytes * rows * colours, "flip rows in");
+    }
+    if (f.hdr) {
+      device.fill_zero(errors, out_bytes, "flip errors");
+      device.fill_zero(exposure_at, out_bytes, "flip exposures");
+    }
+    for (int i = 0; i < (f.hdr ? f.exposures : 1); ++i) {
+      const float scale = f.hdr ? exposure_scale(f, i) : 1.0f;
+      set_args(to_ycxcz, in[0], in[1], width, pitch, rows, colours, int(f.hdr), scale,
+               int(o.tonemapper), opponent);
+      device.launch(to_ycxcz, "flip_opponent", grid(width, rows), cl::NDRange(64, 4));
+      set_args(filter_across, opponent, width, rows, tap_buffer, taps.spatial_radius,
+               taps.feature_radius, across);
+      device.launch(filter_across, "flip_across", grid(width, rows), cl::NDRange(64, 4));
+      set_args(filter_down, across, width, rows, row0, height, first, count, tap_buffer,
+               taps.spatial_radius, taps.feature_radius, cmax, pccmax, int(f.hdr),
+               f.hdr ? exposure_place(f, i) : 0.0f, errors, exposure_at);
+      device.launch(filter_down, "flip_down", grid(width, count), cl::NDRange(64, 4));
+    }
+    device.read(errors, f.errors.data() + std::size_t(first) * width,
+                std::size_t(count) * width * sizeof(float), "flip errors out");
+    if (f.hdr)
+      device.read(exposure_at, f.exposure_at.data() + std::size_t(first) * width,
+                  std::size_t(count) * width * sizeof(float), "flip exposures out");
   }
   pool(f);
   return f;

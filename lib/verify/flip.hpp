@@ -52,6 +52,14 @@ Flip flip(const Image& reference, const Image& test, const FlipOptions& options)
 // sorted copy, each core's rows) and the heat map written from it.
 std::size_t flip_bytes(int width, int height, const FlipOptions& options);
 
+class Device;
+
+// flip() on an OpenCL device, the image streamed through it in strips of rows whose largest
+// buffer stays within `strip_bytes` (and a quarter of the device's largest allocation): the
+// same figures within float rounding of the device's pow and exp (--verify says how far).
+Flip flip_device(Device& device, const Image& reference, const Image& test,
+                 const FlipOptions& options, std::size_t strip_bytes = std::size_t(256) << 20);
+
 // FLIP's heat map: each error through the magma colour map, as 8-bit sRGB codes (3 a pixel).
 std::vector<unsigned char> flip_heat_map(const Flip& flip);
 // HDR-FLIP's exposure map: each pixel's exposure_at through the viridis colour map, likewise.

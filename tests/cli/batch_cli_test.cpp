@@ -495,6 +495,16 @@ TEST_CASE("compare: FLIP by hand, LDR and HDR, its heat map and its gate") {
   CHECK(r.code == 64);
   CHECK(has(r.err, "first exposure 3 is above the last 1"));
 
+  // On the device, with --verify against the reference: LDR and HDR.
+  r = box.halo("-v --device 0 " + pair + " --metrics flip --verify --fail-flip 0.97");
+  CHECK(r.code == 0);
+  CHECK(has(r.out, ": ok: mean 0.9673"));
+  CHECK(has(r.err, "ms in kernels"));
+  r = box.halo("--device 0 " + hdr + box / "v.json --verify");
+  CHECK(r.code == 1);  // idiff's rule fails the pair; verify itself is ok
+  CHECK(has(r.out, ": ok: mean"));
+  CHECK(read_json(box / "v.json")["pairs"][0]["flip"]["hdr"] == true);
+
   // Two channels are neither grey nor colour; bad settings are refused.
   write_image(box / "ya.png", photo(16, 12, 2), SampleType::u8);
   r = box.halo("compare " + box / "ya.png " + box / "ya.png --metrics flip");
