@@ -86,7 +86,7 @@ struct PairResult {
   std::optional<Flip> flip;
   std::vector<std::string> failed_metrics;  // "SSIM 0.912 below --fail-ssim 0.95"
   std::string flip_device;                  // the device FLIP ran on; empty: the reference
-  std::string verify;                       // --verify's line; empty without it
+  std::vector<std::string> verify;          // --verify's lines; none without it
   bool verify_failed = false;
   std::vector<std::string> channel_names;
   bool diff_written = false;
@@ -183,12 +183,44 @@ void run_flip(PairResult& r, const Image& a, const Image& b, const FlipOptions& 
       at = i;
     }
   }
-  r.verify_failed = !(worst <= kFlipVerifyTolerance);
-  r.verify = fmt::format(
+  const bool failed = !(worst <= kFlipVerifyTolerance);
+  r.verify_failed |= failed;
+  r.verify.push_back(fmt::format(
       "verify flip on {}: {}: mean {:.6f} vs reference {:.6f}, max pixel difference {:.2e} at "
       "({}, {}) (tolerance {:g})",
-      r.flip_device, r.verify_failed ? "MISMATCH" : "ok", r.flip->mean, reference.mean, worst,
-      at % std::size_t(reference.width), at / std::size_t(reference.width), kFlipVerifyTolerance);
+      r.flip_device, failed ? "MISMATCH" : "ok", r.flip->mean, reference.mean, worst,
+      at % std::size_t(reference.width), at / std::size_t(reference.width), kFlipVerifyTolerance));
+}
+
+// SSIM likewise: with --verify, each channel's mean within kSsimVerifyTolerance of the
+// reference's (the device sums float SSIM per centre; the reference works in double).
+constexpr double kSsimVerifyTolerance = 1e-5;
+
+void run_ssim(PairResult& r, const Image& a, const Image& b, Device* device,
+              const CompareOptions& o) {
+  std::string on;
+  if (device) {
+    try {
+      r.ssim = ssim_device(*device, a, b, o.ssim_range);
+      on = device->info().name;
+    } catch (const ClError& e) {
+      fall_back_or_rethrow(*o.global, e, "ssim", "computing it on the CPU instead");
+    }
+  }
+  if (!r.ssim) r.ssim = ssim(a, b, o.ssim_range);
+  if (!o.verify || on.empty()) return;
+  const Ssim reference = ssim(a, b, o.ssim_range);
+  double worst = 0;
+  for (std::size_t c = 0; c < reference.channels.size(); ++c) {
+    const double d = std::fabs(r.ssim->channels[c] - reference.channels[c]);
+    if (!(d <= worst)) worst = d;
+  }
+  const bool failed = !(worst <= kSsimVerifyTolerance);
+  r.verify_failed |= failed;
+  r.verify.push_back(fmt::format(
+      "verify ssim on {}: {}: mean {:.6f} vs reference {:.6f}, largest channel difference "
+      "{:.2e} (tolerance {:g})",
+      on, failed ? "MISMATCH" : "ok", r.ssim->mean, reference.mean, worst, kSsimVerifyTolerance));
 }
 
 PairResult compare_pair(const Pair& pair, const CompareOptions& o, Device* device) {
@@ -230,7 +262,7 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o, Device* devic
     const auto metrics_hold =
         metric_bytes ? hold_memory(pair.b, metric_bytes, "computing the metrics") : nullptr;
     if (wants(o, "ssim")) {
-      r.ssim = ssim(ia, ib, o.ssim_range);
+      run_ssim(r, ia, ib, device, o);
       // NaN fails: a metric that cannot be computed proves nothing.
       if (o.fail_ssim && !(r.ssim->mean >= *o.fail_ssim)) {
         r.failed_metrics.push_back(
@@ -314,7 +346,7 @@ std::string pair_details(const Pair& pair, const PairResult& r, const Thresholds
   }
   if (!r.flip_device.empty() && r.verify.empty())
     add_line(text, "FLIP computed on {}", r.flip_device);
-  if (!r.verify.empty()) add_line(text, "{}", r.verify);
+  for (const auto& line : r.verify) add_line(text, "{}", line);
   for (const auto& why : r.failed_metrics) add_line(text, "{}", why);
   if (r.diff_written) add_line(text, "difference image: {}", pair.diff_out);
   return text;
@@ -482,10 +514,11 @@ int compare_command(const CompareOptions& o) {
   if (is_standard_input(o.a)) pairs.front().read_a = piped.emplace().path();
   if (is_standard_input(o.b)) pairs.front().read_b = piped.emplace().path();
   std::vector<PairResult> results;
-  // FLIP runs on a device when --device names one or --verify asks for both; otherwise (and
-  // for the other metrics) on the host.
+  // FLIP and SSIM run on a device when --device names one or --verify asks for both;
+  // otherwise on the host.
   std::optional<DevicePool> devices;
-  if (wants(o, "flip") && (o.verify || (o.global->device != "auto" && o.global->device != "ref"))) {
+  if ((wants(o, "flip") || wants(o, "ssim")) &&
+      (o.verify || (o.global->device != "auto" && o.global->device != "ref"))) {
     devices.emplace(*o.global, 1);
     devices->plan({.per_sample = StageCost{}, .needs_device = o.verify});
   }
@@ -521,7 +554,7 @@ int compare_command(const CompareOptions& o) {
   if (!o.json.empty()) write_report(o.json, pairs, results, o, exit_code);
   if (!o.junit.empty()) write_junit_report(o.junit, pairs, results, o.thresholds);
   if (mismatch) {
-    spdlog::error("verify: FLIP on the device differs from the reference");
+    spdlog::error("verify: a metric on the device differs from the reference");
     return std::max(exit_code, int(ErrorKind::Mismatch));
   }
   return exit_code;
@@ -699,8 +732,8 @@ Command add_compare_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::IsMember({"aces", "hable", "reinhard"}))
       ->capture_default_str();
   cmd->add_flag("--verify", o->verify,
-                "compute FLIP on the device and on the CPU reference and fail (exit 1) when a "
-                "pixel's error differs by more than 2e-3");
+                "compute the metrics on the device and on the CPU reference and fail (exit 1) "
+                "when FLIP's error differs by more than 2e-3 at a pixel or SSIM by 1e-5");
   cmd->add_option("--junit", o->junit,
                   "write a JUnit XML report (one test case per pair) for CI's test results");
   cmd->footer(R"(A pixel fails when any channel's |a-b| exceeds --fail (and --failrelative, if set),

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "cl/device.hpp"
 #include "core/bands.hpp"
 #include "core/error.hpp"
 
@@ -97,7 +98,9 @@ std::size_t ssim_bytes(int width) {
   return cores * std::size_t(kTaps) * kMoments * std::size_t(width) * sizeof(double);
 }
 
-Ssim ssim(const Image& a, const Image& b, double data_range) {
+namespace {
+
+void check_sizes(const Image& a, const Image& b) {
   if (a.width() != b.width() || a.height() != b.height() || a.channels() != b.channels())
     throw Error(ErrorKind::NotComparable,
                 fmt::format("ssim: the images are {}x{}x{} and {}x{}x{}", a.width(), a.height(),
@@ -107,9 +110,62 @@ Ssim ssim(const Image& a, const Image& b, double data_range) {
                 fmt::format("ssim: needs at least {0}x{0} pixels (one window), the images are "
                             "{1}x{2}",
                             kSsimMinSize, a.width(), a.height()));
+}
+
+}  // namespace
+
+Ssim ssim(const Image& a, const Image& b, double data_range) {
+  check_sizes(a, b);
   Ssim result;
   for (int c = 0; c < a.channels(); ++c) {
     result.channels.push_back(channel_ssim(a, b, c, data_range));
+    result.mean += result.channels.back();
+  }
+  result.mean /= double(a.channels());
+  return result;
+}
+
+Ssim ssim_device(Device& device, const Image& a, const Image& b, double data_range,
+                 std::size_t strip_bytes) {
+  check_sizes(a, b);
+  const std::array<double, kTaps> w = window();
+  const cl::Buffer taps = device.constants(std::vector<float>(w.begin(), w.end()), "ssim taps");
+  const int width = a.width(), height = a.height(), pitch = a.pitch();
+  const int centres = height - 2 * kRadius, inner = width - 2 * kRadius;
+  // Strips whose moments (5 planes) stay within the budget.
+  const std::size_t budget = std::min<std::size_t>(strip_bytes, device.info().max_allocation / 4);
+  const int strip = std::clamp(
+      int(budget / (kMoments * std::size_t(width) * sizeof(float))) - 2 * kRadius, 1, centres);
+  const int most = strip + 2 * kRadius;
+  const std::size_t row_bytes = std::size_t(pitch) * sizeof(float);
+  cl::Buffer in[2] = {device.buffer(row_bytes * most, "ssim rows a"),
+                      device.buffer(row_bytes * most, "ssim rows b")};
+  cl::Buffer moments =
+      device.buffer(kMoments * std::size_t(width) * most * sizeof(float), "ssim moments");
+  cl::Buffer out = device.buffer(std::size_t(inner) * strip * sizeof(float), "ssim centres");
+  std::vector<float> centre(std::size_t(inner) * strip);
+  auto across = device.kernel("ssim.cl", "ssim_across", {});
+  auto down = device.kernel("ssim.cl", "ssim_down", {});
+  const float c1 = float((kK1 * data_range) * (kK1 * data_range));
+  const float c2 = float((kK2 * data_range) * (kK2 * data_range));
+  Ssim result;
+  for (int c = 0; c < a.channels(); ++c) {
+    double sum = 0;
+    for (int first = 0; first < centres; first += strip) {  // centre rows, less kRadius
+      const int count = std::min(strip, centres - first), rows = count + 2 * kRadius;
+      device.write(in[0], a.row(c, first), row_bytes * rows, "ssim rows in");
+      device.write(in[1], b.row(c, first), row_bytes * rows, "ssim rows in");
+      set_args(across, in[0], in[1], width, pitch, rows, taps, kRadius, moments);
+      device.launch(across, "ssim_across", cl::NDRange(std::size_t(inner), std::size_t(rows)),
+                    cl::NDRange(64, 4));
+      set_args(down, moments, width, rows, count, taps, kRadius, c1, c2, out);
+      device.launch(down, "ssim_down", cl::NDRange(std::size_t(inner), std::size_t(count)),
+                    cl::NDRange(64, 4));
+      device.read(out, centre.data(), std::size_t(inner) * count * sizeof(float),
+                  "ssim centres out");
+      for (std::size_t i = 0; i < std::size_t(inner) * count; ++i) sum += centre[i];
+    }
+    result.channels.push_back(sum / (double(inner) * double(centres)));
     result.mean += result.channels.back();
   }
   result.mean /= double(a.channels());

@@ -25,6 +25,14 @@ constexpr int kSsimMinSize = 11;
 // under kSsimMinSize on a side) for samples whose range is `data_range` (1 for 8/16-bit
 // images read as [0,1]). A NaN sample makes its channel's SSIM NaN. In double precision.
 Ssim ssim(const Image& a, const Image& b, double data_range);
+class Device;
+
+// ssim() on an OpenCL device in strips of rows whose largest buffer stays within `strip_bytes`:
+// each centre's SSIM in float there (the constants C1 and C2 keep the variances' rounding
+// small), their sums in double here.
+Ssim ssim_device(Device& device, const Image& a, const Image& b, double data_range,
+                 std::size_t strip_bytes = std::size_t(256) << 20);
+
 // The host memory ssim() takes beside the images: each core's rows of moments.
 std::size_t ssim_bytes(int width);
 

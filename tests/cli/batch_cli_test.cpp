@@ -403,6 +403,11 @@ TEST_CASE("compare: SSIM by hand, a CI gate alone or beside idiff's rule; JUnit 
   CHECK(box.halo(pair + " --fail-ssim 0.8 --fail 0.3").code == 0);
   CHECK(box.halo(pair + " --fail-ssim 0.81 --idiff-exit-codes").code == 2);
   CHECK(box.halo("compare " + box / "half.pfm " + box / "half.pfm --fail-ssim 1").code == 0);
+  // On the device, checked against the reference.
+  r = box.halo("--device 0 " + pair + " --fail-ssim 0.8 --verify");
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "verify ssim on "));
+  CHECK(has(r.out, ": ok: mean 0.800064"));
   // Under one 11x11 window SSIM is not defined: not comparable, saying why.
   write_image(box / "small.pfm", photo(7, 5, 3, PixelType::f32), SampleType::f32);
   r = box.halo("compare " + box / "small.pfm " + box / "small.pfm --metrics ssim");

@@ -1,4 +1,4 @@
-// FLIP on the device against the reference (lib/verify/flip.cpp): LDR and HDR, grey, RGB and
+// FLIP and SSIM on the device against their references (lib/verify): LDR and HDR, grey, RGB and
 // RGBA, odd sizes, and strips of one row, a few rows and the whole image, which must all give
 // the reference's errors within float rounding of the device's pow and exp. The reference
 // itself is checked against the papers in the oracle suite (tests/oracle/metric_cases.py).
@@ -9,6 +9,7 @@
 #include "cl/device.hpp"
 #include "support.hpp"
 #include "verify/flip.hpp"
+#include "verify/ssim.hpp"
 
 using namespace halo;
 
@@ -56,6 +57,24 @@ TEST_CASE("flip on the device equals the reference: LDR and HDR, any size, any s
         CHECK(got.mean == doctest::Approx(want.mean).epsilon(1e-5));
         if (hdr) CHECK(got.exposure_at.size() == want.exposure_at.size());
       }
+    }
+  }
+}
+
+TEST_CASE("ssim on the device equals the reference: grey and colour, any strip height") {
+  for (const auto& [w, h, channels] : {std::tuple{11, 11, 1}, {37, 29, 3}, {64, 71, 4}}) {
+    const Image a = test::random_image(w, h, channels, false, 5);
+    const Image b = disturbed(a, 6);
+    const Ssim want = ssim(a, b, 1.0);
+    const std::size_t row_bytes = 5 * std::size_t(w) * sizeof(float);
+    // One centre row a strip (11 rows), 4 centre rows, and the whole image.
+    for (const std::size_t budget : {row_bytes * 11, row_bytes * 14, std::size_t(256) << 20}) {
+      INFO(w, "x", h, "x", channels, " strips of ", budget / row_bytes, " rows");
+      const Ssim got = ssim_device(test::device(), a, b, 1.0, budget);
+      REQUIRE(got.channels.size() == want.channels.size());
+      for (std::size_t c = 0; c < got.channels.size(); ++c)
+        CHECK(got.channels[c] == doctest::Approx(want.channels[c]).epsilon(1e-5));
+      CHECK(got.mean == doctest::Approx(want.mean).epsilon(1e-5));
     }
   }
 }
