@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `halo compare --metrics flip` on the GPU machine: an 8K HDR pair (5 runs) and the same pair as
+# `halo compare --metrics flip,ssim` on the GPU machine: an 8K HDR pair (5 runs) and the same pair as
 # LDR (3 runs), device times from -v ("ms in kernels", "ms moving rows"), then --verify on a 2K
 # pair and the engine's device-against-reference test. Pack first:
 #   ../shared/scripts/device-pack-cli --build build .gpu build/tests/halo_engine_tests
@@ -29,7 +29,10 @@ done
 for i in 1 2 3; do
   $H -v --device 0 compare "/tmp/flip/ref8k.pfm" "/tmp/flip/test8k.pfm" --metrics flip --flip-mode ldr --fail-flip 1 2>&1 | grep -E "ms in kernels|FLIP mean"
 done
-$H --device 0 compare "/tmp/flip/ref2k.pfm" "/tmp/flip/test2k.pfm" --metrics flip --verify --fail-flip 1 2>&1 | grep -E "verify|FLIP mean"
+for i in 1 2 3; do  # SSIM: the command's wall time, and the device's from --timings' log
+  /usr/bin/time -f "ssim 8k wall %e s" $H -v --device 0 compare "/tmp/flip/ref8k.pfm" "/tmp/flip/test8k.pfm" --metrics ssim --fail-ssim 0 2>&1 | grep -E "SSIM|wall|ssim on"
+done
+$H --device 0 compare "/tmp/flip/ref2k.pfm" "/tmp/flip/test2k.pfm" --metrics flip,ssim --verify --fail-flip 1 2>&1 | grep -E "verify|FLIP mean|SSIM"
 $H --device 0 compare "/tmp/flip/ref2k.pfm" "/tmp/flip/test2k.pfm" --metrics flip --flip-mode ldr --verify --fail-flip 1 2>&1 | grep -E "verify|FLIP mean"
-.gpu/bin/halo_engine_tests -tc="flip on the device*" 2>&1 | tail -2
+.gpu/bin/halo_engine_tests -tc="flip on the device*,ssim on the device*" 2>&1 | tail -2
 rm -rf /tmp/flip
