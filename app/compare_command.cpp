@@ -49,6 +49,7 @@ struct CompareOptions {
   bool diff_signed = false;
   std::string idiff_o;  // -o
   bool idiff_od = false, idiff_abs = false;
+  bool perceptual = false;  // -p, --idiff-perceptual
   std::string json;
   bool recursive = false;
   std::string ch;                    // --ch: channel names to compare; empty: every channel
@@ -83,6 +84,7 @@ struct PairResult {
   int exit_code = 0;
   ImageDiff diff;
   std::optional<Ssim> ssim;
+  std::optional<std::size_t> perceptual_failures;  // idiff's -p
   std::optional<Flip> flip;
   std::vector<std::string> failed_metrics;  // "SSIM 0.912 below --fail-ssim 0.95"
   std::string flip_device;                  // the device FLIP ran on; empty: the reference
@@ -267,6 +269,7 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o, Device* devic
         (wants(o, "ssim") ? ssim_bytes(ia.width()) : 0);
     const auto metrics_hold =
         metric_bytes ? hold_memory(pair.b, metric_bytes, "computing the metrics") : nullptr;
+    if (o.perceptual) r.perceptual_failures = idiff_perceptual_failures(ia, ib);
     if (wants(o, "ssim")) {
       run_ssim(r, ia, ib, device, o);
       // NaN fails: a metric that cannot be computed proves nothing.
@@ -334,6 +337,9 @@ std::string pair_details(const Pair& pair, const PairResult& r, const Thresholds
            r.diff.warned_pixels, percent(r.diff.warned_pixels, r.diff.pixels), t.warn);
   if (r.diff.metrics.max_error > t.hard_fail)
     add_line(text, "max error above --hardfail {:g}", t.hard_fail);
+  if (r.perceptual_failures)
+    add_line(text, "{} pixels ({}) failed the perceptual test", *r.perceptual_failures,
+             percent(*r.perceptual_failures, r.diff.pixels));
   if (r.ssim) {
     std::string channels;
     for (std::size_t c = 0; c < r.ssim->channels.size(); ++c)
@@ -430,6 +436,7 @@ nlohmann::json to_json(const Pair& pair, const PairResult& r) {
     if (f.hdr)
       j["flip"]["exposures"] = {{"start", f.start}, {"stop", f.stop}, {"count", f.exposures}};
   }
+  if (r.perceptual_failures) j["perceptual_failures"] = *r.perceptual_failures;
   j["failed_metrics"] = r.failed_metrics;
   return j;
 }
@@ -583,6 +590,7 @@ std::vector<std::string> with_idiff_spellings(std::vector<std::string> args) {
       {"-o", "--idiff-o"},
       {"-od", "--idiff-od"},
       {"-abs", "--idiff-abs"},
+      {"-p", "--idiff-perceptual"},
       {"-scale", "--diff-scale"}};
   // The global options before the subcommand that take a value (which might read "compare").
   static const std::set<std::string> valued = {"--device", "--max-pixels", "--max-memory"};
@@ -684,6 +692,10 @@ Command add_compare_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--idiff-o", o->idiff_o)->group("");
   cmd->add_flag("--idiff-od", o->idiff_od)->group("");
   cmd->add_flag("--idiff-abs", o->idiff_abs)->group("");
+  cmd->add_flag("--idiff-perceptual", o->perceptual,
+                "idiff's -p: count the pixels its perceptual test fails, as idiff 2.4 does (a "
+                "chroma difference over 10 in CIELAB; the verdict is not changed); FLIP is the "
+                "perceptual gate");
   cmd->add_option("--json", o->json, "write the report as JSON (schema halo-compare/1)");
   cmd->add_flag("-r,--recursive", o->recursive, "for folders: include subfolders");
   cmd->add_option("--ch", o->ch,
@@ -750,7 +762,8 @@ WARNING when more than --warnpercent warn or any error exceeds --hardwarn; else 
 idiff's spellings work too: -fail, -failrelative, -failpercent, -hardfail, -allowfailures,
 -warn, -warnrelative, -warnpercent, -hardwarn, -scale (--diff-scale), and -o with -od and
 -abs, which write the difference image as idiff does: a - b (|a - b| with -abs) whatever the
-verdict, with -od only when the images differ.
+verdict, with -od only when the images differ; and -p (--idiff-perceptual), which counts the
+pixels idiff 2.4's perceptual test fails without changing the verdict, as idiff does.
 Values are compared as read: 8/16-bit samples scaled to [0,1]. Every channel is compared
 (all layers of a multilayer EXR), matched by name. PSNR is idiff's: 20 log10(peak / RMS)
 with peak the largest value in either image, at least 1.

@@ -2,6 +2,7 @@
 #include "verify/compare.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -160,6 +161,46 @@ ImageDiff diff_images(const Image& a, const Image& b, const Thresholds& t) {
     diff.metrics.psnr = 20.0 * std::log10(peak / diff.metrics.rms_error);
   diff.verdict = verdict(diff, t);
   return diff;
+}
+
+namespace {
+
+// CIELAB's a and b of linear Adobe RGB (1998), D65, as OpenImageIO's compare_Yee converts it.
+std::array<float, 2> adobe_ab(float r, float g, float b) {
+  const float x = r * 0.576700f + g * 0.185556f + b * 0.188212f;
+  const float y = r * 0.297361f + g * 0.627355f + b * 0.0752847f;
+  const float z = r * 0.0270328f + g * 0.0706879f + b * 0.991248f;
+  const float white[3] = {0.576700f + 0.185556f + 0.188212f, 0.297361f + 0.627355f + 0.0752847f,
+                          0.0270328f + 0.0706879f + 0.991248f};
+  const float epsilon = 216.0f / 24389.0f, kappa = 24389.0f / 27.0f;
+  float f[3];
+  const float xyz[3] = {x, y, z};
+  for (int i = 0; i < 3; ++i) {
+    const float t = xyz[i] / white[i];
+    f[i] = t > epsilon ? std::cbrt(t) : (kappa * t + 16.0f) / 116.0f;
+  }
+  return {500.0f * (f[0] - f[1]), 200.0f * (f[1] - f[2])};
+}
+
+}  // namespace
+
+std::size_t idiff_perceptual_failures(const Image& a, const Image& b) {
+  if (a.width() != b.width() || a.height() != b.height() || a.channels() != b.channels())
+    throw Error(ErrorKind::NotComparable, "perceptual test: the images differ in size");
+  const auto sample = [](const Image& im, int x, int y, int c) {
+    return c < im.channels() ? im.at(x, y, c) : 0.0f;
+  };
+  std::size_t failures = 0;
+  for (int y = 0; y < a.height(); ++y)
+    for (int x = 0; x < a.width(); ++x) {
+      const auto p = adobe_ab(sample(a, x, y, 0), sample(a, x, y, 1), sample(a, x, y, 2));
+      const auto q = adobe_ab(sample(b, x, y, 0), sample(b, x, y, 1), sample(b, x, y, 2));
+      const float da = p[0] - q[0], db = p[1] - q[1];
+      // idiff scales the colour test by 0.01 below 10 cd/m^2 of adaptation, which its zero
+      // luminance always is, and compares with the masking factor, which stays 1.
+      failures += (da * da + db * db) * 0.01f > 1.0f;
+    }
+  return failures;
 }
 
 Image difference_image(const Image& a, const Image& b, float scale, bool signed_difference) {

@@ -66,6 +66,13 @@ struct ImageDiff {
 // Error(NotComparable) when sizes or channel counts differ.
 ImageDiff diff_images(const Image& a, const Image& b, const Thresholds& thresholds);
 
+// idiff's perceptual test (-p) as OpenImageIO 2.4 computes it: the pixels whose chroma differs
+// by more than 10 (0.01 (da^2 + db^2) > 1 in CIELAB, the first three channels taken as linear
+// Adobe RGB, missing ones as 0). Its compare_Yee also has a luminance test that never fires
+// (the luminance pyramid is read through a channel it does not have) and a masking factor that
+// stays 1; this reproduces its count exactly, which idiff prints and does not fail on.
+std::size_t idiff_perceptual_failures(const Image& a, const Image& b);
+
 // |a - b| * scale per sample, for --diff-out; (a - b) * scale when `signed_difference`, as
 // idiff's -o writes it.
 Image difference_image(const Image& a, const Image& b, float scale, bool signed_difference = false);

@@ -71,5 +71,21 @@ for options in "" "-abs" "-scale 10" "-abs -scale 10" "-od" "-fail 0.2"; do
 done
 diff_image "-od" a.exr a.exr
 diff_image "" a.exr a.exr
-echo "idiff_agree: $failures of 37 cases differ from $(idiff --version 2>&1 | head -1)"
+# idiff's perceptual test (-p): the same count of failing pixels on noise (and its verdict,
+# which -p does not change).
+for seed in 1 2 3; do
+  oiiotool --pattern noise:type=uniform:min=0:max=1:seed=$seed 40x30 3 -o n$seed.exr
+  oiiotool n$seed.exr --pattern noise:type=gaussian:mean=0:stddev=0.08:seed=$((seed + 10)) 40x30 3 \
+    --add --mulc 2 -o m$seed.exr
+  want=$(idiff -v -p n$seed.exr m$seed.exr 2>&1 | grep -oE '^ *[0-9]+ pixels .* failed the perceptual' | grep -oE '^ *[0-9]+')
+  got=$("$halo" compare -p n$seed.exr m$seed.exr 2>&1 | grep -oE '^ *[0-9]+ pixels .* failed the perceptual' | grep -oE '^ *[0-9]+')
+  if [ -z "$want" ] || [ "${got// /}" != "${want// /}" ]; then
+    echo "FAIL: compare -p n$seed.exr m$seed.exr: halo counts '$got', idiff '$want'"
+    failures=$((failures + 1))
+  fi
+done
+for options in "-p" "-p -fail 1" "-p -fail 0.05 -failpercent 100"; do
+  check "$options" a.exr d.exr
+done
+echo "idiff_agree: $failures of 43 cases differ from $(idiff --version 2>&1 | head -1)"
 [ "$failures" = 0 ]
