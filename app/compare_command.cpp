@@ -601,19 +601,25 @@ std::vector<std::string> with_idiff_spellings(std::vector<std::string> args) {
   return args;
 }
 
+// The whole of `text` as a number, or nothing.
+std::optional<double> number_of(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const double value = std::stod(text, &used);
+    if (used == text.size()) return value;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
 // Thresholds are errors: finite and not negative (NaN would pass every pair, -1 fail identical
 // images); the hard limits may also be inf, their default.
 CLI::Validator threshold(bool may_be_infinite) {
   return CLI::Validator(
       [may_be_infinite](std::string& text) -> std::string {
-        double value = 0;
-        try {
-          std::size_t used = 0;
-          value = std::stod(text, &used);
-          if (used != text.size()) return "'" + text + "' is not a number";
-        } catch (const std::exception&) {
-          return "'" + text + "' is not a number";
-        }
+        const std::optional<double> number = number_of(text);
+        if (!number) return "'" + text + "' is not a number";
+        const double value = *number;
         if (std::isnan(value) || value < 0 || (std::isinf(value) && !may_be_infinite))
           return "'" + text + "' must be a finite number >= 0" +
                  (may_be_infinite ? std::string(" or inf") : "");
@@ -627,14 +633,9 @@ CLI::Validator threshold(bool may_be_infinite) {
 CLI::Validator number_in(double low, double high, bool above, const std::string& rule) {
   return CLI::Validator(
       [=](std::string& text) -> std::string {
-        double value = 0;
-        try {
-          std::size_t used = 0;
-          value = std::stod(text, &used);
-          if (used != text.size()) return "'" + text + "' is not a number";
-        } catch (const std::exception&) {
-          return "'" + text + "' is not a number";
-        }
+        const std::optional<double> number = number_of(text);
+        if (!number) return "'" + text + "' is not a number";
+        const double value = *number;
         if (!std::isfinite(value) || value < low || value > high || (above && value == low))
           return "'" + text + "' must be " + rule;
         return "";
