@@ -30,7 +30,8 @@ def pairs():
 
 
 @case("metric:ssim", "scikit-image's structural_similarity (gaussian_weights, sigma 1.5, "
-      "use_sample_covariance=False, data_range 1), on the values halo reads", "1e-7",
+      "use_sample_covariance=False, data_range 1), on the values halo reads",
+      "1e-7 on the reference (double); 1e-5 on a device (float moments)",
       "scikit-image's default (sample covariance, 7x7 uniform window) is not the paper's; "
       "halo follows the paper's settings, which scikit-image documents as matching Wang et al.")
 def ssim(t):
@@ -60,7 +61,7 @@ def ssim(t):
                                       *((got["channels"][n], v, n)
                                         for n, v in zip(names, per_channel))]:
             worst = max(worst, abs(value - expected))
-            if abs(value - expected) > 1e-7:
+            if abs(value - expected) > (1e-7 if t.device == "ref" else 1e-5):
                 raise Mismatch(f"{name}: SSIM {what} {value} vs scikit-image's {expected}")
     return f"max |difference| {worst:.1e}"
 
