@@ -770,8 +770,10 @@ Values are compared as read: 8/16-bit samples scaled to [0,1]. Every channel is 
 with peak the largest value in either image, at least 1.
 Metrics: --metrics ssim adds SSIM to the report; --fail-ssim V fails a pair whose mean
 SSIM is below V. --metrics flip adds FLIP (a the reference): its mean, weighted median and
-quartiles, and --diff-out writes its heat map; --fail-flip V fails a mean above V. Given alone, a metric threshold decides the verdict; with any sample
-threshold (--fail, --failpercent, ...) both rules apply and either fails the pair.
+quartiles, and --diff-out writes its heat map; --fail-flip V fails a mean above V. Given
+alone, a metric threshold decides the verdict; with any sample threshold (--fail,
+--failpercent, ...) both rules apply and either fails the pair. The metrics run on the CPU,
+or on a device that halo --device names; --verify runs both and compares them.
 Folders: exit 3 if any name is missing on one side or unreadable, else 1 if any pair failed;
 with --idiff-exit-codes the largest of the pairs' codes.
 Examples:
