@@ -87,7 +87,7 @@ struct PairResult {
   std::optional<std::size_t> perceptual_failures;  // idiff's -p
   std::optional<Flip> flip;
   std::vector<std::string> failed_metrics;  // "SSIM 0.912 below --fail-ssim 0.95"
-  std::string flip_device;                  // the device FLIP ran on; empty: the reference
+  std::string metrics_device;               // the device the metrics ran on; empty: the CPU
   std::vector<std::string> verify;          // --verify's lines; none without it
   bool verify_failed = false;
   std::vector<std::string> channel_names;
@@ -159,22 +159,23 @@ constexpr double kFlipVerifyTolerance = 2e-3;
 
 void run_flip(PairResult& r, const Image& a, const Image& b, const FlipOptions& fo, Device* device,
               const CompareOptions& o) {
+  std::string on;
   if (device) {
     try {
       device->take_timings();  // what came before is not FLIP's
       r.flip = flip_device(*device, a, b, fo);
-      r.flip_device = device->info().name;
+      on = r.metrics_device = device->info().name;
       double kernels = 0, transfers = 0;
       for (const auto& t : device->take_timings())
         (t.label.starts_with("flip_") ? kernels : transfers) += t.ms;
-      spdlog::info("flip on {}: {:.2f} ms in kernels, {:.2f} ms moving rows", r.flip_device,
-                   kernels, transfers);
+      spdlog::info("flip on {}: {:.2f} ms in kernels, {:.2f} ms moving rows", on, kernels,
+                   transfers);
     } catch (const ClError& e) {
       fall_back_or_rethrow(*o.global, e, "flip", "computing it on the CPU instead");
     }
   }
   if (!r.flip) r.flip = flip(a, b, fo);
-  if (!o.verify || r.flip_device.empty()) return;
+  if (!o.verify || on.empty()) return;
   const Flip reference = flip(a, b, fo);
   double worst = 0;
   std::size_t at = 0;
@@ -190,7 +191,7 @@ void run_flip(PairResult& r, const Image& a, const Image& b, const FlipOptions& 
   r.verify.push_back(fmt::format(
       "verify flip on {}: {}: mean {:.6f} vs reference {:.6f}, max pixel difference {:.2e} at "
       "({}, {}) (tolerance {:g})",
-      r.flip_device, failed ? "MISMATCH" : "ok", r.flip->mean, reference.mean, worst,
+      on, failed ? "MISMATCH" : "ok", r.flip->mean, reference.mean, worst,
       at % std::size_t(reference.width), at / std::size_t(reference.width), kFlipVerifyTolerance));
 }
 
@@ -205,7 +206,7 @@ void run_ssim(PairResult& r, const Image& a, const Image& b, Device* device,
     try {
       device->take_timings();  // what came before is not SSIM's
       r.ssim = ssim_device(*device, a, b, o.ssim_range);
-      on = device->info().name;
+      on = r.metrics_device = device->info().name;
       double kernels = 0, transfers = 0;
       for (const auto& t : device->take_timings())
         (t.label.starts_with("ssim_") ? kernels : transfers) += t.ms;
@@ -356,8 +357,8 @@ std::string pair_details(const Pair& pair, const PairResult& r, const Thresholds
       add_line(text, "  {} exposures from {:.4f} to {:.4f} stops", r.flip->exposures, r.flip->start,
                r.flip->stop);
   }
-  if (!r.flip_device.empty() && r.verify.empty())
-    add_line(text, "FLIP computed on {}", r.flip_device);
+  if (!r.metrics_device.empty() && r.verify.empty())
+    add_line(text, "metrics computed on {}", r.metrics_device);
   for (const auto& line : r.verify) add_line(text, "{}", line);
   for (const auto& why : r.failed_metrics) add_line(text, "{}", why);
   if (r.diff_written) add_line(text, "difference image: {}", pair.diff_out);
@@ -437,6 +438,8 @@ nlohmann::json to_json(const Pair& pair, const PairResult& r) {
       j["flip"]["exposures"] = {{"start", f.start}, {"stop", f.stop}, {"count", f.exposures}};
   }
   if (r.perceptual_failures) j["perceptual_failures"] = *r.perceptual_failures;
+  if (!r.metrics_device.empty()) j["device"] = r.metrics_device;
+  if (!r.verify.empty()) j["verify"] = {{"ok", !r.verify_failed}, {"checks", r.verify}};
   j["failed_metrics"] = r.failed_metrics;
   return j;
 }
@@ -783,6 +786,10 @@ Examples:
   halo compare golden/ out/ --fail-ssim 0.98 --junit report.xml
   halo compare golden/ out/ --metrics flip,ssim --fail-flip 0.05 --junit report.xml)");
   return [o, cmd] {
+    if (o->verify && o->metrics.empty() && !o->fail_ssim && !o->fail_flip)
+      throw Error(ErrorKind::Usage,
+                  "compare: --verify checks the metrics a device computes; give --metrics "
+                  "flip or ssim");
     if (o->fail_ssim && !wants(*o, "ssim")) o->metrics.push_back("ssim");
     if (o->fail_flip && !wants(*o, "flip")) o->metrics.push_back("flip");
     o->flip.tonemapper = parse_flip_tonemapper(o->flip_tonemapper);

@@ -508,7 +508,13 @@ TEST_CASE("compare: FLIP by hand, LDR and HDR, its heat map and its gate") {
   r = box.halo("--device 0 " + hdr + box / "v.json --verify");
   CHECK(r.code == 1);  // idiff's rule fails the pair; verify itself is ok
   CHECK(has(r.out, ": ok: mean"));
-  CHECK(read_json(box / "v.json")["pairs"][0]["flip"]["hdr"] == true);
+  const auto verified = read_json(box / "v.json")["pairs"][0];
+  CHECK(verified["flip"]["hdr"] == true);
+  CHECK(verified["verify"]["ok"] == true);
+  CHECK(verified["verify"]["checks"].size() == 1);
+  CHECK(verified["device"].get<std::string>().size() > 0);
+  // --verify checks what a device computes: without a metric it has nothing to check.
+  CHECK(box.halo(pair + " --verify").code == 64);
 
   // Two channels are neither grey nor colour; bad settings are refused.
   write_image(box / "ya.png", photo(16, 12, 2), SampleType::u8);
