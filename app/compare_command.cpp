@@ -50,6 +50,7 @@ struct CompareOptions {
   std::string idiff_o;  // -o
   bool idiff_od = false, idiff_abs = false;
   bool perceptual = false;  // -p, --idiff-perceptual
+  bool idiff_all = false;   // -a: refused, every subimage is not read yet
   std::string json;
   bool recursive = false;
   std::string ch;                    // --ch: channel names to compare; empty: every channel
@@ -83,6 +84,7 @@ struct PairResult {
   std::string error;    // why it could not be compared
   int exit_code = 0;
   ImageDiff diff;
+  std::optional<std::pair<int, int>> subimages;  // when either file has several
   std::optional<Ssim> ssim;
   std::optional<std::size_t> perceptual_failures;  // idiff's -p
   std::optional<Flip> flip;
@@ -261,6 +263,15 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o, Device* devic
                       ia.height(), ia.channels(), pair.b, ib.width(), ib.height(), ib.channels()));
     r.diff = diff_images(ia, ib, o.thresholds);
     r.channel_names = a.channel_names;
+    // A multi-part file (an EXR with a part per layer) is compared by its first part only, as
+    // idiff does without -a; said on every report, since the other parts go unchecked.
+    if (a.subimages > 1 || b.subimages > 1) {
+      r.subimages = {a.subimages, b.subimages};
+      spdlog::warn(
+          "{} vs {}: only the first subimage compared (of {} and {}); halo does not "
+          "compare the others yet",
+          pair.a, pair.b, a.subimages, b.subimages);
+    }
     Verdict verdict = o.idiff_rule ? r.diff.verdict : Verdict::pass;
     // The metrics' maps and rows count against --max-memory beside the two images.
     FlipOptions fo = o.flip;
@@ -338,6 +349,9 @@ std::string pair_details(const Pair& pair, const PairResult& r, const Thresholds
            r.diff.warned_pixels, percent(r.diff.warned_pixels, r.diff.pixels), t.warn);
   if (r.diff.metrics.max_error > t.hard_fail)
     add_line(text, "max error above --hardfail {:g}", t.hard_fail);
+  if (r.subimages)
+    add_line(text, "only the first subimage compared (of {} and {})", r.subimages->first,
+             r.subimages->second);
   if (r.perceptual_failures)
     add_line(text, "{} pixels ({}) failed the perceptual test", *r.perceptual_failures,
              percent(*r.perceptual_failures, r.diff.pixels));
@@ -438,6 +452,7 @@ nlohmann::json to_json(const Pair& pair, const PairResult& r) {
       j["flip"]["exposures"] = {{"start", f.start}, {"stop", f.stop}, {"count", f.exposures}};
   }
   if (r.perceptual_failures) j["perceptual_failures"] = *r.perceptual_failures;
+  if (r.subimages) j["subimages"] = {r.subimages->first, r.subimages->second};
   if (!r.metrics_device.empty()) j["device"] = r.metrics_device;
   if (!r.verify.empty()) j["verify"] = {{"ok", !r.verify_failed}, {"checks", r.verify}};
   j["failed_metrics"] = r.failed_metrics;
@@ -594,6 +609,7 @@ std::vector<std::string> with_idiff_spellings(std::vector<std::string> args) {
       {"-od", "--idiff-od"},
       {"-abs", "--idiff-abs"},
       {"-p", "--idiff-perceptual"},
+      {"-a", "--idiff-all"},
       {"-scale", "--diff-scale"}};
   // The global options before the subcommand that take a value (which might read "compare").
   static const std::set<std::string> valued = {"--device", "--max-pixels", "--max-memory"};
@@ -696,6 +712,7 @@ Command add_compare_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--idiff-o", o->idiff_o)->group("");
   cmd->add_flag("--idiff-od", o->idiff_od)->group("");
   cmd->add_flag("--idiff-abs", o->idiff_abs)->group("");
+  cmd->add_flag("--idiff-all", o->idiff_all)->group("");
   cmd->add_flag("--idiff-perceptual", o->perceptual,
                 "idiff's -p: count the pixels its perceptual test fails, as idiff 2.4 does (a "
                 "chroma difference over 10 in CIELAB; the verdict is not changed); FLIP is the "
@@ -786,6 +803,10 @@ Examples:
   halo compare golden/ out/ --fail-ssim 0.98 --junit report.xml
   halo compare golden/ out/ --metrics flip,ssim --fail-flip 0.05 --junit report.xml)");
   return [o, cmd] {
+    if (o->idiff_all)
+      throw Error(ErrorKind::Usage,
+                  "compare: idiff's -a (every subimage and MIP level) is not supported yet; "
+                  "halo compares a multi-part file's first part and says so");
     if (o->verify && o->metrics.empty() && !o->fail_ssim && !o->fail_flip)
       throw Error(ErrorKind::Usage,
                   "compare: --verify checks the metrics a device computes; give --metrics "

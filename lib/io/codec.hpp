@@ -73,6 +73,7 @@ struct ImageHeader {
   int tile_width = 0, tile_height = 0;  // a tiled file's tiles (a row of them is read at once)
   int decode_rows = 0;  // rows of stored samples the decoder holds at once (OpenImageIO's)
   int shrink = 1;       // decoded at 1/shrink of the stored size (open_reader's shrink)
+  int subimages = 1;    // parts of a multi-part file (OpenEXR); halo reads the first
   Placement placement;
   Metadata metadata;  // what the header says besides the pixels
 };

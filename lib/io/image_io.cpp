@@ -138,6 +138,7 @@ LoadedImage read_image(const InputRef& input, std::pmr::memory_resource* memory)
   loaded.stored = h.stored;
   loaded.channel_names = choice.names;
   loaded.file_channels = h.channels;
+  loaded.subimages = h.subimages;
   // As stored, and as floats: what the commands that hold whole images (hist, compare) make.
   loaded.hold = hold_memory(input.path,
                             std::size_t(h.width) * h.height * choice.picked.size() *

@@ -17,6 +17,7 @@ struct LoadedImage {
   SampleType stored = SampleType::f32;
   std::vector<std::string> channel_names;  // of the selected channels, as in the file
   std::vector<std::string> file_channels;  // every channel the file has
+  int subimages = 1;                       // the file's parts; the first is read
   std::shared_ptr<MemoryHold> hold;        // the pixels' bytes, taken from --max-memory
 };
 

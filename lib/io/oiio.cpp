@@ -320,6 +320,7 @@ class OiioReader : public ImageReader {
     header_.alpha = spec.alpha_channel == spec.nchannels - 1;
     header_.format = in_->format_name();
     header_.metadata = metadata_of(spec);
+    header_.subimages = std::max(1, spec.get_int_attribute("oiio:subimages", 1));
     y0_ = spec.y;
     header_.placement = {spec.x,      spec.y,          spec.full_x,
                          spec.full_y, spec.full_width, spec.full_height};

@@ -87,5 +87,18 @@ done
 for options in "-p" "-p -fail 1" "-p -fail 0.05 -failpercent 100"; do
   check "$options" a.exr d.exr
 done
-echo "idiff_agree: $failures of 43 cases differ from $(idiff --version 2>&1 | head -1)"
+# A two-part EXR: its first part compared, as idiff does without -a, and said; -a refused.
+oiiotool a.exr d.exr --siappend -o parts.exr
+check "" parts.exr a.exr
+"$halo" compare parts.exr a.exr >parts.out 2>&1
+if ! grep -q "only the first subimage compared (of 2 and 1)" parts.out; then
+  echo "FAIL: compare parts.exr a.exr does not say that one part was compared"
+  failures=$((failures + 1))
+fi
+"$halo" compare -a parts.exr a.exr >/dev/null 2>&1
+if [ $? != 64 ]; then
+  echo "FAIL: compare -a is not refused (64)"
+  failures=$((failures + 1))
+fi
+echo "idiff_agree: $failures of 46 cases differ from $(idiff --version 2>&1 | head -1)"
 [ "$failures" = 0 ]
