@@ -1,6 +1,7 @@
 // The halo binary in a private folder, for end-to-end tests.
 #pragma once
 
+#include <doctest/doctest.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -67,31 +68,40 @@ struct Sandbox {
   }
 };
 
-// Runs the binary directly (no shell in between), for its own peak RSS in KiB.
 struct Measured {
   int code = -1;
   long peak_kib = 0;
   std::string err;
 };
 
+// Runs the binary under GNU time (no shell in between), for its own peak RSS in KiB. Not
+// this process's fork: Linux carries the forked copy's peak (this test process, which grows as
+// its cases run) into the exec'd child's ru_maxrss; time forks from a small process.
 inline Measured run_measured(const Sandbox& box, const std::vector<std::string>& args,
                              const std::vector<std::string>& env = {}) {
   const std::string err_path = box / "measured-stderr.txt";
+  const std::string peak_path = box / "measured-peak.txt";
   const pid_t pid = ::fork();
   if (pid == 0) {
-    std::vector<char*> argv = {const_cast<char*>(HALO_BINARY)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    std::vector<const char*> argv = {"/usr/bin/time",   "-f",       "%M", "-o",
+                                     peak_path.c_str(), HALO_BINARY};
+    for (const auto& a : args) argv.push_back(a.c_str());
     argv.push_back(nullptr);
     for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
     std::FILE* err = std::freopen(err_path.c_str(), "w", stderr);
     if (!err || !std::freopen("/dev/null", "w", stdout)) ::_exit(127);
-    ::execv(HALO_BINARY, argv.data());
+    ::execv("/usr/bin/time", const_cast<char* const*>(argv.data()));
     ::_exit(127);
   }
   int status = 0;
-  rusage usage{};
-  ::wait4(pid, &status, 0, &usage);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, usage.ru_maxrss, Sandbox::read(err_path)};
+  ::waitpid(pid, &status, 0);
+  // The last line: before it time says "Command exited with non-zero status N".
+  long peak = 0;
+  std::ifstream in(peak_path);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) peak = std::atol(line.c_str());
+  REQUIRE_MESSAGE(peak > 0, "no peak RSS from /usr/bin/time (Debian's package time)");
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, peak, Sandbox::read(err_path)};
 }
 
 // A peak-RSS bound for the binary: AddressSanitizer's shadow memory and allocator cost a
