@@ -159,23 +159,32 @@ void write_difference(const std::string& path, const Image& a, const Image& b, c
 // error within kFlipVerifyTolerance of the reference's.
 constexpr double kFlipVerifyTolerance = 2e-3;
 
+// Runs `compute` on the leased device and logs its kernels' and transfers' time (-v): the
+// device's name, or empty without one or when it failed and --device auto lets the CPU go on.
+template <class Compute>
+std::string on_device(Device* device, const std::string& metric, const CompareOptions& o,
+                      const Compute& compute) {
+  if (!device) return {};
+  try {
+    device->take_timings();  // what came before is not this metric's
+    compute(*device);
+    double kernels = 0, transfers = 0;
+    for (const auto& t : device->take_timings())
+      (t.label.starts_with(metric + "_") ? kernels : transfers) += t.ms;
+    spdlog::info("{} on {}: {:.2f} ms in kernels, {:.2f} ms moving rows", metric,
+                 device->info().name, kernels, transfers);
+    return device->info().name;
+  } catch (const ClError& e) {
+    fall_back_or_rethrow(*o.global, e, metric, "computing it on the CPU instead");
+    return {};
+  }
+}
+
 void run_flip(PairResult& r, const Image& a, const Image& b, const FlipOptions& fo, Device* device,
               const CompareOptions& o) {
-  std::string on;
-  if (device) {
-    try {
-      device->take_timings();  // what came before is not FLIP's
-      r.flip = flip_device(*device, a, b, fo);
-      on = r.metrics_device = device->info().name;
-      double kernels = 0, transfers = 0;
-      for (const auto& t : device->take_timings())
-        (t.label.starts_with("flip_") ? kernels : transfers) += t.ms;
-      spdlog::info("flip on {}: {:.2f} ms in kernels, {:.2f} ms moving rows", on, kernels,
-                   transfers);
-    } catch (const ClError& e) {
-      fall_back_or_rethrow(*o.global, e, "flip", "computing it on the CPU instead");
-    }
-  }
+  const std::string on =
+      on_device(device, "flip", o, [&](Device& d) { r.flip = flip_device(d, a, b, fo); });
+  if (!on.empty()) r.metrics_device = on;
   if (!r.flip) r.flip = flip(a, b, fo);
   if (!o.verify || on.empty()) return;
   const Flip reference = flip(a, b, fo);
@@ -203,21 +212,9 @@ constexpr double kSsimVerifyTolerance = 1e-5;
 
 void run_ssim(PairResult& r, const Image& a, const Image& b, Device* device,
               const CompareOptions& o) {
-  std::string on;
-  if (device) {
-    try {
-      device->take_timings();  // what came before is not SSIM's
-      r.ssim = ssim_device(*device, a, b, o.ssim_range);
-      on = r.metrics_device = device->info().name;
-      double kernels = 0, transfers = 0;
-      for (const auto& t : device->take_timings())
-        (t.label.starts_with("ssim_") ? kernels : transfers) += t.ms;
-      spdlog::info("ssim on {}: {:.2f} ms in kernels, {:.2f} ms moving rows", on, kernels,
-                   transfers);
-    } catch (const ClError& e) {
-      fall_back_or_rethrow(*o.global, e, "ssim", "computing it on the CPU instead");
-    }
-  }
+  const std::string on =
+      on_device(device, "ssim", o, [&](Device& d) { r.ssim = ssim_device(d, a, b, o.ssim_range); });
+  if (!on.empty()) r.metrics_device = on;
   if (!r.ssim) r.ssim = ssim(a, b, o.ssim_range);
   if (!o.verify || on.empty()) return;
   const Ssim reference = ssim(a, b, o.ssim_range);
