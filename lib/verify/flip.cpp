@@ -540,7 +540,10 @@ Flip flip_device(Device& device, const Image& reference, const Image& test,
   const std::size_t out_bytes = std::size_t(width) * strip * sizeof(float);
   cl::Buffer errors = device.buffer(out_bytes, "flip errors");
   cl::Buffer exposure_at = device.buffer(out_bytes, "flip exposures");
-  std::vector<float> staging(std::size_t(pitch) * most * colours);
+  // The rows go through page-locked memory: they are packed there anyway (channel after
+  // channel), and DMA reads it without the driver's copy of pageable memory.
+  const auto pinned = device.pinned(row_bytes * most * colours);
+  float* staging = static_cast<float*>(pinned->data());
   auto to_ycxcz = device.kernel("flip.cl", "flip_opponent", {});
   auto filter_across = device.kernel("flip.cl", "flip_across", {});
   auto filter_down = device.kernel("flip.cl", "flip_down", {});
@@ -554,9 +557,9 @@ Flip flip_device(Device& device, const Image& reference, const Image& test,
     const Image* images[2] = {&reference, &test};
     for (int image = 0; image < 2; ++image) {
       for (int c = 0; c < colours; ++c)
-        std::memcpy(staging.data() + std::size_t(c) * rows * pitch, images[image]->row(c, row0),
+        std::memcpy(staging + std::size_t(c) * rows * pitch, images[image]->row(c, row0),
                     row_bytes * rows);
-      device.write(in[image], staging.data(), row_bytes * rows * colours, "flip rows in");
+      device.write(in[image], staging, row_bytes * rows * colours, "flip rows in");
     }
     if (f.hdr) {
       device.fill_zero(errors, out_bytes, "flip errors");
