@@ -408,11 +408,12 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
        .strip_rows = o.strip_rows,
        .verify = o.verify,
        .tolerance = o.tolerance,
-       .encoding = [&] {
-         WriteOptions w = o.encoding;
-         w.no_clobber = o.no_clobber;
-         return w;
-       }(),
+       .encoding =
+           [&] {
+             WriteOptions w = o.encoding;
+             w.no_clobber = o.no_clobber;
+             return w;
+           }(),
        .workers = workers},
       global,
       pipeline,

@@ -2,15 +2,15 @@
 #include "core/atomic_file.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
-#include <cstdio>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -147,7 +147,8 @@ fs::path create_temporary(const fs::path& dir, const fs::path& target, int& fd) 
 // The path through which the open file `fd` is opened again, whatever becomes of its name.
 fs::path through_descriptor(int fd, const fs::path& name) {
   const fs::path proc = "/proc/self/fd/" + std::to_string(fd);
-  struct stat by_fd {}, by_proc {};
+  struct stat by_fd {
+  }, by_proc{};
   if (::fstat(fd, &by_fd) == 0 && ::stat(proc.c_str(), &by_proc) == 0 &&
       by_fd.st_dev == by_proc.st_dev && by_fd.st_ino == by_proc.st_ino)
     return proc;
@@ -156,7 +157,8 @@ fs::path through_descriptor(int fd, const fs::path& name) {
 
 // Whether `path` names the file open as `fd` (not a link, nor another file put there).
 bool is_open_file(const fs::path& path, int fd) {
-  struct stat by_fd {}, by_name {};
+  struct stat by_fd {
+  }, by_name{};
   return ::fstat(fd, &by_fd) == 0 && ::lstat(path.c_str(), &by_name) == 0 &&
          by_fd.st_dev == by_name.st_dev && by_fd.st_ino == by_name.st_ino;
 }
@@ -240,9 +242,9 @@ void AtomicOutput::commit() {
   if (replace_ == Replace::never) {
     if (rename_no_replace(temp_, target_) != 0)
       throw Error(ErrorKind::CantCreate,
-                  target_.string() + (errno == EEXIST ? ": exists; not overwritten (--no-clobber)"
-                                                      : ": cannot create: " +
-                                                            std::string(std::strerror(errno))));
+                  target_.string() +
+                      (errno == EEXIST ? ": exists; not overwritten (--no-clobber)"
+                                       : ": cannot create: " + std::string(std::strerror(errno))));
   } else if (::rename(temp_.c_str(), target_.c_str()) != 0) {
     throw Error(ErrorKind::Io,
                 target_.string() + ": cannot rename into place: " + std::strerror(errno));

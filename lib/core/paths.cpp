@@ -68,8 +68,7 @@ int open_small_file(const std::string& path, std::size_t max_bytes, const std::s
       throw Error(ErrorKind::NoInput, path + ": cannot read " + what + ": " + std::strerror(errno));
     const char* kind = S_ISDIR(status.st_mode) ? "a folder" : special_kind(status.st_mode);
     if (kind)
-      throw Error(ErrorKind::NoInput,
-                  path + ": " + kind + ", not a regular file (" + what + ")");
+      throw Error(ErrorKind::NoInput, path + ": " + kind + ", not a regular file (" + what + ")");
     if (std::size_t(status.st_size) > max_bytes)
       throw Error(ErrorKind::BadData, path + ": " + std::to_string(status.st_size) +
                                           " bytes, over the " + std::to_string(max_bytes) +

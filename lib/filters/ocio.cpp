@@ -49,8 +49,8 @@ struct References {
   std::set<std::string> spaces;
 };
 
-void references_of(const OCIO::Config& config, const OCIO::ConstTransformRcPtr& t,
-                   References& refs, const std::string& where) {
+void references_of(const OCIO::Config& config, const OCIO::ConstTransformRcPtr& t, References& refs,
+                   const std::string& where) {
   if (!t) return;
   if (auto group = OCIO::DynamicPtrCast<const OCIO::GroupTransform>(t)) {
     for (int i = 0; i < group->getNumTransforms(); ++i)
@@ -92,11 +92,10 @@ void check_config(const OCIO::Config& config, const std::string& spec, const std
       if (const std::string to = canonical_space(config, name); !to.empty() && !from.empty())
         edges[from].insert(to);
   };
-  for (int i = 0; i < config.getNumColorSpaces(OCIO::SEARCH_REFERENCE_SPACE_ALL,
-                                               OCIO::COLORSPACE_ALL);
-       ++i) {
-    const char* name = config.getColorSpaceNameByIndex(OCIO::SEARCH_REFERENCE_SPACE_ALL,
-                                                       OCIO::COLORSPACE_ALL, i);
+  for (int i = 0;
+       i < config.getNumColorSpaces(OCIO::SEARCH_REFERENCE_SPACE_ALL, OCIO::COLORSPACE_ALL); ++i) {
+    const char* name =
+        config.getColorSpaceNameByIndex(OCIO::SEARCH_REFERENCE_SPACE_ALL, OCIO::COLORSPACE_ALL, i);
     const auto space = config.getColorSpace(name);
     for (const auto dir : {OCIO::COLORSPACE_DIR_TO_REFERENCE, OCIO::COLORSPACE_DIR_FROM_REFERENCE})
       collect(space->getName(), space->getTransform(dir));
@@ -108,8 +107,8 @@ void check_config(const OCIO::Config& config, const std::string& spec, const std
   }
   for (int i = 0; i < config.getNumViewTransforms(); ++i) {
     const auto view = config.getViewTransform(config.getViewTransformNameByIndex(i));
-    for (const auto dir : {OCIO::VIEWTRANSFORM_DIR_TO_REFERENCE,
-                           OCIO::VIEWTRANSFORM_DIR_FROM_REFERENCE})
+    for (const auto dir :
+         {OCIO::VIEWTRANSFORM_DIR_TO_REFERENCE, OCIO::VIEWTRANSFORM_DIR_FROM_REFERENCE})
       collect("", view->getTransform(dir));
   }
   for (int i = 0; i < config.getNumNamedTransforms(); ++i) {
