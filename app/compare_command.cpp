@@ -154,11 +154,6 @@ void write_difference(const std::string& path, const Image& a, const Image& b, c
   write_colour_map(path, *f, flip_heat_map(*f));
 }
 
-// FLIP on the leased device (the reference without one, or when the device fails and
-// --device auto allows falling back), and with --verify on the reference too: every pixel's
-// error within kFlipVerifyTolerance of the reference's.
-constexpr double kFlipVerifyTolerance = 2e-3;
-
 // Runs `compute` on the leased device and logs its kernels' and transfers' time (-v): the
 // device's name, or empty without one or when it failed and --device auto lets the CPU go on.
 template <class Compute>
@@ -179,6 +174,11 @@ std::string on_device(Device* device, const std::string& metric, const CompareOp
     return {};
   }
 }
+
+// FLIP on the leased device (the reference without one, or when the device fails and
+// --device auto allows falling back), and with --verify on the reference too: every pixel's
+// error within kFlipVerifyTolerance of the reference's.
+constexpr double kFlipVerifyTolerance = 2e-3;
 
 void run_flip(PairResult& r, const Image& a, const Image& b, const FlipOptions& fo, Device* device,
               const CompareOptions& o) {

@@ -64,7 +64,6 @@ struct RunOptionsCli {
   bool progress = false;
   bool fail_fast = false;
   bool skip_existing = false;
-  bool no_clobber = false;
   std::string summary;
   std::string shard;
 };
@@ -244,7 +243,8 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
 FileOutcome process_file(const FileJob& job, const RunContext& run) {
   FileOutcome outcome;
   std::error_code ec;
-  if (fs::exists(job.output, ec) && (run.options.skip_existing || run.options.no_clobber)) {
+  if (fs::exists(job.output, ec) &&
+      (run.options.skip_existing || run.options.encoding.no_clobber)) {
     const bool skip = run.options.skip_existing;
     outcome.status = skip ? FileStatus::skipped : FileStatus::failed;
     outcome.error = job.output + (skip ? ": exists; skipped (--skip-existing)"
@@ -408,12 +408,7 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
        .strip_rows = o.strip_rows,
        .verify = o.verify,
        .tolerance = o.tolerance,
-       .encoding =
-           [&] {
-             WriteOptions w = o.encoding;
-             w.no_clobber = o.no_clobber;
-             return w;
-           }(),
+       .encoding = o.encoding,
        .workers = workers},
       global,
       pipeline,
@@ -624,7 +619,7 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
                  "interrupted run)")
       ->group(batch);
   run_app
-      ->add_flag("--no-clobber", options->no_clobber,
+      ->add_flag("--no-clobber", options->encoding.no_clobber,
                  "never replace an existing output: such a file fails (exit 73 alone, 2 in a "
                  "batch)")
       ->group(batch);

@@ -42,6 +42,29 @@
 // a baked table covers; a pixel with a NaN colour sample comes out NaN in all three.
 #define COLOUR_BOUND 4294967296.0f
 
+// FLIP (lib/verify/flip.cpp, kernels/flip.cl), as NVIDIA's reference implementation writes
+// its numbers: the colour exponent, the share of the largest colour difference and the error
+// it maps to, the feature filter's width in degrees and exponent; D65 white and its inverse;
+// HDR-FLIP's tone mappers (FlipToneMapper) and the curves (a c^2 + b c + k) / (d c^2 + e c + f)
+// of the first two (Reinhard works on luminance).
+#define FLIP_QC 0.7f
+#define FLIP_PC 0.4f
+#define FLIP_PT 0.95f
+#define FLIP_W 0.082f
+#define FLIP_QF 0.5f
+#define FLIP_WHITE_X 0.950428545f
+#define FLIP_WHITE_Z 1.088900371f
+#define FLIP_INV_WHITE_X 1.052156925f
+#define FLIP_INV_WHITE_Z 0.918357670f
+#define FLIP_TONEMAP_ACES 0
+#define FLIP_TONEMAP_HABLE 1
+#define FLIP_TONEMAP_REINHARD 2
+// clang-format off
+#define FLIP_CURVES                                                                      \
+  {{0.6f * 0.6f * 2.51f, 0.6f * 0.03f, 0.0f, 0.6f * 0.6f * 2.43f, 0.6f * 0.59f, 0.14f}, \
+   {0.231683f, 0.013791f, 0.0f, 0.18f, 0.3f, 0.018f}}
+// clang-format on
+
 // rotate's interpolation (lib/filters/rotate.cpp).
 #define TAPS_NEAREST 0
 #define TAPS_BILINEAR 1
@@ -77,9 +100,9 @@ typedef struct {
   int hdr, snorm;
 } DenoiseTransfer;
 
-// denoise_input: the tensor (th x tw, its channels by `aux`) holding the region [rx, rx + rw) x [ry, ry +
-// rh) of the canvas (the image width x height, its border rule beyond), from the main image
-// (main_planes: 1 or 3), the albedo and the normal (aux: how many of those two it takes).
+// denoise_input: the tensor (th x tw, its channels by `aux`) holding the region [rx, rx + rw) x
+// [ry, ry + rh) of the canvas (the image width x height, its border rule beyond), from the main
+// image (main_planes: 1 or 3), the albedo and the normal (aux: how many of those two it takes).
 typedef struct {
   int th, tw, rx, ry, rw, rh, width, height, border;
   PlanarLayout main, albedo, normal;

@@ -4,21 +4,10 @@
 // columns into the errors of the strip's output rows.
 #pragma OPENCL FP_CONTRACT OFF
 
-#define FLIP_PI 3.14159265358979f
-#define QC 0.7f
-#define PT 0.95f
-#define QF 0.5f
+#include "contract.h"
 
-// D65 white and its inverse, as the reference implementation writes them.
-#define WHITE_X 0.950428545f
-#define WHITE_Z 1.088900371f
-#define INV_WHITE_X 1.052156925f
-#define INV_WHITE_Z 0.918357670f
-
-// Tone curves (a c^2 + b c + k) / (d c^2 + e c + f): ACES and Hable; 2 is Reinhard on luminance.
-__constant float kCurves[2][6] = {
-    {0.6f * 0.6f * 2.51f, 0.6f * 0.03f, 0.0f, 0.6f * 0.6f * 2.43f, 0.6f * 0.59f, 0.14f},
-    {0.231683f, 0.013791f, 0.0f, 0.18f, 0.3f, 0.018f}};
+// The tone curves of ACES and Hable (FLIP_CURVES); Reinhard works on luminance.
+__constant float kCurves[2][6] = FLIP_CURVES;
 
 // NaN goes to 0, as the reference's clamp does.
 inline float clamp_unit(float v) {
@@ -50,7 +39,8 @@ inline float lab_f(float t) {
 // CIELAB with the Hunt adjustment (chroma scaled by lightness).
 inline float3 hunt_lab(float3 linear) {
   const float3 xyz = linear_to_xyz(linear);
-  const float fx = lab_f(xyz.x * INV_WHITE_X), fy = lab_f(xyz.y), fz = lab_f(xyz.z * INV_WHITE_Z);
+  const float fx = lab_f(xyz.x * FLIP_INV_WHITE_X), fy = lab_f(xyz.y),
+              fz = lab_f(xyz.z * FLIP_INV_WHITE_Z);
   const float l = 116.0f * fy - 16.0f;
   return (float3)(l, 0.01f * l * (500.0f * (fx - fy)), 0.01f * l * (200.0f * (fy - fz)));
 }
@@ -65,7 +55,7 @@ inline float3 linear_pixel(float3 c, int hdr, float scale, int tonemapper) {
     return (float3)(srgb_to_linear(clamp_unit(c.x)), srgb_to_linear(clamp_unit(c.y)),
                     srgb_to_linear(clamp_unit(c.z)));
   c *= scale;
-  if (tonemapper == 2) {
+  if (tonemapper == FLIP_TONEMAP_REINHARD) {
     const float factor = 1.0f / (1.0f + (0.2126f * c.x + 0.7152f * c.y + 0.0722f * c.z));
     c *= factor;
   } else {
@@ -85,10 +75,11 @@ __kernel void flip_opponent(__global const float* reference, __global const floa
   const int plane = rows * pitch, at = i * pitch + x, out = i * width + x, n = rows * width;
   for (int image = 0; image < 2; ++image) {
     __global const float* in = image == 0 ? reference : test;
-    const float3 c = channels < 3 ? (float3)(in[at]) : (float3)(in[at], in[at + plane], in[at + 2 * plane]);
+    const float3 c =
+        channels < 3 ? (float3)(in[at]) : (float3)(in[at], in[at + plane], in[at + 2 * plane]);
     float3 xyz = linear_to_xyz(linear_pixel(c, hdr, scale, tonemapper));
-    xyz.x *= INV_WHITE_X;
-    xyz.z *= INV_WHITE_Z;
+    xyz.x *= FLIP_INV_WHITE_X;
+    xyz.z *= FLIP_INV_WHITE_Z;
     opponent[(image * 3 + 0) * n + out] = 116.0f * xyz.y - 16.0f;
     opponent[(image * 3 + 1) * n + out] = 500.0f * (xyz.x - xyz.y);
     opponent[(image * 3 + 2) * n + out] = 200.0f * (xyz.y - xyz.z);
@@ -162,9 +153,11 @@ __kernel void flip_down(__global const float* across, const int width, const int
       scz += taps[2 * ns + k + rs] * a[2 * n + at] + taps[3 * ns + k + rs] * a[3 * n + at];
     }
     const float fy = (sy + 16.0f) / 116.0f;
-    const float3 xyz = (float3)((fy + scx / 500.0f) * WHITE_X, fy, (fy - scz / 200.0f) * WHITE_Z);
+    const float3 xyz =
+        (float3)((fy + scx / 500.0f) * FLIP_WHITE_X, fy, (fy - scz / 200.0f) * FLIP_WHITE_Z);
     const float3 linear = xyz_to_linear(xyz);
-    lab[image] = hunt_lab((float3)(clamp_unit(linear.x), clamp_unit(linear.y), clamp_unit(linear.z)));
+    lab[image] =
+        hunt_lab((float3)(clamp_unit(linear.x), clamp_unit(linear.y), clamp_unit(linear.z)));
     float dx = 0.0f, ddx = 0.0f, dy = 0.0f, ddy = 0.0f;
     for (int k = -rf; k <= rf; ++k) {
       const int at = (clamp(y + k, 0, height - 1) - row0) * width;
@@ -179,10 +172,11 @@ __kernel void flip_down(__global const float* across, const int width, const int
   }
   const float3 d = lab[0] - lab[1];
   const float hyab = fabs(d.x) + sqrt(d.y * d.y + d.z * d.z);
-  const float c = pow(hyab, QC);
-  const float colour = c < pccmax ? c * PT / pccmax : PT + (c - pccmax) / (cmax - pccmax) * (1.0f - PT);
+  const float c = pow(hyab, FLIP_QC);
+  const float colour = c < pccmax ? c * FLIP_PT / pccmax
+                                  : FLIP_PT + (c - pccmax) / (cmax - pccmax) * (1.0f - FLIP_PT);
   const float most = fmax(fabs(edge[0] - edge[1]), fabs(point[0] - point[1]));
-  const float feature = pow(most / sqrt(2.0f), QF);
+  const float feature = pow(most / sqrt(2.0f), FLIP_QF);
   const float e = pow(colour, 1.0f - feature);
   const int at = j * width + x;
   if (!keep_max) {

@@ -64,14 +64,8 @@ void write_atomically(const fs::path& path, const std::string& bytes) {
 // A program's binary or key as a side file (core/paths.hpp): a FIFO or folder planted in the
 // cache is passed over, not waited on; programs are a few MB at most.
 std::optional<std::string> read_file(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::exists(fs::symlink_status(path, ec))) return std::nullopt;
-  try {
-    return read_small_file(path.string(), std::size_t(256) << 20, "kernel cache entry");
-  } catch (const Error& e) {
-    spdlog::debug("kernel cache: {} passed over: {}", path.string(), e.what());
-    return std::nullopt;
-  }
+  return read_cached_file(path.string(), std::size_t(256) << 20, "kernel cache entry",
+                          spdlog::level::debug);
 }
 
 }  // namespace

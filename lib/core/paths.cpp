@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "core/error.hpp"
@@ -104,6 +105,19 @@ std::string read_small_file(const std::string& path, std::size_t max_bytes,
   ::close(fd);
   text.resize(got);
   return text;
+}
+
+std::optional<std::string> read_cached_file(const std::string& path, std::size_t max_bytes,
+                                            const std::string& what,
+                                            spdlog::level::level_enum level) {
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return std::nullopt;
+  try {
+    return read_small_file(path, max_bytes, what);
+  } catch (const Error& e) {
+    spdlog::log(level, "{} ({}) left out: {}", path, what, e.what());
+    return std::nullopt;
+  }
 }
 
 void check_small_file(const std::string& path, std::size_t max_bytes, const std::string& what) {

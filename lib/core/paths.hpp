@@ -4,6 +4,10 @@
 // plant files; a halo run from inside that build tree may (presets from the source tree).
 #pragma once
 
+#include <spdlog/spdlog.h>
+
+#include <optional>
+
 #include <cstddef>
 #include <filesystem>
 #include <string>
@@ -31,6 +35,12 @@ void refuse_special_file(const std::string& path);
 // when over `max_bytes` or --max-memory (naming `what` and the limit).
 std::string read_small_file(const std::string& path, std::size_t max_bytes,
                             const std::string& what);
+// A cache's entry (a kernel binary, a colour table, a record): the file when it exists and
+// passes those checks; nothing when it is absent or refused, the reason said at `level`
+// (entries are hints: a FIFO or folder planted in the cache is passed over, not waited on).
+std::optional<std::string> read_cached_file(const std::string& path, std::size_t max_bytes,
+                                            const std::string& what,
+                                            spdlog::level::level_enum level);
 // The same checks for a file a library opens by name itself (OpenColorIO's LUT files).
 void check_small_file(const std::string& path, std::size_t max_bytes, const std::string& what);
 

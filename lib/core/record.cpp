@@ -12,24 +12,19 @@
 namespace halo {
 
 std::optional<nlohmann::json> read_record(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return std::nullopt;
-  try {
-    const std::string text = read_small_file(path.string(), kMaxRecordBytes, "cache record");
-    if (json_nesting(text) > kMaxRecordDepth) {
-      spdlog::info("{}: not a record of halo's (nested too deep); left out", path.string());
-      return std::nullopt;
-    }
-    nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object()) {
-      spdlog::info("{}: not a record of halo's; left out", path.string());
-      return std::nullopt;
-    }
-    return doc;
-  } catch (const std::exception& e) {
-    spdlog::info("{} left out: {}", path.string(), e.what());
+  const std::optional<std::string> text =
+      read_cached_file(path.string(), kMaxRecordBytes, "cache record", spdlog::level::info);
+  if (!text) return std::nullopt;
+  if (json_nesting(*text) > kMaxRecordDepth) {
+    spdlog::info("{}: not a record of halo's (nested too deep); left out", path.string());
     return std::nullopt;
   }
+  nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    spdlog::info("{}: not a record of halo's; left out", path.string());
+    return std::nullopt;
+  }
+  return doc;
 }
 
 void write_record(const std::filesystem::path& path, const nlohmann::json& doc) {

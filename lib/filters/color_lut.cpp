@@ -364,16 +364,10 @@ bool get_shaper(std::istream& in, Shaper& s) {
 }
 
 std::optional<ColorLut> read_table(const fs::path& path, const std::string& key) {
-  // A side file (core/paths.hpp): a FIFO or folder planted in the cache is passed over.
-  std::error_code ec;
-  if (!fs::exists(fs::symlink_status(path, ec))) return std::nullopt;
-  std::istringstream in;
-  try {
-    in.str(read_small_file(path.string(), std::size_t(64) << 20, "colour table"));
-  } catch (const Error& e) {
-    spdlog::debug("colour table {} passed over: {}", path.string(), e.what());
-    return std::nullopt;
-  }
+  const std::optional<std::string> bytes =
+      read_cached_file(path.string(), std::size_t(64) << 20, "colour table", spdlog::level::debug);
+  if (!bytes) return std::nullopt;
+  std::istringstream in(*bytes);
   char magic[8];
   std::uint64_t key_size = 0, count = 0;
   if (!in || !get(in, magic) || !std::equal(magic, magic + 8, kTableMagic) || !get(in, key_size) ||

@@ -21,6 +21,7 @@
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
+#include "core/srgb.hpp"
 #include "filters/denoise_net.hpp"
 #include "filters/guides.hpp"
 #include "kernels/contract.h"
@@ -57,7 +58,7 @@ const float kPuNorm = 1.0f / pu_forward(65504.0f);
 float forward(float y, Transfer t) {
   switch (t) {
     case Transfer::srgb:
-      return y <= 0.0031308f ? 12.92f * y : 1.055f * std::pow(y, 1.0f / 2.4f) - 0.055f;
+      return linear_to_srgb(y);
     case Transfer::pu:
       return pu_forward(y) * kPuNorm;
     default:
@@ -68,7 +69,7 @@ float forward(float y, Transfer t) {
 float inverse(float x, Transfer t) {
   switch (t) {
     case Transfer::srgb:
-      return x <= 0.04045f ? x / 12.92f : std::pow((x + 0.055f) / 1.055f, 2.4f);
+      return srgb_to_linear(x);
     case Transfer::pu:
       x /= kPuNorm;
       return x <= kPuX0   ? x / kPuA

@@ -43,18 +43,14 @@ struct LoadedConfig {
 constexpr std::size_t kMaxConfigBytes = std::size_t(16) << 20;
 constexpr std::size_t kMaxLutBytes = std::size_t(512) << 20;
 
-// What a config's transforms refer to: the colour spaces (ColorSpaceTransform and the like
-// name them), and the LUT files, each checked where OpenColorIO will look for it.
-struct References {
-  std::set<std::string> spaces;
-};
-
-void references_of(const OCIO::Config& config, const OCIO::ConstTransformRcPtr& t, References& refs,
-                   const std::string& where) {
+// The colour spaces a config's transform refers to (ColorSpaceTransform and the like name
+// them), into `spaces`; the LUT files it names are checked where OpenColorIO will look for them.
+void references_of(const OCIO::Config& config, const OCIO::ConstTransformRcPtr& t,
+                   std::set<std::string>& spaces, const std::string& where) {
   if (!t) return;
   if (auto group = OCIO::DynamicPtrCast<const OCIO::GroupTransform>(t)) {
     for (int i = 0; i < group->getNumTransforms(); ++i)
-      references_of(config, group->getTransform(i), refs, where);
+      references_of(config, group->getTransform(i), spaces, where);
   } else if (auto file = OCIO::DynamicPtrCast<const OCIO::FileTransform>(t)) {
     std::string path;
     try {
@@ -64,13 +60,13 @@ void references_of(const OCIO::Config& config, const OCIO::ConstTransformRcPtr& 
     }
     check_small_file(path, kMaxLutBytes, "LUT file of " + where);
   } else if (auto space = OCIO::DynamicPtrCast<const OCIO::ColorSpaceTransform>(t)) {
-    refs.spaces.insert(space->getSrc());
-    refs.spaces.insert(space->getDst());
+    spaces.insert(space->getSrc());
+    spaces.insert(space->getDst());
   } else if (auto look = OCIO::DynamicPtrCast<const OCIO::LookTransform>(t)) {
-    refs.spaces.insert(look->getSrc());
-    refs.spaces.insert(look->getDst());
+    spaces.insert(look->getSrc());
+    spaces.insert(look->getDst());
   } else if (auto view = OCIO::DynamicPtrCast<const OCIO::DisplayViewTransform>(t)) {
-    refs.spaces.insert(view->getSrc());
+    spaces.insert(view->getSrc());
   }
 }
 
@@ -86,9 +82,9 @@ std::string canonical_space(const OCIO::Config& config, const std::string& name)
 void check_config(const OCIO::Config& config, const std::string& spec, const std::string& where) {
   std::map<std::string, std::set<std::string>> edges;
   const auto collect = [&](const std::string& from, const OCIO::ConstTransformRcPtr& t) {
-    References refs;
-    references_of(config, t, refs, where);
-    for (const auto& name : refs.spaces)
+    std::set<std::string> spaces;
+    references_of(config, t, spaces, where);
+    for (const auto& name : spaces)
       if (const std::string to = canonical_space(config, name); !to.empty() && !from.empty())
         edges[from].insert(to);
   };

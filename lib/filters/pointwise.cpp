@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/srgb.hpp"
 #include "filters/filter.hpp"
 
 namespace halo {
@@ -14,10 +15,10 @@ namespace halo {
 namespace {
 
 float to_linear(float v, float) {
-  return v <= 0.04045f ? v / 12.92f : std::pow((v + 0.055f) / 1.055f, 2.4f);
+  return srgb_to_linear(v);
 }
 float to_srgb(float v, float) {
-  return v <= 0.0031308f ? v * 12.92f : 1.055f * std::pow(v, 1.0f / 2.4f) - 0.055f;
+  return linear_to_srgb(v);
 }
 // A pure power curve (a PNG's gAMA), sign kept; the kernel `power` is the same.
 float powered(float v, float exponent) {

@@ -37,12 +37,6 @@ std::string layer_of(const std::vector<std::string>& names) {
   return layer;
 }
 
-bool is_alpha(const std::string& name) {
-  const std::size_t dot = name.rfind('.');
-  const std::string last = dot == std::string::npos ? name : name.substr(dot + 1);
-  return last == "A" || last == "a" || last == "alpha";
-}
-
 }  // namespace
 
 // The carried channels through the geometry stages on the reference, streamed on a thread of
@@ -144,7 +138,7 @@ class MovedRows {
 
 CarriedLayers::CarriedLayers(const std::string& path, const ChannelChoice& picked,
                              const Pipeline& geometry, double share)
-    : picked_(picked.picked) {
+    : picked_(picked.picked), picked_names_(picked.names), picked_alpha_(picked.alpha) {
   auto reader = open_reader(path);
   names_ = reader->header().channels;
   others_ = other_channels(names_.size(), picked_);
@@ -166,10 +160,8 @@ std::string CarriedLayers::fit(int channels) {
     others_at_ = others_;
     return {};
   }
-  std::vector<std::string> picked_names;
-  for (int c : picked_) picked_names.push_back(names_[c]);
-  const std::string layer = layer_of(picked_names);
-  std::vector<std::string> made = standard_names(channels, is_alpha(picked_names.back()));
+  const std::string layer = layer_of(picked_names_);
+  std::vector<std::string> made = standard_names(channels, picked_alpha_);
   for (auto& name : made) name = layer + name;
   out_names_.clear();
   const int first = *std::min_element(picked_.begin(), picked_.end());

@@ -46,6 +46,8 @@ class CarriedLayers {
 
  private:
   std::vector<int> picked_;
+  std::vector<std::string> picked_names_;
+  bool picked_alpha_ = false;  // the last picked channel is alpha
   std::vector<int> others_;
   std::vector<std::string> names_;       // the file's channels
   std::vector<std::string> out_names_;   // the output's channels

@@ -17,6 +17,7 @@
 #include "cl/device.hpp"
 #include "core/bands.hpp"
 #include "core/error.hpp"
+#include "core/srgb.hpp"
 #include "verify/colour_maps.hpp"
 
 namespace halo {
@@ -34,7 +35,7 @@ namespace {
 constexpr float kPi = 3.14159265358979f;
 // The paper's constants: colour exponent, error remapping (share of the range and the point
 // it maps to), feature filter width in degrees, feature exponent.
-constexpr float kQc = 0.7f, kPc = 0.4f, kPt = 0.95f, kW = 0.082f, kQf = 0.5f;
+constexpr float kQc = FLIP_QC, kPc = FLIP_PC, kPt = FLIP_PT, kW = FLIP_W, kQf = FLIP_QF;
 
 // Contrast sensitivity of Y, Cx and Cz as sums of Gaussians a sqrt(pi / b) exp(-pi^2 x^2 / b);
 // only Cz has a second term.
@@ -44,8 +45,8 @@ constexpr float kA2Cz = 13.5f, kB2Cz = 0.025f, kLargestB = 0.04f;
 using Rgb = std::array<float, 3>;
 
 // D65 white, and its inverse, as the reference implementation writes them.
-constexpr Rgb kWhite = {0.950428545f, 1.0f, 1.088900371f};
-constexpr Rgb kInverseWhite = {1.052156925f, 1.0f, 0.918357670f};
+constexpr Rgb kWhite = {FLIP_WHITE_X, 1.0f, FLIP_WHITE_Z};
+constexpr Rgb kInverseWhite = {FLIP_INV_WHITE_X, 1.0f, FLIP_INV_WHITE_Z};
 
 Rgb linear_to_xyz(const Rgb& c) {
   return {(10135552.0f / 24577794.0f) * c[0] + (8788810.0f / 24577794.0f) * c[1] +
@@ -86,10 +87,6 @@ Rgb xyz_to_lab(Rgb c) {
 float clamp_unit(float v) {
   v = v > 0.0f ? v : 0.0f;
   return v < 1.0f ? v : 1.0f;
-}
-
-float srgb_to_linear(float v) {
-  return v <= 0.04045f ? v / 12.92f : std::pow((v + 0.055f) / 1.055f, 2.4f);
 }
 
 // CIELAB with the Hunt adjustment (chroma scaled by lightness), then HyAB: |dL| + |d(a, b)|.
@@ -184,9 +181,7 @@ struct Exposure {
 };
 
 // The tone curves of the reference implementation: (a c^2 + b c + k) / (d c^2 + e c + f).
-constexpr float kCurves[2][6] = {
-    {0.6f * 0.6f * 2.51f, 0.6f * 0.03f, 0.0f, 0.6f * 0.6f * 2.43f, 0.6f * 0.59f, 0.14f},
-    {0.231683f, 0.013791f, 0.0f, 0.18f, 0.3f, 0.018f}};
+constexpr float kCurves[2][6] = FLIP_CURVES;
 
 float luminance(const Rgb& c) {
   return 0.2126f * c[0] + 0.7152f * c[1] + 0.0722f * c[2];
@@ -198,7 +193,7 @@ Rgb tone_map(Rgb c, FlipToneMapper tonemapper) {
     for (float& v : c) v *= factor;
     return c;
   }
-  const float* k = kCurves[tonemapper == FlipToneMapper::aces ? 0 : 1];
+  const float* k = kCurves[int(tonemapper)];
   for (float& v : c) v = (v * v * k[0] + v * k[1] + k[2]) / (v * v * k[3] + v * k[4] + k[5]);
   return c;
 }
@@ -376,7 +371,7 @@ void choose_exposures(const Image& reference, FlipOptions& o) {
   if (o.tonemapper == FlipToneMapper::reinhard) {
     top = 0.85f / (1.0f - 0.85f);
   } else {
-    const float* k = kCurves[o.tonemapper == FlipToneMapper::aces ? 0 : 1];
+    const float* k = kCurves[int(o.tonemapper)];
     const float a = k[0] - 0.85f * k[3], b = k[1] - 0.85f * k[4], c = k[2] - 0.85f * k[5];
     if (a == 0.0f) {
       top = -c / b;

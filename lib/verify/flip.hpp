@@ -14,10 +14,15 @@
 #include <vector>
 
 #include "core/image.hpp"
+#include "kernels/contract.h"
 
 namespace halo {
 
-enum class FlipToneMapper { aces, hable, reinhard };
+enum class FlipToneMapper {
+  aces = FLIP_TONEMAP_ACES,
+  hable = FLIP_TONEMAP_HABLE,
+  reinhard = FLIP_TONEMAP_REINHARD
+};
 FlipToneMapper parse_flip_tonemapper(const std::string& name);  // Usage error else
 
 struct FlipOptions {
