@@ -390,15 +390,13 @@ void choose_exposures(const Image& reference, FlipOptions& o) {
       if (l > 0) dimmest = std::min(dimmest, l);
       brightest = std::max(brightest, l);
     }
+  // The middle luminance, the upper one of an even count: NVIDIA's tool (v1.4 on) takes the
+  // element nth_element puts at size/2.
   float median = 0;
-  if (lums.size() >= 2) {
-    const std::size_t at = lums.size() / 2 - 1;
-    std::nth_element(lums.begin(), lums.begin() + at, lums.end());
-    const float low = lums[at];
-    const float high = *std::min_element(lums.begin() + at + 1, lums.end());
-    median = (low + high) * 0.5f;
-  } else if (!lums.empty()) {
-    median = lums[0];
+  if (!lums.empty()) {
+    const auto at = lums.begin() + std::ptrdiff_t(lums.size() / 2);
+    std::nth_element(lums.begin(), at, lums.end());
+    median = *at;
   }
   if (median <= 0) median = dimmest;
   if (brightest <= 0 || median == std::numeric_limits<float>::max()) brightest = median = 1;

@@ -105,8 +105,7 @@ def hdr_flip(ref, test, ppd=PPD, curve="aces"):
     top = max(np.roots([a - 0.85 * d, b - 0.85 * e, k - 0.85 * f]).real)
     lum = ref @ np.array([0.2126, 0.7152, 0.0722])
     ordered = np.sort(lum.ravel())
-    middle = ordered.size // 2 - 1
-    median = (ordered[middle] + ordered[middle + 1]) / 2
+    median = ordered[ordered.size // 2]  # the upper middle of an even count, as NVIDIA's tool
     start, stop = np.log2(top / ordered[-1]), np.log2(top / median)
     count = max(2, int(np.ceil(stop - start)))
     tone = lambda c: np.clip((c * c * a + c * b + k) / (c * c * d + c * e + f), 0, 1)
