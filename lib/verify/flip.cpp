@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -206,10 +207,31 @@ Rgb pixel(const Image& image, int x, int y) {
   return {image.at(x, y, 0), image.at(x, y, 1), image.at(x, y, 2)};
 }
 
-Rgb linear_pixel(const Image& image, int x, int y, const Exposure& e) {
+// sRGB decoding of 8- and 16-bit samples from a table: a sample that is code / 65535 (every
+// 8-bit code / 255 is one) takes the table's value, computed by the same srgb_to_linear, so
+// the result is the same float; other values are computed.
+class SrgbTable {
+ public:
+  SrgbTable() : values_(65536) {
+    for (int k = 0; k < 65536; ++k) values_[k] = srgb_to_linear(float(k) / 65535.0f);
+  }
+  float operator()(float v) const {
+    const float scaled = v * 65535.0f;
+    if (scaled >= 0.0f && scaled <= 65535.0f) {
+      const int k = int(scaled + 0.5f);
+      if (float(k) / 65535.0f == v) return values_[k];
+    }
+    return srgb_to_linear(clamp_unit(v));
+  }
+
+ private:
+  std::vector<float> values_;
+};
+
+Rgb linear_pixel(const Image& image, int x, int y, const Exposure& e, const SrgbTable& srgb) {
   Rgb c = pixel(image, x, y);
   if (!e.hdr) {
-    for (float& v : c) v = srgb_to_linear(clamp_unit(v));
+    for (float& v : c) v = srgb(v);
     return c;
   }
   for (float& v : c) v *= e.scale;
@@ -218,18 +240,31 @@ Rgb linear_pixel(const Image& image, int x, int y, const Exposure& e) {
   return c;
 }
 
+// out[x] += weight * in[x] over a row: the filters' inner loop, which the compiler vectorises.
+void add_scaled(float* out, const float* in, float weight, int n) {
+  for (int x = 0; x < n; ++x) out[x] += weight * in[x];
+}
+
+// One LDR-FLIP pass over rows of a pair. Each input row is filtered across once, into a ring
+// of rows; each output row then filters the ring down, a whole row at a time, and computes
+// its errors from those rows. Every sum takes its taps in the reference implementation's
+// order, so only the compiler's fused multiply-adds tell the results apart.
 class LdrPass {
  public:
-  LdrPass(const Image& reference, const Image& test, const Taps& taps, const Exposure& exposure)
+  LdrPass(const Image& reference, const Image& test, const Taps& taps, const Exposure& exposure,
+          const SrgbTable& srgb)
       : reference_(reference),
         test_(test),
         taps_(taps),
         exposure_(exposure),
+        srgb_(srgb),
         width_(reference.width()),
         height_(reference.height()),
-        ring_(2 * std::max(taps.spatial_radius, taps.feature_radius) + 1),
+        reach_(std::max(taps.spatial_radius, taps.feature_radius)),
+        ring_(2 * reach_ + 1),
         across_(std::size_t(ring_) * 2 * kAcross * width_),
-        ycxcz_(std::size_t(2) * 3 * width_),
+        padded_(std::size_t(kPadded) * (width_ + 2 * reach_)),
+        down_(std::size_t(2) * kDown * width_),
         cmax_(largest_difference()),
         pccmax_(kPc * cmax_) {}
 
@@ -238,85 +273,110 @@ class LdrPass {
   // `exposure_at`.
   void run(std::vector<float>& errors, int first, int last,
            std::vector<float>* exposure_at = nullptr, float exposure = 0) {
-    const int reach = std::max(taps_.spatial_radius, taps_.feature_radius);
-    int filtered = std::max(0, first - reach);  // the next row to filter across
+    int filtered = std::max(0, first - reach_);  // the next row to filter across
     for (int y = first; y < last; ++y) {
-      for (; filtered < std::min(height_, y + reach + 1); ++filtered) filter_across(filtered);
+      for (; filtered < std::min(height_, y + reach_ + 1); ++filtered) filter_across(filtered);
+      filter_down(y);
+      float* row = errors.data() + std::size_t(y) * width_;
+      float* at = exposure_at ? exposure_at->data() + std::size_t(y) * width_ : nullptr;
       for (int x = 0; x < width_; ++x) {
-        const float e = error_at(x, y);
-        const std::size_t at = std::size_t(y) * width_ + x;
-        if (!exposure_at) {
-          errors[at] = e;
-        } else if (e > errors[at]) {
-          errors[at] = e;
-          (*exposure_at)[at] = exposure;
+        const float e = error_at(x);
+        if (!at) {
+          row[x] = e;
+        } else if (e > row[x]) {
+          row[x] = e;
+          at[x] = exposure;
         }
       }
     }
   }
 
  private:
+  // The padded planes of one row: Y, Cx, Cz and Y normalised to [0, 1] for the features.
+  enum Padded { kPadY, kPadCx, kPadCz, kPadNy, kPadded };
+  // A row filtered down, per image: the spatial sums (Cz's two terms apart, as the reference
+  // adds them at the end) and the feature filters' derivatives across and down.
+  enum Down { kSy, kScx, kScz1, kScz2, kDx, kDdx, kDy, kDdy, kDown };
+
   float* across(int row, int image, int quantity) {
     return across_.data() + ((std::size_t(row % ring_) * 2 + image) * kAcross + quantity) * width_;
   }
+  float* padded(int plane) {
+    return padded_.data() + std::size_t(plane) * (width_ + 2 * reach_) + reach_;
+  }
+  float* down(int image, int quantity) {
+    return down_.data() + (std::size_t(image) * kDown + quantity) * width_;
+  }
 
+  // Row y of both images in YCxCz, its edge samples repeated `reach_` times on either side
+  // (the reference clamps to the edge), then each filter across it, tap after tap.
   void filter_across(int y) {
     for (int image = 0; image < 2; ++image) {
       const Image& source = image == 0 ? reference_ : test_;
-      float* yc = ycxcz_.data() + std::size_t(image) * 3 * width_;
+      float* plane[kPadded];
+      for (int p = 0; p < kPadded; ++p) plane[p] = padded(p);
       for (int x = 0; x < width_; ++x) {
-        const Rgb c = xyz_to_ycxcz(linear_to_xyz(linear_pixel(source, x, y, exposure_)));
-        for (int i = 0; i < 3; ++i) yc[i * width_ + x] = c[i];
+        const Rgb c = xyz_to_ycxcz(linear_to_xyz(linear_pixel(source, x, y, exposure_, srgb_)));
+        plane[kPadY][x] = c[0];
+        plane[kPadCx][x] = c[1];
+        plane[kPadCz][x] = c[2];
+        plane[kPadNy][x] = c[0] * (1.0f / 116.0f) + 16.0f / 116.0f;
       }
-      const float* lum = yc;
-      const float* cx = yc + width_;
-      const float* cz = yc + 2 * width_;
+      for (float* p : plane)
+        for (int k = 1; k <= reach_; ++k) {
+          p[-k] = p[0];
+          p[width_ - 1 + k] = p[width_ - 1];
+        }
       float* out[kAcross];
-      for (int q = 0; q < kAcross; ++q) out[q] = across(y, image, q);
+      for (int q = 0; q < kAcross; ++q) {
+        out[q] = across(y, image, q);
+        std::fill_n(out[q], width_, 0.0f);
+      }
       const int rs = taps_.spatial_radius, rf = taps_.feature_radius;
-      for (int x = 0; x < width_; ++x) {
-        float sy = 0, scx = 0, scz1 = 0, scz2 = 0;
-        for (int k = -rs; k <= rs; ++k) {
-          const int xx = std::clamp(x + k, 0, width_ - 1);
-          sy += taps_.y[k + rs] * lum[xx];
-          scx += taps_.cx[k + rs] * cx[xx];
-          scz1 += taps_.cz1[k + rs] * cz[xx];
-          scz2 += taps_.cz2[k + rs] * cz[xx];
-        }
-        float g = 0, dg = 0, ddg = 0;
-        for (int k = -rf; k <= rf; ++k) {
-          const int xx = std::clamp(x + k, 0, width_ - 1);
-          const float v = lum[xx] * (1.0f / 116.0f) + 16.0f / 116.0f;  // Y to [0, 1]
-          g += taps_.g[k + rf] * v;
-          dg += taps_.dg[k + rf] * v;
-          ddg += taps_.ddg[k + rf] * v;
-        }
-        out[kY][x] = sy;
-        out[kCx][x] = scx;
-        out[kCz1][x] = scz1;
-        out[kCz2][x] = scz2;
-        out[kG][x] = g;
-        out[kDg][x] = dg;
-        out[kDdg][x] = ddg;
+      for (int k = -rs; k <= rs; ++k) {
+        add_scaled(out[kY], plane[kPadY] + k, taps_.y[k + rs], width_);
+        add_scaled(out[kCx], plane[kPadCx] + k, taps_.cx[k + rs], width_);
+        add_scaled(out[kCz1], plane[kPadCz] + k, taps_.cz1[k + rs], width_);
+        add_scaled(out[kCz2], plane[kPadCz] + k, taps_.cz2[k + rs], width_);
+      }
+      for (int k = -rf; k <= rf; ++k) {
+        add_scaled(out[kG], plane[kPadNy] + k, taps_.g[k + rf], width_);
+        add_scaled(out[kDg], plane[kPadNy] + k, taps_.dg[k + rf], width_);
+        add_scaled(out[kDdg], plane[kPadNy] + k, taps_.ddg[k + rf], width_);
       }
     }
   }
 
-  // The colour difference of the two images' filtered colours, remapped to [0, 1]: the
-  // differences up to kPc of the largest take [0, kPt], the rest the remaining range.
-  float colour_difference(int x, int y) {
-    Rgb lab[2];
-    const int rs = taps_.spatial_radius;
+  // The ring's rows around y filtered down, for both images.
+  void filter_down(int y) {
+    const int rs = taps_.spatial_radius, rf = taps_.feature_radius;
     for (int image = 0; image < 2; ++image) {
-      float sy = 0, scx = 0, scz = 0;
+      for (int q = 0; q < kDown; ++q) std::fill_n(down(image, q), width_, 0.0f);
       for (int k = -rs; k <= rs; ++k) {
         const int yy = std::clamp(y + k, 0, height_ - 1);
-        sy += taps_.y[k + rs] * across(yy, image, kY)[x];
-        scx += taps_.cx[k + rs] * across(yy, image, kCx)[x];
-        scz += taps_.cz1[k + rs] * across(yy, image, kCz1)[x] +
-               taps_.cz2[k + rs] * across(yy, image, kCz2)[x];
+        add_scaled(down(image, kSy), across(yy, image, kY), taps_.y[k + rs], width_);
+        add_scaled(down(image, kScx), across(yy, image, kCx), taps_.cx[k + rs], width_);
+        add_scaled(down(image, kScz1), across(yy, image, kCz1), taps_.cz1[k + rs], width_);
+        add_scaled(down(image, kScz2), across(yy, image, kCz2), taps_.cz2[k + rs], width_);
       }
-      Rgb linear = xyz_to_linear(ycxcz_to_xyz({sy, scx, scz}));
+      for (int k = -rf; k <= rf; ++k) {
+        const int yy = std::clamp(y + k, 0, height_ - 1);
+        const float* g = across(yy, image, kG);
+        add_scaled(down(image, kDx), across(yy, image, kDg), taps_.g[k + rf], width_);
+        add_scaled(down(image, kDdx), across(yy, image, kDdg), taps_.g[k + rf], width_);
+        add_scaled(down(image, kDy), g, taps_.dg[k + rf], width_);
+        add_scaled(down(image, kDdy), g, taps_.ddg[k + rf], width_);
+      }
+    }
+  }
+
+  // The colour difference of the two images' filtered colours at x, remapped to [0, 1]: the
+  // differences up to kPc of the largest take [0, kPt], the rest the remaining range.
+  float colour_difference(int x) {
+    Rgb lab[2];
+    for (int image = 0; image < 2; ++image) {
+      const float scz = down(image, kScz1)[x] + down(image, kScz2)[x];
+      Rgb linear = xyz_to_linear(ycxcz_to_xyz({down(image, kSy)[x], down(image, kScx)[x], scz}));
       for (float& v : linear) v = clamp_unit(v);
       lab[image] = hunt(xyz_to_lab(linear_to_xyz(linear)));
     }
@@ -324,38 +384,32 @@ class LdrPass {
     return d < pccmax_ ? d * kPt / pccmax_ : kPt + (d - pccmax_) / (cmax_ - pccmax_) * (1.0f - kPt);
   }
 
-  // How much the edges and points of the luminance differ, in [0, 1].
-  float feature_difference(int x, int y) {
+  // How much the edges and points of the luminance differ at x, in [0, 1].
+  float feature_difference(int x) {
     float edge[2], point[2];
-    const int rf = taps_.feature_radius;
     for (int image = 0; image < 2; ++image) {
-      float dx = 0, ddx = 0, dy = 0, ddy = 0;
-      for (int k = -rf; k <= rf; ++k) {
-        const int yy = std::clamp(y + k, 0, height_ - 1);
-        const float g = across(yy, image, kG)[x];
-        dx += taps_.g[k + rf] * across(yy, image, kDg)[x];
-        ddx += taps_.g[k + rf] * across(yy, image, kDdg)[x];
-        dy += taps_.dg[k + rf] * g;
-        ddy += taps_.ddg[k + rf] * g;
-      }
+      const float dx = down(image, kDx)[x], dy = down(image, kDy)[x];
+      const float ddx = down(image, kDdx)[x], ddy = down(image, kDdy)[x];
       edge[image] = std::sqrt(dx * dx + dy * dy);
       point[image] = std::sqrt(ddx * ddx + ddy * ddy);
     }
     const float most = std::max(std::fabs(edge[0] - edge[1]), std::fabs(point[0] - point[1]));
-    return std::pow(most / std::sqrt(2.0f), kQf);
+    // kQf is 1/2: the square root, exact where the reference's pow(v, 0.5f) may be 1 ulp off.
+    static_assert(kQf == 0.5f);
+    return std::sqrt(most / std::sqrt(2.0f));
   }
 
-  float error_at(int x, int y) {
-    return std::pow(colour_difference(x, y), 1.0f - feature_difference(x, y));
-  }
+  float error_at(int x) { return std::pow(colour_difference(x), 1.0f - feature_difference(x)); }
 
   const Image& reference_;
   const Image& test_;
   const Taps& taps_;
   Exposure exposure_;
-  int width_, height_, ring_;
+  const SrgbTable& srgb_;
+  int width_, height_, reach_, ring_;
   std::vector<float> across_;
-  std::vector<float> ycxcz_;
+  std::vector<float> padded_;
+  std::vector<float> down_;
   float cmax_, pccmax_;
 };
 
@@ -404,27 +458,63 @@ void choose_exposures(const Image& reference, FlipOptions& o) {
   if (!o.stop) o.stop = std::log2(top / median);
 }
 
-// FLIP's weighted percentile: the error at which the running sum of the sorted errors first
-// exceeds `part` of their total.
-double weighted_percentile(const std::vector<float>& sorted, double total, double part) {
-  double running = 0;
-  for (const float e : sorted) {
-    running += e;
-    if (running > part * total) return e;
+// FLIP's weighted percentiles: the error at which the running sum of the sorted errors first
+// exceeds a part of their total. Errors are >= 0, so their bit patterns sort as they do: they
+// go into buckets by their upper 16 bits with each bucket's sum, and only the bucket where a
+// percentile falls is sorted, not every error.
+class WeightedPercentiles {
+ public:
+  explicit WeightedPercentiles(const std::vector<float>& errors)
+      : errors_(errors), sums_(kBuckets, 0.0) {
+    for (const float e : errors) {
+      sums_[bucket(e)] += e;
+      total_ += e;
+    }
   }
-  return sorted.empty() ? 0 : sorted.back();
-}
+  double total() const { return total_; }
+
+  double operator()(double part) const {
+    const double target = part * total_;
+    double running = 0;
+    for (std::uint32_t b = 0; b < kBuckets; ++b) {
+      if (running + sums_[b] <= target) {
+        running += sums_[b];
+        continue;
+      }
+      std::vector<float> inside;
+      for (const float e : errors_)
+        if (bucket(e) == b) inside.push_back(e);
+      std::sort(inside.begin(), inside.end());
+      for (const float e : inside) {
+        running += e;
+        if (running > target) return e;
+      }
+      return inside.back();
+    }
+    return *std::max_element(errors_.begin(), errors_.end());
+  }
+
+ private:
+  static constexpr std::uint32_t kBuckets = 1u << 16;
+  static std::uint32_t bucket(float e) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &e, sizeof bits);
+    return bits >> 16;
+  }
+  const std::vector<float>& errors_;
+  std::vector<double> sums_;
+  double total_ = 0;
+};
 
 void pool(Flip& f) {
-  std::vector<float> sorted = f.errors;
-  std::sort(sorted.begin(), sorted.end());
-  const double total = std::accumulate(sorted.begin(), sorted.end(), 0.0);
-  f.mean = total / double(sorted.size());
-  f.min = sorted.front();
-  f.max = sorted.back();
-  f.q1 = weighted_percentile(sorted, total, 0.25);
-  f.weighted_median = weighted_percentile(sorted, total, 0.5);
-  f.q3 = weighted_percentile(sorted, total, 0.75);
+  const auto [low, high] = std::minmax_element(f.errors.begin(), f.errors.end());
+  f.min = *low;
+  f.max = *high;
+  const WeightedPercentiles percentile(f.errors);
+  f.mean = percentile.total() / double(f.errors.size());
+  f.q1 = percentile(0.25);
+  f.weighted_median = percentile(0.5);
+  f.q3 = percentile(0.75);
 }
 
 }  // namespace
@@ -434,9 +524,12 @@ std::size_t flip_bytes(int width, int height, const FlipOptions& options) {
   const Taps taps = make_taps(float(options.ppd));
   const std::size_t ring = 2 * std::max(taps.spatial_radius, taps.feature_radius) + 1;
   const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  // errors, their sorted copy and (HDR) exposures: 4 bytes each; the heat map 3 + 3.
-  return pixels * ((options.hdr ? 12 : 8) + 6) +
-         cores * (ring * 2 * kAcross + 6) * std::size_t(width) * sizeof(float);
+  // errors and (HDR) exposures: 4 bytes each; the heat map 3 + 3; the percentiles' buckets.
+  // Each core: its ring of rows filtered across, its padded row and its row filtered down.
+  const std::size_t reach = (ring - 1) / 2;
+  return pixels * ((options.hdr ? 8 : 4) + 6) + (std::size_t(1) << 16) * sizeof(double) +
+         cores * (ring * 2 * kAcross * width + 4 * (width + 2 * reach) + 2 * 8 * width) *
+             sizeof(float);
 }
 
 namespace {
@@ -491,15 +584,16 @@ Flip flip(const Image& reference, const Image& test, const FlipOptions& options)
   FlipOptions o = options;
   Flip f = prepare(reference, test, o);
   const Taps taps = make_taps(float(o.ppd));
+  const SrgbTable srgb;
   if (!o.hdr) {
     in_bands(f.height, kBandRows, [&](int first, int last) {
-      LdrPass(reference, test, taps, {}).run(f.errors, first, last);
+      LdrPass(reference, test, taps, {}, srgb).run(f.errors, first, last);
     });
   } else {
     for (int i = 0; i < f.exposures; ++i) {
       const Exposure e{.hdr = true, .scale = exposure_scale(f, i), .tonemapper = o.tonemapper};
       in_bands(f.height, kBandRows, [&](int first, int last) {
-        LdrPass(reference, test, taps, e)
+        LdrPass(reference, test, taps, e, srgb)
             .run(f.errors, first, last, &f.exposure_at, exposure_place(f, i));
       });
     }
