@@ -50,7 +50,7 @@ struct CompareOptions {
   std::string idiff_o;  // -o
   bool idiff_od = false, idiff_abs = false;
   bool perceptual = false;  // -p, --idiff-perceptual
-  bool idiff_all = false;   // -a: refused, every subimage is not read yet
+  bool idiff_all = false;   // -a: every subimage and MIP level, each a pair of its own
   std::string json;
   bool recursive = false;
   std::string ch;                    // --ch: channel names to compare; empty: every channel
@@ -77,7 +77,21 @@ struct Pair {
   std::string read_a, read_b;  // the files read, when not a and b (standard input's spool)
   std::string diff_out;        // where its difference image goes if it fails; empty: nowhere
   std::string exposure_map;    // where HDR-FLIP's exposure map goes; empty: nowhere
+  // With -a: the subimage and MIP level compared, named for reports ("subimage 1, MIP
+  // level 2"); or why the files cannot be compared part by part (their counts differ, or a
+  // file's parts cannot be counted) and, when not comparable, the code idiff gives that.
+  ImagePart part;
+  std::string part_label;
+  std::optional<Error> refused;
+  int idiff_incomparable = 2;
 };
+
+// "a vs b", and the part with -a: "a.exr vs b.exr (subimage 1)".
+std::string pair_name(const Pair& pair) {
+  std::string name = pair.a + " vs " + pair.b;
+  if (!pair.part_label.empty()) name += " (" + pair.part_label + ")";
+  return name;
+}
 
 struct PairResult {
   std::string verdict;  // PASS, WARNING, FAILURE, NOT_COMPARABLE
@@ -113,10 +127,12 @@ std::vector<std::string> split_names(const std::string& list) {
 
 // The channels compared, by name: FILE[...] or --ch, else every channel of the file, so
 // that every layer of a multilayer EXR (depth, normals, AOVs) is checked, as idiff does.
-InputRef channels_to_compare(const std::string& path, const CompareOptions& o) {
+InputRef channels_to_compare(const std::string& path, ImagePart part, const CompareOptions& o) {
   InputRef ref = parse_input_ref(path);
+  ref.part = part;
   if (!ref.channels.empty()) return ref;
-  ref.channels = o.ch.empty() ? open_reader(ref.path)->header().channels : split_names(o.ch);
+  ref.channels =
+      o.ch.empty() ? open_reader(ref.path, 1, part)->header().channels : split_names(o.ch);
   return ref;
 }
 
@@ -236,12 +252,14 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o, Device* devic
   try {
     const std::string path_a = pair.read_a.empty() ? pair.a : pair.read_a;
     const std::string path_b = pair.read_b.empty() ? pair.b : pair.read_b;
-    const InputRef ref_a = channels_to_compare(path_a, o);
+    if (pair.refused) throw *pair.refused;
+    const InputRef ref_a = channels_to_compare(path_a, pair.part, o);
     InputRef ref_b = parse_input_ref(path_b);
+    ref_b.part = pair.part;
     if (ref_b.channels.empty()) {
       // Every channel of a, unless a list chose some: then b must have the same set.
       if (o.ch.empty() && parse_input_ref(path_a).channels.empty())
-        check_same_channels(pair, ref_a, channels_to_compare(path_b, o));
+        check_same_channels(pair, ref_a, channels_to_compare(path_b, pair.part, o));
       ref_b.channels = ref_a.channels;  // b's channels in a's order
     }
     const LoadedImage a = read_image(ref_a);
@@ -262,7 +280,7 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o, Device* devic
     r.channel_names = a.channel_names;
     // A multi-part file (an EXR with a part per layer) is compared by its first part only, as
     // idiff does without -a; said on every report, since the other parts go unchecked.
-    if (a.subimages > 1 || b.subimages > 1) {
+    if (!o.idiff_all && (a.subimages > 1 || b.subimages > 1)) {
       r.subimages = {a.subimages, b.subimages};
       spdlog::warn(
           "{} vs {}: only the first subimage compared (of {} and {}); halo does not "
@@ -315,7 +333,8 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o, Device* devic
     r.exit_code = e.exit_code();
     // idiff 2.4 reports images of different sizes or channels as a FAILURE (2), and a file it
     // cannot read as 4.
-    if (o.idiff_exit) r.exit_code = e.kind() == ErrorKind::NotComparable ? 2 : 4;
+    if (o.idiff_exit)
+      r.exit_code = e.kind() == ErrorKind::NotComparable ? pair.idiff_incomparable : 4;
   }
   return r;
 }
@@ -377,7 +396,7 @@ std::string pair_details(const Pair& pair, const PairResult& r, const Thresholds
 }
 
 void print_pair(const Pair& pair, const PairResult& r, const Thresholds& t) {
-  fmt::print(text_out, "{} vs {}: {}\n{}", pair.a, pair.b, r.verdict, pair_details(pair, r, t));
+  fmt::print(text_out, "{}: {}\n{}", pair_name(pair), r.verdict, pair_details(pair, r, t));
   if (!r.error.empty()) spdlog::error("{}", r.error);
 }
 
@@ -396,7 +415,7 @@ void write_junit_report(const std::string& path, const std::vector<Pair>& pairs,
   std::vector<JunitCase> cases;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const PairResult& r = results[i];
-    JunitCase c{.name = pairs[i].a + " vs " + pairs[i].b, .seconds = r.seconds};
+    JunitCase c{.name = pair_name(pairs[i]), .seconds = r.seconds};
     if (!r.error.empty())
       c.error = r.error;
     else
@@ -414,6 +433,10 @@ nlohmann::json number_or_null(double value) {
 nlohmann::json to_json(const Pair& pair, const PairResult& r) {
   nlohmann::json j = {
       {"a", pair.a}, {"b", pair.b}, {"verdict", r.verdict}, {"exit_code", r.exit_code}};
+  if (!pair.part_label.empty()) {
+    j["subimage"] = pair.part.subimage;
+    j["miplevel"] = pair.part.miplevel;
+  }
   if (!r.error.empty()) {
     j["error"] = r.error;
     return j;
@@ -533,6 +556,69 @@ std::vector<Pair> pairs_of(const CompareOptions& o) {
   return pairs;
 }
 
+// A file for one part of a pair's output: "diff.png" -> "diff-subimage1-mip2.png".
+std::string part_file(const std::string& path, const ImagePart& part, bool subimages, bool mips) {
+  if (path.empty()) return path;
+  std::string suffix;
+  if (subimages) suffix += "-subimage" + std::to_string(part.subimage);
+  if (mips) suffix += "-mip" + std::to_string(part.miplevel);
+  fs::path p(path);
+  return (p.parent_path() / (p.stem().string() + suffix + p.extension().string())).string();
+}
+
+// idiff's -a: every subimage and every MIP level of each pair, compared as a pair of its own.
+// Files whose subimage or MIP level counts differ are one pair that is not comparable (idiff
+// 2.4.7: FAILURE, and exit 3 for MIP levels); a missing file stays one pair, which reports it,
+// and a file whose parts cannot be counted is refused with the reason.
+std::vector<Pair> every_part(const std::vector<Pair>& pairs) {
+  std::vector<Pair> parts;
+  for (const Pair& pair : pairs) {
+    std::vector<int> levels_a, levels_b;
+    try {
+      levels_a = mip_levels(parse_input_ref(pair.read_a.empty() ? pair.a : pair.read_a).path);
+      levels_b = mip_levels(parse_input_ref(pair.read_b.empty() ? pair.b : pair.read_b).path);
+    } catch (const Error& e) {
+      parts.push_back(pair);
+      if (e.kind() != ErrorKind::NoInput) parts.back().refused = e;
+      continue;
+    }
+    if (levels_a.size() != levels_b.size()) {
+      Pair p = pair;
+      p.refused = Error(ErrorKind::NotComparable,
+                        fmt::format("not comparable: {} has {} subimages, {} has {}", pair.a,
+                                    levels_a.size(), pair.b, levels_b.size()));
+      parts.push_back(p);
+      continue;
+    }
+    const bool subimages = levels_a.size() > 1;
+    for (int s = 0; s < int(levels_a.size()); ++s) {
+      const bool mips = levels_a[s] > 1 || levels_b[s] > 1;
+      std::string label = subimages ? "subimage " + std::to_string(s) : "";
+      if (levels_a[s] != levels_b[s]) {
+        Pair p = pair;
+        p.part = {.subimage = s};
+        p.part_label = label.empty() ? "MIP levels" : label;
+        p.refused = Error(ErrorKind::NotComparable,
+                          fmt::format("not comparable: {} has {} MIP levels, {} has {}", pair.a,
+                                      levels_a[s], pair.b, levels_b[s]));
+        p.idiff_incomparable = 3;
+        parts.push_back(p);
+        continue;
+      }
+      for (int m = 0; m < levels_a[s]; ++m) {
+        Pair p = pair;
+        p.part = {.subimage = s, .miplevel = m};
+        p.part_label = label;
+        if (mips) p.part_label += (label.empty() ? "" : ", ") + fmt::format("MIP level {}", m);
+        p.diff_out = part_file(pair.diff_out, p.part, subimages, mips);
+        p.exposure_map = part_file(pair.exposure_map, p.part, subimages, mips);
+        parts.push_back(p);
+      }
+    }
+  }
+  return parts;
+}
+
 int compare_command(const CompareOptions& o) {
   if (is_standard_output(o.json)) text_out = stderr;
   if (is_standard_input(o.a) && is_standard_input(o.b))
@@ -541,6 +627,7 @@ int compare_command(const CompareOptions& o) {
   std::optional<StandardInput> piped;  // "-" is never a folder: one pair
   if (is_standard_input(o.a)) pairs.front().read_a = piped.emplace().path();
   if (is_standard_input(o.b)) pairs.front().read_b = piped.emplace().path();
+  if (o.idiff_all) pairs = every_part(pairs);
   std::vector<PairResult> results;
   // FLIP and SSIM run on the device --device names; under auto on a GPU when there is one
   // (on PoCL a 4K pair's FLIP took 9.5 s of kernels against 4.4 s for the whole host run),
@@ -614,7 +701,6 @@ std::vector<std::string> with_idiff_spellings(std::vector<std::string> args) {
       {"-od", "--idiff-od"},
       {"-abs", "--idiff-abs"},
       {"-p", "--idiff-perceptual"},
-      {"-a", "--idiff-all"},
       {"-scale", "--diff-scale"}};
   // The global options before the subcommand that take a value (which might read "compare").
   static const std::set<std::string> valued = {"--device", "--max-pixels", "--max-memory"};
@@ -717,7 +803,10 @@ Command add_compare_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--idiff-o", o->idiff_o)->group("");
   cmd->add_flag("--idiff-od", o->idiff_od)->group("");
   cmd->add_flag("--idiff-abs", o->idiff_abs)->group("");
-  cmd->add_flag("--idiff-all", o->idiff_all)->group("");
+  cmd->add_flag("-a,--all-parts", o->idiff_all,
+                "compare every subimage (part of a multi-part EXR) and every MIP level, each "
+                "reported as a pair of its own (idiff's -a); without it a multi-part file's "
+                "first part is compared and the report says so");
   cmd->add_flag("--idiff-perceptual", o->perceptual,
                 "idiff's -p: count the pixels its perceptual test fails, as idiff 2.4 does (a "
                 "chroma difference over 10 in CIELAB; the verdict is not changed); FLIP is the "
@@ -788,8 +877,10 @@ WARNING when more than --warnpercent warn or any error exceeds --hardwarn; else 
 idiff's spellings work too: -fail, -failrelative, -failpercent, -hardfail, -allowfailures,
 -warn, -warnrelative, -warnpercent, -hardwarn, -scale (--diff-scale), and -o with -od and
 -abs, which write the difference image as idiff does: a - b (|a - b| with -abs) whatever the
-verdict, with -od only when the images differ; and -p (--idiff-perceptual), which counts the
-pixels idiff 2.4's perceptual test fails without changing the verdict, as idiff does.
+verdict, with -od only when the images differ; -p (--idiff-perceptual), which counts the
+pixels idiff 2.4's perceptual test fails without changing the verdict, as idiff does; and -a
+(--all-parts): every subimage and MIP level, each a pair in the report (a difference image
+per part: diff-subimage1.exr, diff-mip2.exr); files whose counts differ are not comparable.
 Values are compared as read: 8/16-bit samples scaled to [0,1]. Every channel is compared
 (all layers of a multilayer EXR), matched by name. PSNR is idiff's: 20 log10(peak / RMS)
 with peak the largest value in either image, at least 1.
@@ -809,10 +900,6 @@ Examples:
   halo compare golden/ out/ --fail-ssim 0.98 --junit report.xml
   halo compare golden/ out/ --metrics flip,ssim --fail-flip 0.05 --junit report.xml)");
   return [o, cmd] {
-    if (o->idiff_all)
-      throw Error(ErrorKind::Usage,
-                  "compare: idiff's -a (every subimage and MIP level) is not supported yet; "
-                  "halo compares a multi-part file's first part and says so");
     if (o->verify && o->metrics.empty() && !o->fail_ssim && !o->fail_flip)
       throw Error(ErrorKind::Usage,
                   "compare: --verify checks the metrics a device computes; give --metrics "

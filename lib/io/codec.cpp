@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <jconfig.h>
 #include <png.h>
 #include <spdlog/spdlog.h>
@@ -226,7 +227,7 @@ namespace {
 // warning), and a file whose extension names a known format but whose content is none of them
 // is refused, instead of being handed to every reader OpenImageIO has. Other extensions (.hdr,
 // .bmp, .dpx, ...) go to OpenImageIO's reader for that extension only.
-std::unique_ptr<ImageReader> open_any_reader(const std::string& path, int shrink) {
+std::unique_ptr<ImageReader> open_any_reader(const std::string& path, int shrink, ImagePart part) {
   check_readable(path);
   const KnownFormat* content = format_of_content(path);
   const KnownFormat* named = format_of_extension(path);
@@ -235,9 +236,15 @@ std::unique_ptr<ImageReader> open_any_reader(const std::string& path, int shrink
     if (named && named != content)
       spdlog::warn("{}: the content is {}, not {}; reading it as {}", path, content->name,
                    named->name, content->name);
-    if (content->open) return content->open(path, shrink);  // checks the size on its header
+    if (content->open) {
+      if (!part.first())
+        throw Error(ErrorKind::BadData,
+                    fmt::format("{}: {} holds one image, not subimage {} MIP level {}", path,
+                                content->name, part.subimage, part.miplevel));
+      return content->open(path, shrink);  // checks the size on its header
+    }
     if (std::string(content->oiio) == "openexr") check_exr_header(path);
-    reader = oiio_codecs().open(path, content->oiio);
+    reader = oiio_codecs().open(path, content->oiio, part);
   } else if (named) {
     throw Error(ErrorKind::BadData, path + ": not " + named->name +
                                         " data (the file's first bytes "
@@ -257,7 +264,7 @@ std::unique_ptr<ImageReader> open_any_reader(const std::string& path, int shrink
       check_memory(
           path, std::size_t(size),
           "the whole file (OpenImageIO's " + extension(path).substr(1) + " reader may hold it)");
-    reader = oiio_codecs().open(path, "");
+    reader = oiio_codecs().open(path, "", part);
   }
   // OpenImageIO's readers have read only the header when open returns.
   const ImageHeader& h = reader->header();
@@ -285,8 +292,8 @@ std::unique_ptr<ImageReader> open_any_reader(const std::string& path, int shrink
 
 }  // namespace
 
-std::unique_ptr<ImageReader> open_reader(const std::string& path, int shrink) {
-  std::unique_ptr<ImageReader> reader = open_any_reader(path, shrink);
+std::unique_ptr<ImageReader> open_reader(const std::string& path, int shrink, ImagePart part) {
+  std::unique_ptr<ImageReader> reader = open_any_reader(path, shrink, part);
   cap_metadata(reader->header_.metadata, path);
   return reader;
 }

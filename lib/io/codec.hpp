@@ -63,6 +63,13 @@ struct Placement {
   std::string text(int width, int height) const;  // "pixels at (7, 3) of a 40x20 frame"
 };
 
+// One image of a file: a part of a multi-part file (OpenEXR) and a MIP level of it (a
+// mipmapped TIFF or EXR). {0, 0} is the image a file opens on.
+struct ImagePart {
+  int subimage = 0, miplevel = 0;
+  bool first() const { return subimage == 0 && miplevel == 0; }
+};
+
 struct ImageHeader {
   int width = 0, height = 0;
   std::vector<std::string> channels;  // names as the file has them
@@ -73,7 +80,8 @@ struct ImageHeader {
   int tile_width = 0, tile_height = 0;  // a tiled file's tiles (a row of them is read at once)
   int decode_rows = 0;  // rows of stored samples the decoder holds at once (OpenImageIO's)
   int shrink = 1;       // decoded at 1/shrink of the stored size (open_reader's shrink)
-  int subimages = 1;    // parts of a multi-part file (OpenEXR); halo reads the first
+  int subimages = 1;    // parts of a multi-part file (OpenEXR); open_reader's part is read
+  int miplevels = 1;    // MIP levels of the part's subimage
   Placement placement;
   Metadata metadata;  // what the header says besides the pixels
 };
@@ -90,14 +98,17 @@ class ImageReader {
  protected:
   ImageHeader header_;
 
-  friend std::unique_ptr<ImageReader> open_reader(const std::string& path, int shrink);
+  friend std::unique_ptr<ImageReader> open_reader(const std::string& path, int shrink,
+                                                  ImagePart part);
 };
 
 // Opens `path` and reads its header (no pixels yet), its metadata within cap_metadata's limits.
 // NoInput for a missing or unreadable file, BadData for a corrupt one or a format halo cannot read.
 // shrink 2, 4 or 8: a JPEG is decoded at that fraction of its size (libjpeg-turbo's DCT scaling,
 // each side rounded up), much faster; other formats ignore it (header().shrink says).
-std::unique_ptr<ImageReader> open_reader(const std::string& path, int shrink = 1);
+// part: which image of a multi-part or mipmapped file (BadData when the file has no such part).
+std::unique_ptr<ImageReader> open_reader(const std::string& path, int shrink = 1,
+                                         ImagePart part = {});
 
 // How an output is encoded; empty/0: the format's default (see `halo run --help`).
 struct WriteOptions {
@@ -177,7 +188,8 @@ std::unique_ptr<ImageWriter> create_pfm(const std::string& file, const OutputHea
 struct OiioCodecs {
   // format: OpenImageIO's reader to use ("openexr", "tiff"), or "" for the one the
   // extension names; never any other (OpenImageIO's try-all-readers fallback is off).
-  std::unique_ptr<ImageReader> (*open)(const std::string& path, const std::string& format);
+  std::unique_ptr<ImageReader> (*open)(const std::string& path, const std::string& format,
+                                       ImagePart part);
   std::unique_ptr<ImageWriter> (*create)(const std::string& target, const std::string& file,
                                          const OutputHeader& header, const WriteOptions& options);
   // An EXIF block with the given attributes set (OpenImageIO's names: Artist, Exif:..., as

@@ -32,6 +32,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// More MIP levels than a 2^32-pixel side has: the count stops there whatever a file declares.
+constexpr int kMostMipLevels = 33;
+
 // OpenImageIO's messages can span lines; errors are one line ("a; b").
 std::string one_line(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
@@ -291,7 +294,8 @@ class YcReader : public ImageReader {
 
 class OiioReader : public ImageReader {
  public:
-  OiioReader(const std::string& path, const std::string& format) : path_(path) {
+  OiioReader(const std::string& path, const std::string& format, ImagePart part)
+      : path_(path), part_(part) {
     // Keep stored values: no premultiplication of PNG alpha on the way in.
     OIIO::ImageSpec config;
     config.attribute("oiio:UnassociatedAlpha", 1);
@@ -309,6 +313,8 @@ class OiioReader : public ImageReader {
       throw Error(ErrorKind::BadData,
                   path + ": cannot read: " + (why.empty() ? "unknown format" : why));
     }
+    header_.subimages = std::max(1, in_->spec().get_int_attribute("oiio:subimages", 1));
+    seek(part);
     const OIIO::ImageSpec& spec = in_->spec();
     if (spec.width <= 0 || spec.height <= 0 || spec.nchannels <= 0)
       throw Error(ErrorKind::BadData, path + ": image has no pixels");
@@ -320,7 +326,6 @@ class OiioReader : public ImageReader {
     header_.alpha = spec.alpha_channel == spec.nchannels - 1;
     header_.format = in_->format_name();
     header_.metadata = metadata_of(spec);
-    header_.subimages = std::max(1, spec.get_int_attribute("oiio:subimages", 1));
     y0_ = spec.y;
     header_.placement = {spec.x,      spec.y,          spec.full_x,
                          spec.full_y, spec.full_width, spec.full_height};
@@ -349,6 +354,23 @@ class OiioReader : public ImageReader {
     }
   }
 
+  // Counts the MIP levels of part's subimage and moves to the part: BadData when the file has
+  // no such subimage or level.
+  void seek(ImagePart part) {
+    if (part.subimage < 0 || part.subimage >= header_.subimages || part.miplevel < 0 ||
+        !in_->seek_subimage(part.subimage, 0))
+      throw Error(ErrorKind::BadData, path_ + ": has no subimage " + std::to_string(part.subimage) +
+                                          " (it has " + std::to_string(header_.subimages) + ")");
+    while (header_.miplevels < kMostMipLevels &&
+           in_->seek_subimage(part.subimage, header_.miplevels))
+      ++header_.miplevels;
+    (void)in_->geterror();  // the failed seek's message, which is no error here
+    if (part.miplevel >= header_.miplevels || !in_->seek_subimage(part.subimage, part.miplevel))
+      throw Error(ErrorKind::BadData, path_ + ": subimage " + std::to_string(part.subimage) +
+                                          " has no MIP level " + std::to_string(part.miplevel) +
+                                          " (it has " + std::to_string(header_.miplevels) + ")");
+  }
+
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
     if (deep_ && whole_.empty()) flatten();
     if (deep_)
@@ -365,7 +387,7 @@ class OiioReader : public ImageReader {
   // A deep image (samples at many depths in each pixel) as the flat image it composites to:
   // each pixel's samples `over` each other front to back, as oiiotool --flatten.
   void flatten() {
-    const OIIO::ImageBuf deep(path_);
+    const OIIO::ImageBuf deep(path_, part_.subimage, part_.miplevel);
     const OIIO::ImageBuf flat = OIIO::ImageBufAlgo::flatten(deep);
     if (flat.has_error() || !flat.initialized())
       throw Error(ErrorKind::BadData,
@@ -445,10 +467,11 @@ class OiioReader : public ImageReader {
   // Rows [y_begin, y_end), channels [first, first + n), as `to` (TypeUnknown: as stored).
   void read_as(int y_begin, int y_end, int first, int n, OIIO::TypeDesc to, std::byte* out) {
     const OIIO::ImageSpec& spec = in_->spec();
-    const bool ok = tile_rows_ > 0
-                        ? in_->read_tiles(0, 0, spec.x, spec.x + spec.width, y_begin, y_end, spec.z,
-                                          spec.z + 1, first, first + n, to, out)
-                        : in_->read_scanlines(0, 0, y_begin, y_end, 0, first, first + n, to, out);
+    const bool ok = tile_rows_ > 0 ? in_->read_tiles(part_.subimage, part_.miplevel, spec.x,
+                                                     spec.x + spec.width, y_begin, y_end, spec.z,
+                                                     spec.z + 1, first, first + n, to, out)
+                                   : in_->read_scanlines(part_.subimage, part_.miplevel, y_begin,
+                                                         y_end, 0, first, first + n, to, out);
     if (!ok) {
       const auto why = one_line(in_->geterror());
       throw Error(ErrorKind::BadData,
@@ -457,6 +480,7 @@ class OiioReader : public ImageReader {
   }
 
   std::string path_;
+  ImagePart part_;
   std::unique_ptr<OIIO::ImageInput> in_;
   int y0_ = 0, next_ = 0;
   int tile_rows_ = 0;  // 0 for a scanline file
@@ -549,13 +573,15 @@ class OiioWriter : public ImageWriter {
   int next_ = 0;
 };
 
-std::unique_ptr<ImageReader> open_oiio(const std::string& path, const std::string& format) {
+std::unique_ptr<ImageReader> open_oiio(const std::string& path, const std::string& format,
+                                       ImagePart part) {
   try {
-    return std::make_unique<OiioReader>(path, format);
+    return std::make_unique<OiioReader>(path, format, part);
   } catch (const Error& e) {
     // OpenImageIO refuses an EXR's subsampled chroma channels; OpenEXR's RGBA interface reads
-    // them.
-    if (format == "openexr" && std::string(e.what()).find("Subsampled") != std::string::npos)
+    // them (a single-part file's only image).
+    if (format == "openexr" && part.first() &&
+        std::string(e.what()).find("Subsampled") != std::string::npos)
       return std::make_unique<YcReader>(path);
     throw;
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -143,7 +144,12 @@ Ssim ssim_device(Device& device, const Image& a, const Image& b, double data_ran
   cl::Buffer moments =
       device.buffer(kMoments * std::size_t(width) * most * sizeof(float), "ssim moments");
   cl::Buffer out = device.buffer(std::size_t(inner) * strip * sizeof(float), "ssim centres");
-  std::vector<float> centre(std::size_t(inner) * strip);
+  // Rows in and centres out through page-locked memory, which DMA reads and writes without
+  // the driver's copy of pageable memory (FLIP's rows: 105-154 ms -> 33-42 ms for an 8K pair).
+  const auto pinned_rows = device.pinned(2 * row_bytes * most);
+  const auto pinned_centres = device.pinned(std::size_t(inner) * strip * sizeof(float));
+  auto* staging = static_cast<std::byte*>(pinned_rows->data());
+  const float* centre = static_cast<const float*>(pinned_centres->data());
   auto across = device.kernel("ssim.cl", "ssim_across", {});
   auto down = device.kernel("ssim.cl", "ssim_down", {});
   const float c1 = float((kK1 * data_range) * (kK1 * data_range));
@@ -153,15 +159,17 @@ Ssim ssim_device(Device& device, const Image& a, const Image& b, double data_ran
     double sum = 0;
     for (int first = 0; first < centres; first += strip) {  // centre rows, less kRadius
       const int count = std::min(strip, centres - first), rows = count + 2 * kRadius;
-      device.write(in[0], a.row(c, first), row_bytes * rows, "ssim rows in");
-      device.write(in[1], b.row(c, first), row_bytes * rows, "ssim rows in");
+      std::memcpy(staging, a.row(c, first), row_bytes * rows);
+      std::memcpy(staging + row_bytes * most, b.row(c, first), row_bytes * rows);
+      device.write(in[0], staging, row_bytes * rows, "ssim rows in");
+      device.write(in[1], staging + row_bytes * most, row_bytes * rows, "ssim rows in");
       set_args(across, in[0], in[1], width, pitch, rows, taps, kRadius, moments);
       device.launch(across, "ssim_across", cl::NDRange(std::size_t(inner), std::size_t(rows)),
                     cl::NDRange(64, 4));
       set_args(down, moments, width, rows, count, taps, kRadius, c1, c2, out);
       device.launch(down, "ssim_down", cl::NDRange(std::size_t(inner), std::size_t(count)),
                     cl::NDRange(64, 4));
-      device.read(out, centre.data(), std::size_t(inner) * count * sizeof(float),
+      device.read(out, pinned_centres->data(), std::size_t(inner) * count * sizeof(float),
                   "ssim centres out");
       for (std::size_t i = 0; i < std::size_t(inner) * count; ++i) sum += centre[i];
     }

@@ -373,6 +373,64 @@ TEST_CASE("compare: idiff thresholds, exit codes, diff image only on failure, JS
   CHECK(box.halo("compare " + box / "x " + box / "a.exr").code == 64);
 }
 
+TEST_CASE("compare -a: every subimage and MIP level, each a pair of the report") {
+  Sandbox box;
+  PixelBuffer a = photo(8, 6, 3, PixelType::f32), b = a;
+  b.samples<float>()[3] += 0.25f;  // pixel (1,0) channel R
+  write_image(box / "a.exr", a, SampleType::f32);
+  write_image(box / "b.exr", b, SampleType::f32);
+  // Two-part files (oiiotool --siappend) and mipmapped ones (-otex: 8x6, 4x3, 2x1, 1x1).
+  const auto oiiotool = [&](const std::string& args) {
+    REQUIRE(std::system(("oiiotool " + args + " >/dev/null 2>&1").c_str()) == 0);
+  };
+  oiiotool(box / "a.exr " + box / "a.exr --siappend -o " + box / "aa.exr");
+  oiiotool(box / "a.exr " + box / "b.exr --siappend -o " + box / "ab.exr");
+  oiiotool(box / "a.exr " + box / "a.exr " + box / "a.exr --siappend --siappend -o " +
+           box / "aaa.exr");
+  oiiotool(box / "a.exr -otex " + box / "ma.exr");
+  oiiotool(box / "b.exr -otex " + box / "mb.exr");
+  // Without -a only the first parts, which are equal; with it the second part fails.
+  CHECK(box.halo("compare " + box / "aa.exr " + box / "ab.exr").code == 0);
+  Result r = box.halo("compare -a " + box / "aa.exr " + box / "ab.exr --json " + box / "r.json" +
+                      " --diff-out " + box / "d.exr");
+  CHECK(r.code == 1);
+  CHECK(has(r.out, "(subimage 0): PASS"));
+  CHECK(has(r.out, "(subimage 1): FAILURE"));
+  CHECK_FALSE(has(r.err, "only the first subimage"));
+  auto json = read_json(box / "r.json");
+  REQUIRE(json["pairs"].size() == 2);
+  CHECK(json["pairs"][1]["subimage"] == 1);
+  CHECK(json["pairs"][1]["miplevel"] == 0);
+  CHECK(json["pairs"][1]["max_error"].get<double>() == doctest::Approx(0.25).epsilon(1e-5));
+  CHECK(json["pairs"][1]["worst"]["x"] == 1);
+  CHECK(json["pairs"][0]["max_error"] == 0);
+  // The failing part's difference image carries its name.
+  CHECK(files_in(box.dir.string()).count("d-subimage1.exr") == 1);
+  CHECK(files_in(box.dir.string()).count("d-subimage0.exr") == 0);
+  // MIP levels: 4 of each, every one compared at its own size.
+  r = box.halo("compare --all-parts " + box / "ma.exr " + box / "mb.exr --json " + box / "m.json");
+  CHECK(r.code == 1);
+  json = read_json(box / "m.json");
+  REQUIRE(json["pairs"].size() == 4);
+  CHECK(json["pairs"][0]["pixels"] == 48);
+  CHECK(json["pairs"][1]["pixels"] == 12);
+  CHECK(json["pairs"][3]["pixels"] == 1);
+  CHECK(json["pairs"][3]["miplevel"] == 3);
+  CHECK(has(r.out, "(MIP level 0): FAILURE"));
+  // Counts that differ: not comparable (3); idiff 2.4.7 exits 2 for subimages, 3 for levels.
+  r = box.halo("compare -a " + box / "aa.exr " + box / "aaa.exr");
+  CHECK(r.code == 3);
+  CHECK(has(r.err, "has 2 subimages"));
+  CHECK(box.halo("compare -a --idiff-exit-codes " + box / "aa.exr " + box / "aaa.exr").code == 2);
+  r = box.halo("compare -a --idiff-exit-codes " + box / "ma.exr " + box / "a.exr");
+  CHECK(r.code == 3);
+  CHECK(has(r.err, "has 4 MIP levels"));
+  // Files of one image: -a changes nothing.
+  r = box.halo("compare -a " + box / "a.exr " + box / "a.exr");
+  CHECK(r.code == 0);
+  CHECK_FALSE(has(r.out, "subimage"));
+}
+
 TEST_CASE("compare: SSIM by hand, a CI gate alone or beside idiff's rule; JUnit reports") {
   Sandbox box;
   // Flat images: means 0.5 and 0.25, no variance, so SSIM = (2 ux uy + C1) C2 / ((ux^2 + uy^2 +

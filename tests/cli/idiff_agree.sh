@@ -87,18 +87,35 @@ done
 for options in "-p" "-p -fail 1" "-p -fail 0.05 -failpercent 100"; do
   check "$options" a.exr d.exr
 done
-# A two-part EXR: its first part compared, as idiff does without -a, and said; -a refused.
+# A two-part EXR: its first part compared, as idiff does without -a, and said.
 oiiotool a.exr d.exr --siappend -o parts.exr
+oiiotool a.exr a.exr --siappend -o same.exr
 check "" parts.exr a.exr
 "$halo" compare parts.exr a.exr >parts.out 2>&1
 if ! grep -q "only the first subimage compared (of 2 and 1)" parts.out; then
   echo "FAIL: compare parts.exr a.exr does not say that one part was compared"
   failures=$((failures + 1))
 fi
-"$halo" compare -a parts.exr a.exr >/dev/null 2>&1
-if [ $? != 64 ]; then
-  echo "FAIL: compare -a is not refused (64)"
+# -a: every subimage and MIP level. Mipmapped TIFFs whose levels differ by 0.001 everywhere.
+oiiotool --pattern checker 64x32 3 -d float -o flat.tif
+oiiotool flat.tif -otex mip_a.tif
+oiiotool flat.tif --addc 0.001 -otex mip_b.tif
+check "-a" parts.exr parts.exr
+check "-a" same.exr parts.exr     # the second part differs
+check "-a -fail 0.2" same.exr parts.exr
+check "-a" parts.exr a.exr        # 2 subimages against 1
+check "-a" mip_a.tif mip_b.tif
+check "-a -fail 0.01" mip_a.tif mip_b.tif
+check "-a" mip_a.tif flat.tif     # 7 MIP levels against 1: idiff exits 3
+levels=$("$halo" compare -a mip_a.tif mip_b.tif 2>&1 | grep -c "(MIP level [0-6]): FAILURE")
+if [ "$levels" != 7 ]; then
+  echo "FAIL: compare -a mip_a.tif mip_b.tif: $levels MIP levels failed, idiff fails all 7"
   failures=$((failures + 1))
 fi
-echo "idiff_agree: $failures of 46 cases differ from $(idiff --version 2>&1 | head -1)"
+"$halo" compare -a same.exr parts.exr >parts.out 2>&1
+if ! grep -q "(subimage 1): FAILURE" parts.out; then
+  echo "FAIL: compare -a same.exr parts.exr does not fail the second part"
+  failures=$((failures + 1))
+fi
+echo "idiff_agree: $failures of 54 cases differ from $(idiff --version 2>&1 | head -1)"
 [ "$failures" = 0 ]
