@@ -62,9 +62,10 @@ struct CompareOptions {
   FlipOptions flip;                  // --flip-ppd, --flip-start, --flip-stop
   std::string flip_mode = "auto";    // --flip-mode: auto (HDR for float files), ldr, hdr
   std::string flip_tonemapper = "aces";
-  bool idiff_rule = true;  // idiff's thresholds decide (not only the metrics' own)
-  std::string junit;       // --junit
-  bool verify = false;     // --verify: FLIP on the device and on the reference
+  std::string flip_viewing;  // --flip-viewing DISTANCE,WIDTH,PIXELS
+  bool idiff_rule = true;    // idiff's thresholds decide (not only the metrics' own)
+  std::string junit;         // --junit
+  bool verify = false;       // --verify: FLIP on the device and on the reference
   const GlobalOptions* global = nullptr;
 };
 
@@ -101,6 +102,7 @@ struct PairResult {
   std::optional<std::pair<int, int>> subimages;  // when either file has several
   std::optional<Ssim> ssim;
   std::optional<std::size_t> perceptual_failures;  // idiff's -p
+  std::vector<std::string> flip_channels;          // what FLIP compared, when not every channel
   std::optional<Flip> flip;
   std::vector<std::string> failed_metrics;  // "SSIM 0.912 below --fail-ssim 0.95"
   std::string metrics_device;               // the device the metrics ran on; empty: the CPU
@@ -195,6 +197,26 @@ std::string on_device(Device* device, const std::string& metric, const CompareOp
 // --device auto allows falling back), and with --verify on the reference too: every pixel's
 // error within kFlipVerifyTolerance of the reference's.
 constexpr double kFlipVerifyTolerance = 2e-3;
+
+// FLIP's colour: the compared channels when they are grey, RGB or RGBA; else the colour
+// among them that halo reads by default (R,G,B(,A), or a layer's: a Blender render's
+// ViewLayer.Combined), so that a render whose every layer is compared gets FLIP on its image.
+// Usage error when there is no colour to pick.
+std::vector<int> flip_colour(const std::vector<std::string>& names, const std::string& path) {
+  if (names.size() == 1 || names.size() == 3 || names.size() == 4) return {};
+  ImageHeader header;
+  header.channels = names;
+  return choose_channels(header, {path, {}}).picked;
+}
+
+Image channels_of(const Image& image, const std::vector<int>& picked, bool alpha) {
+  Image out(image.width(), image.height(), int(picked.size()), alpha);
+  out.set_source(image.source());
+  for (std::size_t c = 0; c < picked.size(); ++c)
+    for (int y = 0; y < image.height(); ++y)
+      std::copy_n(image.row(picked[c], y), image.width(), out.row(int(c), y));
+  return out;
+}
 
 void run_flip(PairResult& r, const Image& a, const Image& b, const FlipOptions& fo, Device* device,
               const CompareOptions& o) {
@@ -307,7 +329,14 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o, Device* devic
       }
     }
     if (wants(o, "flip")) {
-      run_flip(r, ia, ib, fo, device, o);
+      const std::vector<int> colour = flip_colour(r.channel_names, pair.a);
+      if (colour.empty()) {
+        run_flip(r, ia, ib, fo, device, o);
+      } else {
+        for (int c : colour) r.flip_channels.push_back(r.channel_names[c]);
+        const bool alpha = colour.size() == 4;
+        run_flip(r, channels_of(ia, colour, alpha), channels_of(ib, colour, alpha), fo, device, o);
+      }
       if (o.fail_flip && !(r.flip->mean <= *o.fail_flip)) {
         r.failed_metrics.push_back(
             fmt::format("FLIP mean {:.6g} above --fail-flip {:g}", r.flip->mean, *o.fail_flip));
@@ -386,6 +415,7 @@ std::string pair_details(const Pair& pair, const PairResult& r, const Thresholds
     if (r.flip->hdr)
       add_line(text, "  {} exposures from {:.4f} to {:.4f} stops", r.flip->exposures, r.flip->start,
                r.flip->stop);
+    if (!r.flip_channels.empty()) add_line(text, "  FLIP on {}", fmt::join(r.flip_channels, ","));
   }
   if (!r.metrics_device.empty() && r.verify.empty())
     add_line(text, "metrics computed on {}", r.metrics_device);
@@ -470,6 +500,7 @@ nlohmann::json to_json(const Pair& pair, const PairResult& r) {
                  {"hdr", f.hdr}};
     if (f.hdr)
       j["flip"]["exposures"] = {{"start", f.start}, {"stop", f.stop}, {"count", f.exposures}};
+    if (!r.flip_channels.empty()) j["flip"]["channels"] = r.flip_channels;
   }
   if (r.perceptual_failures) j["perceptual_failures"] = *r.perceptual_failures;
   if (r.subimages) j["subimages"] = {r.subimages->first, r.subimages->second};
@@ -740,6 +771,33 @@ CLI::Validator threshold(bool may_be_infinite) {
 
 // A finite number within [low, high] (above low when `above` is set): NaN, which CLI11's
 // ranges let through, is refused with the rest.
+constexpr double kPi = 3.14159265358979323846;
+
+// --flip-viewing's "DISTANCE,WIDTH,PIXELS" as pixels per degree, FLIP's viewing condition.
+double pixels_per_degree(const std::string& viewing) {
+  const std::vector<std::string> parts = split_names(viewing);
+  std::vector<double> v;
+  for (const auto& part : parts) {
+    std::size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != part.size() || !std::isfinite(x) || x <= 0) break;
+    v.push_back(x);
+  }
+  const double ppd = v.size() == 3 && parts.size() == 3 ? v[0] * v[2] / v[1] * kPi / 180 : 0;
+  if (!(ppd > 0 && ppd <= 1e4))
+    throw Error(ErrorKind::Usage,
+                "compare: --flip-viewing " + viewing +
+                    ": give DISTANCE,WIDTH,PIXELS, three numbers > 0 (the distance to the "
+                    "screen and its width in one unit, its width in pixels: 0.7,0.7,3840), "
+                    "making at most 10000 pixels per degree");
+  return ppd;
+}
+
 CLI::Validator number_in(double low, double high, bool above, const std::string& rule) {
   return CLI::Validator(
       [=](std::string& text) -> std::string {
@@ -846,6 +904,11 @@ Command add_compare_command(CLI::App& app, const GlobalOptions& global) {
                   "0.7 m monitor seen from 0.7 m)")
       ->check(number_in(0, 1e4, true, "a number in (0, 10000]"))
       ->capture_default_str();
+  cmd->add_option("--flip-viewing", o->flip_viewing,
+                  "FLIP's viewing condition as DISTANCE,WIDTH,PIXELS: the distance to the "
+                  "screen and its width (same unit), and its width in pixels; pixels per degree "
+                  "= DISTANCE * PIXELS / WIDTH * pi / 180 (0.7,0.7,3840 gives 67.02)")
+      ->excludes("--flip-ppd");
   cmd->add_option("--flip-mode", o->flip_mode,
                   "auto: HDR-FLIP for float files, LDR-FLIP for 8/16-bit ones; ldr; hdr")
       ->check(CLI::IsMember({"auto", "ldr", "hdr"}))
@@ -907,6 +970,7 @@ Examples:
     if (o->fail_ssim && !wants(*o, "ssim")) o->metrics.push_back("ssim");
     if (o->fail_flip && !wants(*o, "flip")) o->metrics.push_back("flip");
     o->flip.tonemapper = parse_flip_tonemapper(o->flip_tonemapper);
+    if (!o->flip_viewing.empty()) o->flip.ppd = pixels_per_degree(o->flip_viewing);
     if (!o->idiff_o.empty()) {
       if (!o->diff_out.empty())
         throw Error(ErrorKind::Usage, "compare: give --diff-out or idiff's -o, not both");

@@ -584,6 +584,32 @@ TEST_CASE("compare: FLIP by hand, LDR and HDR, its heat map and its gate") {
     CAPTURE(bad);
     CHECK(box.halo(pair + " " + bad).code == 64);
   }
+  // A Blender render, every layer compared: FLIP takes its colour (the Combined layer) and
+  // says so; its mean is NVIDIA's FLIP v1.6 figure for this pair (tests/oracle/nvidia-flip).
+  const std::string renders = "compare " HALO_RENDER_DATA "/scene_1024spp.exr " HALO_RENDER_DATA
+                              "/scene_4spp.exr --metrics flip --fail-flip 1 --json ";
+  Result rr = box.halo(renders + box / "render.json");
+  CHECK(rr.code == 0);
+  CHECK(has(rr.out,
+            "FLIP on ViewLayer.Combined.R,ViewLayer.Combined.G,ViewLayer.Combined.B,"
+            "ViewLayer.Combined.A"));
+  auto rj = read_json(box / "render.json");
+  CHECK(rj["pairs"][0]["flip"]["mean"].get<double>() == doctest::Approx(0.113841).epsilon(1e-5));
+  CHECK(rj["pairs"][0]["flip"]["channels"].size() == 4);
+  CHECK(rj["pairs"][0]["channels"].size() == 11);  // idiff's rule still checks every layer
+  // Viewing conditions: 0.7 m from a 0.7 m wide 3840-pixel screen is the default 67.02 ppd;
+  // 0.5 m from a 0.6 m 1920-pixel one is 0.5 * 1920 / 0.6 * pi / 180 = 27.925 ppd.
+  const auto mean_with = [&](const std::string& option) {
+    REQUIRE(box.halo(renders + box / "v.json " + option).code == 0);
+    return read_json(box / "v.json")["pairs"][0]["flip"]["mean"].get<double>();
+  };
+  CHECK(mean_with("--flip-viewing 0.7,0.7,3840") == doctest::Approx(0.113841).epsilon(1e-5));
+  const double near = mean_with("--flip-viewing 0.5,0.6,1920");
+  CHECK(near == mean_with("--flip-ppd 27.925268031909273"));
+  CHECK(near > 0.2);  // fewer pixels per degree: the noise is seen larger
+  for (const char* bad : {"0.7,0.7", "0.7,0,3840", "a,b,c", "0.7,0.7,3840,1", "1e9,1,1e9"})
+    CHECK(box.halo(renders + box / "v.json --flip-viewing " + bad).code == 64);
+  CHECK(box.halo(renders + box / "v.json --flip-viewing 1,1,1 --flip-ppd 30").code == 64);
 }
 
 TEST_CASE("batch devices and progress: --device all and lists, --progress when piped") {
