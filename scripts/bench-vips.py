@@ -2,6 +2,7 @@
 """halo against vips end to end, as users run them: decode, filter, encode, one file a call.
 
   scripts/bench-vips.py [--runs N] [--work DIR] [--only NAME,...] [--json FILE]
+  scripts/bench-vips.py --photos [FILE...] [--runs N] [--json FILE]
 
 Each case runs halo and vips alternately N times (default 5) and prints the median wall time of
 each with its spread (min..max), the ratio halo/vips of the medians, and each tool's peak RSS
@@ -15,7 +16,13 @@ the first time, untimed:
 Needs (not installed by scripts/setup: only this benchmark uses them):
   apt-get install libvips-tools plasma-workspace-wallpapers
 halo is build/app/halo unless HALO is set; it runs with its defaults (--device auto).
+
+--photos runs the photo tasks on each file given (default: the largest image of every Plasma
+wallpaper, /usr/share/wallpapers/*/contents/images): gaussian sigma 4 to PNG against `vips
+gaussblur`, a 512x512 thumbnail to JPEG against `vipsthumbnail -s 512`, and a resize to 1600
+wide to JPEG against `vips resize` at the same scale.
 """
+import glob
 import argparse, json, os, shutil, statistics, subprocess, sys, time
 
 here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -79,17 +86,77 @@ def summary(runs):
     return statistics.median(walls), min(walls), max(walls), max(r for _, r in runs)
 
 
+PHOTO_TASKS = [
+    ('gaussian sigma=4 -> PNG', 'run {f} -f gaussian:sigma=4 -o {o}.png',
+     ['vips', 'gaussblur', '{f}', '{o}.png', '4']),
+    ('thumbnail 512 -> JPEG', 'run {f} -f thumbnail:w=512:h=512 -o {o}.jpg',
+     ['vipsthumbnail', '{f}', '-s', '512', '-o', '{o}.jpg']),
+    ('resize w=1600 -> JPEG', 'run {f} -f resize:w=1600 -o {o}.jpg',
+     ['vips', 'resize', '{f}', '{o}.jpg', '{scale}']),
+]
+
+
+def wallpapers():
+    """The largest image of each Plasma wallpaper (plasma-workspace-wallpapers)."""
+    files = []
+    for folder in sorted(glob.glob('/usr/share/wallpapers/*/contents/images')):
+        images = [os.path.join(folder, n) for n in os.listdir(folder)]
+        if images:
+            files.append(max(images, key=os.path.getsize))
+    return files
+
+
+def photo_rows(o, files, out):
+    rows = []
+    for f in files:
+        width = int(subprocess.run(['vipsheader', '-f', 'width', f], stdout=subprocess.PIPE,
+                                   text=True, check=True).stdout)
+        for task, h_args, v_args in PHOTO_TASKS:
+            if o.only and not any(part in task for part in o.only.split(',')):
+                continue
+            fill = dict(f=f, o=out, scale=f'{1600 / width:.6f}')
+            h_cmd = [halo] + h_args.format(**fill).split()
+            v_cmd = [a.format(**fill) for a in v_args]
+            timed(h_cmd), timed(v_cmd)  # caches warm, untimed
+            h_runs, v_runs = [], []
+            for _ in range(o.runs):
+                h_runs.append(timed(h_cmd))
+                v_runs.append(timed(v_cmd))
+            h, v = summary(h_runs), summary(v_runs)
+            name = f'{os.path.basename(os.path.dirname(os.path.dirname(os.path.dirname(f))))}/' \
+                   f'{os.path.basename(f)}'
+            print(f'| {name} | {task} | {h[0]:.2f} ({h[1]:.2f}..{h[2]:.2f}) | '
+                  f'{v[0]:.2f} ({v[1]:.2f}..{v[2]:.2f}) | {h[0] / v[0]:.2f} | {h[3]:.0f} | '
+                  f'{v[3]:.0f} | {h[3] / v[3]:.2f} |')
+            sys.stdout.flush()
+            rows.append({'photo': f, 'task': task, 'halo': h_cmd[1:], 'vips': v_cmd,
+                         'halo_s': h[0], 'vips_s': v[0], 'ratio': h[0] / v[0],
+                         'halo_rss_mib': h[3], 'vips_rss_mib': v[3], 'rss_ratio': h[3] / v[3]})
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--runs', type=int, default=5)
     ap.add_argument('--work', default='/tmp/halo-bench-vips')
     ap.add_argument('--only', default='', help='comma-separated case names (substrings)')
     ap.add_argument('--json', default='')
+    ap.add_argument('--photos', nargs='*', default=None,
+                    help='the photo tasks on these files (none given: the Plasma wallpapers)')
     o = ap.parse_args()
-    make_inputs(o.work)
-    out = os.path.join(o.work, 'out')
     version = subprocess.run(['vips', '--version'], stdout=subprocess.PIPE, text=True).stdout.strip()
     print(f'halo: {halo}\nvips: {version}\nruns: {o.runs}, alternating; medians (min..max)\n')
+    if o.photos is not None:
+        os.makedirs(o.work, exist_ok=True)
+        print('| photo | task | halo s | vips s | halo / vips | halo MiB | vips MiB | RSS ratio |')
+        print('|---|---|---|---|---|---|---|---|')
+        rows = photo_rows(o, o.photos or wallpapers(), os.path.join(o.work, 'out'))
+        if o.json:
+            with open(o.json, 'w') as f:
+                json.dump({'vips': version, 'runs': o.runs, 'results': rows}, f, indent=2)
+        return
+    make_inputs(o.work)
+    out = os.path.join(o.work, 'out')
     print('| case | halo s | vips s | halo / vips | halo MiB | vips MiB | RSS ratio |')
     print('|---|---|---|---|---|---|---|')
     results = []
