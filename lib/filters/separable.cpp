@@ -22,8 +22,36 @@ int radius(const std::vector<float>& weights) {
   return int(weights.size()) / 2;
 }
 
+// acc[x] = fma(weight, in[x], acc[x]) across a row: one tap of a pass for a whole row. On
+// CPUs with FMA instructions (x86-64-v3) the loop runs 8 lanes at a time; each lane is the
+// same fma as the plain loop's, so the results are too.
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2,fma"))) void fma_row_wide(float* acc, const float* in, float weight,
+                                                      int n) {
+  for (int x = 0; x < n; ++x) acc[x] = __builtin_fmaf(weight, in[x], acc[x]);
+}
+#endif
+
+bool fma_rows_wide() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool wide = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return wide;
+#else
+  return false;
+#endif
+}
+
+void fma_row(float* acc, const float* in, float weight, int n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (fma_rows_wide()) return fma_row_wide(acc, in, weight, n);
+#endif
+  for (int x = 0; x < n; ++x) acc[x] = std::fma(weight, in[x], acc[x]);
+}
+
 // Rows then columns, each summed with fma in tap order: what every kernel in
-// kernels/separable.cl computes. The rows pass covers the rows the columns pass reads.
+// kernels/separable.cl computes. The rows pass covers the rows the columns pass reads. Each
+// pass goes tap by tap over whole rows (a row padded with its border first), which keeps every
+// output's order of fmas and lets the loops run across x.
 Image separable_reference(const Image& src, const SeparableKernel& k, Span out) {
   const int w = src.width(), rx = radius(k.rows), ry = radius(k.cols);
   Image result = src.like(src.channels(), src.alpha());
@@ -31,29 +59,24 @@ Image separable_reference(const Image& src, const SeparableKernel& k, Span out) 
   const std::vector<int> ys = row_table(src, out, ry, k.border);
   const Span rows_pass = out.widened(ry, src.full_height());
   Image tmp = src.like(1, false);
+  std::vector<float> padded(std::size_t(w) + 2 * rx);
+  const std::vector<float> zeros(std::size_t(w), 0.0f);  // a row outside a zero border
   for (int c = 0; c < src.color_channels(); ++c) {
     for (int y = rows_pass.first; y < rows_pass.last; ++y) {
       const float* in = src.row(c, y - src.y0());
+      for (std::size_t i = 0; i < padded.size(); ++i) padded[i] = xs[i] < 0 ? 0.0f : in[xs[i]];
       float* dst = tmp.row(0, y - src.y0());
-      for (int x = 0; x < w; ++x) {
-        float sum = 0.0f;
-        for (int j = 0; j <= 2 * rx; ++j) {
-          const int xx = xs[x + j];
-          sum = std::fma(k.rows[j], xx < 0 ? 0.0f : in[xx], sum);
-        }
-        dst[x] = sum;
-      }
+      std::fill_n(dst, w, 0.0f);
+      for (int j = 0; j <= 2 * rx; ++j) fma_row(dst, padded.data() + j, k.rows[j], w);
     }
     for (int y = out.first; y < out.last; ++y) {
       float* dst = result.row(c, y - src.y0());
-      for (int x = 0; x < w; ++x) {
-        float sum = 0.0f;
-        for (int i = 0; i <= 2 * ry; ++i) {
-          const int yy = ys[y - out.first + i];
-          sum = std::fma(k.cols[i], yy < 0 ? 0.0f : tmp.row(0, yy)[x], sum);
-        }
-        dst[x] = sum + k.offset;
+      std::fill_n(dst, w, 0.0f);
+      for (int i = 0; i <= 2 * ry; ++i) {
+        const int yy = ys[y - out.first + i];
+        fma_row(dst, yy < 0 ? zeros.data() : tmp.row(0, yy), k.cols[i], w);
       }
+      for (int x = 0; x < w; ++x) dst[x] += k.offset;
     }
   }
   copy_alpha(src, result);
@@ -92,9 +115,11 @@ class SeparableStage : public Stage {
 
   int reach() const override { return radius(k_.cols); }
   // One tap a weight of each pass.
+  // The reference per sample and tap: 0.48 ns with FMA across rows (5120x2880 RGB, sigma 4:
+  // 50 taps, 2 cores, 2026-11-27), 3.6 ns a tap through fma one sample at a time.
   StageCost cost() const override {
     const double taps = double(k_.rows.size() + k_.cols.size());
-    return {.reference_ns = 3.6 * taps, .device_ns = 4 + 0.13 * taps};
+    return {.reference_ns = (fma_rows_wide() ? 0.5 : 3.6) * taps, .device_ns = 4 + 0.13 * taps};
   }
   std::string whole_image_reason(PixelType) const override {
     return border_whole_image_reason(k_.border);
