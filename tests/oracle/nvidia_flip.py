@@ -9,7 +9,8 @@ tests/oracle/nvidia-flip/, produced by NVIDIA's FLIP v1.6 C++ code, not halo's:
     /usr/bin/python3 tests/oracle/nvidia_flip.py --produce TOOL
 
 TOOL is a build of FLIP.h's `FLIP::evaluate()` (github.com/NVlabs/flip,
-flip_evaluator/cpp/FLIP.h at c9d0dd1) with the FLIP tool's own pooling
+flip_evaluator/cpp/FLIP.h at c9d0dd1; the committed figures came from its CPU path transcribed
+statement for statement, CUDA left out, outside this repository) with the FLIP tool's own pooling
 (FLIPToolHelpers.h: float sums, `getPercentile(p, true)`) and colour mapping
 (`int(e * 255 + 0.5) % 256`), called as
 
@@ -135,8 +136,8 @@ def produce(tool):
                 cv2.imwrite(os.path.join(FIGURES, f"{name}.exposure.png"),
                             indices(exposure, viridis))
     with open(os.path.join(FIGURES, "figures.json"), "w") as f:
-        json.dump({"produced_by": "NVIDIA FLIP v1.6 C++ (flip_evaluator/cpp/FLIP.h at c9d0dd1), "
-                   "g++ 12 -O3 -fopenmp, 2026-11-27", "ppd": PPD, "pairs": table}, f, indent=1)
+        json.dump({"produced_by": os.environ.get("NVFLIP_BUILD", tool), "ppd": PPD,
+                   "pairs": table}, f, indent=1)
 
 
 if __name__ == "__main__":
