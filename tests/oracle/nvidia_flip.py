@@ -18,7 +18,8 @@ statement for statement, CUDA left out, outside this repository) with the FLIP t
 
 on float32 RGB rows top to bottom (LDR: code / 255, linearised by the tool as its PNG loader's
 images are; START/STOP `auto` for its own exposures). It prints the figures as one JSON object
-and writes OUT.magma.rgb / OUT.viridis.rgb (8-bit RGB) and OUT.err.raw (float32).
+and writes OUT.magma.rgb / OUT.viridis.rgb (8-bit RGB) and OUT.err.raw (float32). The
+environment's NVFLIP_BUILD (how TOOL was built) goes into figures.json as produced_by.
 """
 import json
 import os
