@@ -298,6 +298,19 @@ std::unique_ptr<ImageReader> open_reader(const std::string& path, int shrink, Im
   return reader;
 }
 
+std::vector<int> mip_levels(const std::string& path) {
+  const int subimages = open_reader(path)->header().subimages;  // the checks of any read
+  const KnownFormat* content = format_of_content(path);
+  if (content && content->open) return {1};  // halo's own readers: PNG, JPEG, PFM
+  // Each level is a seek in OpenImageIO, and each part a header it has parsed already.
+  constexpr int kMostParts = 1024;
+  if (subimages > kMostParts)
+    throw Error(ErrorKind::BadData, fmt::format("{}: {} subimages, more than the {} halo compares "
+                                                "one by one",
+                                                path, subimages, kMostParts));
+  return oiio_codecs().mip_levels(path, content ? content->oiio : "");
+}
+
 std::unique_ptr<ImageWriter> create_writer(const std::string& target, const std::string& file,
                                            const OutputHeader& header,
                                            const WriteOptions& options) {

@@ -81,7 +81,6 @@ struct ImageHeader {
   int decode_rows = 0;  // rows of stored samples the decoder holds at once (OpenImageIO's)
   int shrink = 1;       // decoded at 1/shrink of the stored size (open_reader's shrink)
   int subimages = 1;    // parts of a multi-part file (OpenEXR); open_reader's part is read
-  int miplevels = 1;    // MIP levels of the part's subimage
   Placement placement;
   Metadata metadata;  // what the header says besides the pixels
 };
@@ -109,6 +108,9 @@ class ImageReader {
 // part: which image of a multi-part or mipmapped file (BadData when the file has no such part).
 std::unique_ptr<ImageReader> open_reader(const std::string& path, int shrink = 1,
                                          ImagePart part = {});
+// The MIP levels of each of a file's subimages ({1} for a file of one image), after the checks
+// open_reader makes. BadData for more than 1024 subimages.
+std::vector<int> mip_levels(const std::string& path);
 
 // How an output is encoded; empty/0: the format's default (see `halo run --help`).
 struct WriteOptions {
@@ -190,6 +192,8 @@ struct OiioCodecs {
   // extension names; never any other (OpenImageIO's try-all-readers fallback is off).
   std::unique_ptr<ImageReader> (*open)(const std::string& path, const std::string& format,
                                        ImagePart part);
+  // The MIP levels of each subimage, from one open (format as for open).
+  std::vector<int> (*mip_levels)(const std::string& path, const std::string& format);
   std::unique_ptr<ImageWriter> (*create)(const std::string& target, const std::string& file,
                                          const OutputHeader& header, const WriteOptions& options);
   // An EXIF block with the given attributes set (OpenImageIO's names: Artist, Exif:..., as

@@ -130,21 +130,6 @@ void read_picked(ImageReader& reader, const std::vector<int>& picked, int count,
                   all.data() + (p * (hi - lo) + (picked[c] - lo)) * size, size);
 }
 
-std::vector<int> mip_levels(const std::string& path) {
-  const auto first = open_reader(path);
-  std::vector<int> levels = {first->header().miplevels};
-  const int subimages = first->header().subimages;
-  // Each part is opened on its own (OpenImageIO parses every part's header each time).
-  constexpr int kMostParts = 1024;
-  if (subimages > kMostParts)
-    throw Error(ErrorKind::BadData, path + ": " + std::to_string(subimages) +
-                                        " subimages, more than the " + std::to_string(kMostParts) +
-                                        " halo compares one by one");
-  for (int s = 1; s < subimages; ++s)
-    levels.push_back(open_reader(path, 1, {.subimage = s})->header().miplevels);
-  return levels;
-}
-
 LoadedImage read_image(const InputRef& input, std::pmr::memory_resource* memory) {
   auto reader = open_reader(input.path, 1, input.part);
   const ImageHeader& h = reader->header();
@@ -154,7 +139,6 @@ LoadedImage read_image(const InputRef& input, std::pmr::memory_resource* memory)
   loaded.channel_names = choice.names;
   loaded.file_channels = h.channels;
   loaded.subimages = h.subimages;
-  loaded.miplevels = h.miplevels;
   // As stored, and as floats: what the commands that hold whole images (hist, compare) make.
   loaded.hold = hold_memory(input.path,
                             std::size_t(h.width) * h.height * choice.picked.size() *

@@ -18,7 +18,6 @@ struct LoadedImage {
   std::vector<std::string> channel_names;  // of the selected channels, as in the file
   std::vector<std::string> file_channels;  // every channel the file has
   int subimages = 1;                       // the file's parts; InputRef's part is read
-  int miplevels = 1;                       // MIP levels of the part's subimage
   std::shared_ptr<MemoryHold> hold;        // the pixels' bytes, taken from --max-memory
 };
 
@@ -29,9 +28,6 @@ struct InputRef {
   ImagePart part;  // which image of a multi-part or mipmapped file
 };
 InputRef parse_input_ref(const std::string& text);
-
-// The MIP levels of each of a file's subimages: {1} for a file of one image.
-std::vector<int> mip_levels(const std::string& path);
 
 // The channels an input uses. Without a channel list: RGB(A) when present (also one layer's
 // "Layer.R/G/B/A" in multilayer EXR), else all channels when there are at most four. Usage

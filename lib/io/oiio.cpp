@@ -354,21 +354,26 @@ class OiioReader : public ImageReader {
     }
   }
 
-  // Counts the MIP levels of part's subimage and moves to the part: BadData when the file has
-  // no such subimage or level.
+  // The MIP levels of each subimage (at most kMostMipLevels each).
+  std::vector<int> mip_levels() {
+    std::vector<int> levels;
+    for (int s = 0; s < header_.subimages; ++s) {
+      int n = 1;
+      while (n < kMostMipLevels && in_->seek_subimage(s, n)) ++n;
+      levels.push_back(n);
+    }
+    (void)in_->geterror();  // the failed seeks' messages, which are no errors here
+    return levels;
+  }
+
+  // Moves to the part: BadData when the file has no such subimage or MIP level.
   void seek(ImagePart part) {
     if (part.subimage < 0 || part.subimage >= header_.subimages || part.miplevel < 0 ||
-        !in_->seek_subimage(part.subimage, 0))
+        !in_->seek_subimage(part.subimage, part.miplevel))
       throw Error(ErrorKind::BadData, path_ + ": has no subimage " + std::to_string(part.subimage) +
-                                          " (it has " + std::to_string(header_.subimages) + ")");
-    while (header_.miplevels < kMostMipLevels &&
-           in_->seek_subimage(part.subimage, header_.miplevels))
-      ++header_.miplevels;
-    (void)in_->geterror();  // the failed seek's message, which is no error here
-    if (part.miplevel >= header_.miplevels || !in_->seek_subimage(part.subimage, part.miplevel))
-      throw Error(ErrorKind::BadData, path_ + ": subimage " + std::to_string(part.subimage) +
-                                          " has no MIP level " + std::to_string(part.miplevel) +
-                                          " (it has " + std::to_string(header_.miplevels) + ")");
+                                          " MIP level " + std::to_string(part.miplevel) +
+                                          " (it has " + std::to_string(header_.subimages) +
+                                          " subimages)");
   }
 
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
@@ -587,6 +592,17 @@ std::unique_ptr<ImageReader> open_oiio(const std::string& path, const std::strin
   }
 }
 
+// A subsampled-chroma EXR, which only OpenEXR's RGBA interface reads (open_oiio), is one image.
+std::vector<int> mip_levels_oiio(const std::string& path, const std::string& format) {
+  try {
+    return OiioReader(path, format, ImagePart{}).mip_levels();
+  } catch (const Error& e) {
+    if (format == "openexr" && std::string(e.what()).find("Subsampled") != std::string::npos)
+      return {1};
+    throw;
+  }
+}
+
 std::unique_ptr<ImageWriter> create_oiio(const std::string& target, const std::string& file,
                                          const OutputHeader& header, const WriteOptions& options) {
   return std::make_unique<OiioWriter>(target, file, header, options);
@@ -625,7 +641,8 @@ extern "C" const halo::OiioCodecs* halo_oiio_codecs() {
   static const bool configured =
       OIIO::attribute("try_all_readers", 0) && OIIO::attribute("debug", 0);
   (void)configured;
-  static const halo::OiioCodecs codecs{halo::open_oiio, halo::create_oiio, halo::update_exif,
+  static const halo::OiioCodecs codecs{halo::open_oiio,         halo::mip_levels_oiio,
+                                       halo::create_oiio,       halo::update_exif,
                                        halo::stores_alpha_oiio, OIIO_VERSION_STRING};
   return &codecs;
 }
