@@ -313,8 +313,12 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o, Device* devic
     // The metrics' maps and rows count against --max-memory beside the two images.
     FlipOptions fo = o.flip;
     fo.hdr = o.flip_mode == "hdr" || (o.flip_mode == "auto" && a.pixels.type == PixelType::f32);
+    // FLIP on a render whose every layer is compared takes copies of its colour channels.
+    const std::vector<int> colour =
+        wants(o, "flip") ? flip_colour(r.channel_names, pair.a) : std::vector<int>{};
+    const std::size_t colour_bytes = 2 * colour.size() * ia.plane_size() * sizeof(float);
     const std::size_t metric_bytes =
-        (wants(o, "flip") ? flip_bytes(ia.width(), ia.height(), fo) : 0) +
+        (wants(o, "flip") ? flip_bytes(ia.width(), ia.height(), fo) + colour_bytes : 0) +
         (wants(o, "ssim") ? ssim_bytes(ia.width()) : 0);
     const auto metrics_hold =
         metric_bytes ? hold_memory(pair.b, metric_bytes, "computing the metrics") : nullptr;
@@ -329,7 +333,6 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o, Device* devic
       }
     }
     if (wants(o, "flip")) {
-      const std::vector<int> colour = flip_colour(r.channel_names, pair.a);
       if (colour.empty()) {
         run_flip(r, ia, ib, fo, device, o);
       } else {

@@ -524,10 +524,11 @@ std::size_t flip_bytes(int width, int height, const FlipOptions& options) {
   const Taps taps = make_taps(float(options.ppd));
   const std::size_t ring = 2 * std::max(taps.spatial_radius, taps.feature_radius) + 1;
   const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  // errors and (HDR) exposures: 4 bytes each; the heat map 3 + 3; the percentiles' buckets.
-  // Each core: its ring of rows filtered across, its padded row and its row filtered down.
+  // errors and (HDR) exposures: 4 bytes each; the errors of the bucket a percentile falls in
+  // (at most all of them) 4; the heat map 3 + 3; the percentiles' bucket sums. Each core: its
+  // ring of rows filtered across, its padded row and its row filtered down.
   const std::size_t reach = (ring - 1) / 2;
-  return pixels * ((options.hdr ? 8 : 4) + 6) + (std::size_t(1) << 16) * sizeof(double) +
+  return pixels * ((options.hdr ? 12 : 8) + 6) + (std::size_t(1) << 16) * sizeof(double) +
          cores * (ring * 2 * kAcross * width + 4 * (width + 2 * reach) + 2 * 8 * width) *
              sizeof(float);
 }
