@@ -207,24 +207,29 @@ Rgb pixel(const Image& image, int x, int y) {
   return {image.at(x, y, 0), image.at(x, y, 1), image.at(x, y, 2)};
 }
 
-// sRGB decoding of 8- and 16-bit samples from a table: a sample that is code / 65535 (every
-// 8-bit code / 255 is one) takes the table's value, computed by the same srgb_to_linear, so
-// the result is the same float; other values are computed.
+// sRGB decoding of an 8- or 16-bit image's samples from a table of its codes. to_image made
+// each sample code * unit_scale(type); a sample that is one takes the table's value (the same
+// srgb_to_linear of the same float), any other (a float image's) is computed.
 class SrgbTable {
  public:
-  SrgbTable() : values_(65536) {
-    for (int k = 0; k < 65536; ++k) values_[k] = srgb_to_linear(float(k) / 65535.0f);
+  explicit SrgbTable(PixelType source)
+      : scale_(unit_scale(source)),
+        top_(source == PixelType::u8    ? 255
+             : source == PixelType::u16 ? 65535
+                                        : 0) {
+    for (int k = 0; k <= top_; ++k) values_.push_back(srgb_to_linear(float(k) * scale_));
   }
   float operator()(float v) const {
-    const float scaled = v * 65535.0f;
-    if (scaled >= 0.0f && scaled <= 65535.0f) {
-      const int k = int(scaled + 0.5f);
-      if (float(k) / 65535.0f == v) return values_[k];
+    if (v >= 0.0f && v <= 1.0f) {
+      const int k = int(v * float(top_) + 0.5f);
+      if (k <= top_ && float(k) * scale_ == v) return values_[k];
     }
     return srgb_to_linear(clamp_unit(v));
   }
 
  private:
+  float scale_;
+  int top_;
   std::vector<float> values_;
 };
 
@@ -252,12 +257,12 @@ void add_scaled(float* out, const float* in, float weight, int n) {
 class LdrPass {
  public:
   LdrPass(const Image& reference, const Image& test, const Taps& taps, const Exposure& exposure,
-          const SrgbTable& srgb)
+          const SrgbTable& reference_srgb, const SrgbTable& test_srgb)
       : reference_(reference),
         test_(test),
         taps_(taps),
         exposure_(exposure),
-        srgb_(srgb),
+        srgb_{&reference_srgb, &test_srgb},
         width_(reference.width()),
         height_(reference.height()),
         reach_(std::max(taps.spatial_radius, taps.feature_radius)),
@@ -316,7 +321,8 @@ class LdrPass {
       float* plane[kPadded];
       for (int p = 0; p < kPadded; ++p) plane[p] = padded(p);
       for (int x = 0; x < width_; ++x) {
-        const Rgb c = xyz_to_ycxcz(linear_to_xyz(linear_pixel(source, x, y, exposure_, srgb_)));
+        const Rgb c =
+            xyz_to_ycxcz(linear_to_xyz(linear_pixel(source, x, y, exposure_, *srgb_[image])));
         plane[kPadY][x] = c[0];
         plane[kPadCx][x] = c[1];
         plane[kPadCz][x] = c[2];
@@ -405,7 +411,7 @@ class LdrPass {
   const Image& test_;
   const Taps& taps_;
   Exposure exposure_;
-  const SrgbTable& srgb_;
+  const SrgbTable* srgb_[2];  // each image's, by its sample type
   int width_, height_, reach_, ring_;
   std::vector<float> across_;
   std::vector<float> padded_;
@@ -585,16 +591,16 @@ Flip flip(const Image& reference, const Image& test, const FlipOptions& options)
   FlipOptions o = options;
   Flip f = prepare(reference, test, o);
   const Taps taps = make_taps(float(o.ppd));
-  const SrgbTable srgb;
+  const SrgbTable reference_srgb(reference.source()), test_srgb(test.source());
   if (!o.hdr) {
     in_bands(f.height, kBandRows, [&](int first, int last) {
-      LdrPass(reference, test, taps, {}, srgb).run(f.errors, first, last);
+      LdrPass(reference, test, taps, {}, reference_srgb, test_srgb).run(f.errors, first, last);
     });
   } else {
     for (int i = 0; i < f.exposures; ++i) {
       const Exposure e{.hdr = true, .scale = exposure_scale(f, i), .tonemapper = o.tonemapper};
       in_bands(f.height, kBandRows, [&](int first, int last) {
-        LdrPass(reference, test, taps, e, srgb)
+        LdrPass(reference, test, taps, e, reference_srgb, test_srgb)
             .run(f.errors, first, last, &f.exposure_at, exposure_place(f, i));
       });
     }
