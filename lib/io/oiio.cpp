@@ -578,27 +578,28 @@ class OiioWriter : public ImageWriter {
   int next_ = 0;
 };
 
+// OpenImageIO refuses an EXR's subsampled chroma channels; OpenEXR's RGBA interface reads
+// them (a single-part file's only image).
+bool refused_chroma(const std::string& format, const Error& e) {
+  return format == "openexr" && std::string(e.what()).find("Subsampled") != std::string::npos;
+}
+
 std::unique_ptr<ImageReader> open_oiio(const std::string& path, const std::string& format,
                                        ImagePart part) {
   try {
     return std::make_unique<OiioReader>(path, format, part);
   } catch (const Error& e) {
-    // OpenImageIO refuses an EXR's subsampled chroma channels; OpenEXR's RGBA interface reads
-    // them (a single-part file's only image).
-    if (format == "openexr" && part.first() &&
-        std::string(e.what()).find("Subsampled") != std::string::npos)
-      return std::make_unique<YcReader>(path);
+    if (part.first() && refused_chroma(format, e)) return std::make_unique<YcReader>(path);
     throw;
   }
 }
 
-// A subsampled-chroma EXR, which only OpenEXR's RGBA interface reads (open_oiio), is one image.
+// A subsampled-chroma EXR (read through YcReader) is one image.
 std::vector<int> mip_levels_oiio(const std::string& path, const std::string& format) {
   try {
     return OiioReader(path, format, ImagePart{}).mip_levels();
   } catch (const Error& e) {
-    if (format == "openexr" && std::string(e.what()).find("Subsampled") != std::string::npos)
-      return {1};
+    if (refused_chroma(format, e)) return {1};
     throw;
   }
 }
