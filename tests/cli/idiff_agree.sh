@@ -112,10 +112,21 @@ if [ "$levels" != 7 ]; then
   echo "FAIL: compare -a mip_a.tif mip_b.tif: $levels MIP levels failed, idiff fails all 7"
   failures=$((failures + 1))
 fi
+# Every part's figures as idiff reads them: each level's and subimage's largest error, where it
+# is and in which channel (the pixels halo read from that part, not only the verdict).
+for files in "mip_a.tif mip_b.tif" "same.exr parts.exr"; do
+  want=$(idiff -v -a $files 2>&1 | sed -nE 's/^ *Max error *= *([0-9.e+-]+)( @ \(([0-9]+), ([0-9]+), ([A-Za-z]+)\))?.*/\1 \3 \4 \5/p')
+  got=$("$halo" compare -a $files 2>&1 | sed -nE 's/^ *max error ([0-9.e+-]+) at \(([0-9]+), ([0-9]+)\) channel ([A-Za-z]+).*/\1 \2 \3 \4/p' | sed -E 's/^0 .*/0/')  # idiff: no place for 0
+  if [ -z "$want" ] || [ "$(echo "$got" | sed 's/ *$//')" != "$(echo "$want" | sed 's/ *$//')" ]; then
+    echo "FAIL: compare -a $files: largest errors by part differ from idiff's:"
+    echo "halo: $got" | tr '\n' ';'; echo; echo "idiff: $want" | tr '\n' ';'; echo
+    failures=$((failures + 1))
+  fi
+done
 "$halo" compare -a same.exr parts.exr >parts.out 2>&1
 if ! grep -q "(subimage 1): FAILURE" parts.out; then
   echo "FAIL: compare -a same.exr parts.exr does not fail the second part"
   failures=$((failures + 1))
 fi
-echo "idiff_agree: $failures of 54 cases differ from $(idiff --version 2>&1 | head -1)"
+echo "idiff_agree: $failures of 56 cases differ from $(idiff --version 2>&1 | head -1)"
 [ "$failures" = 0 ]
