@@ -92,6 +92,20 @@ Image::Image(int width, int height, int channels, bool alpha)
     : Image(width, Span{0, height}, height, channels, alpha) {}
 
 Image::Image(int width, Span span, int full_height, int channels, bool alpha)
+    : Image(width, span, full_height, channels, alpha, Unset{}) {
+  std::fill(data_.begin(), data_.end(), 0.0f);
+}
+
+Image Image::uninitialized(int width, Span span, int full_height, int channels, bool alpha) {
+  Image image(width, span, full_height, channels, alpha, Unset{});
+  if (image.pitch_ > width)
+    for (int c = 0; c < channels; ++c)
+      for (int y = 0; y < image.height_; ++y)
+        std::fill(image.row(c, y) + width, image.row(c, y) + image.pitch_, 0.0f);
+  return image;
+}
+
+Image::Image(int width, Span span, int full_height, int channels, bool alpha, Unset)
     : width_(width),
       height_(span.count()),
       y0_(span.first),
@@ -104,7 +118,7 @@ Image::Image(int width, Span span, int full_height, int channels, bool alpha)
                                          std::to_string(span.last) + " outside an image of " +
                                          std::to_string(full_height) + " rows");
   pitch_ = aligned_pitch(width);
-  data_.assign(plane_size() * channels, 0.0f);
+  data_.resize(plane_size() * channels);
 }
 
 Image Image::like(int channels, bool alpha) const {
@@ -113,15 +127,10 @@ Image Image::like(int channels, bool alpha) const {
   return out;
 }
 
-template <typename T>
-static void deinterleave(const PixelBuffer& pixels, Image& image, float scale) {
-  const T* src = pixels.samples<T>();
-  for (int c = 0; c < pixels.channels; ++c)
-    for (int y = 0; y < pixels.height; ++y) {
-      float* dst = image.row(c, y);
-      const T* line = src + std::size_t(y) * pixels.width * pixels.channels + c;
-      for (int x = 0; x < pixels.width; ++x) dst[x] = float(line[x * pixels.channels]) * scale;
-    }
+Image Image::like_uninitialized(int channels, bool alpha) const {
+  Image out = uninitialized(width_, span(), full_height_, channels, alpha);
+  out.set_source(source_);
+  return out;
 }
 
 Image to_image(const PixelBuffer& pixels) {
@@ -132,20 +141,10 @@ Image to_image(const PixelBuffer& pixels, Span span, int full_height) {
   if (span.count() != pixels.height)
     throw Error(ErrorKind::Internal, "strip of " + std::to_string(span.count()) + " rows holds " +
                                          std::to_string(pixels.height));
-  Image image(pixels.width, span, full_height, pixels.channels, pixels.alpha);
+  Image image =
+      Image::uninitialized(pixels.width, span, full_height, pixels.channels, pixels.alpha);
   image.set_source(pixels.type);
-  const float scale = unit_scale(pixels.type);
-  switch (pixels.type) {
-    case PixelType::u8:
-      deinterleave<std::uint8_t>(pixels, image, scale);
-      break;
-    case PixelType::u16:
-      deinterleave<std::uint16_t>(pixels, image, scale);
-      break;
-    case PixelType::f32:
-      deinterleave<float>(pixels, image, scale);
-      break;
-  }
+  convert_to_planar(pixels, image.data().data(), image.pitch());
   return image;
 }
 
@@ -153,19 +152,6 @@ float quantize(float value, float max_code) {
   if (std::isnan(value)) return 0.0f;
   const float code = std::floor(value * max_code + 0.5f);
   return std::fmin(std::fmax(code, 0.0f), max_code);
-}
-
-// Rows [row0, row0 + pixels.height) of the rows image holds.
-template <typename T>
-static void interleave(const Image& image, int row0, PixelBuffer& pixels, float max_code) {
-  T* dst = pixels.samples<T>();
-  for (int c = 0; c < image.channels(); ++c)
-    for (int y = 0; y < pixels.height; ++y) {
-      const float* src = image.row(c, row0 + y);
-      T* line = dst + std::size_t(y) * image.width() * image.channels() + c;
-      for (int x = 0; x < image.width(); ++x)
-        line[x * image.channels()] = max_code > 0 ? T(quantize(src[x], max_code)) : T(src[x]);
-    }
 }
 
 PixelBuffer to_pixels(const Image& image, PixelType type) {
@@ -176,19 +162,10 @@ PixelBuffer to_pixels(const Image& image, PixelType type, Span rows) {
   if (!image.span().contains(rows) || rows.empty())
     throw Error(ErrorKind::Internal, "rows " + std::to_string(rows.first) + ".." +
                                          std::to_string(rows.last) + " are not in the strip");
-  PixelBuffer pixels(image.width(), rows.count(), image.channels(), type, image.alpha());
-  const int row0 = rows.first - image.y0();
-  switch (type) {
-    case PixelType::u8:
-      interleave<std::uint8_t>(image, row0, pixels, 255.0f);
-      break;
-    case PixelType::u16:
-      interleave<std::uint16_t>(image, row0, pixels, 65535.0f);
-      break;
-    case PixelType::f32:
-      interleave<float>(image, row0, pixels, 0.0f);
-      break;
-  }
+  PixelBuffer pixels = PixelBuffer::uninitialized(image.width(), rows.count(), image.channels(),
+                                                  type, image.alpha());
+  convert_from_planar(image.data().data(), image.pitch(), image.height(), rows.first - image.y0(),
+                      pixels);
   return pixels;
 }
 

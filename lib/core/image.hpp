@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <memory_resource>
 #include <string>
 #include <type_traits>
@@ -50,6 +51,28 @@ struct HostAllocator {
 };
 
 using HostBytes = std::vector<std::byte, HostAllocator<std::byte>>;
+
+// The heap, with resize() leaving new floats unset (see Image::uninitialized).
+template <class T>
+struct UnsetAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UnsetAllocator<U>;
+  };
+  UnsetAllocator() = default;
+  template <class U>
+  UnsetAllocator(const UnsetAllocator<U>&) {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(args)...);
+  }
+};
+
+using Samples = std::vector<float, UnsetAllocator<float>>;
 
 enum class PixelType { u8, u16, f32 };
 
@@ -119,6 +142,11 @@ class Image {
   Image(int width, int height, int channels, bool alpha = false);
   // Rows `span` of an image `full_height` rows tall.
   Image(int width, Span span, int full_height, int channels, bool alpha = false);
+  // The same with the samples left unset (only each row's padding past the width is zero),
+  // for images whose rows are written right away: a strip's planes then cost no pass over
+  // their memory (zeroing was a tenth of a blur's time on the host).
+  static Image uninitialized(int width, Span span, int full_height, int channels,
+                             bool alpha = false);
 
   int width() const { return width_; }
   int height() const { return height_; }  // rows held
@@ -127,6 +155,8 @@ class Image {
   Span span() const { return {y0_, y0_ + height_}; }
   // The same width, rows, image height and source, with other channels (contents zero).
   Image like(int channels, bool alpha) const;
+  // The same with the samples unset (Image::uninitialized).
+  Image like_uninitialized(int channels, bool alpha) const;
   int channels() const { return channels_; }
   bool alpha() const { return alpha_; }
   // Channels that filters touch: all but a trailing alpha.
@@ -144,8 +174,8 @@ class Image {
   float& at(int x, int y, int c) { return row(c, y)[x]; }
   float at(int x, int y, int c) const { return row(c, y)[x]; }
 
-  std::vector<float>& data() { return data_; }
-  const std::vector<float>& data() const { return data_; }
+  Samples& data() { return data_; }
+  const Samples& data() const { return data_; }
 
  private:
   int width_ = 0;
@@ -156,7 +186,10 @@ class Image {
   bool alpha_ = false;
   int pitch_ = 0;
   PixelType source_ = PixelType::f32;
-  std::vector<float> data_;
+  Samples data_;
+
+  struct Unset {};
+  Image(int width, Span span, int full_height, int channels, bool alpha, Unset);
 };
 
 int aligned_pitch(int width);
@@ -170,6 +203,13 @@ PixelBuffer to_pixels(const Image& image, PixelType type);
 PixelBuffer to_pixels(const Image& image, PixelType type, Span rows);
 // Quantisation used when writing 8/16-bit: round to nearest, clamp, NaN to 0.
 float quantize(float value, float max_code);
+
+// The loops behind to_image and to_pixels (core/planar_rows.cpp; the host code of
+// kernels/convert.cl, same bits), for buffers the caller owns: samples into planes of
+// `pixels.height` rows `pitch` floats apart; and rows row0.. of planes of `rows` rows into
+// `out`'s rows.
+void convert_to_planar(const PixelBuffer& pixels, float* planes, int pitch);
+void convert_from_planar(const float* planes, int pitch, int rows, int row0, PixelBuffer& out);
 
 // Reproducible noise (seeded mt19937) over each type's range (floats in [-0.5, 1.5)): benchmark
 // and tuning inputs that are never constant, so every tile and border matters.

@@ -79,7 +79,8 @@ class BoxStage : public Stage {
   }
 
   Image reference_rows(const Image& input, Span out, StageRun&) const override {
-    const Image src = gray_if(gray_, input, spec());
+    Image luminance;
+    const Image& src = gray_if(gray_, input, luminance, spec());
     const int w = src.width(), h = src.full_height(), y0 = src.y0();
     const Span rows = out.widened(r_, h);
     Image tmp = src.like(1, false), result = src.like(src.channels(), src.alpha());

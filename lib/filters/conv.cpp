@@ -55,7 +55,8 @@ class ConvStage : public Stage {
   std::vector<std::string> details(const StageRun&) const override { return details_; }
 
   Image reference_rows(const Image& input, Span out, StageRun&) const override {
-    const Image src = gray_if(k_.gray, input, spec());
+    Image luminance;
+    const Image& src = gray_if(k_.gray, input, luminance, spec());
     Image result = src.like(src.channels(), src.alpha());
     const int rx = k_.width / 2, ry = k_.height / 2;
     const std::vector<int> xs = border_table(src.width(), rx, k_.border);

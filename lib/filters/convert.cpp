@@ -56,8 +56,10 @@ DeviceImage to_gray(Device& device, const DeviceImage& in, LumaWeights w,
   return out;
 }
 
-Image gray_if(bool gray, const Image& in, const std::string& filter) {
-  return gray ? to_gray(in, luma_weights(in.source()), filter) : in;
+const Image& gray_if(bool gray, const Image& in, Image& luminance, const std::string& filter) {
+  if (!gray) return in;
+  luminance = to_gray(in, luma_weights(in.source()), filter);
+  return luminance;
 }
 
 DeviceImage gray_if(bool gray, Device& device, const DeviceImage& in, const std::string& filter) {

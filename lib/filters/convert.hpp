@@ -19,8 +19,8 @@ DeviceImage to_gray(Device& device, const DeviceImage& in, LumaWeights weights,
                     const std::string& filter);
 
 // What a filter with gray=1 works on: the luminance (weights chosen by the image's source
-// type), else the image itself.
-Image gray_if(bool gray, const Image& in, const std::string& filter);
+// type), kept in `luminance`, else the image itself (not a copy: a strip's worth of memory).
+const Image& gray_if(bool gray, const Image& in, Image& luminance, const std::string& filter);
 DeviceImage gray_if(bool gray, Device& device, const DeviceImage& in, const std::string& filter);
 
 }  // namespace halo

@@ -1,5 +1,5 @@
 // Moving images onto and off the device: kernels/convert.cl's two sample conversions on GPUs,
-// host code in mapped buffers on CPU devices (transfer_host.cpp).
+// host code in mapped buffers on CPU devices (core/planar_rows.cpp).
 #include "pipeline/transfer.hpp"
 
 #include "filters/filter.hpp"

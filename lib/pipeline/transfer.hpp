@@ -32,15 +32,10 @@ struct Staging {
 // The two conversions into and out of a planar image the caller owns: the samples of `pixels`
 // into `image`'s rows, and `image`'s rows `rows` into `out` (sized for them). On GPUs the
 // samples cross the bus as stored, through `staging`, and kernels convert them; CPU devices
-// share the host's memory, so host code converts in the mapped buffer (transfer_host.cpp).
+// share the host's memory, so host code converts in the mapped buffer (core/planar_rows.cpp).
 void fill_planar(Device& device, const PixelBuffer& pixels, const DeviceImage& image,
                  Staging& staging);
 void read_planar(Device& device, const DeviceImage& image, Span rows, PixelBuffer& out,
                  Staging& staging);
-
-// The host code of kernels/convert.cl, same bits: samples into planes of `pixels.height` rows
-// `pitch` floats apart; and rows row0.. of planes of `rows` rows into `out`'s rows.
-void convert_to_planar(const PixelBuffer& pixels, float* planes, int pitch);
-void convert_from_planar(const float* planes, int pitch, int rows, int row0, PixelBuffer& out);
 
 }  // namespace halo

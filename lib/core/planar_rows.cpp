@@ -1,14 +1,14 @@
-// kernels/convert.cl's two sample conversions as host code, for CPU devices, whose buffers are
-// host memory the host can fill and read in place (Device::on_host). PoCL ran the kernels at
-// about 2 ns a pixel (RGB8, 2 cores); these loops are written so that GCC vectorises them
-// (0.25 ns widening, 0.35 ns quantising, one core, AVX2). Each sample gets the kernels'
-// arithmetic, so the results are the same bits.
-#include "pipeline/transfer.hpp"
-
+// kernels/convert.cl's two sample conversions as host code: to_image and to_pixels, and CPU
+// devices, whose buffers are host memory the host can fill and read in place
+// (Device::on_host). PoCL ran the kernels at about 2 ns a pixel (RGB8, 2 cores); these loops
+// are written so that GCC vectorises them (0.25 ns widening, 0.35 ns quantising, one core,
+// AVX2). Each sample gets the kernels' arithmetic (and halo::quantize's), so the results are
+// the same bits.
 #include <cstdint>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/image.hpp"
 
 // x86-64's baseline (SSE2) has no byte shuffles or float rounding worth the name: compile each
 // loop for AVX2 too and let the loader pick (GCC's function multi-versioning).
