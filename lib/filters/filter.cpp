@@ -169,6 +169,15 @@ void copy_alpha(const Image& in, Image& out) {
     std::memcpy(out.row(a_out, y), in.row(a_in, y), sizeof(float) * in.width());
 }
 
+Image result_like(const Image& src, int channels, bool alpha, Span out) {
+  Image result = src.like_uninitialized(channels, alpha);
+  for (int c = 0; c < channels; ++c)
+    for (int y = src.y0(); y < src.span().last; ++y)
+      if (y < out.first || y >= out.last)
+        std::fill_n(result.row(c, y - src.y0()), src.width(), 0.0f);
+  return result;
+}
+
 void copy_alpha(Device& device, const DeviceImage& in, DeviceImage& out) {
   if (!in.alpha || !out.alpha || in.buffer() == out.buffer()) return;
   const std::size_t plane = in.plane_size() * sizeof(float);

@@ -278,6 +278,11 @@ double sum_or_one(const std::vector<double>& values);
 void copy_alpha(const Image& in, Image& out);
 void copy_alpha(Device& device, const DeviceImage& in, DeviceImage& out);
 
+// The image a reference stage writes rows `out` of its result into: src's rows, width and
+// source, `channels` planes; rows `out` unset (the stage writes every sample of them, and a
+// strip's planes cost no pass over their memory), the others zero, as on the device.
+Image result_like(const Image& src, int channels, bool alpha, Span out);
+
 // The image a stage writes its result into: src's own buffer when the caller drops src after
 // the stage (DeviceImage::scratch; one strip buffer less, which on a CPU device is host
 // memory), else a new image like it. Only for stages whose kernels read src no more once the

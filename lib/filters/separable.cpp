@@ -95,11 +95,7 @@ void fma_taps(float* out, const float* const* in, const float* weights, int taps
 // output's order of fmas and lets the loops run across x.
 Image separable_reference(const Image& src, const SeparableKernel& k, Span out) {
   const int w = src.width(), rx = radius(k.rows), ry = radius(k.cols);
-  // Only rows `out` are computed; the strip's others are zero, as in the device's result.
-  Image result = src.like_uninitialized(src.channels(), src.alpha());
-  for (int c = 0; c < src.color_channels(); ++c)
-    for (int y = src.y0(); y < src.span().last; ++y)
-      if (y < out.first || y >= out.last) std::fill_n(result.row(c, y - src.y0()), w, 0.0f);
+  Image result = result_like(src, src.channels(), src.alpha(), out);
   const std::vector<int> xs = border_table(w, rx, k.border);
   const std::vector<int> ys = row_table(src, out, ry, k.border);
   const Span rows_pass = out.widened(ry, src.full_height());
@@ -111,7 +107,12 @@ Image separable_reference(const Image& src, const SeparableKernel& k, Span out) 
   for (int c = 0; c < src.color_channels(); ++c) {
     for (int y = rows_pass.first; y < rows_pass.last; ++y) {
       const float* in = src.row(c, y - src.y0());
-      for (std::size_t i = 0; i < padded.size(); ++i) padded[i] = xs[i] < 0 ? 0.0f : in[xs[i]];
+      // The border's columns from the table, the row itself copied (xs[rx + x] is x).
+      for (int i = 0; i < rx; ++i) {
+        padded[i] = xs[i] < 0 ? 0.0f : in[xs[i]];
+        padded[rx + w + i] = xs[rx + w + i] < 0 ? 0.0f : in[xs[rx + w + i]];
+      }
+      std::copy_n(in, w, padded.data() + rx);
       fma_taps(tmp.row(0, y - src.y0()), taps.data(), k.rows.data(), 2 * rx + 1, w);
     }
     std::vector<const float*> rows(2 * ry + 1);
