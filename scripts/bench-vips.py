@@ -20,7 +20,8 @@ halo is build/app/halo unless HALO is set; it runs with its defaults (--device a
 --photos runs the photo tasks on each file given (default: the largest image of every Plasma
 wallpaper, /usr/share/wallpapers/*/contents/images): gaussian sigma 4 to PNG against `vips
 gaussblur`, a 512x512 thumbnail to JPEG against `vipsthumbnail -s 512`, and a resize to 1600
-wide to JPEG against `vips resize` at the same scale.
+wide to JPEG against `vips resize` at the same scale, then per task the ratios' median and
+range and how many photos meet the targets (0.9x vips's wall time, 1.5x its peak RSS).
 """
 import glob
 import argparse, json, os, shutil, statistics, subprocess, sys, time
@@ -135,6 +136,24 @@ def photo_rows(o, files, out):
     return rows
 
 
+def print_photo_summary(rows):
+    """Per task, over the photos: the ratios' median and range, and how many meet the targets
+    (at or below 0.9x vips's wall time, at or below 1.5x its peak RSS)."""
+    print(f'\n{len({r["photo"] for r in rows})} photos; halo / vips per task\n')
+    print('| task | wall: median (min..max) | at or below 0.9x | peak RSS: median (max) '
+          '| at or below 1.5x |')
+    print('|---|---|---|---|---|')
+    for task, _, _ in PHOTO_TASKS:
+        mine = [r for r in rows if r['task'] == task]
+        if not mine:
+            continue
+        wall = [r['ratio'] for r in mine]
+        rss = [r['rss_ratio'] for r in mine]
+        print(f'| {task} | {statistics.median(wall):.2f} ({min(wall):.2f}..{max(wall):.2f}) | '
+              f'{sum(w <= 0.9 for w in wall)} of {len(mine)} | {statistics.median(rss):.2f} '
+              f'({max(rss):.2f}) | {sum(m <= 1.5 for m in rss)} of {len(mine)} |')
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--runs', type=int, default=5)
@@ -151,6 +170,7 @@ def main():
         print('| photo | task | halo s | vips s | halo / vips | halo MiB | vips MiB | RSS ratio |')
         print('|---|---|---|---|---|---|---|---|')
         rows = photo_rows(o, o.photos or wallpapers(), os.path.join(o.work, 'out'))
+        print_photo_summary(rows)
         if o.json:
             with open(o.json, 'w') as f:
                 json.dump({'vips': version, 'runs': o.runs, 'results': rows}, f, indent=2)

@@ -88,9 +88,10 @@ const OiioCodecs* load_oiio() {
 struct KnownFormat {
   const char* name;  // as messages say it
   // halo's own reader (shrink: open_reader's, for the readers that can), or null for
-  // OpenImageIO's reader of that name
+  // OpenImageIO's reader of that name; a reader may return null for a file it leaves to that
+  // reader (an animated WebP)
   std::unique_ptr<ImageReader> (*open)(const std::string& path, int shrink);
-  const char* oiio;
+  const char* oiio;  // "": halo's reader only
   std::vector<std::string> extensions;
   bool (*matches)(const unsigned char* b, std::size_t n);
 };
@@ -118,6 +119,7 @@ const std::vector<KnownFormat>& known_formats() {
        [](const unsigned char* b, std::size_t n) {
          return n >= 3 && b[0] == 'P' && (b[1] == 'F' || b[1] == 'f') && std::isspace(b[2]);
        }},
+      {"WebP", open_webp, "webp", {".webp"}, is_webp_content},
       {"OpenEXR",
        nullptr,
        "openexr",
@@ -138,7 +140,7 @@ const std::vector<KnownFormat>& known_formats() {
 }
 
 const KnownFormat* format_of_content(const std::string& path) {
-  unsigned char head[8] = {};
+  unsigned char head[12] = {};
   std::ifstream in(path, std::ios::binary);
   in.read(reinterpret_cast<char*>(head), sizeof head);
   const auto n = std::size_t(in.gcount());
@@ -236,13 +238,12 @@ std::unique_ptr<ImageReader> open_any_reader(const std::string& path, int shrink
     if (named && named != content)
       spdlog::warn("{}: the content is {}, not {}; reading it as {}", path, content->name,
                    named->name, content->name);
-    if (content->open) {
-      if (!part.first())
-        throw Error(ErrorKind::BadData,
-                    fmt::format("{}: {} holds one image, not subimage {} MIP level {}", path,
-                                content->name, part.subimage, part.miplevel));
-      return content->open(path, shrink);  // checks the size on its header
-    }
+    if (content->open && part.first())
+      if (auto own = content->open(path, shrink)) return own;  // checks the size on its header
+    if (!*content->oiio)
+      throw Error(ErrorKind::BadData,
+                  fmt::format("{}: {} holds one image, not subimage {} MIP level {}", path,
+                              content->name, part.subimage, part.miplevel));
     if (std::string(content->oiio) == "openexr") check_exr_header(path);
     reader = oiio_codecs().open(path, content->oiio, part);
   } else if (named) {
@@ -253,7 +254,7 @@ std::unique_ptr<ImageReader> open_any_reader(const std::string& path, int shrink
   } else if (extension(path).empty()) {
     throw Error(ErrorKind::BadData, path +
                                         ": not an image halo recognises by its content (PNG, "
-                                        "JPEG, PFM, OpenEXR, TIFF), and no extension names "
+                                        "JPEG, PFM, WebP, OpenEXR, TIFF), and no extension names "
                                         "another format");
   } else {
     // Some of OpenImageIO's readers (PNM's among them) take the whole file into memory, so
@@ -301,7 +302,7 @@ std::unique_ptr<ImageReader> open_reader(const std::string& path, int shrink, Im
 std::vector<int> mip_levels(const std::string& path) {
   const int subimages = open_reader(path)->header().subimages;  // the checks of any read
   const KnownFormat* content = format_of_content(path);
-  if (content && content->open) return {1};  // halo's own readers: PNG, JPEG, PFM
+  if (content && !*content->oiio) return {1};  // halo's own readers only: PNG, JPEG, PFM
   // Each level is a seek in OpenImageIO, and each part a header it has parsed already.
   constexpr int kMostParts = 1024;
   if (subimages > kMostParts)

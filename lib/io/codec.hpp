@@ -1,7 +1,8 @@
 // Image files read and written row by row, so that no image has to fit in memory at once.
 // One reader and one writer per format family: PNG through libpng and halo's own encoder
-// (io/png.cpp), JPEG through libjpeg-turbo (io/jpeg.cpp), PFM (io/pfm.cpp), everything else
-// through OpenImageIO's scanline calls (io/oiio.cpp).
+// (io/png.cpp), JPEG through libjpeg-turbo (io/jpeg.cpp), PFM (io/pfm.cpp), WebP stills read
+// through libwebp (io/webp.cpp), everything else through OpenImageIO's scanline calls
+// (io/oiio.cpp).
 #pragma once
 
 #include <cstddef>
@@ -78,9 +79,10 @@ struct ImageHeader {
   std::string format;                   // "png", "openexr", ...
   bool whole_image = false;             // the decoder holds the whole image (interlaced PNG)
   int tile_width = 0, tile_height = 0;  // a tiled file's tiles (a row of them is read at once)
-  int decode_rows = 0;  // rows of stored samples the decoder holds at once (OpenImageIO's)
-  int shrink = 1;       // decoded at 1/shrink of the stored size (open_reader's shrink)
-  int subimages = 1;    // parts of a multi-part file (OpenEXR); open_reader's part is read
+  int decode_rows = 0;      // rows of stored samples the decoder holds at once (OpenImageIO's)
+  int shrink = 1;           // decoded at 1/shrink of the stored size (open_reader's shrink)
+  bool can_shrink = false;  // the decoder can decode at 1/2, 1/4 or 1/8 (JPEG, WebP)
+  int subimages = 1;        // parts of a multi-part file (OpenEXR); open_reader's part is read
   Placement placement;
   Metadata metadata;  // what the header says besides the pixels
 };
@@ -169,9 +171,9 @@ inline std::string extension(const std::string& path) {
   return lower(path.substr(dot));
 }
 
-// Per format: io/png.cpp, io/jpeg.cpp, io/pfm.cpp, and io/oiio.cpp, a module (libhalo_oiio.so)
-// loaded on first use: OpenImageIO and the ~260 libraries it links cost 0.1 s and 120 MiB at
-// start, which the common formats do without.
+// Per format: io/png.cpp, io/jpeg.cpp, io/pfm.cpp, io/webp.cpp (reading), and io/oiio.cpp, a module
+// (libhalo_oiio.so) loaded on first use: OpenImageIO and the ~260 libraries it links cost 0.1 s and
+// 120 MiB at start, which the common formats do without.
 bool is_png(const std::string& path);
 bool is_jpeg(const std::string& path);
 bool is_pfm(const std::string& path);
@@ -179,6 +181,10 @@ std::unique_ptr<ImageReader> open_png(const std::string& path);
 // shrink 2, 4 or 8: decoded at that fraction of its size (DCT scaling); else whole.
 std::unique_ptr<ImageReader> open_jpeg(const std::string& path, int shrink);
 std::unique_ptr<ImageReader> open_pfm(const std::string& path);
+// shrink 2, 4 or 8: decoded at that fraction of its size (libwebp's scaling); else whole.
+// Null for an animation, which OpenImageIO reads (its frames as subimages).
+std::unique_ptr<ImageReader> open_webp(const std::string& path, int shrink);
+bool is_webp_content(const unsigned char* bytes, std::size_t n);  // RIFF....WEBP
 std::unique_ptr<ImageWriter> create_png(const std::string& file, const OutputHeader& header,
                                         const WriteOptions& options);
 // `target`: the output's own name, for warnings (`file` may be its temporary).

@@ -113,6 +113,7 @@ class JpegReader : public ImageReader {
     info_.out_color_space = cmyk_                                     ? JCS_CMYK
                             : info_.jpeg_color_space == JCS_GRAYSCALE ? JCS_GRAYSCALE
                                                                       : JCS_RGB;
+    header_.can_shrink = true;
     if (shrink == 2 || shrink == 4 || shrink == 8) {  // DCT scaling: an 8x8 block to 4, 2 or 1
       info_.scale_num = 1;
       info_.scale_denom = unsigned(shrink);

@@ -205,7 +205,7 @@ FilePlan::FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipel
                  to_string(type_), to_string(requested));
   log_details(this->pipeline(), probe, names.input);
   const Size stored{probe.input().width, probe.input().height};
-  if (probe.header().format == "jpeg" && this->pipeline().guide_sets().empty())
+  if (probe.header().can_shrink && this->pipeline().guide_sets().empty())
     shrink_ = this->pipeline().decode_shrink(stored);
   if (shrink_ > 1)
     spdlog::info("{}: decoded at 1/{} of its size (the first stages shrink it more)", names.input,

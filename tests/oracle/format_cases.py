@@ -91,6 +91,36 @@ def jpeg(t):
     return "decodes equal"
 
 
+@case("format:webp", "Pillow (libwebp) writes lossy and lossless WebP, RGB and RGBA, with an ICC "
+      "profile; halo's decode against Pillow's (the shrunk decode is checked in "
+      "tests/io/webp_test.cpp against blocks of one colour)",
+      "the same decode (where alpha is not 0: the colour under it is the encoder's); the "
+      "profile kept")
+def webp(t):
+    count = 0
+    for (w, h) in SIZES + [(301, 77)]:
+        for channels, mode in [(3, "RGB"), (4, "RGBA")]:
+            codes = to_codes(photo(w, h, channels, seed=w + channels))
+            for lossless in [False, True]:
+                src = t.path(f"in-{mode}-{lossless}.webp")
+                Image.fromarray(codes, mode).save(src, lossless=lossless, quality=90)
+                ours = read_png(t.run(src, [], "decoded.png"))
+                theirs = np.asarray(Image.open(src).convert(mode))
+                if channels == 4:  # colour under alpha 0 is the encoder's choice, not the file's
+                    ours = np.where(theirs[..., 3:] == 0, 0, ours)
+                    theirs = np.where(theirs[..., 3:] == 0, 0, theirs)
+                agree_codes(ours, theirs, 0, f"{w}x{h} {mode} lossless={lossless}")
+                count += 1
+    # The profile goes to the output.
+    profile = open("/usr/share/color/icc/compatibleWithAdobeRGB1998.icc", "rb").read()
+    Image.fromarray(to_codes(photo(9, 4, 3))).save(t.path("icc.webp"), icc_profile=profile,
+                                                   lossless=True)
+    kept = Image.open(t.run(t.path("icc.webp"), [], "icc.png")).info.get("icc_profile")
+    if kept != profile:
+        raise Mismatch("the WebP's ICC profile was not kept")
+    return f"{count} files decode equal"
+
+
 @case("format:tiff", "tifffile writes and reads (halo's uncompressed files: tifffile undoes "
       "no float predictor without imagecodecs), Pillow reads halo's compressed 8-bit files: "
       "8, 16 bits and float, 1/3/4 channels", "exact")

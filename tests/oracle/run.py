@@ -27,7 +27,7 @@ import format_cases  # noqa: E402,F401
 import guided_cases  # noqa: E402,F401
 import metric_cases  # noqa: E402,F401
 
-FORMATS = ["format:png", "format:jpeg", "format:tiff", "format:exr", "format:pfm"]
+FORMATS = ["format:png", "format:jpeg", "format:webp", "format:tiff", "format:exr", "format:pfm"]
 METRICS = ["metric:ssim", "metric:flip"]  # halo compare --metrics
 
 
