@@ -3,6 +3,7 @@
 
   scripts/bench-vips.py [--runs N] [--work DIR] [--only NAME,...] [--json FILE]
   scripts/bench-vips.py --photos [FILE...] [--runs N] [--json FILE]
+  scripts/bench-vips.py --photos [FILE...] --batch [--runs N] [--json FILE]
 
 Each case runs halo and vips alternately N times (default 5) and prints the median wall time of
 each with its spread (min..max), the ratio halo/vips of the medians, and each tool's peak RSS
@@ -22,6 +23,8 @@ wallpaper, /usr/share/wallpapers/*/contents/images): gaussian sigma 4 to PNG aga
 gaussblur`, a 512x512 thumbnail to JPEG against `vipsthumbnail -s 512`, and a resize to 1600
 wide to JPEG against `vips resize` at the same scale, then per task the ratios' median and
 range and how many photos meet the targets (0.9x vips's wall time, 1.5x its peak RSS).
+--batch instead times the photos as one folder to 512 thumbnails: `halo run FOLDER` against
+`vipsthumbnail FOLDER/*`.
 """
 import glob
 import argparse, json, os, shutil, statistics, subprocess, sys, time
@@ -136,6 +139,43 @@ def photo_rows(o, files, out):
     return rows
 
 
+def photo_batch(o, files):
+    """The photos as one folder to 512 thumbnails: `halo run FOLDER` (its default jobs) against
+    `vipsthumbnail FOLDER/*`, alternately; the photos are copied into the folder first, untimed,
+    each name prefixed with its index so that no two outputs collide."""
+    folder, out = os.path.join(o.work, 'batch-in'), os.path.join(o.work, 'batch-out')
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    for i, f in enumerate(files):
+        shutil.copy(f, os.path.join(folder, f'{i:03d}-{os.path.basename(f)}'))
+    inputs = sorted(os.path.join(folder, n) for n in os.listdir(folder))
+    h_cmd = [halo, 'run', folder, '-f', 'thumbnail:w=512:h=512', '-o', out + '/{stem}.jpg']
+    v_cmd = ['vipsthumbnail', *inputs, '-s', '512', '-o', out + '/%s.jpg']
+    def fresh(cmd):
+        shutil.rmtree(out, ignore_errors=True)
+        os.makedirs(out)
+        result = timed(cmd)
+        if len(os.listdir(out)) != len(inputs):
+            sys.exit(f'bench-vips: {cmd[0]} wrote {len(os.listdir(out))} of {len(inputs)} outputs')
+        return result
+    fresh(h_cmd), fresh(v_cmd)  # caches warm, untimed
+    h_runs, v_runs = [], []
+    for _ in range(o.runs):
+        h_runs.append(fresh(h_cmd))
+        v_runs.append(fresh(v_cmd))
+    h, v = summary(h_runs), summary(v_runs)
+    print(f'\n{len(inputs)} photos as one folder to 512 thumbnails\n')
+    print('| tool | s: median (min..max) | peak RSS MiB |')
+    print('|---|---|---|')
+    print(f'| halo run FOLDER -f thumbnail:w=512:h=512 | {h[0]:.2f} ({h[1]:.2f}..{h[2]:.2f}) | '
+          f'{h[3]:.0f} |')
+    print(f'| vipsthumbnail FOLDER/* -s 512 | {v[0]:.2f} ({v[1]:.2f}..{v[2]:.2f}) | {v[3]:.0f} |')
+    print(f'| halo / vips | {h[0] / v[0]:.2f} | {h[3] / v[3]:.2f} |')
+    return {'photos': len(inputs), 'halo': h_cmd[1:], 'vips': v_cmd[:1] + ['FOLDER/*'] + v_cmd[-4:],
+            'halo_s': h[0], 'vips_s': v[0], 'ratio': h[0] / v[0], 'halo_rss_mib': h[3],
+            'vips_rss_mib': v[3], 'rss_ratio': h[3] / v[3]}
+
+
 def print_photo_summary(rows):
     """Per task, over the photos: the ratios' median and range, and how many meet the targets
     (at or below 0.9x vips's wall time, at or below 1.5x its peak RSS)."""
@@ -162,6 +202,8 @@ def main():
     ap.add_argument('--json', default='')
     ap.add_argument('--photos', nargs='*', default=None,
                     help='the photo tasks on these files (none given: the Plasma wallpapers)')
+    ap.add_argument('--batch', action='store_true',
+                    help='with --photos: the photos as one folder to thumbnails instead')
     o = ap.parse_args()
     version = subprocess.run(['vips', '--version'], stdout=subprocess.PIPE, text=True).stdout.strip()
     print(f'halo: {halo}\nvips: {version}\nruns: {o.runs}, alternating; medians (min..max)\n')
@@ -169,7 +211,14 @@ def main():
         os.makedirs(o.work, exist_ok=True)
         print('| photo | task | halo s | vips s | halo / vips | halo MiB | vips MiB | RSS ratio |')
         print('|---|---|---|---|---|---|---|---|')
-        rows = photo_rows(o, o.photos or wallpapers(), os.path.join(o.work, 'out'))
+        files = o.photos or wallpapers()
+        if o.batch:
+            batch = photo_batch(o, files)
+            if o.json:
+                with open(o.json, 'w') as f:
+                    json.dump({'vips': version, 'runs': o.runs, 'batch': batch}, f, indent=2)
+            return
+        rows = photo_rows(o, files, os.path.join(o.work, 'out'))
         print_photo_summary(rows)
         if o.json:
             with open(o.json, 'w') as f:

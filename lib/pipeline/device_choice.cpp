@@ -158,7 +158,7 @@ void record_start_cost(const std::optional<fs::path>& cache_dir, const DeviceInf
   device["platform"] = info.platform_name;
   device["gpu"] = info.gpu;
   device["compute_units"] = info.compute_units;
-  record(device, "start_seconds", start_seconds);
+  record(device, "start_seconds", start_seconds + (info.gpu ? 0 : kCpuRuntimeSeconds));
   try {
     fs::create_directories(*cache_dir);
     write_record(costs_file(*cache_dir), costs);

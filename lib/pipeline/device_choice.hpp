@@ -43,6 +43,11 @@ constexpr double kStartRecordDays = 7;
 // 1800 and the denoise network at 740 cores' worth of PoCL. Transfers: ns a sample, both ways.
 constexpr double kGpuCores = 1000;
 constexpr double kGpuTransferNs = 0.2;
+// What an OpenCL runtime on the CPU costs a run beyond the start measured (opening it, loading
+// programs) and its listing: its threads' start and unloading it at exit, added to the start
+// recorded. PoCL, 2 cores, 2026-11-28: a 512x512 gaussian took 0.16 s on it against the
+// reference's 0.04 s, where listing and start measured 0.072 s.
+constexpr double kCpuRuntimeSeconds = 0.05;
 
 DeviceChoice choose_device(const Workload& work,
                            const std::optional<std::filesystem::path>& cache_dir);
