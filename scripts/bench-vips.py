@@ -209,8 +209,6 @@ def main():
     print(f'halo: {halo}\nvips: {version}\nruns: {o.runs}, alternating; medians (min..max)\n')
     if o.photos is not None:
         os.makedirs(o.work, exist_ok=True)
-        print('| photo | task | halo s | vips s | halo / vips | halo MiB | vips MiB | RSS ratio |')
-        print('|---|---|---|---|---|---|---|---|')
         files = o.photos or wallpapers()
         if o.batch:
             batch = photo_batch(o, files)
@@ -218,6 +216,8 @@ def main():
                 with open(o.json, 'w') as f:
                     json.dump({'vips': version, 'runs': o.runs, 'batch': batch}, f, indent=2)
             return
+        print('| photo | task | halo s | vips s | halo / vips | halo MiB | vips MiB | RSS ratio |')
+        print('|---|---|---|---|---|---|---|---|')
         rows = photo_rows(o, files, os.path.join(o.work, 'out'))
         print_photo_summary(rows)
         if o.json:
