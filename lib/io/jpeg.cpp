@@ -14,6 +14,9 @@
 #include <cstring>
 #include <memory>
 #include <string_view>
+#include <vector>
+
+#include <sys/mman.h>
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
@@ -82,6 +85,83 @@ void cmyk_to_rgb(const std::uint8_t* cmyk, std::uint8_t* rgb, int width) {
     for (int c = 0; c < 3; ++c) rgb[3 * x + c] = std::uint8_t((cmyk[4 * x + c] * k + 127) / 255);
   }
 }
+
+// A progressive file's coefficients, held whole for the image (libjpeg's virtual block
+// arrays), in memory mapped with transparent huge pages where the kernel offers them.
+class WholeBlockArrays {
+ public:
+  // Takes over info's block arrays from now on (before jpeg_start_decompress).
+  void install(jpeg_decompress_struct& info) {
+    saved_ = *info.mem;
+    info.client_data = this;
+    info.mem->request_virt_barray = request;
+    info.mem->realize_virt_arrays = realize;
+    info.mem->access_virt_barray = access;
+  }
+
+ private:
+  struct Mapping {
+    void* address = MAP_FAILED;
+    std::size_t size = 0;
+    ~Mapping() {
+      if (address != MAP_FAILED) munmap(address, size);
+    }
+  };
+  struct Array {
+    JDIMENSION blocks_per_row = 0, rows = 0;
+    Mapping memory;
+    std::vector<JBLOCKROW> row_pointers;
+  };
+
+  static WholeBlockArrays& of(j_common_ptr info) {
+    return *static_cast<WholeBlockArrays*>(info->client_data);
+  }
+
+  static jvirt_barray_ptr request(j_common_ptr info, int pool, boolean pre_zero,
+                                  JDIMENSION blocks_per_row, JDIMENSION rows,
+                                  JDIMENSION max_access) {
+    WholeBlockArrays& self = of(info);
+    if (pool != JPOOL_IMAGE)
+      return self.saved_.request_virt_barray(info, pool, pre_zero, blocks_per_row, rows,
+                                             max_access);
+    auto array = std::make_unique<Array>();
+    array->blocks_per_row = blocks_per_row, array->rows = rows;
+    self.arrays_.push_back(std::move(array));
+    return reinterpret_cast<jvirt_barray_ptr>(self.arrays_.back().get());
+  }
+
+  static void realize(j_common_ptr info) {
+    WholeBlockArrays& self = of(info);
+    self.saved_.realize_virt_arrays(info);
+    for (auto& array : self.arrays_) {
+      if (array->memory.address != MAP_FAILED) continue;
+      const std::size_t per_row = array->blocks_per_row;
+      array->memory.size = per_row * array->rows * sizeof(JBLOCK);
+      array->memory.address = mmap(nullptr, array->memory.size, PROT_READ | PROT_WRITE,
+                                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (array->memory.address == MAP_FAILED) ERREXIT(info, JERR_OUT_OF_MEMORY);
+      madvise(array->memory.address, array->memory.size, MADV_HUGEPAGE);
+      auto* blocks = static_cast<JBLOCK*>(array->memory.address);
+      array->row_pointers.resize(array->rows);
+      for (JDIMENSION y = 0; y < array->rows; ++y) array->row_pointers[y] = blocks + y * per_row;
+    }
+  }
+
+  static JBLOCKARRAY access(j_common_ptr info, jvirt_barray_ptr ptr, JDIMENSION start,
+                            JDIMENSION rows, boolean writable) {
+    WholeBlockArrays& self = of(info);
+    for (auto& array : self.arrays_)
+      if (reinterpret_cast<jvirt_barray_ptr>(array.get()) == ptr) {
+        if (array->memory.address == MAP_FAILED || start + rows > array->rows)
+          ERREXIT(info, JERR_BAD_VIRTUAL_ACCESS);
+        return array->row_pointers.data() + start;
+      }
+    return self.saved_.access_virt_barray(info, ptr, start, rows, writable);
+  }
+
+  jpeg_memory_mgr saved_{};
+  std::vector<std::unique_ptr<Array>> arrays_;
+};
 
 // APP1 identifiers.
 constexpr std::string_view kExif{"Exif\0\0", 6};
@@ -160,6 +240,7 @@ class JpegReader : public ImageReader {
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
     if (setjmp(errors_.jump)) fail("cannot read pixels");
     if (!started_) {
+      if (info_.progressive_mode) blocks_.install(info_);
       jpeg_start_decompress(&info_);
       started_ = true;
     }
@@ -204,6 +285,7 @@ class JpegReader : public ImageReader {
   std::string path_;
   File file_;
   ErrorManager errors_;
+  WholeBlockArrays blocks_;  // outlives jpeg_, which may use it until destroyed
   Decompress jpeg_;
   jpeg_decompress_struct& info_ = jpeg_.info;
   bool cmyk_ = false;

@@ -60,17 +60,19 @@ def png(t):
     return f"{count + 3} files"
 
 
-@case("format:jpeg", "Pillow (libjpeg-turbo) decodes halo's JPEGs and halo decodes Pillow's; "
+@case("format:jpeg", "Pillow (libjpeg-turbo) decodes halo's JPEGs and halo decodes Pillow's, "
+      "baseline and progressive; "
       "ImageMagick reads halo's quality", "the same decode; at quality 95 within 0.5 dB of "
       "Pillow's own JPEG of the same image",
       "halo decodes with libjpeg-turbo's accurate integer IDCT, as Pillow does")
 def jpeg(t):
     for (w, h) in SIZES:
         codes = to_codes(photo(w, h, 3, seed=w))
-        Image.fromarray(codes).save(t.path("in.jpg"), quality=90)
-        ours = read_png(t.run(t.path("in.jpg"), [], "decoded.png"))
-        agree_codes(ours, np.asarray(Image.open(t.path("in.jpg")).convert("RGB")), 0,
-                    f"{w}x{h} decoded")
+        for progressive in [False, True]:  # a progressive file's coefficients: halo's memory
+            Image.fromarray(codes).save(t.path("in.jpg"), quality=90, progressive=progressive)
+            ours = read_png(t.run(t.path("in.jpg"), [], "decoded.png"))
+            agree_codes(ours, np.asarray(Image.open(t.path("in.jpg")).convert("RGB")), 0,
+                        f"{w}x{h} (progressive {progressive}) decoded")
         Image.fromarray(codes).save(t.path("src.png"))
         t.run(t.path("src.png"), [], "out.jpg")
         back = np.asarray(Image.open(t.path("out.jpg")).convert("RGB"))
@@ -95,7 +97,9 @@ def jpeg(t):
       "profile; halo's decode against Pillow's (the shrunk decode is checked in "
       "tests/io/webp_test.cpp against blocks of one colour)",
       "the same decode (where alpha is not 0: the colour under it is the encoder's); the "
-      "profile kept")
+      "profile kept",
+      "halo reads WebP stills through libwebp, animations through OpenImageIO (their first "
+      "frame)")
 def webp(t):
     count = 0
     for (w, h) in SIZES + [(301, 77)]:
