@@ -159,6 +159,9 @@ class Image {
   Image like_uninitialized(int channels, bool alpha) const;
   int channels() const { return channels_; }
   bool alpha() const { return alpha_; }
+  // Whether the last channel is alpha that filters pass through (premultiply makes it a plane
+  // filtered with the colour; unpremultiply makes it alpha again).
+  void set_alpha(bool alpha) { alpha_ = alpha; }
   // Channels that filters touch: all but a trailing alpha.
   int color_channels() const { return channels_ - (alpha_ ? 1 : 0); }
   int pitch() const { return pitch_; }

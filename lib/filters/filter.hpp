@@ -221,6 +221,10 @@ class Stage {
   // that carries rows (carries_rows) takes on the device an `in` that starts below them, and
   // its result then holds the rows `out`.
   virtual Image reference_rows(const Image& in, Span out, StageRun& run) const = 0;
+  // The same computed in `image` itself, which the caller then drops as input (the host's
+  // strips): true when done, false to call reference_rows. For stages whose output sample is
+  // a function of the input's at the same place (pointwise), which then copy no strip.
+  virtual bool reference_in_place(Image& /*image*/, Span /*out*/, StageRun&) const { return false; }
   virtual DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                                    StageRun& run) const = 0;
 

@@ -88,21 +88,23 @@ class PointwiseStage : public Stage {
     }
   }
 
-  Image reference_rows(const Image& in, Span out, StageRun&) const override {
-    if (skips(in.source(), in.alpha(), in.channels())) return in;
-    const int alpha = alpha_plane(in.alpha(), in.channels());
-    Image result = result_like(in, in.channels(), alpha_after(in.alpha()), out);
-    for (int c = 0; c < in.channels(); ++c)
-      for (int y = out.first; y < out.last; ++y) {
-        const float* v = in.row(c, y - in.y0());
-        const float* a = alpha < 0 ? nullptr : in.row(alpha, y - in.y0());
-        float* o = result.row(c, y - in.y0());
-        if (c == alpha)
-          std::copy_n(v, in.width(), o);
-        else
-          apply_row(v, a, o, in.width());
-      }
+  Image reference_rows(const Image& in, Span out, StageRun& run) const override {
+    Image result = in;
+    reference_in_place(result, out, run);
     return result;
+  }
+
+  bool reference_in_place(Image& image, Span out, StageRun&) const override {
+    if (skips(image.source(), image.alpha(), image.channels())) return true;
+    const int alpha = alpha_plane(image.alpha(), image.channels());
+    for (int c = 0; c < image.channels(); ++c)
+      for (int y = out.first; y < out.last; ++y) {
+        if (c == alpha) continue;
+        float* v = image.row(c, y - image.y0());
+        apply_row(v, alpha < 0 ? nullptr : image.row(alpha, y - image.y0()), image.width());
+      }
+    image.set_alpha(alpha_after(image.alpha()));
+    return true;
   }
 
   DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
@@ -129,20 +131,21 @@ class PointwiseStage : public Stage {
   }
 
  private:
-  // One row of a colour plane; `a` the alpha row, or null. Alpha's two formulas are written
-  // out (not through fn_) so that the loops vectorise; the division is the same either way.
-  void apply_row(const float* v, const float* a, float* o, int n) const {
+  // One row of a colour plane in place; `a` the alpha row, or null. Alpha's two formulas are
+  // written out (not through fn_) so that the loops vectorise; the division is the same
+  // either way.
+  void apply_row(float* v, const float* a, int n) const {
     if (exponent_ > 0.0f) {
-      for (int x = 0; x < n; ++x) o[x] = powered(v[x], exponent_);
+      for (int x = 0; x < n; ++x) v[x] = powered(v[x], exponent_);
     } else if (kind_ == Kind::premultiply && a) {
-      for (int x = 0; x < n; ++x) o[x] = v[x] * a[x];
+      for (int x = 0; x < n; ++x) v[x] *= a[x];
     } else if (kind_ == Kind::unpremultiply && a) {
       for (int x = 0; x < n; ++x) {
         const float q = v[x] / (a[x] > 0.0f ? a[x] : 1.0f);
-        o[x] = a[x] > 0.0f ? q : 0.0f;
+        v[x] = a[x] > 0.0f ? q : 0.0f;
       }
     } else {
-      for (int x = 0; x < n; ++x) o[x] = fn_(v[x], a ? a[x] : 1.0f);
+      for (int x = 0; x < n; ++x) v[x] = fn_(v[x], a ? a[x] : 1.0f);
     }
   }
 

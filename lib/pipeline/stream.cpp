@@ -488,7 +488,9 @@ class ReferenceLane {
       const int set = pipeline_.guide_set(i);
       runs_[i].own = plan_.own_rows(k, int(i));
       runs_[i].guides = set >= 0 ? &strip.guides[set] : nullptr;
-      image = stages[i]->reference_rows(image, plan_.stage_rows(k, i), runs_[i]);
+      const Span rows = plan_.stage_rows(k, i);
+      if (!stages[i]->reference_in_place(image, rows, runs_[i]))
+        image = stages[i]->reference_rows(image, rows, runs_[i]);
     }
     return {own, measure_only_ ? PixelBuffer() : to_pixels(image, type_, own)};
   }
