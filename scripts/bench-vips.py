@@ -85,6 +85,18 @@ def timed(argv):
     return wall, usage.ru_maxrss / 1024.0
 
 
+def alternate(o, h_cmd, v_cmd, run=None):
+    """Both commands once untimed (caches warm), then o.runs times alternately: the summaries
+    of halo's runs and vips's."""
+    run = run or timed
+    run(h_cmd), run(v_cmd)
+    h_runs, v_runs = [], []
+    for _ in range(o.runs):
+        h_runs.append(run(h_cmd))
+        v_runs.append(run(v_cmd))
+    return summary(h_runs), summary(v_runs)
+
+
 def summary(runs):
     walls = [w for w, _ in runs]
     return statistics.median(walls), min(walls), max(walls), max(r for _, r in runs)
@@ -121,12 +133,7 @@ def photo_rows(o, files, out):
             fill = dict(f=f, o=out, scale=f'{1600 / width:.6f}')
             h_cmd = [halo] + h_args.format(**fill).split()
             v_cmd = [a.format(**fill) for a in v_args]
-            timed(h_cmd), timed(v_cmd)  # caches warm, untimed
-            h_runs, v_runs = [], []
-            for _ in range(o.runs):
-                h_runs.append(timed(h_cmd))
-                v_runs.append(timed(v_cmd))
-            h, v = summary(h_runs), summary(v_runs)
+            h, v = alternate(o, h_cmd, v_cmd)
             name = f'{os.path.basename(os.path.dirname(os.path.dirname(os.path.dirname(f))))}/' \
                    f'{os.path.basename(f)}'
             print(f'| {name} | {task} | {h[0]:.2f} ({h[1]:.2f}..{h[2]:.2f}) | '
@@ -158,12 +165,7 @@ def photo_batch(o, files):
         if len(os.listdir(out)) != len(inputs):
             sys.exit(f'bench-vips: {cmd[0]} wrote {len(os.listdir(out))} of {len(inputs)} outputs')
         return result
-    fresh(h_cmd), fresh(v_cmd)  # caches warm, untimed
-    h_runs, v_runs = [], []
-    for _ in range(o.runs):
-        h_runs.append(fresh(h_cmd))
-        v_runs.append(fresh(v_cmd))
-    h, v = summary(h_runs), summary(v_runs)
+    h, v = alternate(o, h_cmd, v_cmd, fresh)
     print(f'\n{len(inputs)} photos as one folder to 512 thumbnails\n')
     print('| tool | s: median (min..max) | peak RSS MiB |')
     print('|---|---|---|')

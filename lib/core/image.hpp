@@ -13,6 +13,16 @@
 
 namespace halo {
 
+// What a container's allocator does to make an element: without arguments nothing (the
+// element is left unset, default-initialised), else the constructor with them.
+template <class U, class... A>
+void construct_unset(U* p, A&&... args) {
+  if constexpr (sizeof...(A) == 0)
+    ::new (static_cast<void*>(p)) U;
+  else
+    ::new (static_cast<void*>(p)) U(std::forward<A>(args)...);
+}
+
 // Allocates from a memory resource (page-locked memory for fast device transfers, see
 // cl/pinned_pool.hpp), unlike std::pmr's allocator it moves with its storage on move
 // assignment, so `buffer = make_pinned()` keeps the memory instead of copying it. Copies are
@@ -35,13 +45,9 @@ struct HostAllocator {
   void deallocate(T* p, std::size_t n) { resource->deallocate(p, n * sizeof(T), 64); }
   // resize() leaves new samples as they are: PixelBuffer zeroes them unless asked not to, so
   // strips that are about to be overwritten cost no pass over their memory.
-  template <class U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
   template <class U, class... A>
   void construct(U* p, A&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<A>(args)...);
+    construct_unset(p, std::forward<A>(args)...);
   }
   HostAllocator select_on_container_copy_construction() const { return {}; }
   template <class U>
@@ -62,13 +68,9 @@ struct UnsetAllocator : std::allocator<T> {
   UnsetAllocator() = default;
   template <class U>
   UnsetAllocator(const UnsetAllocator<U>&) {}
-  template <class U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
   template <class U, class... A>
   void construct(U* p, A&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<A>(args)...);
+    construct_unset(p, std::forward<A>(args)...);
   }
 };
 

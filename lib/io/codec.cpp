@@ -196,6 +196,21 @@ std::string to_string(SampleType type) {
   return "?";
 }
 
+void copy_u8_row(const std::uint8_t* samples, int width, int channels, int first, int n,
+                 PixelType type, std::byte* out) {
+  for (int x = 0; x < width; ++x)
+    for (int c = 0; c < n; ++c) {
+      const std::uint8_t v = samples[std::size_t(x) * channels + first + c];
+      const std::size_t i = std::size_t(x) * n + c;
+      if (type == PixelType::u8)
+        reinterpret_cast<std::uint8_t*>(out)[i] = v;
+      else if (type == PixelType::u16)
+        reinterpret_cast<std::uint16_t*>(out)[i] = v;
+      else
+        reinterpret_cast<float*>(out)[i] = float(v) * unit_scale(PixelType::u8);
+    }
+}
+
 bool is_writable_format(const std::string& extension) {
   const auto& formats = image_extensions();
   return std::find(formats.begin(), formats.end(), extension) != formats.end();

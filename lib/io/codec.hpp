@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -170,6 +171,11 @@ inline std::string extension(const std::string& path) {
     return "";
   return lower(path.substr(dot));
 }
+
+// For readers whose decoders give 8-bit rows (JPEG, WebP): channels [first, first + n) of a
+// row of `width` pixels of `channels` samples, into `out` as `type` (float: code / 255).
+void copy_u8_row(const std::uint8_t* samples, int width, int channels, int first, int n,
+                 PixelType type, std::byte* out);
 
 // Per format: io/png.cpp, io/jpeg.cpp, io/pfm.cpp, io/webp.cpp (reading), and io/oiio.cpp, a module
 // (libhalo_oiio.so) loaded on first use: OpenImageIO and the ~260 libraries it links cost 0.1 s and

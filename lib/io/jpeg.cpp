@@ -263,17 +263,7 @@ class JpegReader : public ImageReader {
         samples = rgb_.data();
       }
       std::byte* dst = out + std::size_t(r) * header_.width * n * sample_size(type);
-      for (int x = 0; x < header_.width; ++x)
-        for (int c = 0; c < n; ++c) {
-          const std::uint8_t v = samples[std::size_t(x) * channels + first + c];
-          const std::size_t i = std::size_t(x) * n + c;
-          if (type == PixelType::u8)
-            reinterpret_cast<std::uint8_t*>(dst)[i] = v;
-          else if (type == PixelType::u16)
-            reinterpret_cast<std::uint16_t*>(dst)[i] = v;
-          else
-            reinterpret_cast<float*>(dst)[i] = float(v) * unit_scale(PixelType::u8);
-        }
+      copy_u8_row(samples, header_.width, channels, first, n, type, dst);
     }
   }
 
