@@ -7,39 +7,28 @@
 #include <webp/decode.h>
 #include <webp/demux.h>
 
-#include <sys/stat.h>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
+#include "core/paths.hpp"
 #include "io/codec.hpp"
 
 namespace halo {
 
 namespace {
 
-struct CloseFile {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
+// A RIFF file's size field is 32 bits: no WebP is larger.
+constexpr std::size_t kMostWebpBytes = (std::size_t(1) << 32) + 8;
 
-// The file's bytes, its size checked against the memory budget on the opened file.
-std::vector<std::uint8_t> read_whole(const std::string& path) {
-  std::unique_ptr<std::FILE, CloseFile> file(std::fopen(path.c_str(), "rb"));
-  if (!file) throw Error(ErrorKind::NoInput, path + ": cannot open for reading");
-  struct stat st {};
-  if (fstat(fileno(file.get()), &st) != 0 || !S_ISREG(st.st_mode))
-    throw Error(ErrorKind::NoInput, path + ": not a regular file");
-  check_memory(path, std::size_t(st.st_size), "the whole WebP file");
-  std::vector<std::uint8_t> bytes(std::size_t(st.st_size));
-  if (std::fread(bytes.data(), 1, bytes.size(), file.get()) != bytes.size())
-    throw Error(ErrorKind::BadData, path + ": read error");
-  return bytes;
+const std::uint8_t* data_of(const std::string& bytes) {
+  return reinterpret_cast<const std::uint8_t*>(bytes.data());
 }
 
 std::string status_text(VP8StatusCode status) {
@@ -78,8 +67,7 @@ struct DeleteDecoder {
 
 class WebpReader : public ImageReader {
  public:
-  WebpReader(const std::string& path, std::vector<std::uint8_t> bytes,
-             const WebPBitstreamFeatures& f, int shrink)
+  WebpReader(const std::string& path, std::string bytes, const WebPBitstreamFeatures& f, int shrink)
       : path_(path), bytes_(std::move(bytes)) {
     check_image_size(path, f.width, f.height);
     header_.format = "webp";
@@ -119,7 +107,7 @@ class WebpReader : public ImageReader {
   Metadata read_metadata() const {
     // Partial: a truncated file's chunks before the cut are read, and its pixels fail when
     // the rows past it are asked for, saying so.
-    const WebPData data{bytes_.data(), bytes_.size()};
+    const WebPData data{data_of(bytes_), bytes_.size()};
     WebPDemuxState state = WEBP_DEMUX_PARSE_ERROR;
     std::unique_ptr<WebPDemuxer, DeleteDemuxer> demux(WebPDemuxPartial(&data, &state));
     if (!demux || state == WEBP_DEMUX_PARSE_ERROR)
@@ -164,7 +152,7 @@ class WebpReader : public ImageReader {
                                                   "(truncated) after row {}",
                                                   path_, decoded_));
     fed_ = std::min(bytes_.size(), fed_ + kFeed);
-    const VP8StatusCode status = WebPIUpdate(decoder_.get(), bytes_.data(), fed_);
+    const VP8StatusCode status = WebPIUpdate(decoder_.get(), data_of(bytes_), fed_);
     if (status != VP8_STATUS_OK && status != VP8_STATUS_SUSPENDED)
       throw Error(ErrorKind::BadData, path_ + ": cannot read pixels: " + status_text(status));
     int last_y = 0;
@@ -175,7 +163,7 @@ class WebpReader : public ImageReader {
   static constexpr std::size_t kFeed = std::size_t(256) << 10;  // bytes handed over at a time
 
   std::string path_;
-  std::vector<std::uint8_t> bytes_;
+  std::string bytes_;  // the whole file
   std::vector<std::uint8_t> pixels_;
   WebPDecoderConfig config_{};  // the decoder keeps pointers to its options and output
   std::unique_ptr<WebPIDecoder, DeleteDecoder> decoder_;
@@ -191,9 +179,11 @@ bool is_webp_content(const unsigned char* b, std::size_t n) {
 }
 
 std::unique_ptr<ImageReader> open_webp(const std::string& path, int shrink) {
-  std::vector<std::uint8_t> bytes = read_whole(path);
+  // Checked as a side file is: regular, its size within the limits, read through one
+  // descriptor.
+  std::string bytes = read_small_file(path, kMostWebpBytes, "the WebP file");
   WebPBitstreamFeatures features;
-  const VP8StatusCode status = WebPGetFeatures(bytes.data(), bytes.size(), &features);
+  const VP8StatusCode status = WebPGetFeatures(data_of(bytes), bytes.size(), &features);
   if (status != VP8_STATUS_OK)
     throw Error(ErrorKind::BadData, path + ": cannot read the WebP header: " + status_text(status));
   if (features.has_animation) return nullptr;  // OpenImageIO's: frames as subimages
