@@ -181,11 +181,11 @@ class AtrousStage : public GuidedStage {
       : GuidedStage(std::move(spec), std::move(sources)), a_(a) {}
 
   // Pass i reads 2 * 2^i rows each side; the fireflies step one more.
-  int reach() const override { return reach_after(-1) + (a_.fireflies != 0 ? 1 : 0); }
   // 5x5 taps a pass.
-  StageCost cost() const override {
+  StageTraits traits() const override {
     const double taps = 25.0 * a_.iters;
-    return {.reference_ns = 7.9 * taps, .device_ns = 5.6 * taps};
+    return {.reach = reach_after(-1) + (a_.fireflies != 0 ? 1 : 0),
+            .cost = {.reference_ns = 7.9 * taps, .device_ns = 5.6 * taps}};
   }
   std::string whole_image_reason(PixelType) const override {
     return border_whole_image_reason(a_.border);

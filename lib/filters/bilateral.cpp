@@ -231,11 +231,10 @@ class BilateralStage : public GuidedStage {
 
   // The colour walk reads r rows; its flags need the guides one row further, and the
   // fireflies step the colour.
-  int reach() const override { return p_.r + 1; }
   // Taps of the walk: rows then columns, or the whole square.
-  StageCost cost() const override {
+  StageTraits traits() const override {
     const double side = 2 * p_.r + 1, taps = p_.walk_2d ? side * side : 2 * side;
-    return {.reference_ns = 8.5 * taps, .device_ns = 5.6 * taps};
+    return {.reach = p_.r + 1, .cost = {.reference_ns = 8.5 * taps, .device_ns = 5.6 * taps}};
   }
   std::string whole_image_reason(PixelType) const override {
     return border_whole_image_reason(p_.border);

@@ -65,11 +65,11 @@ class BoxStage : public Stage {
         // Devices without double arithmetic run equal weights, within 1e-5 of the reference.
         fallback_(make_separable_stage(this->spec(), equal_weights(r, gray, border), {})) {}
 
-  int reach() const override { return r_; }
   // The reference's running sums cost the same at every radius; the kernels run 2r+1 equal
   // weights a pass up to r = 16, running sums above.
-  StageCost cost() const override {
-    return {.reference_ns = 65, .device_ns = r_ <= 16 ? 7 + 0.26 * (2 * r_ + 1) : 12};
+  StageTraits traits() const override {
+    return {.reach = r_,
+            .cost = {.reference_ns = 65, .device_ns = r_ <= 16 ? 7 + 0.26 * (2 * r_ + 1) : 12}};
   }
   std::string whole_image_reason(PixelType) const override {
     return border_whole_image_reason(border_);

@@ -472,9 +472,9 @@ double ColorTransformStage::verify_tolerance(const Device&, double given) const 
   return std::max(given, plan_.program.empty() ? kTableTolerance : kProgramTolerance);
 }
 
-StageCost ColorTransformStage::cost() const {
-  if (!plan_.program.empty()) return {.reference_ns = 160, .device_ns = 250};
-  return {.reference_ns = 60, .device_ns = 18};
+StageTraits ColorTransformStage::traits() const {
+  if (!plan_.program.empty()) return {.cost = {.reference_ns = 160, .device_ns = 250}};
+  return {.cost = {.reference_ns = 60, .device_ns = 18}};
 }
 
 std::array<float, 2> ColorTransformStage::bounds() const {

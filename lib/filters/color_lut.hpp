@@ -113,7 +113,7 @@ ColorLut cached_color_lut(const std::string& key, const ColorBake& b,
 // library's transform as the reference; on a device the library's own GPU program when it has
 // one, else its baked table. The table is baked on first use (a device's, or the reference's
 // bounds). A pixel with a NaN colour sample comes out NaN in all three colours on both.
-class ColorTransformStage : public Stage {
+class ColorTransformStage : public Stage, public StatesTolerance {
  public:
   // What a subclass tells the stage: the transform, how to bake it, and words for -v.
   struct Plan {
@@ -130,11 +130,10 @@ class ColorTransformStage : public Stage {
 
   ColorTransformStage(std::string spec, Plan plan);
 
-  int reach() const override { return 0; }
-  // PoCL: 17-19 ns a sample for curves and cubes (halo_bench, 640x360, 2-core machine);
+  // Cost: PoCL 17-19 ns a sample for curves and cubes (halo_bench, 640x360, 2-core machine);
   // OpenColorIO's ACES view: its CPU processor 160 ns a sample, its GPU program on PoCL 250
   // (`halo run --timings`, a 2560x1440 render, 2026-11-27).
-  StageCost cost() const override;
+  StageTraits traits() const override;
   std::vector<std::string> details(const StageRun&) const override;
   double verify_tolerance(const Device&, double given) const override;
   // What the library is given, on the reference as on a device: samples clamped to +-2^32

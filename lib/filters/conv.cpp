@@ -43,11 +43,10 @@ class ConvStage : public Stage {
   ConvStage(std::string spec, ConvKernel kernel, std::vector<std::string> details)
       : Stage(std::move(spec)), k_(std::move(kernel)), details_(std::move(details)) {}
 
-  int reach() const override { return k_.height / 2; }
   // w*h taps per sample.
-  StageCost cost() const override {
+  StageTraits traits() const override {
     const double taps = double(k_.width) * k_.height;
-    return {.reference_ns = 5 * taps, .device_ns = 0.55 * taps};
+    return {.reach = k_.height / 2, .cost = {.reference_ns = 5 * taps, .device_ns = 0.55 * taps}};
   }
   std::string whole_image_reason(PixelType) const override {
     return border_whole_image_reason(k_.border);

@@ -19,21 +19,20 @@ class CropStage : public Stage {
  public:
   CropStage(std::string spec, Window w) : Stage(std::move(spec)), want_(w) {}
 
-  int reach() const override { return 0; }
-  bool resizes() const override { return true; }
-  StageCost cost() const override { return {.reference_ns = 1, .device_ns = 0.3}; }
-  Size output_size(Size in) const override {
-    const Window w = placed(in);
-    return {w.w, w.h};
+  StageTraits traits() const override {
+    return {.resizes = true, .cost = {.reference_ns = 1, .device_ns = 0.3}};
+  }
+  // The window keeps its place in the input: EXR's data window moves by its corner.
+  ImageDesc describe(const ImageDesc& in) const override {
+    const Window w = placed(in.size);
+    ImageDesc out = in;
+    out.size = {w.w, w.h};
+    if (out.origin) out.origin = std::array<int, 2>{(*out.origin)[0] + w.x, (*out.origin)[1] + w.y};
+    return out;
   }
   Span input_rows(Span out, Size in) const override {
     const int top = placed(in).y;
     return {out.first + top, out.last + top};
-  }
-  int input_row(int y, Size in, Size) const override { return y + placed(in).y; }
-  std::optional<std::array<int, 2>> window_origin(Size in) const override {
-    const Window w = placed(in);
-    return std::array<int, 2>{w.x, w.y};
   }
   std::vector<std::string> details(const StageRun&) const override {
     return {"a window of the image; samples copied"};

@@ -354,7 +354,7 @@ void output_reference(const Activation& result, const Box& box, const Box& core,
     }
 }
 
-class DenoiseStage : public GuidedStage {
+class DenoiseStage : public GuidedStage, public ScansInput, public StatesTolerance {
   // A run's weights and tensors on its device.
   struct State : StageState {
     NetBuffers buffers;
@@ -372,19 +372,19 @@ class DenoiseStage : public GuidedStage {
     reach_ = p_.aux == Aux::prefilter ? 2 * margin : margin;
   }
 
-  int reach() const override { return reach_; }
-  std::string whole_image_reason(PixelType) const override {
-    return border_whole_image_reason(p_.border);
-  }
-  bool tall_strips() const override { return true; }
-  // The balanced network on a 640x360 photo; the small one does about half its work, the large
-  // one about twice, and aux=prefilter runs the network on the guides first.
-  StageCost cost() const override {
+  // Cost: the balanced network on a 640x360 photo; the small one does about half its work,
+  // the large one about twice, and aux=prefilter runs the network on the guides first.
+  StageTraits traits() const override {
     const double scale = (p_.quality == Quality::fast   ? 0.5
                           : p_.quality == Quality::high ? 2
                                                         : 1) *
                          (p_.aux == Aux::prefilter ? 3 : 1);
-    return {.reference_ns = 16000 * scale, .device_ns = 3200 * scale};
+    return {.reach = reach_,
+            .tall_strips = true,
+            .cost = {.reference_ns = 16000 * scale, .device_ns = 3200 * scale}};
+  }
+  std::string whole_image_reason(PixelType) const override {
+    return border_whole_image_reason(p_.border);
   }
   double verify_tolerance(const Device& device, double given) const override {
     return precision(device) == NetPrecision::tf32 ? std::max(given, kTf32Tolerance) : given;

@@ -50,18 +50,34 @@ void merge_runs(StageRun& into, StageRun& other) {
     into.state = std::move(other.state);
 }
 
-std::shared_ptr<InputScan> Stage::scan(int, int, PixelType) const {
-  return nullptr;
-}
-
 int Stage::input_row(int y, Size in, Size out) const {
+  if (resizes())
+    if (const auto origin = describe(ImageDesc{in}).origin) return y + (*origin)[1];
   if (in.height == out.height) return y;
   // Proportional, rounded down: 0 -> 0 and out.height -> in.height.
   return int(std::int64_t(y) * in.height / std::max(1, out.height));
 }
 
-std::unique_ptr<Stage> Stage::for_file(const FileFacts&) const {
-  return nullptr;
+const GuideSources* Stage::guide_sources() const {
+  const Guided* guided = facet<Guided>(*this);
+  return guided ? &guided->sources() : nullptr;
+}
+
+ImageDesc resized(const ImageDesc& in, Size size) {
+  ImageDesc out = in;
+  out.size = size;
+  out.origin.reset();
+  return out;
+}
+
+std::unique_ptr<Stage> for_file(const Stage& stage, const FileFacts& file) {
+  const BoundToFile* bound = facet<BoundToFile>(stage);
+  return bound ? bound->for_file(file) : nullptr;
+}
+
+double verify_tolerance(const Stage& stage, const Device& device, double given) {
+  const StatesTolerance* states = facet<StatesTolerance>(stage);
+  return states ? states->verify_tolerance(device, given) : given;
 }
 
 std::string Stage::whole_image_reason(PixelType) const {

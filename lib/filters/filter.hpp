@@ -49,7 +49,7 @@ struct FlagImage {
 };
 
 // A statistic of a stage's whole input that every row of its result depends on (denoise's
-// autoexposure), measured before the first strip (Stage::scan).
+// autoexposure), measured before the first strip (ScansInput).
 class InputScan {
  public:
   virtual ~InputScan() = default;
@@ -105,7 +105,7 @@ struct StageRun {
   // Rows the stage computes for a full strip of the run (0: not known): buffers that strips
   // reuse, such as the rows pass's ring, are sized for every strip at once.
   int strip_rows = 0;
-  // Stages that scan their input (Stage::scan): what the scan found over the whole input, when
+  // Stages that scan their input (ScansInput): what the scan found over the whole input, when
   // the run is strip by strip; null when the stage sees the whole image and measures it itself.
   std::shared_ptr<const InputScan> scan;
   // The stage's own state for this run, made on its first strip.
@@ -129,7 +129,7 @@ std::string side_results_mismatch(const StageRun& device, const StageRun& refere
 // Folds another lane's run of the same stage into `into`.
 void merge_runs(StageRun& into, StageRun& other);
 
-// What a stage may need to know of the file it runs on (Stage::for_file): how its colour is
+// What a stage may need to know of the file it runs on (BoundToFile): how its colour is
 // encoded (icc's from=auto: its ICC profile, else PNG's gAMA, cHRM and sRGB chunks) and how it
 // is stored turned (orient: EXIF Orientation).
 struct FileFacts {
@@ -150,76 +150,64 @@ struct StageCost {
   double device_ns = 2;
 };
 
+// What a stage declares of itself, for planning a pipeline and its strips.
+struct StageTraits {
+  // Rows above and below an output row that the stage reads (guides included): a strip's
+  // output rows [a, b) need its input rows [a - reach, b + reach).
+  int reach = 0;
+  // Changes the image's size (crop, resize, turns): it computes its result's rows only, in an
+  // image of its output's width and height (describe), reading the input rows input_rows
+  // names; stages after it see that size.
+  bool resizes = false;
+  // Only moves samples (mirrors, turns by 90, orient): a decoder's shrink passes through it to
+  // the next stage (Pipeline::decode_shrink).
+  bool moves_samples = false;
+  // Measures the image (histogram): none may come before a stage that resizes, whose strips
+  // read only the rows the output shows.
+  bool measures = false;
+  // Recomputes many rows at each strip's edges (a large reach): wants strips as tall as the
+  // memory limits allow instead of cache-sized ones.
+  bool tall_strips = false;
+  // Per output sample, for --device auto's estimates.
+  StageCost cost;
+};
+
+// An image as planning sees it pass from stage to stage (Pipeline::describe folds the chain).
+struct ImageDesc {
+  Size size;
+  // Where its top-left pixel lies in the pipeline's input, while only windows were cut out of
+  // it (crop): an output that keeps EXR's windows moves its data window by it, inside the same
+  // display window. Nothing once another stage changed the size (the windows no longer fit).
+  std::optional<std::array<int, 2>> origin = std::array<int, 2>{0, 0};
+  // The ICC profile a stage converted the colour to (the output is tagged with it in place of
+  // the input's); nothing while the colour is the input's.
+  std::optional<std::string> icc;
+  // A stage put the image upright (orient): the output's EXIF Orientation becomes 1.
+  bool upright = false;
+};
+
 class Stage {
  public:
   explicit Stage(std::string spec) : spec_(std::move(spec)) {}
   virtual ~Stage() = default;
 
   const std::string& spec() const { return spec_; }
-  // Rows above and below an output row that the stage reads (guides included): a strip's
-  // output rows [a, b) need its input rows [a - reach, b + reach).
-  virtual int reach() const = 0;
+  virtual StageTraits traits() const = 0;
+  // The image the stage makes of `in`: its size, window, colour profile, orientation.
+  virtual ImageDesc describe(const ImageDesc& in) const { return in; }
+  // The input rows that output rows `out` read, for an input of size `in`: `out` widened by
+  // the reach unless the stage resizes.
+  virtual Span input_rows(Span out, Size in) const { return out.widened(reach(), in.height); }
   // Why the stage cannot run strip by strip on images of this source type ("" when it can).
   virtual std::string whole_image_reason(PixelType source) const;
   // What the stage resolved to (the kernel it runs, rank-1 decisions), for --verbose.
   virtual std::vector<std::string> details(const StageRun& run) const;
-  std::vector<std::string> details() const { return details(StageRun()); }
-  // Guided stages: where their guides come from; nullptr for the others.
-  virtual const GuideSources* guide_sources() const { return nullptr; }
-  // Whether, run strip after strip on `device` with one StageRun, the stage keeps what it
-  // computed from the input rows two strips share (in its StageState), so that a later
-  // strip's input needs only the rows the one before did not have (StripPlan's carried form).
-  virtual bool carries_rows(const Device&) const { return false; }
-  // Stages whose every output row depends on their whole input (denoise's autoexposure) return
-  // a scan to fill with the input's rows before the first strip, for an input of this size and
-  // source type; nullptr when they need none. Only a pipeline's first stage can be streamed so
-  // (Pipeline::whole_image_reason).
-  virtual std::shared_ptr<InputScan> scan(int width, int height, PixelType source) const;
-  // Stages that recompute many rows at each strip's edges (a large reach) want strips as tall as
-  // the memory limits allow instead of cache-sized ones.
-  virtual bool tall_strips() const { return false; }
-  // Stages that change the image's size (crop, resize) say so, and give the output's size for
-  // an input of `in`, the input rows that output rows `out` read, and where output row y's
-  // share of the input begins (row ownership across strips: an increasing map from 0 to 0 and
-  // the output's height to the input's). The others keep the size and read `out` widened by
-  // reach(). Such a stage computes its result's rows `out` only, in an image of its output's
-  // width and height; stages after it see that size.
-  virtual bool resizes() const { return false; }
-  // Stages that measure the image (histogram): none may come before a stage that resizes,
-  // whose strips read only the rows the output shows.
-  virtual bool measures() const { return false; }
-  virtual Size output_size(Size in) const { return in; }
-  // Stages that cut a window out of their input (crop) give its top-left corner in the input's
-  // pixels: an output that keeps EXR's windows moves its data window by it, inside the same
-  // display window. Other stages that resize return nothing (the windows no longer fit).
-  virtual std::optional<std::array<int, 2>> window_origin(Size) const { return std::nullopt; }
-  // A stage that shrinks its input anyway (thumbnail) gives the largest of 2, 4 and 8 by which a
-  // decoder may shrink an input of size `in` first, when that leaves its output as it would be
-  // (a JPEG decoded at 1/8 through DCT scaling, as vipsthumbnail does); 1: none.
-  virtual int decode_shrink(Size) const { return 1; }
-  // Stages that only move samples (mirrors, turns by 90, orient): a decoder's shrink passes
-  // through them to the next stage (Pipeline::decode_shrink).
-  virtual bool moves_samples() const { return false; }
-  virtual Span input_rows(Span out, Size in) const { return out.widened(reach(), in.height); }
-  virtual int input_row(int y, Size in, Size out) const;
-  // Per output sample, for --device auto's estimates.
-  virtual StageCost cost() const { return {}; }
-  // Stages that depend on the file they run on (icc's from=auto, orient) return the stage for
-  // that file; nullptr when they do not.
-  virtual std::unique_ptr<Stage> for_file(const FileFacts& file) const;
-  // Stages that put the image upright (orient): the output's EXIF Orientation becomes 1.
-  virtual bool puts_upright() const { return false; }
-  // Stages that convert colour return the ICC profile their output is in (the output file is
-  // tagged with it in place of the input's); nullopt when the stage keeps the input's.
-  virtual std::optional<std::string> output_icc() const { return std::nullopt; }
-  // The tolerance --verify holds the stage to on `device`: the one given, unless the stage's
-  // device arithmetic is stated to differ by more (denoise's tensor cores).
-  virtual double verify_tolerance(const Device&, double given) const { return given; }
 
-  // Computes the image rows `out` from `in`, whose rows must include out widened by reach()
-  // (within the image). The result has in's rows; only `out` among them is defined. A stage
-  // that carries rows (carries_rows) takes on the device an `in` that starts below them, and
-  // its result then holds the rows `out`.
+  // Computes the image rows `out` from `in`, whose rows must include input_rows(out) (within
+  // the image). The result has in's rows; only `out` among them is defined (a stage that
+  // resizes: an image of its output's size holding rows `out`). A stage that carries rows
+  // (CarriesRows) takes on the device an `in` that starts below them, and its result then
+  // holds the rows `out`.
   virtual Image reference_rows(const Image& in, Span out, StageRun& run) const = 0;
   // The same computed in `image` itself, which the caller then drops as input (the host's
   // strips): true when done, false to call reference_rows. For stages whose output sample is
@@ -227,6 +215,18 @@ class Stage {
   virtual bool reference_in_place(Image& /*image*/, Span /*out*/, StageRun&) const { return false; }
   virtual DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                                    StageRun& run) const = 0;
+
+  // Shorthands of the declarations above.
+  int reach() const { return traits().reach; }
+  bool resizes() const { return traits().resizes; }
+  Size output_size(Size in) const { return describe(ImageDesc{in}).size; }
+  // Where output row y's share of the input begins (row ownership across strips: an
+  // increasing map from 0 to 0 and the output's height to the input's): y moved by a cut
+  // window, else proportional.
+  int input_row(int y, Size in, Size out) const;
+  std::vector<std::string> details() const { return details(StageRun()); }
+  // Guided stages (Guided): where their guides come from; nullptr for the others.
+  const GuideSources* guide_sources() const;
 
   // The whole image at once (a stage that resizes: the whole output).
   Image reference(const Image& in, StageRun& run) const;
@@ -240,6 +240,74 @@ class Stage {
 
   std::string spec_;
 };
+
+// The image a stage that resizes makes: of size `size`, its windows no longer the input's.
+ImageDesc resized(const ImageDesc& in, Size size);
+
+// Optional facets: a stage that has one derives from it beside Stage, and the pipeline asks
+// for it with facet<F>(stage).
+template <class Facet>
+const Facet* facet(const Stage& stage) {
+  return dynamic_cast<const Facet*>(&stage);
+}
+
+// Stages that read guide images (bilateral, atrous, denoise).
+class Guided {
+ public:
+  virtual ~Guided() = default;
+  virtual const GuideSources& sources() const = 0;
+};
+
+// Stages whose every output row depends on their whole input (denoise's autoexposure, a
+// histogram measured before the first strip): a scan to fill with the input's rows before the
+// first strip, for an input of this size and source type; nullptr when they need none. Only a
+// pipeline's first stage can be streamed so (Pipeline::whole_image_reason).
+class ScansInput {
+ public:
+  virtual ~ScansInput() = default;
+  virtual std::shared_ptr<InputScan> scan(int width, int height, PixelType source) const = 0;
+};
+
+// Stages that, run strip after strip on `device` with one StageRun, keep what they computed
+// from the input rows two strips share (in their StageState), so that a later strip's input
+// needs only the rows the one before did not have (StripPlan's carried form).
+class CarriesRows {
+ public:
+  virtual ~CarriesRows() = default;
+  virtual bool carries_rows(const Device& device) const = 0;
+};
+
+// Stages that depend on the file they run on (icc's from=auto, orient, linear/srgb's
+// curve=auto): the stage for that file; nullptr when this one serves.
+class BoundToFile {
+ public:
+  virtual ~BoundToFile() = default;
+  virtual std::unique_ptr<Stage> for_file(const FileFacts& file) const = 0;
+};
+
+// Stages that shrink their input anyway (thumbnail): the largest of 2, 4 and 8 by which a
+// decoder may shrink an input of size `in` first, when that leaves the output as it would be
+// (a JPEG decoded at 1/8 through DCT scaling, as vipsthumbnail does); 1: none.
+class ShrinksOnLoad {
+ public:
+  virtual ~ShrinksOnLoad() = default;
+  virtual int decode_shrink(Size in) const = 0;
+};
+
+// Stages whose device arithmetic is stated to differ from the reference by more than --verify's
+// tolerance on some devices (denoise's tensor cores, colour transforms' LUTs): the tolerance
+// they are held to on `device` instead of the one given.
+class StatesTolerance {
+ public:
+  virtual ~StatesTolerance() = default;
+  virtual double verify_tolerance(const Device& device, double given) const = 0;
+};
+
+// `stage` bound to `file` (BoundToFile), or nullptr when it serves as it is.
+std::unique_ptr<Stage> for_file(const Stage& stage, const FileFacts& file);
+
+// The tolerance --verify holds `stage` to on `device`.
+double verify_tolerance(const Stage& stage, const Device& device, double given);
 
 struct FilterDef {
   std::string name;

@@ -23,8 +23,7 @@ class FlattenStage : public Stage {
   FlattenStage(std::string spec, std::vector<float> background)
       : Stage(std::move(spec)), background_(std::move(background)) {}
 
-  int reach() const override { return 0; }
-  StageCost cost() const override { return {.reference_ns = 2, .device_ns = 0.5}; }
+  StageTraits traits() const override { return {.cost = {.reference_ns = 2, .device_ns = 0.5}}; }
   std::vector<std::string> details(const StageRun&) const override {
     std::string values;
     for (const float b : background_)

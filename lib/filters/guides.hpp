@@ -220,10 +220,10 @@ GuideSources guide_sources(const Args& args);
 // A stage that uses guides. The app reads what guide_sources() names and hands the guides to
 // each run (StageRun::guides); without them (or with guides=off) it runs self-guided on the
 // image's own colour.
-class GuidedStage : public Stage {
+class GuidedStage : public Stage, public Guided {
  public:
   GuidedStage(std::string spec, GuideSources sources);
-  const GuideSources* guide_sources() const override { return &sources_; }
+  const GuideSources& sources() const override { return sources_; }
 
  protected:
   // The run's guides on `device`: the executor's shared upload, else uploaded once per run

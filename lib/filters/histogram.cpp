@@ -430,7 +430,7 @@ struct HistogramState : StageState {
 };
 
 // range=auto on float data, streamed: the finite min and max of what is counted, over the
-// whole input read through once before the first strip (Stage::scan), with the reference's
+// whole input read through once before the first strip (ScansInput), with the reference's
 // own arithmetic (float_value), so that every strip bins into the same range.
 class RangeScan : public InputScan {
  public:
@@ -460,12 +460,11 @@ class RangeScan : public InputScan {
 
 // The pipeline stage: counts each strip's own rows (StageRun::own, never the overlap), so the
 // strips of one run add up to the whole image's histogram; the image passes through.
-class HistogramStage : public Stage {
+class HistogramStage : public Stage, public ScansInput {
  public:
   HistogramStage(std::string spec, HistogramSpec hist) : Stage(std::move(spec)), hist_(hist) {}
 
-  int reach() const override { return 0; }
-  bool measures() const override { return true; }
+  StageTraits traits() const override { return {.measures = true}; }
   // range=auto on float data streams after a scan of the input for its range (Pipeline's
   // whole_image_reason keeps a histogram after other stages whole: they make its input).
   std::shared_ptr<InputScan> scan(int, int, PixelType source) const override {

@@ -227,7 +227,7 @@ std::optional<SplitTransform> matrix_shaper_split(const IccSpec& icc, const Prof
   return split;
 }
 
-class IccStage : public ColorTransformStage {
+class IccStage : public ColorTransformStage, public BoundToFile {
  public:
   IccStage(std::string spec, IccSpec icc, const FileFacts* file)
       : IccStage(spec, icc, open_profile(spec, icc.from, file),
@@ -238,7 +238,12 @@ class IccStage : public ColorTransformStage {
     return std::make_unique<IccStage>(spec(), icc_, &colour);
   }
 
-  std::optional<std::string> output_icc() const override { return output_icc_; }
+  // The output is tagged with the profile converted to.
+  ImageDesc describe(const ImageDesc& in) const override {
+    ImageDesc out = in;
+    out.icc = output_icc_;
+    return out;
+  }
 
  private:
   IccStage(std::string spec, IccSpec icc, Profile from, Profile to)

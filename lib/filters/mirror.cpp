@@ -17,13 +17,13 @@ class MirrorStage : public Stage {
   MirrorStage(std::string spec, bool flop, bool flip)
       : Stage(std::move(spec)), flop_(flop), flip_(flip) {}
 
-  int reach() const override { return 0; }
-  bool moves_samples() const override { return true; }
+  StageTraits traits() const override {
+    return {.moves_samples = true, .cost = {.reference_ns = 2, .device_ns = 0.5}};
+  }
   std::string whole_image_reason(PixelType) const override {
     return flip_ ? "flipping top and bottom reads each strip's rows from the image's other end"
                  : "";
   }
-  StageCost cost() const override { return {.reference_ns = 2, .device_ns = 0.5}; }
   std::vector<std::string> details(const StageRun&) const override {
     return {flop_ && flip_ ? "rotated by 180 degrees"
             : flop_        ? "left and right swapped"
@@ -67,14 +67,15 @@ class QuarterTurnStage : public Stage {
   QuarterTurnStage(std::string spec, bool clockwise)
       : Stage(std::move(spec)), clockwise_(clockwise) {}
 
-  int reach() const override { return 0; }
-  bool resizes() const override { return true; }
-  bool moves_samples() const override { return true; }
+  StageTraits traits() const override {
+    return {.resizes = true, .moves_samples = true, .cost = {.reference_ns = 4, .device_ns = 1}};
+  }
+  ImageDesc describe(const ImageDesc& in) const override {
+    return resized(in, {in.size.height, in.size.width});
+  }
   std::string whole_image_reason(PixelType) const override {
     return "turning by 90 degrees reads a column of every input row for each output row";
   }
-  StageCost cost() const override { return {.reference_ns = 4, .device_ns = 1}; }
-  Size output_size(Size in) const override { return {in.height, in.width}; }
   Span input_rows(Span, Size in) const override { return {0, in.height}; }
   std::vector<std::string> details(const StageRun&) const override {
     return {clockwise_ ? "turned 90 degrees clockwise" : "turned 90 degrees counter-clockwise"};

@@ -1,7 +1,7 @@
 // orient: the image put upright as its file's EXIF Orientation says (a camera's JPEG stored
 // sideways), by the mirrors and quarter turns of lib/filters/mirror.cpp; the output's
 // Orientation becomes 1. `halo run --auto-orient` puts this stage first. Bound to each file
-// (Stage::for_file); without a file, or for Orientation 1, the image passes unchanged.
+// (BoundToFile); without a file, or for Orientation 1, the image passes unchanged.
 #include <fmt/format.h>
 
 #include "filters/filter.hpp"
@@ -35,23 +35,25 @@ std::vector<std::string> orientation_specs(int orientation) {
   }
 }
 
-class OrientStage : public Stage {
+class OrientStage : public Stage, public BoundToFile {
  public:
   OrientStage(std::string spec, int orientation)
       : Stage(std::move(spec)), orientation_(orientation) {
     for (const auto& s : orientation_specs(orientation)) steps_.push_back(make_stage(s));
   }
 
-  int reach() const override { return 0; }
-  bool resizes() const override { return orientation_ >= 5; }
-  bool puts_upright() const override { return true; }
-  bool moves_samples() const override { return true; }
+  StageTraits traits() const override {
+    return {.resizes = orientation_ >= 5,
+            .moves_samples = true,
+            .cost = {.reference_ns = 4, .device_ns = 1}};
+  }
+  ImageDesc describe(const ImageDesc& in) const override {
+    ImageDesc out = orientation_ >= 5 ? resized(in, {in.size.height, in.size.width}) : in;
+    out.upright = true;
+    return out;
+  }
   std::string whole_image_reason(PixelType) const override {
     return orientation_ == 1 ? "" : "putting the image upright moves rows across the image";
-  }
-  StageCost cost() const override { return {.reference_ns = 4, .device_ns = 1}; }
-  Size output_size(Size in) const override {
-    return orientation_ >= 5 ? Size{in.height, in.width} : in;
   }
   Span input_rows(Span out, Size in) const override {
     return orientation_ == 1 ? out : Span{0, in.height};

@@ -42,7 +42,7 @@ enum class Kind {
                   // divided by it
 };
 
-class PointwiseStage : public Stage {
+class PointwiseStage : public Stage, public BoundToFile {
  public:
   // A transfer stage with from_file (curve=auto) takes a PNG's gAMA for the sRGB curve when
   // its file has one (for_file): `decode` says which way (linear: decode, srgb: encode).
@@ -66,8 +66,7 @@ class PointwiseStage : public Stage {
                                             decode_, exponent);
   }
 
-  int reach() const override { return 0; }
-  StageCost cost() const override { return {.reference_ns = 5, .device_ns = 1}; }
+  StageTraits traits() const override { return {.cost = {.reference_ns = 5, .device_ns = 1}}; }
 
   std::vector<std::string> details(const StageRun&) const override {
     switch (kind_) {

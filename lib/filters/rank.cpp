@@ -71,16 +71,16 @@ class RankStage : public Stage {
   RankStage(std::string spec, Rank rank, int r, Border border)
       : Stage(std::move(spec)), rank_(rank), r_(r), border_(border) {}
 
-  int reach() const override { return r_; }
   std::string whole_image_reason(PixelType) const override {
     return border_whole_image_reason(border_);
   }
   // The median sorts (2r+1)^2 samples; morphology reads 2r+1 a pass.
-  StageCost cost() const override {
+  StageTraits traits() const override {
     const double side = 2 * r_ + 1;
     if (rank_ == Rank::median)
-      return {.reference_ns = side * side * 6, .device_ns = side * side * 0.3};
-    return {.reference_ns = 2 * side * 2, .device_ns = 2 * side * 0.3};
+      return {.reach = r_,
+              .cost = {.reference_ns = side * side * 6, .device_ns = side * side * 0.3}};
+    return {.reach = r_, .cost = {.reference_ns = 2 * side * 2, .device_ns = 2 * side * 0.3}};
   }
   std::vector<std::string> details(const StageRun&) const override {
     const int side = 2 * r_ + 1;

@@ -147,33 +147,32 @@ Axis make_axis(int in, int out, Kernel k) {
   return a;
 }
 
-class ResizeStage : public Stage {
+class ResizeStage : public Stage, public ShrinksOnLoad {
  public:
   ResizeStage(std::string spec, ResizeSpec r) : Stage(std::move(spec)), r_(r) {}
 
-  int reach() const override { return 0; }
-  bool resizes() const override { return true; }
-  // Per input sample, measured on a 2-core machine (5120x2880 RGB to 1600, 3000 and 2560
+  // Cost per input sample, measured on a 2-core machine (5120x2880 RGB to 1600, 3000 and 2560
   // wide, Lanczos 3: 12 taps): the reference 8-14 ns, PoCL's kernels 10-12 ns (2026-11-27),
   // which start 0.07 s later and hold 60 MB more.
-  StageCost cost() const override {
+  StageTraits traits() const override {
     const double taps = 4 * support(r_.kernel);
-    return {.reference_ns = 0.85 * taps, .device_ns = 4 + 0.55 * taps};
+    return {.resizes = true, .cost = {.reference_ns = 0.85 * taps, .device_ns = 4 + 0.55 * taps}};
   }
+  ImageDesc describe(const ImageDesc& in) const override { return resized(in, size_for(in.size)); }
   // The largest 8, 4 or 2 whose shrunk input (each side rounded up, as libjpeg's) still holds
   // the output's pixels twice over in each direction, and gives the same output size.
   int decode_shrink(Size in) const override {
     if (!r_.shrink_on_load) return 1;
-    const Size out = output_size(in);
+    const Size out = size_for(in);
     for (const int f : {8, 4, 2}) {
       const Size shrunk{(in.width + f - 1) / f, (in.height + f - 1) / f};
       if (shrunk.width >= 2 * out.width && shrunk.height >= 2 * out.height &&
-          output_size(shrunk) == out)
+          size_for(shrunk) == out)
         return f;
     }
     return 1;
   }
-  Size output_size(Size in) const override {
+  Size size_for(Size in) const {
     Size out;
     if (r_.scale > 0) {
       out = {int(std::lround(in.width * r_.scale)), int(std::lround(in.height * r_.scale))};
@@ -195,7 +194,7 @@ class ResizeStage : public Stage {
     return out;
   }
   Span input_rows(Span out, Size in) const override {
-    const Size size = output_size(in);
+    const Size size = size_for(in);
     const Span window = axis(in.height, size.height)->window(out);
     // With the rows each output row's share starts at (input_row), which strips own.
     return {std::min(window.first, input_row(out.first, in, size)),
@@ -207,7 +206,7 @@ class ResizeStage : public Stage {
 
   // `in` holds the input rows of out's windows; the result holds the output rows `out`.
   Image reference_rows(const Image& in, Span out, StageRun&) const override {
-    const Size from{in.width(), in.full_height()}, to = output_size(from);
+    const Size from{in.width(), in.full_height()}, to = size_for(from);
     const auto x_axis = axis(from.width, to.width), y_axis = axis(from.height, to.height);
     const Axis &ax = *x_axis, &ay = *y_axis;
     const Span rows = ay.window(out);
@@ -242,7 +241,7 @@ class ResizeStage : public Stage {
 
   DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                            StageRun&) const override {
-    const Size from{in.width, in.full_height}, to = output_size(from);
+    const Size from{in.width, in.full_height}, to = size_for(from);
     const auto x_axis = axis(from.width, to.width), y_axis = axis(from.height, to.height);
     const Axis &ax = *x_axis, &ay = *y_axis;
     const Span rows = ay.window(out);

@@ -43,10 +43,11 @@ class RotateStage : public Stage {
         background_(background),
         keep_size_(keep_size) {}
 
-  int reach() const override { return 0; }
-  bool resizes() const override { return true; }
-  StageCost cost() const override { return {.reference_ns = 20, .device_ns = 3}; }
-  Size output_size(Size in) const override {
+  StageTraits traits() const override {
+    return {.resizes = true, .cost = {.reference_ns = 20, .device_ns = 3}};
+  }
+  ImageDesc describe(const ImageDesc& in) const override { return resized(in, size_for(in.size)); }
+  Size size_for(Size in) const {
     if (keep_size_) return in;
     const double r = degrees_ * M_PI / 180, c = std::fabs(std::cos(r)), s = std::fabs(std::sin(r));
     // The bounding box, less float noise (a 30x20 image turned by 90.0000001 degrees is 20x30).
@@ -54,8 +55,8 @@ class RotateStage : public Stage {
             std::max(1, int(std::ceil(in.width * s + in.height * c - 1e-6)))};
   }
   Span input_rows(Span out, Size in) const override {
-    const Turn t = turn(in, output_size(in));
-    const double x0 = 0.5 - t.out_cx, x1 = output_size(in).width - 0.5 - t.out_cx;
+    const Turn t = turn(in, size_for(in));
+    const double x0 = 0.5 - t.out_cx, x1 = size_for(in).width - 0.5 - t.out_cx;
     const double y0 = out.first + 0.5 - t.out_cy, y1 = out.last - 0.5 - t.out_cy;
     double lo = 1e300, hi = -1e300;
     for (const double dx : {x0, x1})
@@ -76,7 +77,7 @@ class RotateStage : public Stage {
   }
 
   Image reference_rows(const Image& in, Span out, StageRun&) const override {
-    const Size size = output_size({in.width(), in.full_height()});
+    const Size size = size_for({in.width(), in.full_height()});
     const Turn t = turn({in.width(), in.full_height()}, size);
     Image result(size.width, out, size.height, in.channels(), in.alpha());
     result.set_source(in.source());
@@ -92,7 +93,7 @@ class RotateStage : public Stage {
 
   DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                            StageRun&) const override {
-    const Size size = output_size({in.width, in.full_height});
+    const Size size = size_for({in.width, in.full_height});
     const Turn t = turn({in.width, in.full_height}, size);
     DeviceImage result = device.image(size.width, out.count(), in.channels, in.alpha);
     result.y0 = out.first;

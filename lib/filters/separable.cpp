@@ -155,21 +155,22 @@ struct RowsCarry : StageState {
   Span rows;
 };
 
-class SeparableStage : public Stage {
+class SeparableStage : public Stage, public CarriesRows {
  public:
   SeparableStage(std::string spec, SeparableKernel kernel, std::vector<std::string> details)
       : Stage(std::move(spec)), k_(std::move(kernel)), details_(std::move(details)) {}
 
-  int reach() const override { return radius(k_.cols); }
-  // One tap a weight of each pass.
+  // Cost: one tap a weight of each pass.
   // The reference per sample and tap: 0.27 ns with 8-lane FMA, sums in registers, the strip's
   // conversions included (5120x2880 RGB, sigma 4: 50 taps, 0.59-0.64 s over both cores'
   // lanes, 2026-11-27), 3.6 ns a tap through fma one sample at a time. Against PoCL (2 cores,
   // 2026-11-28, whole runs): the reference first on 5-6K photos (0.44 s against 0.52 on
   // 6000x4000, 49 against 99 MB), PoCL on 16384x16384 with r=8 (4.4 s against 5.5).
-  StageCost cost() const override {
+  StageTraits traits() const override {
     const double taps = double(k_.rows.size() + k_.cols.size());
-    return {.reference_ns = (wide_fma() ? 0.27 : 3.6) * taps, .device_ns = 4 + 0.13 * taps};
+    return {
+        .reach = radius(k_.cols),
+        .cost = {.reference_ns = (wide_fma() ? 0.27 : 3.6) * taps, .device_ns = 4 + 0.13 * taps}};
   }
   std::string whole_image_reason(PixelType) const override {
     return border_whole_image_reason(k_.border);

@@ -48,8 +48,10 @@ class ToneStage : public Stage {
  public:
   ToneStage(std::string spec, ToneSpec t) : Stage(std::move(spec)), t_(std::move(t)) {}
 
-  int reach() const override { return t_.op == Tone::fixnan && t_.neighbours ? 1 : 0; }
-  StageCost cost() const override { return {.reference_ns = 5, .device_ns = 1}; }
+  StageTraits traits() const override {
+    return {.reach = t_.op == Tone::fixnan && t_.neighbours ? 1 : 0,
+            .cost = {.reference_ns = 5, .device_ns = 1}};
+  }
 
   std::vector<std::string> details(const StageRun&) const override {
     switch (t_.op) {

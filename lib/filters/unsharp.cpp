@@ -20,10 +20,10 @@ class UnsharpStage : public Stage {
         threshold_(threshold),
         details_(std::move(details)) {}
 
-  int reach() const override { return blur_->reach(); }
-  StageCost cost() const override {
-    const StageCost blur = blur_->cost();
-    return {.reference_ns = blur.reference_ns + 5, .device_ns = blur.device_ns + 1};
+  StageTraits traits() const override {
+    const StageCost blur = blur_->traits().cost;
+    return {.reach = blur_->reach(),
+            .cost = {.reference_ns = blur.reference_ns + 5, .device_ns = blur.device_ns + 1}};
   }
 
   std::string whole_image_reason(PixelType source) const override {

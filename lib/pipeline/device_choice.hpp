@@ -1,6 +1,6 @@
 // --device auto: the CPU reference, an OpenCL CPU device or a GPU, whichever is expected to
 // finish the work first. Decided before any device starts, from the chain's cost per sample
-// (Stage::cost), the work's size, this machine's cores and what starting each device cost
+// (StageTraits::cost), the work's size, this machine's cores and what starting each device cost
 // the last time (measured by the runs themselves and cached beside the tuned launch shapes).
 // When the reference's estimate is below the cheapest start on record, no OpenCL platform is
 // even loaded: a thumbnail costs milliseconds and megabytes, not a driver's start.

@@ -30,7 +30,7 @@ void Pipeline::append(std::unique_ptr<Stage> stage) {
                                       "stages that change the image's size");
   if (stage->resizes())
     for (const auto& before : stages_)
-      if (before->measures())
+      if (before->traits().measures)
         throw Error(ErrorKind::Usage,
                     "'" + before->spec() + "' before '" + stage->spec() +
                         "' would measure only the rows that stage keeps: put it after");
@@ -48,22 +48,24 @@ void Pipeline::append(std::unique_ptr<Stage> stage) {
 StageCost Pipeline::cost() const {
   StageCost sum{0, 0};
   for (const auto& stage : stages_) {
-    const StageCost c = stage->cost();
+    const StageCost c = stage->traits().cost;
     sum.reference_ns += c.reference_ns;
     sum.device_ns += c.device_ns;
   }
   return sum;
 }
 
-Size Pipeline::output_size(Size in) const {
-  for (const auto& stage : stages_) in = stage->output_size(in);
-  return in;
+ImageDesc Pipeline::describe(const ImageDesc& in) const {
+  ImageDesc desc = in;
+  for (const auto& stage : stages_) desc = stage->describe(desc);
+  return desc;
 }
 
 int Pipeline::decode_shrink(Size in) const {
   for (const auto& stage : stages_) {
-    if (const int shrink = stage->decode_shrink(in); shrink > 1) return shrink;
-    if (!stage->moves_samples()) return 1;
+    if (const ShrinksOnLoad* shrinks = facet<ShrinksOnLoad>(*stage))
+      if (const int shrink = shrinks->decode_shrink(in); shrink > 1) return shrink;
+    if (!stage->traits().moves_samples) return 1;
     in = stage->output_size(in);
   }
   return 1;
@@ -90,7 +92,8 @@ std::string Pipeline::whole_image_reason(PixelType source) const {
       return "'" + stage.spec() + "': " + why;
     // Strips need the scan before the first strip, and only the input itself can be read
     // through twice (stream.cpp's scan_input).
-    if (i > 0 && stage.scan(1, 1, source))
+    const ScansInput* scans = facet<ScansInput>(stage);
+    if (i > 0 && scans && scans->scan(1, 1, source))
       return "'" + stage.spec() + "' measures its whole input, which earlier stages make";
   }
   return "";

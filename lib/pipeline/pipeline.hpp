@@ -29,8 +29,11 @@ class Pipeline {
   const std::vector<std::unique_ptr<Stage>>& stages() const { return stages_; }
   void append(std::unique_ptr<Stage> stage);
 
+  // The image after the chain (its size, window, colour profile, orientation): each stage's
+  // description folded over the one before.
+  ImageDesc describe(const ImageDesc& in) const;
   // The image's size after the chain, for an input of `in` (stages that resize change it).
-  Size output_size(Size in) const;
+  Size output_size(Size in) const { return describe(ImageDesc{in}).size; }
   // Whether a stage changes the image's size.
   bool resizes() const;
   // By how much a decoder may shrink an input of size `in` first (2, 4, 8; 1: not at all): what
@@ -61,7 +64,7 @@ class StripPlan {
  public:
   // Strips of `strip_rows` output rows (the last one shorter); strip_rows <= 0 or >= height:
   // one strip, the whole image. carried: the strips run in order through one StageRun each
-  // and the first stage carries rows (Stage::carries_rows), so a strip after the first reads
+  // and the first stage carries rows (CarriesRows), so a strip after the first reads
   // only the input rows the one before did not (at least one, so no strip is empty); the first
   // strip then delivers the chain's reach fewer rows, so that every strip reads strip_rows.
   // Stages that resize (Stage::resizes) map each stage's rows to the rows it reads; strips are
@@ -99,7 +102,7 @@ struct StageCheck {
   std::string stage;  // "decode", a spec, or "encode"
   Comparison result;
   std::string problem;   // a side result (histogram, flags) that differs from the reference
-  double tolerance = 0;  // what the stage was held to (Stage::verify_tolerance)
+  double tolerance = 0;  // what the stage was held to (StatesTolerance)
 
   bool ok() const { return result.ok() && problem.empty(); }
 };

@@ -288,7 +288,7 @@ class Checks {
   std::vector<StageCheck> checks_;
 };
 
-// What each stage's scan (Stage::scan) found, by stage; empty when none scans.
+// What each stage's scan (ScansInput) found, by stage; empty when none scans.
 using Scans = std::vector<std::shared_ptr<const InputScan>>;
 
 // The first stage's scan, when it has one (Pipeline::whole_image_reason keeps the others from
@@ -296,7 +296,8 @@ using Scans = std::vector<std::shared_ptr<const InputScan>>;
 std::shared_ptr<InputScan> first_scan(const Pipeline& pipeline, int width, int height,
                                       PixelType type) {
   if (pipeline.stages().empty()) return nullptr;
-  return pipeline.stages()[0]->scan(width, height, type);
+  const ScansInput* scans = facet<ScansInput>(*pipeline.stages()[0]);
+  return scans ? scans->scan(width, height, type) : nullptr;
 }
 
 // A strip's rows into a scan, a few at a time (no float copy of the whole strip).
@@ -400,7 +401,8 @@ class DeviceLane {
         Image got = download_image(device_, current);
         const Image expected = stages[i]->reference_rows(seen, rows, reference_runs_[i]);
         checks_.add_rows(i + 1, got, expected,
-                         stages[i]->verify_tolerance(device_, options_.tolerance), stage_own, rows);
+                         verify_tolerance(*stages[i], device_, options_.tolerance), stage_own,
+                         rows);
         seen = std::move(got);
       }
     }
@@ -610,8 +612,11 @@ int strip_rows_for(const Pipeline& pipeline, const StreamInput& input,
 // them).
 bool carries_input(const Device& device, const Pipeline& pipeline, const StreamInput& input,
                    const StreamOptions& options, int lanes) {
-  return lanes == 1 && !options.verify && !input.alpha && pipeline.guide_sets().empty() &&
-         !pipeline.stages().empty() && pipeline.stages()[0]->carries_rows(device);
+  if (lanes != 1 || options.verify || input.alpha || !pipeline.guide_sets().empty() ||
+      pipeline.stages().empty())
+    return false;
+  const CarriesRows* carries = facet<CarriesRows>(*pipeline.stages()[0]);
+  return carries && carries->carries_rows(device);
 }
 
 }  // namespace
@@ -666,7 +671,7 @@ int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelT
   // A stage that works in tiles of its own (denoise) takes part of the budget for them: its
   // strips get half.
   const bool tall = std::any_of(pipeline.stages().begin(), pipeline.stages().end(),
-                                [](const auto& stage) { return stage->tall_strips(); });
+                                [](const auto& stage) { return stage->traits().tall_strips; });
   const std::size_t host_window =
       limits.host_bytes / (tall ? 2 : 1) / host_row / (whole ? 1 : input_rows_each);
   std::size_t window = host_window;

@@ -32,7 +32,7 @@ struct StreamInput {
   // by the executor, guides with the channels `guide_shape` gives). Called from one thread
   // with consecutive ranges from row 0 to the last, each row once.
   std::function<void(HostStrip& strip, Span rows)> read;
-  // Starts read() over from row 0, for a first pass over the input (Stage::scan); empty when
+  // Starts read() over from row 0, for a first pass over the input (ScansInput); empty when
   // the source cannot be read twice.
   std::function<void()> rewind;
   // The planes of each guide set as the source holds them (normal 3, depth 1, albedo 3; 0:

@@ -87,43 +87,29 @@ void log_details(const Pipeline& pipeline, const InputStream& in, const std::str
   }
 }
 
-// Whether the pipeline puts the image upright (the output's Orientation becomes 1).
-bool puts_upright(const Pipeline& pipeline) {
-  for (const auto& stage : pipeline.stages())
-    if (stage->puts_upright()) return true;
-  return false;
-}
-
 // Where the output's pixels lie: the input's data and display windows when the size is kept; a
 // crop's window moved into place inside the same display window (formats with windows only);
 // nothing after other stages that change the size.
-std::optional<Placement> output_placement(const Pipeline& pipeline, Placement placement,
-                                          const StreamInput& input) {
-  Size size{input.width, input.height};
-  for (const auto& stage : pipeline.stages()) {
-    const Size next = stage->output_size(size);
-    if (next != size || stage->resizes()) {
-      const auto origin = stage->window_origin(size);
-      if (!origin || placement.full_width <= 0) return std::nullopt;
-      placement.x += (*origin)[0];
-      placement.y += (*origin)[1];
-    }
-    size = next;
-  }
+std::optional<Placement> output_placement(const Pipeline& pipeline, const ImageDesc& out,
+                                          Placement placement) {
+  if (!pipeline.resizes()) return placement;
+  if (!out.origin || placement.full_width <= 0) return std::nullopt;
+  placement.x += (*out.origin)[0];
+  placement.y += (*out.origin)[1];
   return placement;
 }
 
 // An output converted to another colour profile (icc) is tagged with it; PNG's colour chunks
-// described the input's encoding and go.
-void tag_colour(Metadata& metadata, const Pipeline& pipeline) {
-  for (const auto& stage : pipeline.stages())
-    if (auto icc = stage->output_icc()) {
-      metadata.icc = *icc;
-      metadata.png_colour = {};
-    }
+// described the input's encoding and go. An output put upright says so.
+void describe_output(Metadata& metadata, const ImageDesc& out) {
+  if (out.icc) {
+    metadata.icc = *out.icc;
+    metadata.png_colour = {};
+  }
+  if (out.upright) mark_upright(metadata);
 }
 
-// What stages bound to a file need to know of it (Stage::for_file).
+// What stages bound to a file need to know of it (BoundToFile).
 FileFacts file_facts(const Metadata& m) {
   return {.icc = m.icc,
           .gamma = m.png_colour.gamma,
@@ -134,7 +120,7 @@ FileFacts file_facts(const Metadata& m) {
 }
 
 // `pipeline` for one file: after an `orient` stage (--auto-orient), its stages bound to the
-// file where they depend on it (Stage::for_file), the others made again from their specs (a
+// file where they depend on it (BoundToFile), the others made again from their specs (a
 // pipeline's stages are its own), then `last` if given. Nothing when it is `pipeline` as it
 // is: then no stage is made again.
 std::optional<Pipeline> for_file(const Pipeline& pipeline, bool auto_orient,
@@ -143,14 +129,14 @@ std::optional<Pipeline> for_file(const Pipeline& pipeline, bool auto_orient,
   std::vector<std::unique_ptr<Stage>> bound;
   bool changed = auto_orient || last;
   for (const auto& stage : pipeline.stages()) {
-    bound.push_back(stage->for_file(facts));
+    bound.push_back(halo::for_file(*stage, facts));
     changed = changed || bound.back();
   }
   if (!changed) return std::nullopt;
   Pipeline result;
   if (auto_orient) {
     auto orient = make_stage("orient");
-    auto upright = orient->for_file(facts);
+    auto upright = halo::for_file(*orient, facts);
     result.append(upright ? std::move(upright) : std::move(orient));
   }
   for (std::size_t i = 0; i < bound.size(); ++i)
@@ -272,14 +258,14 @@ StreamResult run_file(const FileNames& names, const FilePlan& plan, const FileRu
   if (encoding.threads == 0)
     encoding.threads = std::max(1, int(std::thread::hardware_concurrency()) / o.workers);
   Metadata metadata = output_metadata(in.header().metadata, o);
-  if (puts_upright(pipeline)) mark_upright(metadata);
-  tag_colour(metadata, pipeline);
+  const ImageDesc described = pipeline.describe(ImageDesc{{input.width, input.height}});
+  describe_output(metadata, described);
   spdlog::info("{}: metadata {}", names.output, metadata.summary());
   // Stages such as crop change the image's size; the input's data and display windows then
   // no longer fit it.
-  const Size size = pipeline.output_size({input.width, input.height});
+  const Size size = described.size;
   OutputImage out(names.output, size.width, size.height, type, encoding, metadata);
-  if (const auto placement = output_placement(pipeline, in.header().placement, input))
+  if (const auto placement = output_placement(pipeline, described, in.header().placement))
     out.place(*placement);
   bool first = true;
   const StreamOutput write = [&](Span rows, const PixelBuffer& pixels) {

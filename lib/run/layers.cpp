@@ -206,9 +206,9 @@ const PixelBuffer& CarriedLayers::merge(Span rows, const PixelBuffer& filtered) 
 Pipeline moving_stages(const Pipeline& pipeline, const FileFacts& file) {
   Pipeline moving;
   for (const auto& stage : pipeline.stages()) {
-    if (!stage->moves_samples() && !stage->resizes()) continue;
+    if (!stage->traits().moves_samples && !stage->resizes()) continue;
     auto made = make_stage(stage->spec());
-    auto bound = made->for_file(file);
+    auto bound = for_file(*made, file);
     moving.append(bound ? std::move(bound) : std::move(made));
   }
   return moving;

@@ -59,7 +59,7 @@ class CarriedLayers {
   std::vector<float> carried_rows_;
 };
 
-// The stages of `pipeline` that move pixels (Stage::moves_samples, Stage::resizes), made
+// The stages of `pipeline` that move pixels (StageTraits::moves_samples, resizes), made
 // again (and bound to `file` where they depend on it, as orient does): what the carried
 // channels go through.
 Pipeline moving_stages(const Pipeline& pipeline, const FileFacts& file);

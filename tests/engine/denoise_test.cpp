@@ -240,7 +240,7 @@ TEST_CASE("denoise: the alpha plane passes; precision=tf32 holds its stated tole
   for (int y = 0; y < 40; ++y)
     for (int x = 0; x < 48; ++x) CHECK(got.at(x, y, 3) == in.at(x, y, 3));
   // Float32 where the device has no tensor cores, so 1e-4 there.
-  const double tolerance = stage->verify_tolerance(test::device(), 1e-4);
+  const double tolerance = verify_tolerance(*stage, test::device(), 1e-4);
   CHECK(tolerance == (test::device().info().tensor_cores() ? 1e-2 : 1e-4));
   check_close(got, reference_result(*stage, in, &g), tolerance, "tf32");
 }

@@ -90,7 +90,7 @@ TEST_CASE("icc on the device agrees with LittleCMS: curves, a matrix and curves"
     // Matrix-shaper profiles: their curves, one matrix, the target's curves inverted.
     CHECK(lut.kind == ColorLut::Kind::split);
     CHECK(lut.error < 1e-4);
-    const double tolerance = stage->verify_tolerance(device, 1e-6);
+    const double tolerance = verify_tolerance(*stage, device, 1e-6);
     for (const auto& [w, h, alpha] : {std::tuple{1, 1, false}, {7, 5, true}, {1023, 517, false}})
       test::check_device_matches(device, spec, ramp(w, h, alpha), tolerance);
   }
@@ -98,19 +98,19 @@ TEST_CASE("icc on the device agrees with LittleCMS: curves, a matrix and curves"
 
 TEST_CASE("icc from the file: its embedded profile, else PNG gamma and chromaticities, else sRGB") {
   const auto stage = make_stage("icc");
-  CHECK(*stage->output_icc() == *make_stage("icc:to=srgb")->output_icc());
+  CHECK(*stage->describe({}).icc == *make_stage("icc:to=srgb")->describe({}).icc);
   FileFacts png{.gamma = 1 / 1.8};
-  const auto from_gamma = stage->for_file(png);
+  const auto from_gamma = for_file(*stage, png);
   REQUIRE(from_gamma);
   CHECK(converted(*from_gamma, 0.5f, 0.5f, 0.5f, 1) ==
         doctest::Approx(srgb_encode(std::pow(0.5, 1.8))).epsilon(2e-3));
   FileFacts embedded{.icc = rgb_profile(1.8, false)};
-  CHECK(converted(*stage->for_file(embedded), 0.5f, 0.5f, 0.5f, 1) ==
+  CHECK(converted(*for_file(*stage, embedded), 0.5f, 0.5f, 0.5f, 1) ==
         doctest::Approx(srgb_encode(std::pow(0.5, 1.8))).epsilon(2e-3));
   FileFacts marked_srgb{.gamma = 0.45455, .srgb = true};  // the sRGB chunk wins over gAMA
-  CHECK(converted(*stage->for_file(marked_srgb), 0.5f, 0.5f, 0.5f, 1) ==
+  CHECK(converted(*for_file(*stage, marked_srgb), 0.5f, 0.5f, 0.5f, 1) ==
         doctest::Approx(0.5).epsilon(1e-3));
-  CHECK_FALSE(make_stage("icc:from=srgb")->for_file(png));  // not from=auto: not the file's
+  CHECK_FALSE(for_file(*make_stage("icc:from=srgb"), png));  // not from=auto: not the file's
 }
 
 TEST_CASE("icc errors name the filter and the profile") {
@@ -141,7 +141,7 @@ TEST_CASE(
     CHECK(lut.kind == ColorLut::Kind::split);
     CHECK(lut.error < 1e-4);
     test::check_device_matches(device, spec, ramp(61, 37, true),
-                               stage->verify_tolerance(device, 1e-6));
+                               verify_tolerance(*stage, device, 1e-6));
   }
 }
 
@@ -155,6 +155,6 @@ TEST_CASE("icc carries values outside 0..1 (a display view's output) as LittleCM
   for (const std::string& spec : {std::string("icc"), "icc:to=" + adobe + ":intent=relative"}) {
     const auto stage = make_stage(spec);
     CHECK(dynamic_cast<const ColorTransformStage&>(*stage).lut().error < 1e-3);
-    test::check_device_matches(device, spec, in, stage->verify_tolerance(device, 1e-6));
+    test::check_device_matches(device, spec, in, verify_tolerance(*stage, device, 1e-6));
   }
 }

@@ -124,7 +124,7 @@ TEST_CASE("ocio and display on the device agree with OpenColorIO's CPU processor
        {"ocio:from=ACEScg:to=linear", "ocio:from=linear:to=srgb", "ocio:from=srgb:to=linear",
         "display", "display:view=Standard", "ocio:from=linear:to=ACEScct"}) {
     const auto stage = make_stage(spec);
-    const double tolerance = stage->verify_tolerance(device, 1e-6);
+    const double tolerance = verify_tolerance(*stage, device, 1e-6);
     const bool cube = lut_of(spec).kind == ColorLut::Kind::cube;
     for (const auto& [w, h, alpha] : {std::tuple{1, 1, false}, {7, 5, true}, {1023, 517, false}})
       test::check_device_matches(device, spec, render_like(w, h, alpha, !cube), tolerance);
@@ -168,7 +168,7 @@ TEST_CASE(
     INFO(spec);
     const auto stage = make_stage(spec);
     CHECK(stage->details()[1] == "on a device: OpenColorIO's own GPU program (analytic, no table)");
-    const double tolerance = stage->verify_tolerance(device, 1e-6);
+    const double tolerance = verify_tolerance(*stage, device, 1e-6);
     CHECK(tolerance == 1e-4);
     test::check_device_matches(device, spec, in, tolerance);
     // The rule itself: a NaN sample makes the pixel NaN; +Inf is taken as 2^32.
@@ -201,7 +201,7 @@ TEST_CASE("Blender's config: its Filmic view through its LUT files, on the devic
   const std::string false_colour =
       "display:config=" + kBlenderConfig + ":view=False Color";  // two 3D LUTs
   for (const std::string& spec : {filmic, to_aces, false_colour}) {
-    const double tolerance = make_stage(spec)->verify_tolerance(device, 1e-6);
+    const double tolerance = verify_tolerance(*make_stage(spec), device, 1e-6);
     CHECK(tolerance <= 1e-4);
     test::check_device_matches(device, spec, render_like(97, 41, true, false), tolerance);
     test::check_device_matches(device, spec, every_value(67, 31), tolerance);
@@ -267,7 +267,7 @@ TEST_CASE("a grey image goes through a colour stage as R = G = B, keeping the re
   Device& device = test::device();
   for (const std::string spec : {"display", "ocio:from=linear:to=srgb", "ocio:from=srgb:to=ACEScg",
                                  "ocio:from=ACEScg:to=linear"}) {
-    const double tolerance = make_stage(spec)->verify_tolerance(device, 1e-6);
+    const double tolerance = verify_tolerance(*make_stage(spec), device, 1e-6);
     Image in = test::random_image(61, 37, 2, true, 4);  // grey and alpha
     test::check_device_matches(device, spec, in, tolerance);
   }

@@ -33,7 +33,7 @@ namespace {
 class LyingStage : public Stage {
  public:
   LyingStage() : Stage("liar"), real_(make_stage("sharpen")) {}
-  int reach() const override { return 1; }
+  StageTraits traits() const override { return {.reach = 1}; }
   Image reference_rows(const Image& in, Span out, StageRun& run) const override {
     Image result = real_->reference_rows(in, out, run);
     if (out.first <= 2 && 2 < out.last) result.at(3, 2 - in.y0(), 0) += 0.01f;

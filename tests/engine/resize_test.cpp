@@ -127,15 +127,24 @@ TEST_CASE("resize and crop called on a whole image give the whole output (as ben
   }
 }
 
+namespace {
+
+// The shrink a single stage allows a decoder: through the pipeline that holds it alone.
+int decode_shrink(const std::string& spec, Size in) {
+  return Pipeline({{spec, ""}}).decode_shrink(in);
+}
+
+}  // namespace
+
 TEST_CASE("thumbnail lets a decoder shrink first while twice the output remains; resize does not") {
   const Size photo{5120, 2880};
-  CHECK(make_stage("thumbnail:w=256:h=256")->decode_shrink(photo) == 8);  // 640x360 >= 512x288
-  CHECK(make_stage("thumbnail:w=640:h=640")->decode_shrink(photo) == 4);  // 1280x720
-  CHECK(make_stage("thumbnail:w=1600:h=1600")->decode_shrink(photo) == 1);
-  CHECK(make_stage("thumbnail:w=256:h=256:fast=0")->decode_shrink(photo) == 1);
-  CHECK(make_stage("resize:w=256")->decode_shrink(photo) == 1);  // exact unless asked
-  CHECK(make_stage("resize:w=256:fast=1")->decode_shrink(photo) == 8);
-  CHECK(make_stage("resize:scale=0.05:fast=1")->decode_shrink(photo) == 1);  // size would change
+  CHECK(decode_shrink("thumbnail:w=256:h=256", photo) == 8);  // 640x360 >= 512x288
+  CHECK(decode_shrink("thumbnail:w=640:h=640", photo) == 4);  // 1280x720
+  CHECK(decode_shrink("thumbnail:w=1600:h=1600", photo) == 1);
+  CHECK(decode_shrink("thumbnail:w=256:h=256:fast=0", photo) == 1);
+  CHECK(decode_shrink("resize:w=256", photo) == 1);  // exact unless asked
+  CHECK(decode_shrink("resize:w=256:fast=1", photo) == 8);
+  CHECK(decode_shrink("resize:scale=0.05:fast=1", photo) == 1);  // size would change
   // Through stages that only move samples, to the first that does more.
   const Pipeline oriented({{"orient", ""}, {"flop", ""}, {"thumbnail:w=256:h=256", ""}});
   CHECK(oriented.decode_shrink(photo) == 8);

@@ -318,7 +318,7 @@ TEST_CASE("streaming with the vector kernels: strips read only rows the strip be
   for (const std::string spec : {"gaussian:r=5:border=reflect", "conv:k=1,2,1,2,4,2,1,2,1:gray=1",
                                  "sep:h=1,2,3,2,1:v=1,0,1:offset=0.25"}) {
     const Pipeline pipeline(std::vector<StageSpec>{{spec, ""}, {"sharpen:border=zero", ""}});
-    REQUIRE(pipeline.stages()[0]->carries_rows(device));
+    REQUIRE(facet<CarriesRows>(*pipeline.stages()[0])->carries_rows(device));
     for (const int h : {1, 2, 7, 517}) {
       const PixelBuffer input = test::random_pixels(kWidth, h, 3, PixelType::u8, 70 + h);
       const PixelBuffer whole = run_device(device, pipeline, input, PixelType::u8, {}).pixels;
