@@ -394,7 +394,7 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
   std::vector<std::string> spec_texts;
   for (const auto& spec : specs) spec_texts.push_back(spec.text);
   for (const auto& text : o.attribs) parse_attrib(text);  // checked before any file is read
-  make_stage("flatten:background=" + o.background);       // --background, likewise
+  make_stage(implied::flatten(o.background));             // --background, likewise
   const RunContext context{
       o,
       {.specs = spec_texts,

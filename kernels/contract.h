@@ -5,6 +5,24 @@
 #define HALO_CONTRACT_H
 
 // Border rules (Border in lib/filters/filter.hpp; border_index in common.cl).
+// Work-group shapes, by how a kernel reads: the host launches with these (lib/cl/groups.hpp)
+// and kernels that stage tiles in local memory declare them (reqd_work_group_size).
+// Samples of one row of one plane, nothing shared: pointwise, unsharp, box's columns.
+#define GROUP_ROW_W 64
+// Tiles of a few rows: kernels that gather across rows (geometry, colour, tone, rank).
+#define GROUP_TILE_W 64
+#define GROUP_TILE_H 4
+// Square-ish windows read around each pixel (guided filters, fireflies).
+#define GROUP_WINDOW_W 32
+#define GROUP_WINDOW_H 8
+// One group a block of pixels reduced in local memory (autoexposure's bins, gray).
+#define GROUP_SQUARE 16
+// The denoise network's tensors in and out: 16 columns, 4 rows.
+#define GROUP_NET_W 16
+#define GROUP_NET_H 4
+// Lanes of the fused separable kernel's rows (a work-group is GROUP_FUSED_W x FUSED_S).
+#define GROUP_FUSED_W 32
+
 #define BORDER_ZERO 0
 #define BORDER_CLAMP 1
 #define BORDER_REFLECT 2

@@ -140,25 +140,25 @@ __kernel void denoise_output(__global const float* src, __global float* out,
 
 // Autoexposure's bins (OIDN: about 16x16 pixels each, bin i of n covering [i*H/n, (i+1)*H/n)):
 // the mean luminance (Rec. 709 weights on colour with NaN as 0, clamped to [0, FLT_MAX]) of
-// each. One work-group of 16 x 16 per bin.
-__kernel __attribute__((reqd_work_group_size(16, 16, 1))) void denoise_exposure_bins(
+// each. One work-group of GROUP_SQUARE x GROUP_SQUARE per bin.
+__kernel __attribute__((reqd_work_group_size(GROUP_SQUARE, GROUP_SQUARE, 1))) void denoise_exposure_bins(
     PLANAR(image), const int planes, const int width, const int height, const int bins_w,
     const int bins_h, __global float* bins) {
-  __local float sums[256];
+  __local float sums[GROUP_SQUARE * GROUP_SQUARE];
   const int i = get_group_id(1), j = get_group_id(0);
   const int y0 = i * height / bins_h, y1 = (i + 1) * height / bins_h;
   const int x0 = j * width / bins_w, x1 = (j + 1) * width / bins_w;
-  const int lx = get_local_id(0), ly = get_local_id(1), id = ly * 16 + lx;
+  const int lx = get_local_id(0), ly = get_local_id(1), id = ly * GROUP_SQUARE + lx;
   float sum = 0.0f;
-  for (int y = y0 + ly; y < y1; y += 16)
-    for (int x = x0 + lx; x < x1; x += 16) {
+  for (int y = y0 + ly; y < y1; y += GROUP_SQUARE)
+    for (int x = x0 + lx; x < x1; x += GROUP_SQUARE) {
       float c[3];
       for (int k = 0; k < 3; ++k)
         c[k] = clamp(nan_to_zero(PLANAR_AT(image, planes == 1 ? 0 : k, x, y)), 0.0f, FLT_MAX);
       sum += 0.212671f * c[0] + 0.715160f * c[1] + 0.072169f * c[2];
     }
   sums[id] = sum;
-  for (int step = 128; step > 0; step >>= 1) {
+  for (int step = GROUP_SQUARE * GROUP_SQUARE / 2; step > 0; step >>= 1) {
     barrier(CLK_LOCAL_MEM_FENCE);
     if (id < step) sums[id] += sums[id + step];
   }

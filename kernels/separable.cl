@@ -241,7 +241,7 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
 // Each tap is still fma in tap order: results equal the reference bit for bit. The weights
 // are always compiled in (ROW_WEIGHTS, COL_WEIGHTS): 0.210 -> 0.170 ms at r=8 on an H100.
 #ifdef FUSED_S
-#define FUSED_W (32 * FUSED_S)
+#define FUSED_W (GROUP_FUSED_W * FUSED_S)
 #define FUSED_SPAN (FUSED_W + 2 * RADIUS_X)
 #define WINDOW (2 * RADIUS_Y + FUSED_S)
 #define WARMUP ((2 * RADIUS_Y + FUSED_S - 1) / FUSED_S)
@@ -264,7 +264,7 @@ static inline void load_chunk(__global const float* src, float next[FUSED_S][FUS
   }
 }
 
-__kernel __attribute__((reqd_work_group_size(32, FUSED_S, 1))) void CAT(FILTER, _fused)(
+__kernel __attribute__((reqd_work_group_size(GROUP_FUSED_W, FUSED_S, 1))) void CAT(FILTER, _fused)(
     __global const float* src, __global float* dst, const int width, const int pitch, STRIP_ARGS,
     const int border, const float offset, const int band) {
   __local float tile[FUSED_S][FUSED_SPAN];
@@ -274,7 +274,7 @@ __kernel __attribute__((reqd_work_group_size(32, FUSED_S, 1))) void CAT(FILTER, 
   dst += plane;
   const int lx = get_local_id(0);
   const int ly = get_local_id(1);
-  const int t = ly * 32 + lx;  // the column this work-item owns in the columns pass
+  const int t = ly * GROUP_FUSED_W + lx;  // the column this work-item owns in the columns pass
   const int left = (int)get_group_id(0) * FUSED_W - RADIUS_X;  // image column of tile[.][0]
   const int band_first = first + (int)get_group_id(1) * band;
   const int band_last = min(band_first + band, last);

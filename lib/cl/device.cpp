@@ -14,6 +14,18 @@
 
 namespace halo {
 
+DeviceProfile device_profile(const DeviceInfo& info, const Tuning& tuning) {
+  DeviceProfile p;
+  p.own_memory = info.gpu;
+  p.vector_kernels = tuning.vec > 0;
+  p.tensor_cores = info.tensor_cores();
+  p.lanes = p.own_memory ? 2 : 1;
+  p.in_flight = p.own_memory ? 2 : 1;
+  p.strip_bytes = p.own_memory ? std::size_t(16) << 20 : 0;
+  if (info.gpu) p.tune_width = 7680, p.tune_height = 4320;
+  return p;
+}
+
 namespace {
 
 // A wait list for the C++ bindings: none when empty.
@@ -267,10 +279,19 @@ cl::Event Device::launch(cl::Kernel& kernel, const std::string& label, cl::NDRan
     const std::size_t l = i < local.dimensions() ? local.get()[i] : 1;
     rounded[i] = (global.get()[i] + l - 1) / l * l;
   }
-  const cl::NDRange padded = global.dimensions() == 1 ? cl::NDRange(rounded[0])
-                             : global.dimensions() == 2
-                                 ? cl::NDRange(rounded[0], rounded[1])
-                                 : cl::NDRange(rounded[0], rounded[1], rounded[2]);
+  const auto shaped = [&](const std::size_t* sizes) {
+    return global.dimensions() == 1   ? cl::NDRange(sizes[0])
+           : global.dimensions() == 2 ? cl::NDRange(sizes[0], sizes[1])
+                                      : cl::NDRange(sizes[0], sizes[1], sizes[2]);
+  };
+  const cl::NDRange padded = shaped(rounded);
+  // The group shapes (cl/groups.hpp) have three sizes; a launch of fewer dimensions takes
+  // as many of them.
+  if (local.dimensions() != 0) {
+    std::size_t sizes[3] = {1, 1, 1};
+    for (cl_uint i = 0; i < local.dimensions(); ++i) sizes[i] = local.get()[i];
+    local = shaped(sizes);
+  }
   cl::Event event;
   check(current().enqueueNDRangeKernel(kernel, cl::NullRange, padded, local, wait(after), &event),
         "clEnqueueNDRangeKernel",

@@ -44,6 +44,33 @@ struct DeviceInfo {
   std::uint64_t local_budget() const { return local_memory > 1024 ? local_memory - 1024 : 0; }
 };
 
+// How halo uses a device, decided here once from what it reports and its launch shapes; strip
+// planning, the filters, --device auto's defaults and the tuner read it instead of each asking
+// whether the device is a GPU.
+struct DeviceProfile {
+  // Buffers live in memory of the device's own across a bus (GPUs): strips and tensors are
+  // bounded by it, transfers cost time, and small strips waste launches. Else they are the
+  // host's memory (CPU runtimes) and count against --max-memory.
+  bool own_memory = false;
+  // The CPU kernel form: each work-item computes Tuning::vec pixels of a row in vectors; a
+  // separable stage then carries the rows two strips share.
+  bool vector_kernels = false;
+  // Tensor cores through inline PTX (denoise's TF32 path).
+  bool tensor_cores = false;
+  // Strips one worker keeps in flight on its queues: on a device of its own memory a second
+  // lane's transfers overlap the first's kernels; a CPU runtime already uses every core.
+  int lanes = 1;
+  // Strips read ahead of the one computing: a CPU runtime's cores are the reader's too.
+  int in_flight = 2;
+  // Bytes a strip of float planes aims at (0: the host's cache-sized default): GPUs want
+  // launches of 16 MiB and more.
+  std::size_t strip_bytes = 0;
+  // A `halo tune` run's default image: 8K on GPUs, 1080p on CPUs (minutes otherwise).
+  int tune_width = 1920, tune_height = 1080;
+};
+
+DeviceProfile device_profile(const DeviceInfo& info, const Tuning& tuning);
+
 // Every device of every platform; empty when there is no OpenCL platform at all.
 std::vector<DeviceInfo> list_devices();
 
@@ -116,6 +143,7 @@ class Device {
   const DeviceInfo& info() const { return shared_->info(); }
   ProgramCache& programs() { return shared_->programs(); }
   const Tuning& tuning() const { return shared_->tuning().tuning; }
+  DeviceProfile profile() const { return device_profile(info(), tuning()); }
   const std::string& tuning_source() const { return shared_->tuning().source; }
   void set_tuning(const Tuning& tuning, const std::string& source) {
     shared_->set_tuning({tuning, source});

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "cl/groups.hpp"
 #include "core/error.hpp"
 #include "filters/guides.hpp"
 #include "kernels/contract.h"
@@ -275,9 +276,7 @@ class AtrousStage : public GuidedStage {
       const std::size_t bytes = 2 * channels * row_bytes +
                                 (s.has_normal || s.has_depth ? 4 * row_bytes : 0) +
                                 (s.demod ? 3 * row_bytes : 0) + (s.remod ? 3 * row_bytes : 0);
-      device.launch(k, "atrous_pass",
-                    cl::NDRange(ceil_div(in.width, 32) * 32, ceil_div(rows.count(), 8) * 8),
-                    cl::NDRange(32, 8), bytes);
+      device.launch(k, "atrous_pass", cl::NDRange(in.width, rows.count()), groups::window, bytes);
       src = &dst;
     }
     copy_alpha(device, in, result);
@@ -394,9 +393,8 @@ cl::Buffer remodulation_albedo(Device& device, const DeviceGuides& dg, const Gui
   set_args(k, dg.albedo, smoothed.buffer, dg.geometry, dg.placeholder, dg.placeholder,
            on_strip(args, like, rows));
   const std::size_t row_bytes = std::size_t(like.pitch) * rows.count() * sizeof(float);
-  device.launch(k, "albedo_smoothing",
-                cl::NDRange(ceil_div(like.width, 32) * 32, ceil_div(rows.count(), 8) * 8),
-                cl::NDRange(32, 8), (6 + 4) * row_bytes);
+  device.launch(k, "albedo_smoothing", cl::NDRange(like.width, rows.count()), groups::window,
+                (6 + 4) * row_bytes);
   return smoothed.buffer;
 }
 

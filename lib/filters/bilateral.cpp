@@ -5,6 +5,7 @@
 #include <limits>
 #include <numbers>
 
+#include "cl/groups.hpp"
 #include "core/error.hpp"
 #include "filters/guides.hpp"
 #include "filters/separable.hpp"
@@ -17,7 +18,7 @@ namespace halo {
 
 namespace {
 
-constexpr int kTile = 16;  // bilateral_flags work-group side
+constexpr int kTile = GROUP_SQUARE;  // bilateral_flags work-group side
 
 struct BilateralParams {
   int r = 4;
@@ -293,11 +294,8 @@ class BilateralStage : public GuidedStage {
       auto k = device.kernel("bilateral.cl", "bilateral_flags", {{"TILE", std::to_string(kTile)}});
       set_args(k, dg.geometry, flags, in.width, in.pitch, strip_rows(in, inner), p_.cos_angle,
                p_.dz, int(run.guides->has_normal()), int(run.guides->has_depth()));
-      device.launch(
-          k, "bilateral_flags",
-          cl::NDRange(ceil_div(in.width, kTile) * kTile, ceil_div(inner.count(), kTile) * kTile),
-          cl::NDRange(kTile, kTile),
-          std::size_t(in.pitch) * inner.count() * (4 * sizeof(float) + 1));
+      device.launch(k, "bilateral_flags", cl::NDRange(in.width, inner.count()), groups::square,
+                    std::size_t(in.pitch) * inner.count() * (4 * sizeof(float) + 1));
     }
     const cl::Buffer remod_with = remodulation_albedo(device, dg, run.guides, plan.demod,
                                                       p_.albedo_filter, in, out, p_.border);
@@ -336,9 +334,7 @@ class BilateralStage : public GuidedStage {
                                    .range_inv = plan.range_inv};
       set_args(k, pass.src, pass.dst, flags, dg.albedo, remod_with, weights,
                on_strip(args, in, pass.rows));
-      device.launch(k, pass.kernel,
-                    cl::NDRange(ceil_div(in.width, 32) * 32, ceil_div(pass.rows.count(), 8) * 8),
-                    cl::NDRange(32, 8),
+      device.launch(k, pass.kernel, cl::NDRange(in.width, pass.rows.count()), groups::window,
                     2 * channels * row_bytes + 3 * row_bytes * (pass.demod + pass.remod) +
                         (plan.use_flags ? row_bytes / sizeof(float) : 0));
     }

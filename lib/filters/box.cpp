@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "cl/groups.hpp"
 #include "cl/tuning.hpp"
 #include "filters/convert.hpp"
 #include "filters/separable.hpp"
@@ -142,8 +143,8 @@ class BoxStage : public Stage {
     set_args(cols_kernel, tmp.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
              int(border_));
     device.launch(cols_kernel, "box_cols",
-                  cl::NDRange(src.width, ceil_div(out.count(), t.box_seg), planes),
-                  cl::NDRange(64, 1, 1), bytes(out));
+                  cl::NDRange(src.width, ceil_div(out.count(), t.box_seg), planes), groups::row,
+                  bytes(out));
     copy_alpha(device, src, result);
     return result;
   }

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "cl/groups.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/paths.hpp"
@@ -547,7 +548,7 @@ DeviceImage ColorTransformStage::enqueue_rows(Device& device, const DeviceImage&
   };
   DeviceImage result = device.image_like(in, in.channels, in.alpha);
   const std::size_t bytes = 2 * std::size_t(in.width) * out.count() * 3 * 4;
-  const cl::NDRange global(ceil_div(in.width, 64) * 64, ceil_div(out.count(), 4) * 4);
+  const cl::NDRange global(in.width, out.count());
   if (!plan_.program.empty()) {
     auto kernel = device.kernel("color_program.cl", "color_program", {}, plan_.program.code);
     auto& state = run.state_as<LutState>();
@@ -555,7 +556,7 @@ DeviceImage ColorTransformStage::enqueue_rows(Device& device, const DeviceImage&
       state.table = device.constants(plan_.program.textures, spec() + " LUT textures");
     set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out),
              in.color_channels(), bounds_values(), state.table);
-    device.launch(kernel, "color_program", global, cl::NDRange(64, 4), bytes);
+    device.launch(kernel, "color_program", global, groups::tile, bytes);
     copy_alpha(device, in, result);
     return result;
   }
@@ -569,7 +570,7 @@ DeviceImage ColorTransformStage::enqueue_rows(Device& device, const DeviceImage&
            table.size, shaper_values(table.shaper), shaper_kind(table.shaper),
            shaper_values(table.post_shaper), shaper_kind(table.post_shaper), in.color_channels(),
            bounds_values());
-  device.launch(kernel, name, global, cl::NDRange(64, 4), bytes);
+  device.launch(kernel, name, global, groups::tile, bytes);
   copy_alpha(device, in, result);
   return result;
 }

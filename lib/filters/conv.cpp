@@ -91,11 +91,12 @@ class ConvStage : public Stage {
     std::string name = "conv_tile";
     // CPUs (vec): vector rows, see kernels/conv.cl; GPUs where conv_vec is set: the same
     // kernel, whose loads of neighbouring work-items meet in L1, beats the local tile.
-    if (const int vec = t.vec > 0 ? t.vec : t.conv_vec; vec > 0) {
+    const bool vector_kernels = device.profile().vector_kernels;
+    if (const int vec = vector_kernels ? t.vec : t.conv_vec; vec > 0) {
       name = "conv_vec";
       defines.push_back({"VEC", std::to_string(vec)});
       defines.push_back({"VEC_ROWS", std::to_string(t.vec_conv)});
-      defines.push_back({"CONV_SLIDE", t.vec > 0 ? "0" : "1"});
+      defines.push_back({"CONV_SLIDE", vector_kernels ? "0" : "1"});
       global = cl::NDRange(ceil_div(src.width, vec), ceil_div(out.count(), t.vec_conv), planes);
       local = cl::NDRange(t.vec_w, t.vec_h, 1);
     } else {

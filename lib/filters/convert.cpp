@@ -1,14 +1,13 @@
 // Luminance: the host side of kernels/convert.cl's to_gray and its CPU reference.
 #include "filters/convert.hpp"
 
+#include "cl/groups.hpp"
 #include "core/error.hpp"
 #include "filters/filter.hpp"
 
 namespace halo {
 
 namespace {
-
-const cl::NDRange kGroup2D(16, 16);
 
 void check_gray_input(int color_channels, const std::string& filter) {
   if (color_channels != 1 && color_channels != 3)
@@ -50,7 +49,7 @@ DeviceImage to_gray(Device& device, const DeviceImage& in, LumaWeights w,
   DeviceImage out = device.image_like(in, in.alpha ? 2 : 1, in.alpha);
   auto kernel = device.kernel("convert.cl", "to_gray", {});
   set_args(kernel, in.buffer, out.buffer, in.width, in.height, in.pitch, w.r, w.g, w.b);
-  device.launch(kernel, "to_gray", cl::NDRange(in.width, in.height), kGroup2D,
+  device.launch(kernel, "to_gray", cl::NDRange(in.width, in.height), groups::square,
                 4 * sizeof(float) * std::size_t(in.width) * in.height);
   copy_alpha(device, in, out);
   return out;

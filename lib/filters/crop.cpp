@@ -4,6 +4,7 @@
 // (kernels/crop.cl): exact, alpha included.
 #include <fmt/format.h>
 
+#include "cl/groups.hpp"
 #include "core/error.hpp"
 #include "filters/filter.hpp"
 
@@ -61,9 +62,8 @@ class CropStage : public Stage {
     auto kernel = device.kernel("crop.cl", "crop", {});
     set_args(kernel, in.buffer, result.buffer, in.pitch, in.height, in.y0, result.width,
              result.pitch, result.height, result.y0, out.first, out.last, w.x, w.y);
-    device.launch(kernel, "crop",
-                  cl::NDRange(ceil_div(w.w, 64) * 64, ceil_div(out.count(), 4) * 4, in.channels),
-                  cl::NDRange(64, 4, 1), 2 * std::size_t(w.w) * out.count() * 4 * in.channels);
+    device.launch(kernel, "crop", cl::NDRange(w.w, out.count(), in.channels), groups::tile,
+                  2 * std::size_t(w.w) * out.count() * 4 * in.channels);
     return result;
   }
 

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "cl/groups.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/srgb.hpp"
@@ -525,7 +526,7 @@ class DenoiseStage : public GuidedStage, public ScansInput, public StatesToleran
 
   NetPrecision precision(const Device& device) const {
     if (p_.precision >= 0 && p_.precision != int(NetPrecision::tf32)) return NetPrecision::fp32;
-    return device.info().tensor_cores() ? NetPrecision::tf32 : NetPrecision::fp32;
+    return device.profile().tensor_cores ? NetPrecision::tf32 : NetPrecision::fp32;
   }
 
   bool hdr(PixelType source) const { return p_.hdr >= 0 ? p_.hdr == 1 : source == PixelType::f32; }
@@ -586,8 +587,9 @@ class DenoiseStage : public GuidedStage, public ScansInput, public StatesToleran
     set_args(k, in.buffer, layout, colour_planes(in.color_channels()), in.width, in.full_height,
              shape.bins_w(), shape.bins_h(), bins);
     device.launch(k, "exposure",
-                  cl::NDRange(std::size_t(shape.bins_w()) * 16, std::size_t(shape.bins_h()) * 16),
-                  cl::NDRange(16, 16), in.plane_size() * 3 * sizeof(float));
+                  cl::NDRange(std::size_t(shape.bins_w()) * GROUP_SQUARE,
+                              std::size_t(shape.bins_h()) * GROUP_SQUARE),
+                  groups::square, in.plane_size() * 3 * sizeof(float));
     device.read(bins, means.data(), means.size() * sizeof(float), "exposure bins");
     return {Exposure::from_means(means), Exposure::extreme(means)};
   }
@@ -613,10 +615,10 @@ class DenoiseStage : public GuidedStage, public ScansInput, public StatesToleran
   // tensors (DenoiseNet::floats_per_pixel), times what each path adds: upsampled copies on
   // CPUs, and on the reference also the concatenated input of each decoder level.
   double max_pixels(const Plan& plan, const Device* device) const {
-    const double factor = !device ? 2.6 : device->info().gpu ? 1.15 : 1.7;
+    const double factor = !device ? 2.6 : device->profile().vector_kernels ? 1.7 : 1.15;
     const double floats = factor * net(plan.main).floats_per_pixel() + 12;
     double memory = double(memory_per_file()) / 3;
-    if (device && device->info().gpu)
+    if (device && device->profile().own_memory)
       memory = std::min(memory, double(device->info().global_memory) / 2);
     double pixels = memory / (floats * sizeof(float));
     if (device)
@@ -681,7 +683,7 @@ class DenoiseStage : public GuidedStage, public ScansInput, public StatesToleran
                                 .aux = aux,
                                 .transfer = transfer_args(t, t.scale)};
     set_args(k, input.buffer, *main.buffer, *albedo.buffer, *normal.buffer, args);
-    device.launch(k, "input", cl::NDRange(tw, th), cl::NDRange(16, 4),
+    device.launch(k, "input", cl::NDRange(tw, th), groups::net,
                   std::size_t(channels) * th * tw * sizeof(float) * 2);
     return input;
   }
@@ -711,7 +713,7 @@ class DenoiseStage : public GuidedStage, public ScansInput, public StatesToleran
                                  .ch = core.height(),
                                  .transfer = transfer_args(t, 1.0f / t.scale)};
     set_args(k, output.buffer, out, args);
-    device.launch(k, "output", cl::NDRange(core.width(), core.height()), cl::NDRange(16, 4),
+    device.launch(k, "output", cl::NDRange(core.width(), core.height()), groups::net,
                   std::size_t(core.width()) * core.height() * (3 + planes) * sizeof(float));
   }
 

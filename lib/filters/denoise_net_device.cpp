@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstdint>
 
+#include "cl/groups.hpp"
 #include "filters/denoise_net.hpp"
 #include "filters/filter.hpp"
 
@@ -27,8 +28,9 @@ struct ConvShape {
 
 ConvShape conv_shape(const Device& device, const NetLayer& l, NetPrecision precision) {
   const Tuning& t = device.tuning();
-  if (t.vec > 0) return {.tiled = false, .oc_tile = t.net_oc_item, .in_step = 1, .vec = t.vec};
-  if (precision == NetPrecision::tf32 && device.info().tensor_cores())
+  if (device.profile().vector_kernels)
+    return {.tiled = false, .oc_tile = t.net_oc_item, .in_step = 1, .vec = t.vec};
+  if (precision == NetPrecision::tf32 && device.profile().tensor_cores)
     return {.tiled = true,
             .mma = true,
             .tile_x = t.net_mma_x,
@@ -86,7 +88,7 @@ void launch_per_sample(Device& device, const std::string& name, const DeviceTens
                        DeviceTensor& out, const std::string& label) {
   auto k = device.kernel("denoise.cl", name, {});
   set_args(k, in.buffer, out.buffer, in.height, in.width);
-  device.launch(k, label, cl::NDRange(out.width, out.height, out.channels), cl::NDRange(16, 4, 1),
+  device.launch(k, label, cl::NDRange(out.width, out.height, out.channels), groups::net,
                 bytes_of(in) + bytes_of(out));
 }
 
@@ -146,7 +148,7 @@ DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
   // One work-item a work-group: PoCL runs each as one call, its vectors as they are (larger
   // groups measured slower); output channel tiles first, so that neighbouring work-groups
   // share their input rows in the cache.
-  device.launch(k, l.name, cl::NDRange(tiles, ceil_div(w, s.vec), h), cl::NDRange(1, 1, 1), bytes);
+  device.launch(k, l.name, cl::NDRange(tiles, ceil_div(w, s.vec), h), groups::single, bytes);
   buffers.release(upsampled);
   if (!l.pool) return out;
   DeviceTensor pooled = buffers.tensor(device, l.out, h / 2, w / 2, l.name + " pooled");

@@ -51,8 +51,11 @@ void merge_runs(StageRun& into, StageRun& other) {
 }
 
 int Stage::input_row(int y, Size in, Size out) const {
+  // A window's rows are the input's moved; a window larger than the input (a pad) starts
+  // above it, and its rows outside own none.
   if (resizes())
-    if (const auto origin = describe(ImageDesc{in}).origin) return y + (*origin)[1];
+    if (const auto origin = describe(ImageDesc{in}).origin)
+      return std::clamp(y + (*origin)[1], 0, in.height);
   if (in.height == out.height) return y;
   // Proportional, rounded down: 0 -> 0 and out.height -> in.height.
   return int(std::int64_t(y) * in.height / std::max(1, out.height));

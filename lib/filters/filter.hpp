@@ -221,8 +221,8 @@ class Stage {
   bool resizes() const { return traits().resizes; }
   Size output_size(Size in) const { return describe(ImageDesc{in}).size; }
   // Where output row y's share of the input begins (row ownership across strips: an
-  // increasing map from 0 to 0 and the output's height to the input's): y moved by a cut
-  // window, else proportional.
+  // increasing map into the input's rows 0..height): y moved by the window the stage cuts or
+  // pads (describe's origin), else proportional.
   int input_row(int y, Size in, Size out) const;
   std::vector<std::string> details() const { return details(StageRun()); }
   // Guided stages (Guided): where their guides come from; nullptr for the others.
@@ -319,6 +319,9 @@ struct FilterDef {
   // Whether an output pixel depends on other pixels: halo run premultiplies alpha around the
   // stages that do (histogram and the pointwise stages do not).
   bool mixes_neighbours = true;
+  // Whether it premultiplies or divides colour by alpha itself: halo run then adds neither
+  // around the chain (the user placed them).
+  bool handles_alpha = false;
   // Whether the registry-wide tests sweep it over every size, border, channel count and strip
   // height (tests/engine/registry_test.cpp, strips_test.cpp). The denoise network is not: a
   // tile there costs its whole receptive field (a strip of one row, 220 rows), so its own tests

@@ -2,6 +2,7 @@
 // operation for operation.
 #include <fmt/format.h>
 
+#include "cl/groups.hpp"
 #include "filters/guides.hpp"
 
 namespace halo {
@@ -60,9 +61,8 @@ DeviceImage clamp_fireflies(Device& device, const DeviceGuides& dg, const Device
   set_args(k, src.buffer, dst.buffer, f.demod ? dg.albedo : dg.placeholder, src.width, src.pitch,
            strip_rows(src, rows), channels, int(f.border), int(f.demod), f.albedo_min, f.ratio);
   const std::size_t row_bytes = std::size_t(src.pitch) * rows.count() * sizeof(float);
-  device.launch(k, "clamp_fireflies",
-                cl::NDRange(ceil_div(src.width, 32) * 32, ceil_div(rows.count(), 8) * 8),
-                cl::NDRange(32, 8), (2 * channels + (f.demod ? 3 : 0)) * row_bytes);
+  device.launch(k, "clamp_fireflies", cl::NDRange(src.width, rows.count()), groups::window,
+                (2 * channels + (f.demod ? 3 : 0)) * row_bytes);
   return dst;
 }
 

@@ -5,6 +5,7 @@
 // alpha pass unchanged. Device side: kernels/flatten.cl, the same expression: bit for bit.
 #include <fmt/format.h>
 
+#include "cl/groups.hpp"
 #include "core/error.hpp"
 #include "filters/filter.hpp"
 
@@ -58,9 +59,8 @@ class FlattenStage : public Stage {
     set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), colours,
              int(premultiplied(in.source)),
              device.constants(per_colour(colours), spec() + " background"));
-    device.launch(kernel, "flatten",
-                  cl::NDRange(ceil_div(in.width, 64) * 64, ceil_div(out.count(), 4) * 4),
-                  cl::NDRange(64, 4), std::size_t(in.width) * out.count() * (2 * colours + 1) * 4);
+    device.launch(kernel, "flatten", cl::NDRange(in.width, out.count()), groups::tile,
+                  std::size_t(in.width) * out.count() * (2 * colours + 1) * 4);
     return result;
   }
 

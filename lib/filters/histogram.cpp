@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "cl/groups.hpp"
 #include "cl/tuning.hpp"
 #include "core/error.hpp"
 #include "filters/convert.hpp"
@@ -360,7 +361,7 @@ Counted count_into(Device& device, const cl::Buffer& samples, const HistogramSpe
     last = counted;
     if (plan.totals64) continue;
     set_args(reduce, partials, totals, cl_uint(rows == 1 ? 1 : groups));
-    last = device.launch(reduce, "histogram_reduce", cl::NDRange(counters), cl::NDRange(64), 0,
+    last = device.launch(reduce, "histogram_reduce", cl::NDRange(counters), groups::row, 0,
                          events({counted, zeroed}));
   }
   return {first_count, last};

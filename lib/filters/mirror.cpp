@@ -5,6 +5,7 @@
 // (kernels/mirror.cl): exact, alpha included. Other angles: lib/filters/rotate.cpp.
 #include <cmath>
 
+#include "cl/groups.hpp"
 #include "filters/filter.hpp"
 #include "filters/rotate.hpp"
 
@@ -49,10 +50,8 @@ class MirrorStage : public Stage {
     auto kernel = device.kernel("mirror.cl", "mirror", {});
     set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), int(flop_),
              int(flip_));
-    device.launch(
-        kernel, "mirror",
-        cl::NDRange(ceil_div(in.width, 64) * 64, ceil_div(out.count(), 4) * 4, in.channels),
-        cl::NDRange(64, 4, 1), 2 * std::size_t(in.pitch) * out.count() * 4 * in.channels);
+    device.launch(kernel, "mirror", cl::NDRange(in.width, out.count(), in.channels), groups::tile,
+                  2 * std::size_t(in.pitch) * out.count() * 4 * in.channels);
     return result;
   }
 
@@ -104,10 +103,8 @@ class QuarterTurnStage : public Stage {
     auto kernel = device.kernel("mirror.cl", "quarter_turn", {});
     set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, in.height, result.pitch,
              result.height, result.y0, out.first, out.last, int(clockwise_));
-    device.launch(
-        kernel, "quarter_turn",
-        cl::NDRange(ceil_div(result.width, 64) * 64, ceil_div(out.count(), 4) * 4, in.channels),
-        cl::NDRange(64, 4, 1), 2 * std::size_t(result.width) * out.count() * 4 * in.channels);
+    device.launch(kernel, "quarter_turn", cl::NDRange(result.width, out.count(), in.channels),
+                  groups::tile, 2 * std::size_t(result.width) * out.count() * 4 * in.channels);
     return result;
   }
 

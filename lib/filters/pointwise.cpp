@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "cl/groups.hpp"
 #include "core/srgb.hpp"
 #include "filters/filter.hpp"
 
@@ -120,8 +121,7 @@ class PointwiseStage : public Stage, public BoundToFile {
     else
       set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), alpha);
     const std::size_t bytes = 2 * std::size_t(in.width) * out.count() * in.channels * 4;
-    device.launch(kernel, name, cl::NDRange(in.width, out.count(), planes), cl::NDRange(64, 1, 1),
-                  bytes);
+    device.launch(kernel, name, cl::NDRange(in.width, out.count(), planes), groups::row, bytes);
     if (alpha >= 0) {
       const std::size_t plane = in.plane_size() * sizeof(float);
       device.copy(in.buffer, result.buffer, plane * alpha, plane * alpha, plane, "alpha");
@@ -219,7 +219,8 @@ FilterDef alpha_filter(const char* name, const char* summary, float (*fn)(float,
               [name, fn, kind](const Args& args) {
                 return std::make_unique<PointwiseStage>(args.spec_text(), name, fn, kind, false);
               },
-          .mixes_neighbours = false};
+          .mixes_neighbours = false,
+          .handles_alpha = true};
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "cl/groups.hpp"
 #include "filters/filter.hpp"
 #include "filters/rank.hpp"
 
@@ -148,9 +149,9 @@ class RankStage : public Stage {
     const int vec = vector_width(device);
     const int planes = in.color_channels();
     // 64 x 4 work-items a group: groups of 64 left the H100 scheduling groups, not loading.
-    const cl::NDRange local(64, 4, 1);
+    const cl::NDRange& local = groups::tile;
     const auto grid = [&](int columns, Span span) {
-      return cl::NDRange(ceil_div(columns, 64) * 64, ceil_div(span.count(), 4) * 4, planes);
+      return cl::NDRange(columns, span.count(), planes);
     };
     // What a launch over `columns` x `span` moves at least: each sample read once, written once.
     const auto bytes = [&](int columns, Span span) {

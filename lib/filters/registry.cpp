@@ -34,6 +34,7 @@ FilterDef flop_filter();
 FilterDef flip_filter();
 FilterDef rotate_filter();
 FilterDef crop_filter();
+FilterDef pad_filter();
 FilterDef resize_filter();
 FilterDef thumbnail_filter();
 FilterDef ocio_filter();
@@ -51,8 +52,9 @@ const std::vector<FilterDef>& filter_registry() {
       exposure_filter(),  mul_filter(),     add_filter(),         clamp_filter(),
       fixnan_filter(),    tonemap_filter(), median_filter(),      dilate_filter(),
       erode_filter(),     flop_filter(),    flip_filter(),        rotate_filter(),
-      crop_filter(),      resize_filter(),  thumbnail_filter(),   ocio_filter(),
-      display_filter(),   icc_filter(),     orient_filter(),      flatten_filter(),
+      crop_filter(),      pad_filter(),     resize_filter(),      thumbnail_filter(),
+      ocio_filter(),      display_filter(), icc_filter(),         orient_filter(),
+      flatten_filter(),
   };
   return filters;
 }
@@ -74,5 +76,28 @@ std::unique_ptr<Stage> make_stage(const std::string& text) {
   }
   return def->make(Args(spec, def->params));
 }
+
+namespace implied {
+
+std::string premultiply() {
+  return "premultiply";
+}
+std::string unpremultiply() {
+  return "unpremultiply";
+}
+std::string decode_curve() {
+  return "linear:curve=auto";
+}
+std::string encode_curve() {
+  return "srgb:curve=auto";
+}
+std::string upright() {
+  return "orient";
+}
+std::string flatten(const std::string& background) {
+  return "flatten:background=" + background;
+}
+
+}  // namespace implied
 
 }  // namespace halo

@@ -14,4 +14,18 @@ const FilterDef* find_filter(const std::string& name);
 // Parses and validates a spec; Usage errors name the spec and the key.
 std::unique_ptr<Stage> make_stage(const std::string& text);
 
+// The specs of the stages halo run adds around the user's, asked for by what they do: colour
+// times alpha before the filters that mix neighbours and divided back after them; the sRGB
+// curve (or a PNG's gamma) decoded first and encoded last (--linear); the image put upright
+// as its file says (--auto-orient); colour over a background, alpha dropped, for a format
+// that stores none.
+namespace implied {
+std::string premultiply();
+std::string unpremultiply();
+std::string decode_curve();
+std::string encode_curve();
+std::string upright();
+std::string flatten(const std::string& background);
+}  // namespace implied
+
 }  // namespace halo

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "cl/groups.hpp"
 #include "core/error.hpp"
 #include "filters/filter.hpp"
 
@@ -252,24 +253,20 @@ class ResizeStage : public Stage, public ShrinksOnLoad {
     result.y0 = out.first;
     result.full_height = to.height;
     result.source = in.source;
-    const cl::NDRange local(64, 4, 1);
+    const cl::NDRange& local = groups::tile;
     auto rows_kernel = device.kernel("resize.cl", "resize_rows", {});
     set_args(rows_kernel, in.buffer, tmp.buffer, in.pitch, in.height, in.y0, to.width, tmp.pitch,
              tmp.height, tmp.y0, rows.first, rows.last, device.constants(ax.spans, "resize spans"),
              device.constants(ax.weights, "resize weights"), ax.taps);
-    device.launch(
-        rows_kernel, "resize_rows",
-        cl::NDRange(ceil_div(to.width, 64) * 64, ceil_div(rows.count(), 4) * 4, in.channels), local,
-        std::size_t(in.width + to.width) * rows.count() * 4 * in.channels);
+    device.launch(rows_kernel, "resize_rows", cl::NDRange(to.width, rows.count(), in.channels),
+                  local, std::size_t(in.width + to.width) * rows.count() * 4 * in.channels);
     auto cols_kernel = device.kernel("resize.cl", "resize_cols", {});
     set_args(cols_kernel, tmp.buffer, result.buffer, to.width, tmp.pitch, tmp.height, tmp.y0,
              result.pitch, result.height, result.y0, out.first, out.last,
              device.constants(ay.spans, "resize spans"),
              device.constants(ay.weights, "resize weights"), ay.taps);
-    device.launch(
-        cols_kernel, "resize_cols",
-        cl::NDRange(ceil_div(to.width, 64) * 64, ceil_div(out.count(), 4) * 4, in.channels), local,
-        std::size_t(to.width) * (rows.count() + out.count()) * 4 * in.channels);
+    device.launch(cols_kernel, "resize_cols", cl::NDRange(to.width, out.count(), in.channels),
+                  local, std::size_t(to.width) * (rows.count() + out.count()) * 4 * in.channels);
     return result;
   }
 

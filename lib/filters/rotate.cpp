@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "cl/groups.hpp"
 #include "core/error.hpp"
 #include "kernels/contract.h"
 
@@ -105,10 +106,8 @@ class RotateStage : public Stage {
     set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, in.height, in.y0, in.full_height,
              result.width, result.pitch, result.height, out.first, out.last, turn_values,
              out_centre, int(taps_), background_, in.alpha ? in.channels - 1 : -1);
-    device.launch(
-        kernel, "rotate_any",
-        cl::NDRange(ceil_div(size.width, 64) * 64, ceil_div(out.count(), 4) * 4, in.channels),
-        cl::NDRange(64, 4, 1), 2 * std::size_t(size.width) * out.count() * 4 * in.channels);
+    device.launch(kernel, "rotate_any", cl::NDRange(size.width, out.count(), in.channels),
+                  groups::tile, 2 * std::size_t(size.width) * out.count() * 4 * in.channels);
     return result;
   }
 

@@ -176,7 +176,7 @@ class SeparableStage : public Stage, public CarriesRows {
     return border_whole_image_reason(k_.border);
   }
   std::vector<std::string> details(const StageRun&) const override { return details_; }
-  bool carries_rows(const Device& device) const override { return device.tuning().vec > 0; }
+  bool carries_rows(const Device& device) const override { return device.profile().vector_kernels; }
 
   Image reference_rows(const Image& input, Span out, StageRun&) const override {
     Image luminance;
@@ -189,8 +189,10 @@ class SeparableStage : public Stage, public CarriesRows {
     const Tuning& t = device.tuning();
     // Both passes in one kernel: the direct one for the smallest radii, else the fused one
     // where its tiles fit.
-    const bool direct = t.vec == 0 && std::max(radius(k_.rows), radius(k_.cols)) <= t.direct_radius;
-    if (direct || (t.vec == 0 && fused_fits(t, device.info().local_budget()))) {
+    const bool vector_kernels = device.profile().vector_kernels;
+    const bool direct =
+        !vector_kernels && std::max(radius(k_.rows), radius(k_.cols)) <= t.direct_radius;
+    if (direct || (!vector_kernels && fused_fits(t, device.info().local_budget()))) {
       DeviceImage result = device.image_like(src, src.channels, src.alpha);
       if (direct)
         enqueue_direct(device, t, src, result, out);
@@ -199,7 +201,7 @@ class SeparableStage : public Stage, public CarriesRows {
       copy_alpha(device, src, result);
       return result;
     }
-    if (t.vec > 0) return enqueue_vector(device, t, src, out, run);
+    if (vector_kernels) return enqueue_vector(device, t, src, out, run);
     // Two passes: src is read only by the rows pass, so the result may take its buffer.
     DeviceImage result = result_for(device, src);
     enqueue_two_pass(device, t, src, result, out);
@@ -313,9 +315,9 @@ class SeparableStage : public Stage, public CarriesRows {
              int(k_.border), k_.offset, t.fused_band);
     device.launch(
         kernel, k_.filter + "_fused",
-        cl::NDRange(std::size_t(ceil_div(src.width, 32 * t.fused_steps)) * 32,
+        cl::NDRange(std::size_t(ceil_div(src.width, GROUP_FUSED_W * t.fused_steps)) * GROUP_FUSED_W,
                     std::size_t(ceil_div(out.count(), t.fused_band)) * t.fused_steps, planes),
-        cl::NDRange(32, t.fused_steps, 1), pass_bytes(src, out, planes));
+        cl::NDRange(GROUP_FUSED_W, t.fused_steps, 1), pass_bytes(src, out, planes));
   }
 
   void enqueue_direct(Device& device, const Tuning& t, const DeviceImage& src, DeviceImage& result,

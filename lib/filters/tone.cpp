@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "cl/groups.hpp"
 #include "core/error.hpp"
 #include "filters/filter.hpp"
 
@@ -118,7 +119,7 @@ class ToneStage : public Stage {
     // 64 x 4 work-items a group: groups of 64 left the H100 scheduling groups, not loading.
     device.launch(kernel, name,
                   cl::NDRange(ceil_div(in.width, 64) * 64, ceil_div(out.count(), 4) * 4),
-                  cl::NDRange(64, 4), bytes);
+                  groups::tile, bytes);
     copy_alpha(device, in, result);
     return result;
   }

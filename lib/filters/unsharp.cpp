@@ -4,6 +4,7 @@
 // Alpha passes through. Device side of the second step: kernels/unsharp.cl.
 #include <cmath>
 
+#include "cl/groups.hpp"
 #include "filters/separable.hpp"
 
 namespace halo {
@@ -56,7 +57,7 @@ class UnsharpStage : public Stage {
              strip_rows(in, out), amount_, threshold_);
     const std::size_t bytes = 3 * std::size_t(in.width) * out.count() * in.color_channels() * 4;
     device.launch(kernel, "unsharp", cl::NDRange(in.width, out.count(), in.color_channels()),
-                  cl::NDRange(64, 1, 1), bytes);
+                  groups::row, bytes);
     return result;
   }
 

@@ -721,13 +721,13 @@ int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelT
 }
 
 int lanes_for(const Device* device, int workers) {
-  if (device) return device->info().gpu && workers == 1 ? 2 : 1;
+  if (device) return workers == 1 ? device->profile().lanes : 1;
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
   return std::max(1, cores / workers);
 }
 
 int in_flight_for(const Device* device) {
-  return device && !device->info().gpu ? 1 : 2;
+  return device ? device->profile().in_flight : 2;
 }
 
 StripLimits strip_limits(const Device* device) {
@@ -737,8 +737,9 @@ StripLimits strip_limits(const Device* device) {
   if (device) {
     limits.device_bytes = device->info().global_memory;
     limits.max_allocation = device->info().max_allocation;
-    limits.device_is_host = !device->info().gpu;
-    if (device->info().gpu) limits.target_bytes = std::size_t(16) << 20;
+    const DeviceProfile profile = device->profile();
+    limits.device_is_host = !profile.own_memory;
+    if (profile.strip_bytes) limits.target_bytes = profile.strip_bytes;
   }
   return limits;
 }

@@ -19,8 +19,12 @@ namespace halo {
 
 namespace {
 
+const FilterDef* definition(const StageSpec& spec) {
+  return find_filter(parse_spec(spec.text).name);
+}
+
 bool mixes_neighbours(const StageSpec& spec) {
-  const FilterDef* def = find_filter(parse_spec(spec.text).name);
+  const FilterDef* def = definition(spec);
   return def && def->mixes_neighbours;
 }
 
@@ -135,7 +139,7 @@ std::optional<Pipeline> for_file(const Pipeline& pipeline, bool auto_orient,
   if (!changed) return std::nullopt;
   Pipeline result;
   if (auto_orient) {
-    auto orient = make_stage("orient");
+    auto orient = make_stage(implied::upright());
     auto upright = halo::for_file(*orient, facts);
     result.append(upright ? std::move(upright) : std::move(orient));
   }
@@ -151,21 +155,21 @@ std::vector<StageSpec> with_colour_stages(std::vector<StageSpec> specs,
                                           const ColourChoices& choices, bool alpha) {
   const auto mixing = [](const StageSpec& s) { return mixes_neighbours(s); };
   const auto placed = std::any_of(specs.begin(), specs.end(), [](const StageSpec& s) {
-    const std::string name = parse_spec(s.text).name;
+    const FilterDef* def = definition(s);
     // Guided filters weigh colour against guides on exactly the colour channels.
-    return name == "premultiply" || name == "unpremultiply" || makes_gray(s) ||
+    return (def && def->handles_alpha) || makes_gray(s) ||
            make_stage(s.text)->guide_sources() != nullptr;
   });
   const auto first = std::find_if(specs.begin(), specs.end(), mixing);
   if (alpha && !choices.straight_alpha && !placed && first != specs.end()) {
     const auto last = std::find_if(specs.rbegin(), specs.rend(), mixing).base();
-    specs.insert(last, {"unpremultiply", "associated alpha"});
+    specs.insert(last, {implied::unpremultiply(), "associated alpha"});
     specs.insert(std::find_if(specs.begin(), specs.end(), mixing),
-                 {"premultiply", "associated alpha"});
+                 {implied::premultiply(), "associated alpha"});
   }
   if (choices.linear) {
-    specs.insert(specs.begin(), {"linear:curve=auto", "--linear"});
-    specs.push_back({"srgb:curve=auto", "--linear"});
+    specs.insert(specs.begin(), {implied::decode_curve(), "--linear"});
+    specs.push_back({implied::encode_curve(), "--linear"});
   }
   return specs;
 }
@@ -182,7 +186,7 @@ FilePlan::FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipel
   // A format without alpha (JPEG) takes the colour over the background instead of refusing.
   flattens_ = probe.input().alpha && !stores_alpha(names.output);
   own_ = for_file(*shared_, o.auto_orient, probe.header().metadata,
-                  flattens_ ? make_stage("flatten:background=" + o.background) : nullptr);
+                  flattens_ ? make_stage(implied::flatten(o.background)) : nullptr);
   moving_ = moving_stages(this->pipeline(), file_facts(probe.header().metadata));
   const SampleType requested = o.type.value_or(probe.stored());
   type_ = storable_type(names.output, requested);

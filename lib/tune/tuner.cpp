@@ -219,10 +219,11 @@ TuneResult tune(Device& device, const TuneOptions& options,
   TuneResult result;
   result.start = result.tuned = device.tuning();
   result.start_source = device.tuning_source();
-  result.width = options.width > 0 ? options.width : device.info().gpu ? 7680 : 1920;
-  result.height = options.height > 0 ? options.height : device.info().gpu ? 4320 : 1080;
+  const DeviceProfile profile = device.profile();
+  result.width = options.width > 0 ? options.width : profile.tune_width;
+  result.height = options.height > 0 ? options.height : profile.tune_height;
   result.runs = options.runs;
-  const bool vector_kernels = result.start.vec > 0;
+  const bool vector_kernels = profile.vector_kernels;
   for (const Family& family : families_for(vector_kernels)) {
     if (!options.families.empty() && std::find(options.families.begin(), options.families.end(),
                                                family.name) == options.families.end())

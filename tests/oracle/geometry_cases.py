@@ -214,3 +214,44 @@ def rotate_any_angle(t):
             raise Mismatch(f"rotate:angle={angle}: {fit.shape[1]}x{fit.shape[0]}, the bounding "
                            f"box is {want[1]}x{want[0]}")
     return f"{len(angles)} angles"
+
+
+# pad's border rules and OpenCV's: zero is BORDER_CONSTANT (0), clamp BORDER_REPLICATE,
+# reflect BORDER_REFLECT_101 (dcb|abcd|cba, the edge pixel not repeated), wrap BORDER_WRAP.
+PADS = [("zero", cv2.BORDER_CONSTANT), ("clamp", cv2.BORDER_REPLICATE),
+        ("reflect", cv2.BORDER_REFLECT_101), ("wrap", cv2.BORDER_WRAP)]
+
+
+@case("pad", "OpenCV copyMakeBorder; oiiotool --crop past the data window (EXR windows)",
+      "exact")
+def pad(t):
+    # Margins up to the image's size (OpenCV refuses reflect margins past it).
+    for (w, h) in [(1, 1), (7, 5), (203, 131)]:
+        image = photo(w, h, 3, seed=w)
+        write_pfm(t.path("in.pfm"), image)
+        codes = to_codes(photo(w, h, 4, seed=h))
+        write_png(t.path("in.png"), codes)
+        left, right, top, bottom = min(3, w - 1), min(5, w - 1), min(4, h - 1), min(2, h - 1)
+        if w == 1:
+            left, right, top, bottom = 2, 1, 3, 0  # one pixel: every rule repeats it
+        for border, cv_border in PADS:
+            if w == 1 and border == "reflect":
+                continue  # OpenCV has no reflection of a single pixel; halo repeats it
+            spec = f"pad:left={left}:right={right}:top={top}:bottom={bottom}:border={border}"
+            fn = lambda a: cv2.copyMakeBorder(a, top, bottom, left, right, cv_border, value=0)
+            agree(read_pfm(t.run(t.path("in.pfm"), spec, "o.pfm")), planes(image, fn), 0,
+                  f"{w}x{h} float {spec}")
+            agree_codes(read_png(t.run(t.path("in.png"), spec, "o.png")), planes(codes, fn), 0,
+                        f"{w}x{h} RGBA 8-bit {spec}")
+    # An EXR's data window grows past the display window, as oiiotool's --crop makes it.
+    exr = t.path("in.exr")
+    write_oiio(exr, photo(40, 30, 3, seed=5))
+    subprocess.run(["oiiotool", exr, "--crop", "47x36-3-4", "-o", t.path("o.exr")], check=True)
+    got, _, got_spec = read_oiio(t.run(exr, "pad:left=3:right=4:top=4:bottom=2", "h.exr"))
+    want, _, want_spec = read_oiio(t.path("o.exr"))
+    windows = lambda s: (s.x, s.y, s.width, s.height, s.full_x, s.full_y, s.full_width,
+                         s.full_height)
+    if windows(got_spec) != windows(want_spec):
+        raise Mismatch(f"EXR windows {windows(got_spec)}, oiiotool's {windows(want_spec)}")
+    agree(got, want, 0, "EXR pad:left=3:right=4:top=4:bottom=2 against oiiotool --crop")
+    return "equal"
