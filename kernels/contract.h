@@ -88,6 +88,34 @@
 #define TAPS_BILINEAR 1
 #define TAPS_BICUBIC 2
 
+// A buffer of image rows as a kernel reads or writes it: the image's width and the buffer's row
+// pitch, the rows the buffer holds and the first of them, the image's height.
+typedef struct {
+  int width, pitch, rows, y0, height;
+} StripLayout;
+
+// Kernels whose output rows read other rows of their input (crop, pad, rotate, resize): both
+// buffers, and the output rows [first, last) to compute (lib/cl/device.hpp's move_args).
+typedef struct {
+  StripLayout in, out;
+  int first, last;
+} MoveArgs;
+
+// crop: the window's top-left corner in the input.
+typedef struct {
+  MoveArgs move;
+  int left, top;
+} CropArgs;
+
+// rotate_any: output pixel centre (x + 0.5, y + 0.5) minus the output's centre, turned by
+// (cos, sin) about the input's centre; taps: TAPS_*; samples outside the input are
+// `background`, 0 in channel `alpha` (-1: none).
+typedef struct {
+  MoveArgs move;
+  float cos, sin, in_cx, in_cy, out_cx, out_cy, background;
+  int taps, alpha;
+} RotateArgs;
+
 // The scalars of a guided filter's pass, one kernel argument by value instead of a row of
 // positional ones (lib/filters/bilateral.cpp, atrous.cpp fill them). Members of 4 bytes only,
 // so OpenCL C and C++ lay them out alike (the C++ side static_asserts the size). The first

@@ -16,16 +16,14 @@ __kernel void mirror(__global const float* in, __global float* out, const int wi
 
 // rotate=90 / 270: the output (in_height wide, in_width tall) from the whole input. Clockwise
 // (cw = 1): out(x, y) = in(y, in_height - 1 - x); counter-clockwise: in(in_width - 1 - y, x).
-__kernel void quarter_turn(__global const float* in, __global float* out, const int in_width,
-                           const int in_pitch, const int in_height, const int out_pitch,
-                           const int out_rows, const int out_y0, const int first,
-                           const int last, const int cw) {
+__kernel void quarter_turn(__global const float* in, __global float* out, const MoveArgs m,
+                           const int cw) {
   const int x = get_global_id(0);
-  const int y = first + get_global_id(1);
-  if (x >= in_height || y >= last) return;
+  const int y = m.first + get_global_id(1);
+  if (x >= m.out.width || y >= m.last) return;
   const int c = get_global_id(2);
-  const int from_x = cw ? y : in_width - 1 - y;
-  const int from_y = cw ? in_height - 1 - x : x;
-  out[((size_t)c * out_rows + (y - out_y0)) * out_pitch + x] =
-      in[((size_t)c * in_height + from_y) * in_pitch + from_x];
+  const int from_x = cw ? y : m.in.width - 1 - y;
+  const int from_y = cw ? m.in.height - 1 - x : x;
+  out[((size_t)c * m.out.rows + (y - m.out.y0)) * m.out.pitch + x] =
+      in[((size_t)c * m.in.rows + (from_y - m.in.y0)) * m.in.pitch + from_x];
 }

@@ -1,6 +1,6 @@
 // rotate by any angle (lib/filters/rotate.cpp, the same arithmetic in the same order: bit for
 // bit). One work-item per output sample of rows [first, last), channel get_global_id(2); the
-// input holds rows [y0, y0 + rows) of an image `height` tall.
+// input holds rows [y0, y0 + rows) of an image `height` tall (RotateArgs, contract.h).
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "contract.h"
@@ -20,23 +20,19 @@ inline float cubic(float t) {
   return 0.0f;
 }
 
-// turn: (cos, sin, input centre x, y); taps: TAPS_* (contract.h); alpha: the
-// alpha channel's index (it is 0 outside), -1 for none.
-__kernel void rotate_any(__global const float* in, __global float* out, const int width,
-                         const int pitch, const int rows, const int y0, const int height,
-                         const int out_width, const int out_pitch, const int out_rows,
-                         const int first, const int last, const float4 turn,
-                         const float2 out_centre, const int taps, const float background,
-                         const int alpha) {
+// RotateArgs (contract.h): the turn, the taps, what lies outside.
+__kernel void rotate_any(__global const float* in, __global float* out, const RotateArgs a) {
+  const int width = a.move.in.width, pitch = a.move.in.pitch, rows = a.move.in.rows;
+  const int y0 = a.move.in.y0, height = a.move.in.height, taps = a.taps;
   const int x = get_global_id(0);
-  const int y = first + get_global_id(1);
+  const int y = a.move.first + get_global_id(1);
   const int c = get_global_id(2);
-  if (x >= out_width || y >= last) return;
+  if (x >= a.move.out.width || y >= a.move.last) return;
   __global const float* plane = in + (size_t)c * pitch * rows;
-  const float outside = c == alpha ? 0.0f : background;
-  const float dx = ((float)x + 0.5f) - out_centre.x, dy = ((float)y + 0.5f) - out_centre.y;
-  const float sx = turn.x * dx + turn.y * dy + turn.z - 0.5f;
-  const float sy = -turn.y * dx + turn.x * dy + turn.w - 0.5f;
+  const float outside = c == a.alpha ? 0.0f : a.background;
+  const float dx = ((float)x + 0.5f) - a.out_cx, dy = ((float)y + 0.5f) - a.out_cy;
+  const float sx = a.cos * dx + a.sin * dy + a.in_cx - 0.5f;
+  const float sy = -a.sin * dx + a.cos * dy + a.in_cy - 0.5f;
   float v;
   if (taps == TAPS_NEAREST) {
     v = at(plane, width, pitch, y0, height, (int)floor(sx + 0.5f), (int)floor(sy + 0.5f), outside);
@@ -76,5 +72,6 @@ __kernel void rotate_any(__global const float* in, __global float* out, const in
       v = sum;
     }
   }
-  out[(size_t)c * out_pitch * out_rows + (size_t)(y - first) * out_pitch + x] = v;
+  const StripLayout o = a.move.out;
+  out[(size_t)c * o.pitch * o.rows + (size_t)(y - o.y0) * o.pitch + x] = v;
 }

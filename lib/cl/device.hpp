@@ -14,6 +14,7 @@
 #include "cl/program_cache.hpp"
 #include "cl/tuning.hpp"
 #include "core/image.hpp"
+#include "kernels/contract.h"
 
 namespace halo {
 
@@ -299,6 +300,19 @@ PassArgs on_strip(PassArgs args, const DeviceImage& buffer, Span out) {
   args.first = s.first;
   args.last = s.last;
   return args;
+}
+
+// Kernel arguments by value, laid out as OpenCL C lays them out: 4-byte members only.
+static_assert(sizeof(StripLayout) == 5 * 4 && sizeof(MoveArgs) == 12 * 4);
+static_assert(sizeof(CropArgs) == 14 * 4 && sizeof(RotateArgs) == 21 * 4);
+
+// A buffer's rows as MoveArgs describes them (kernels/contract.h).
+inline StripLayout strip_layout(const DeviceImage& buffer) {
+  return {buffer.width, buffer.pitch, buffer.height, buffer.y0, buffer.full_height};
+}
+// MoveArgs of a kernel that computes the rows `out` of `to` from `from`.
+inline MoveArgs move_args(const DeviceImage& from, const DeviceImage& to, Span out) {
+  return {strip_layout(from), strip_layout(to), out.first, out.last};
 }
 
 template <typename T>

@@ -60,8 +60,8 @@ class CropStage : public Stage {
     result.full_height = w.h;
     result.source = in.source;
     auto kernel = device.kernel("crop.cl", "crop", {});
-    set_args(kernel, in.buffer, result.buffer, in.pitch, in.height, in.y0, result.width,
-             result.pitch, result.height, result.y0, out.first, out.last, w.x, w.y);
+    set_args(kernel, in.buffer, result.buffer,
+             CropArgs{.move = move_args(in, result, out), .left = w.x, .top = w.y});
     device.launch(kernel, "crop", cl::NDRange(w.w, out.count(), in.channels), groups::tile,
                   2 * std::size_t(w.w) * out.count() * 4 * in.channels);
     return result;

@@ -101,8 +101,7 @@ class QuarterTurnStage : public Stage {
     result.full_height = in.width;
     result.source = in.source;
     auto kernel = device.kernel("mirror.cl", "quarter_turn", {});
-    set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, in.height, result.pitch,
-             result.height, result.y0, out.first, out.last, int(clockwise_));
+    set_args(kernel, in.buffer, result.buffer, move_args(in, result, out), int(clockwise_));
     device.launch(kernel, "quarter_turn", cl::NDRange(result.width, out.count(), in.channels),
                   groups::tile, 2 * std::size_t(result.width) * out.count() * 4 * in.channels);
     return result;

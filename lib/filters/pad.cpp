@@ -93,8 +93,8 @@ class PadStage : public Stage {
     result.full_height = to.height;
     result.source = in.source;
     auto kernel = device.kernel("pad.cl", "pad", {});
-    set_args(kernel, in.buffer, in.width, in.pitch, in.height, in.y0, in.full_height, result.buffer,
-             result.width, result.pitch, strip_rows(result, out), m_.left, m_.top, int(border_));
+    set_args(kernel, in.buffer, result.buffer, move_args(in, result, out), m_.left, m_.top,
+             int(border_));
     device.launch(kernel, "pad", cl::NDRange(to.width, out.count(), in.channels), groups::tile,
                   2 * std::size_t(to.width) * out.count() * sizeof(float) * in.channels);
     return result;

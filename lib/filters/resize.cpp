@@ -255,14 +255,13 @@ class ResizeStage : public Stage, public ShrinksOnLoad {
     result.source = in.source;
     const cl::NDRange& local = groups::tile;
     auto rows_kernel = device.kernel("resize.cl", "resize_rows", {});
-    set_args(rows_kernel, in.buffer, tmp.buffer, in.pitch, in.height, in.y0, to.width, tmp.pitch,
-             tmp.height, tmp.y0, rows.first, rows.last, device.constants(ax.spans, "resize spans"),
+    set_args(rows_kernel, in.buffer, tmp.buffer, move_args(in, tmp, rows),
+             device.constants(ax.spans, "resize spans"),
              device.constants(ax.weights, "resize weights"), ax.taps);
     device.launch(rows_kernel, "resize_rows", cl::NDRange(to.width, rows.count(), in.channels),
                   local, std::size_t(in.width + to.width) * rows.count() * 4 * in.channels);
     auto cols_kernel = device.kernel("resize.cl", "resize_cols", {});
-    set_args(cols_kernel, tmp.buffer, result.buffer, to.width, tmp.pitch, tmp.height, tmp.y0,
-             result.pitch, result.height, result.y0, out.first, out.last,
+    set_args(cols_kernel, tmp.buffer, result.buffer, move_args(tmp, result, out),
              device.constants(ay.spans, "resize spans"),
              device.constants(ay.weights, "resize weights"), ay.taps);
     device.launch(cols_kernel, "resize_cols", cl::NDRange(to.width, out.count(), in.channels),

@@ -101,11 +101,17 @@ class RotateStage : public Stage {
     result.full_height = size.height;
     result.source = in.source;
     auto kernel = device.kernel("rotate.cl", "rotate_any", {});
-    const cl_float4 turn_values = {{t.cos, t.sin, t.in_cx, t.in_cy}};
-    const cl_float2 out_centre = {{t.out_cx, t.out_cy}};
-    set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, in.height, in.y0, in.full_height,
-             result.width, result.pitch, result.height, out.first, out.last, turn_values,
-             out_centre, int(taps_), background_, in.alpha ? in.channels - 1 : -1);
+    const RotateArgs args{.move = move_args(in, result, out),
+                          .cos = t.cos,
+                          .sin = t.sin,
+                          .in_cx = t.in_cx,
+                          .in_cy = t.in_cy,
+                          .out_cx = t.out_cx,
+                          .out_cy = t.out_cy,
+                          .background = background_,
+                          .taps = int(taps_),
+                          .alpha = in.alpha ? in.channels - 1 : -1};
+    set_args(kernel, in.buffer, result.buffer, args);
     device.launch(kernel, "rotate_any", cl::NDRange(size.width, out.count(), in.channels),
                   groups::tile, 2 * std::size_t(size.width) * out.count() * 4 * in.channels);
     return result;
