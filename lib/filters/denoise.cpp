@@ -836,18 +836,19 @@ FilterDef denoise_filter() {
       .make = [](const Args& args) -> std::unique_ptr<Stage> {
         DenoiseParams p;
         p.weights = args.text("weights");
-        const std::string& q = args.text("quality");
-        p.quality = q == "fast" ? Quality::fast : q == "high" ? Quality::high : Quality::balanced;
-        const std::string& aux = args.text("aux");
-        p.aux = aux == "clean" ? Aux::clean : aux == "prefilter" ? Aux::prefilter : Aux::noisy;
+        p.quality = args.choice<Quality>(
+            "quality",
+            {{"fast", Quality::fast}, {"balanced", Quality::balanced}, {"high", Quality::high}});
+        p.aux = args.choice<Aux>(
+            "aux", {{"noisy", Aux::noisy}, {"clean", Aux::clean}, {"prefilter", Aux::prefilter}});
         p.hdr = args.is_auto("hdr") ? -1 : args.text("hdr") == "1";
         p.srgb = args.is_auto("srgb") ? -1 : args.text("srgb") == "1";
         if (!args.is_auto("exposure")) p.exposure = args.number("exposure");
         if (!args.is_auto("tile")) p.tile = args.integer("tile");
         p.border = parse_border(args.text("border"));
         if (!args.is_auto("precision"))
-          p.precision =
-              int(args.text("precision") == "tf32" ? NetPrecision::tf32 : NetPrecision::fp32);
+          p.precision = int(args.choice<NetPrecision>(
+              "precision", {{"fp32", NetPrecision::fp32}, {"tf32", NetPrecision::tf32}}));
         if (p.weights == "off") args.fail("weights", "the network cannot be off");
         GuideSources sources{args.text("normal"), "off", args.text("albedo"), false};
         if (sources.albedo == "off" && sources.normal != "off" && sources.normal != "auto")

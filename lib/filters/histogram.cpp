@@ -535,12 +535,11 @@ std::string to_string(HistogramMode mode) {
 
 HistogramSpec HistogramSpec::from(const Args& args) {
   HistogramSpec s;
-  const auto& mode = args.text("mode");
-  s.mode = mode == "gray"      ? HistogramMode::gray
-           : mode == "channel" ? HistogramMode::channel
-           : mode == "luma709" ? HistogramMode::luma709
-           : mode == "rgb"     ? HistogramMode::rgb
-                               : HistogramMode::luma;
+  s.mode = args.choice<HistogramMode>("mode", {{"luma", HistogramMode::luma},
+                                               {"luma709", HistogramMode::luma709},
+                                               {"gray", HistogramMode::gray},
+                                               {"channel", HistogramMode::channel},
+                                               {"rgb", HistogramMode::rgb}});
   s.channel = args.integer("c");
   if (args.given("c") && s.mode != HistogramMode::channel) args.fail("c", "only with mode=channel");
   s.bins = args.integer("bins");

@@ -347,14 +347,14 @@ FilterDef resize_filter() {
                 r.scale = args.is_auto("scale") ? 0 : args.number("scale");
                 if (r.scale > 0 && (r.w || r.h)) args.fail("scale", "give scale, or w and h");
                 if (r.scale == 0 && !r.w && !r.h) args.fail("w", "give w, h or scale");
-                const std::string fit = args.text("fit"), k = args.text("filter");
-                r.fit = fit == "cover" ? Fit::cover : fit == "fill" ? Fit::fill : Fit::inside;
-                r.kernel = k == "mitchell"      ? Kernel::mitchell
-                           : k == "catmull-rom" ? Kernel::catmull_rom
-                           : k == "triangle"    ? Kernel::triangle
-                           : k == "box"         ? Kernel::box
-                           : k == "nearest"     ? Kernel::nearest
-                                                : Kernel::lanczos3;
+                r.fit = args.choice<Fit>(
+                    "fit", {{"inside", Fit::inside}, {"cover", Fit::cover}, {"fill", Fit::fill}});
+                r.kernel = args.choice<Kernel>("filter", {{"lanczos3", Kernel::lanczos3},
+                                                          {"mitchell", Kernel::mitchell},
+                                                          {"catmull-rom", Kernel::catmull_rom},
+                                                          {"triangle", Kernel::triangle},
+                                                          {"box", Kernel::box},
+                                                          {"nearest", Kernel::nearest}});
                 r.shrink_on_load = args.flag("fast");
                 return std::make_unique<ResizeStage>(args.spec_text(), r);
               },

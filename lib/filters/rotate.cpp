@@ -169,10 +169,9 @@ class RotateStage : public Stage {
 }  // namespace
 
 std::unique_ptr<Stage> make_free_rotation(const Args& args, double degrees) {
-  const std::string& filter = args.text("filter");
-  const Taps taps = filter == "nearest"    ? Taps::nearest
-                    : filter == "bilinear" ? Taps::bilinear
-                                           : Taps::bicubic;
+  const Taps taps = args.choice<Taps>(
+      "filter",
+      {{"bicubic", Taps::bicubic}, {"bilinear", Taps::bilinear}, {"nearest", Taps::nearest}});
   return std::make_unique<RotateStage>(args.spec_text(), degrees, taps,
                                        float(args.number("background")),
                                        args.text("size") == "same");

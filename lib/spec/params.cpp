@@ -156,6 +156,11 @@ Args::Args(const Spec& spec, const std::vector<Param>& table) : spec_text_(spec.
   }
 }
 
+void Args::unmapped(const std::string& name) const {
+  throw Error(ErrorKind::Internal,
+              "filter '" + spec_text_ + "': " + name + "=" + text(name) + " maps to no value");
+}
+
 void Args::fail(const std::string& key, const std::string& why) const {
   throw Error(ErrorKind::Usage, "filter '" + spec_text_ + "': key '" + key + "': " + why);
 }

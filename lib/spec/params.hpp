@@ -2,9 +2,11 @@
 // the table drives parsing, validation, `halo filters` and the help text.
 #pragma once
 
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "spec/spec.hpp"
@@ -53,11 +55,23 @@ class Args {
   std::vector<double> numbers(const std::string& name) const;
   bool flag(const std::string& name) const;
   const std::string& text(const std::string& name) const;
+  // A Choice parameter as the value its table maps it to: {{"fast", Quality::fast}, ...}, one
+  // entry per choice the parameter's table lists (an Internal error names one left out).
+  template <class Value>
+  Value choice(const std::string& name,
+               std::initializer_list<std::pair<const char*, Value>> values) const {
+    const std::string& given = text(name);
+    for (const auto& [key, value] : values)
+      if (given == key) return value;
+    unmapped(name);
+  }
 
   // A Usage error naming the spec and the key, for checks the table cannot express.
   [[noreturn]] void fail(const std::string& key, const std::string& why) const;
 
  private:
+  [[noreturn]] void unmapped(const std::string& name) const;
+
   std::string spec_text_;
   std::map<std::string, std::string> values_;
   std::map<std::string, bool> given_;
