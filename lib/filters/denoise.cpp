@@ -380,9 +380,11 @@ class DenoiseStage : public GuidedStage, public ScansInput, public StatesToleran
                           : p_.quality == Quality::high ? 2
                                                         : 1) *
                          (p_.aux == Aux::prefilter ? 3 : 1);
+    // Its tiles' tensors take a third of the budget (max_pixels), and their staging more.
     return {.reach = reach_,
             .tall_strips = true,
-            .cost = {.reference_ns = 16000 * scale, .device_ns = 3200 * scale}};
+            .cost = {.reference_ns = 16000 * scale, .device_ns = 3200 * scale},
+            .memory = {.budget_share = 0.5}};
   }
   std::string whole_image_reason(PixelType) const override {
     return border_whole_image_reason(p_.border);

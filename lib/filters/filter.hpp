@@ -150,6 +150,17 @@ struct StageCost {
   double device_ns = 2;
 };
 
+// What a stage's run holds beside the strips it reads and writes, which strip planning adds up
+// (the largest over the chain: stages run one after another on a strip).
+struct StageMemory {
+  // Float buffers of a strip's size it holds at once on a device, its input and result
+  // included (a two-pass filter: input, temporary, result, and the one the executor keeps).
+  int strip_buffers = 4;
+  // The share of the file's memory budget (--max-memory over -j) its own working set takes
+  // (the denoise network's tiles and tensors: half); strips are planned in the rest.
+  double budget_share = 0;
+};
+
 // What a stage declares of itself, for planning a pipeline and its strips.
 struct StageTraits {
   // Rows above and below an output row that the stage reads (guides included): a strip's
@@ -170,6 +181,7 @@ struct StageTraits {
   bool tall_strips = false;
   // Per output sample, for --device auto's estimates.
   StageCost cost;
+  StageMemory memory;
 };
 
 // An image as planning sees it pass from stage to stage (Pipeline::describe folds the chain).

@@ -656,11 +656,19 @@ int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelT
   const std::size_t raw_out = std::size_t(input.width) * channels * sample_size(out_type);
   std::size_t guide_planes = 0;
   for (const auto& g : input.guide_shapes) guide_planes += g.normal + g.depth + g.albedo;
-  // A window row on the device: a stage's input, output and two temporaries, the guides (with
-  // the flags), and both staging buffers.
+  // What the stages declare (StageMemory): the most strip buffers any holds at once, and the
+  // largest share of the budget any keeps for its own working set.
+  StageMemory held{.strip_buffers = 0};
+  for (const auto& stage : pipeline.stages()) {
+    const StageMemory m = stage->traits().memory;
+    held.strip_buffers = std::max(held.strip_buffers, m.strip_buffers);
+    held.budget_share = std::max(held.budget_share, m.budget_share);
+  }
+  // A window row on the device: the stages' strip buffers, the guides (with the flags), and
+  // both staging buffers.
   const std::size_t float_row = pitch * sizeof(float) * channels;
-  const std::size_t device_row =
-      4 * float_row + pitch * (sizeof(float) * guide_planes + 1) + raw_in + raw_out;
+  const std::size_t device_row = std::size_t(held.strip_buffers) * float_row +
+                                 pitch * (sizeof(float) * guide_planes + 1) + raw_in + raw_out;
   // On the host: the strips queued on each side and being read, carried and written.
   const std::size_t queued = std::size_t(limits.in_flight) + 3;
   const std::size_t strip_row =
@@ -668,12 +676,12 @@ int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelT
   const bool whole = !pipeline.whole_image_reason(input.type).empty();  // one strip, none queued
   const std::size_t host_row =
       (whole ? 1 : queued) * strip_row + (limits.device_is_host ? device_row : 0);
-  // A stage that works in tiles of its own (denoise) takes part of the budget for them: its
-  // strips get half.
+  // A stage that works in tiles of its own (denoise) keeps its share of the budget for them.
   const bool tall = std::any_of(pipeline.stages().begin(), pipeline.stages().end(),
                                 [](const auto& stage) { return stage->traits().tall_strips; });
-  const std::size_t host_window =
-      limits.host_bytes / (tall ? 2 : 1) / host_row / (whole ? 1 : input_rows_each);
+  const std::size_t host_budget =
+      std::size_t(double(limits.host_bytes) * (1 - std::clamp(held.budget_share, 0.0, 0.9)));
+  const std::size_t host_window = host_budget / host_row / (whole ? 1 : input_rows_each);
   std::size_t window = host_window;
   if (limits.device_bytes) window = std::min(window, limits.device_bytes / 2 / device_row);
   if (limits.max_allocation) window = std::min(window, limits.max_allocation / float_row);
