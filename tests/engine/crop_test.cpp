@@ -57,14 +57,7 @@ TEST_CASE("crop between filters: strips equal the whole image on both paths") {
   const Pipeline p = chain({"gaussian:r=3", "crop:x=9:y=11:w=40:h=30", "sharpen", "median"});
   const PixelBuffer whole = run_reference(p, in, PixelType::f32);
   CHECK(whole.width == 40);
-  for (int strip : {1, 2, 5, 13, 30}) {
-    INFO("strips of ", strip);
-    CHECK(run_reference(p, in, PixelType::f32, {.strip_rows = strip}).bytes == whole.bytes);
-    const RunResult dev = run_device(test::device(), p, in, PixelType::f32,
-                                     {.verify = true, .strip_rows = strip, .lanes = 2});
-    CHECK(dev.ok());
-    CHECK(dev.pixels.bytes == whole.bytes);
-  }
+  test::check_strips(p, in, whole, {1, 2, 5, 13, 30});
   test::device().take_timings();
   // The same as filtering the whole image and cutting the window out of the result.
   const PixelBuffer blurred = run_reference(chain({"gaussian:r=3"}), in, PixelType::f32);

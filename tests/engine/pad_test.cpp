@@ -86,14 +86,7 @@ TEST_CASE("pad streams: strips equal the whole image on both paths, odd sizes, a
     const Pipeline p = chain({c.spec});
     const PixelBuffer whole = run_reference(p, in, PixelType::f32);
     CHECK(whole.alpha == in.alpha);
-    for (int strip : {1, 3, 8, 64}) {
-      INFO("strips of ", strip);
-      CHECK(run_reference(p, in, PixelType::f32, {.strip_rows = strip}).bytes == whole.bytes);
-      const RunResult dev = run_device(test::device(), p, in, PixelType::f32,
-                                       {.verify = true, .strip_rows = strip, .lanes = 2});
-      CHECK(dev.ok());
-      CHECK(dev.pixels.bytes == whole.bytes);
-    }
+    test::check_strips(p, in, whole, {1, 3, 8, 64});
   }
   test::device().take_timings();
 }
@@ -104,14 +97,7 @@ TEST_CASE("pad between filters: the same as padding the filtered image; wrap run
   const PixelBuffer whole = run_reference(p, in, PixelType::f32);
   CHECK(whole.width == 77);
   CHECK(whole.height == 55);
-  for (int strip : {1, 5, 13}) {
-    INFO("strips of ", strip);
-    CHECK(run_reference(p, in, PixelType::f32, {.strip_rows = strip}).bytes == whole.bytes);
-    const RunResult dev =
-        run_device(test::device(), p, in, PixelType::f32, {.verify = true, .strip_rows = strip});
-    CHECK(dev.ok());
-    CHECK(dev.pixels.bytes == whole.bytes);
-  }
+  test::check_strips(p, in, whole, {1, 5, 13});
   const PixelBuffer blurred = run_reference(chain({"gaussian:r=3"}), in, PixelType::f32);
   CHECK(run_reference(chain({"gaussian:r=3", "pad:all=5"}), in, PixelType::f32).bytes ==
         run_reference(chain({"pad:all=5"}), blurred, PixelType::f32).bytes);

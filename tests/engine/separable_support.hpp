@@ -81,4 +81,18 @@ inline Pipeline chain(const std::vector<std::string>& specs) {
   return Pipeline(list);
 }
 
+// `pipeline` run in strips of each height: equal to `whole` on the reference and, verified,
+// on the test device (two lanes: strips out of order).
+inline void check_strips(const Pipeline& pipeline, const PixelBuffer& in, const PixelBuffer& whole,
+                         std::initializer_list<int> heights) {
+  for (const int strip : heights) {
+    INFO("strips of ", strip);
+    CHECK(run_reference(pipeline, in, PixelType::f32, {.strip_rows = strip}).bytes == whole.bytes);
+    const RunResult dev = run_device(device(), pipeline, in, PixelType::f32,
+                                     {.verify = true, .strip_rows = strip, .lanes = 2});
+    CHECK(dev.ok());
+    CHECK(dev.pixels.bytes == whole.bytes);
+  }
+}
+
 }  // namespace halo::test
