@@ -55,10 +55,7 @@ class CropStage : public Stage {
   DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                            StageRun&) const override {
     const Window w = placed({in.width, in.full_height});
-    DeviceImage result = device.image(w.w, out.count(), in.channels, in.alpha);
-    result.y0 = out.first;
-    result.full_height = w.h;
-    result.source = in.source;
+    DeviceImage result = resized_result(device, in, {w.w, w.h}, out);
     auto kernel = device.kernel("crop.cl", "crop", {});
     set_args(kernel, in.buffer, result.buffer,
              CropArgs{.move = move_args(in, result, out), .left = w.x, .top = w.y});

@@ -211,6 +211,14 @@ DeviceImage result_for(Device& device, const DeviceImage& src) {
   return result;
 }
 
+DeviceImage resized_result(Device& device, const DeviceImage& src, Size size, Span out) {
+  DeviceImage result = device.image(size.width, out.count(), src.channels, src.alpha);
+  result.y0 = out.first;
+  result.full_height = size.height;
+  result.source = src.source;
+  return result;
+}
+
 DeviceImage result_for(Device& device, const DeviceImage& src, Span rows) {
   DeviceImage result = src;
   result.y0 = rows.first;

@@ -378,5 +378,8 @@ DeviceImage result_for(Device& device, const DeviceImage& src);
 // The same for a result holding the image rows `rows` (other rows than src's): src's buffer
 // when scratch and large enough.
 DeviceImage result_for(Device& device, const DeviceImage& src, Span rows);
+// The result of a stage that resizes: the rows `out` of an image of size `size`, src's channels
+// and source.
+DeviceImage resized_result(Device& device, const DeviceImage& src, Size size, Span out);
 
 }  // namespace halo

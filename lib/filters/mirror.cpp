@@ -96,10 +96,7 @@ class QuarterTurnStage : public Stage {
 
   DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                            StageRun&) const override {
-    DeviceImage result = device.image(in.full_height, out.count(), in.channels, in.alpha);
-    result.y0 = out.first;
-    result.full_height = in.width;
-    result.source = in.source;
+    DeviceImage result = resized_result(device, in, {in.full_height, in.width}, out);
     auto kernel = device.kernel("mirror.cl", "quarter_turn", {});
     set_args(kernel, in.buffer, result.buffer, move_args(in, result, out), int(clockwise_));
     device.launch(kernel, "quarter_turn", cl::NDRange(result.width, out.count(), in.channels),

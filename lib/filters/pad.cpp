@@ -88,10 +88,7 @@ class PadStage : public Stage {
   DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                            StageRun&) const override {
     const Size to = output_size({in.width, in.full_height});
-    DeviceImage result = device.image(to.width, out.count(), in.channels, in.alpha);
-    result.y0 = out.first;
-    result.full_height = to.height;
-    result.source = in.source;
+    DeviceImage result = resized_result(device, in, to, out);
     auto kernel = device.kernel("pad.cl", "pad", {});
     set_args(kernel, in.buffer, result.buffer, move_args(in, result, out), m_.left, m_.top,
              int(border_));

@@ -249,10 +249,7 @@ class ResizeStage : public Stage, public ShrinksOnLoad {
     DeviceImage tmp = device.image(to.width, rows.count(), in.channels, in.alpha);
     tmp.y0 = rows.first;
     tmp.full_height = from.height;
-    DeviceImage result = device.image(to.width, out.count(), in.channels, in.alpha);
-    result.y0 = out.first;
-    result.full_height = to.height;
-    result.source = in.source;
+    DeviceImage result = resized_result(device, in, to, out);
     const cl::NDRange& local = groups::tile;
     auto rows_kernel = device.kernel("resize.cl", "resize_rows", {});
     set_args(rows_kernel, in.buffer, tmp.buffer, move_args(in, tmp, rows),

@@ -96,10 +96,7 @@ class RotateStage : public Stage {
                            StageRun&) const override {
     const Size size = size_for({in.width, in.full_height});
     const Turn t = turn({in.width, in.full_height}, size);
-    DeviceImage result = device.image(size.width, out.count(), in.channels, in.alpha);
-    result.y0 = out.first;
-    result.full_height = size.height;
-    result.source = in.source;
+    DeviceImage result = resized_result(device, in, size, out);
     auto kernel = device.kernel("rotate.cl", "rotate_any", {});
     const RotateArgs args{.move = move_args(in, result, out),
                           .cos = t.cos,
