@@ -187,7 +187,7 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   Phases phases;
   const FileNames names{job.input.path, job.input.channels, job.output, !job.flags_output.empty()};
   // Headers, channels and guides are checked before any device work.
-  const FilePlan plan(names, run.pipeline, run.alpha_pipeline, run.file);
+  FilePlan plan(names, run.pipeline, run.alpha_pipeline, run.file);
   const Pipeline& pipeline = plan.pipeline();
   // Once a batch: what happens to alpha a format cannot store.
   static std::once_flag flattening;

@@ -176,8 +176,10 @@ std::vector<StageSpec> with_colour_stages(std::vector<StageSpec> specs,
 
 FilePlan::FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipeline& alpha_pipeline,
                    const FileRunOptions& o)
-    : shared_(&pipeline) {
-  const InputStream probe(parse_input_ref(names.input + names.channels), pipeline.guide_sets());
+    : input_(std::make_unique<InputStream>(parse_input_ref(names.input + names.channels),
+                                           pipeline.guide_sets())),
+      shared_(&pipeline) {
+  const InputStream& probe = *input_;
   // Straight alpha is what 8/16-bit files (PNG, TIFF) store; float files (EXR) hold colour
   // premultiplied already, which the filters take as it is.
   if (probe.input().alpha && probe.stored() != SampleType::half &&
@@ -197,19 +199,30 @@ FilePlan::FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipel
   const Size stored{probe.input().width, probe.input().height};
   if (probe.header().can_shrink && this->pipeline().guide_sets().empty())
     shrink_ = this->pipeline().decode_shrink(stored);
-  if (shrink_ > 1)
-    spdlog::info("{}: decoded at 1/{} of its size (the first stages shrink it more)", names.input,
-                 shrink_);
   samples_ = double(stored.width) * stored.height / (shrink_ * shrink_) *
              (probe.input().channels - (probe.input().alpha ? 1 : 0));
+  if (shrink_ > 1) {
+    spdlog::info("{}: decoded at 1/{} of its size (the first stages shrink it more)", names.input,
+                 shrink_);
+    // A decoder shrinks from its first row only (libjpeg's scale is set before decoding).
+    input_ = std::make_unique<InputStream>(parse_input_ref(names.input + names.channels),
+                                           this->pipeline().guide_sets(), shrink_);
+  }
 }
 
-StreamResult run_file(const FileNames& names, const FilePlan& plan, const FileRunOptions& o,
+FilePlan::~FilePlan() = default;
+
+InputStream& FilePlan::input() {
+  if (read_) input_->input().rewind();
+  read_ = true;
+  return *input_;
+}
+
+StreamResult run_file(const FileNames& names, FilePlan& plan, const FileRunOptions& o,
                       Device* device) {
   const Pipeline& pipeline = plan.pipeline();
   const SampleType type = plan.type();
-  InputStream in(parse_input_ref(names.input + names.channels), pipeline.guide_sets(),
-                 plan.shrink());
+  InputStream& in = plan.input();
   const StreamInput& input = in.input();
   // An EXR output keeps the input's other channels (layers) beside the filtered ones; the
   // stages that move pixels move them too, in a stream that takes their share of the memory.

@@ -5,6 +5,7 @@
 // the device pool and the reports stay with the app.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,8 @@
 #include "pipeline/stream.hpp"
 
 namespace halo {
+
+class InputStream;
 
 // What halo adds around the user's stages.
 struct ColourChoices {
@@ -55,16 +58,21 @@ struct FileNames {
   bool keep_flags = false;
 };
 
-// A file's plan, from its headers: which pipeline runs it (the run's, the one for images with
-// alpha, or one bound to the file: --auto-orient, icc, flatten for an output that cannot store
-// alpha), the stages its other layers go through, the output's sample type, the decode size and the
-// colour samples the work counts (what `--device auto` weighs).
+// A file's plan, from its headers: the opened input, which pipeline runs it (the run's, the one
+// for images with alpha, or one bound to the file: --auto-orient, icc, flatten for an output
+// that cannot store alpha), the stages its other layers go through, the output's sample type,
+// the decode size and the colour samples the work counts (what `--device auto` weighs).
 class FilePlan {
  public:
   FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipeline& alpha_pipeline,
            const FileRunOptions& options);
+  ~FilePlan();
   FilePlan(const FilePlan&) = delete;
   FilePlan& operator=(const FilePlan&) = delete;
+
+  // The input, opened once by the plan (again only to decode it at 1/shrink); a second run of
+  // the file (the reference after a device failed) reads it again from its first row.
+  InputStream& input();
 
   const Pipeline& pipeline() const { return own_ ? *own_ : *shared_; }
   // The pipeline's stages that move pixels, for the file's other channels (CarriedLayers).
@@ -76,6 +84,8 @@ class FilePlan {
   double samples() const { return samples_; }
 
  private:
+  std::unique_ptr<InputStream> input_;
+  bool read_ = false;  // input() was handed out: the next reads start over
   const Pipeline* shared_;
   std::optional<Pipeline> own_;
   Pipeline moving_;
@@ -87,7 +97,7 @@ class FilePlan {
 
 // Streams the file through its plan on `device` (nullptr: the reference) into its output,
 // written atomically.
-StreamResult run_file(const FileNames& names, const FilePlan& plan, const FileRunOptions& options,
+StreamResult run_file(const FileNames& names, FilePlan& plan, const FileRunOptions& options,
                       Device* device);
 
 // Writes the discontinuity flags of the first guided stage that computed any; a Usage error
