@@ -28,13 +28,19 @@ def planes(image, fn):
     return out
 
 
+def inputs(t, w, h):
+    """A w x h float RGB photo in in.pfm and an RGBA 8-bit one in in.png, returned as written."""
+    image = photo(w, h, 3, seed=w)
+    write_pfm(t.path("in.pfm"), image)
+    codes = to_codes(photo(w, h, 4, seed=h))
+    write_png(t.path("in.png"), codes)
+    return image, codes
+
+
 @case(["flop", "flip", "rotate", "crop"], "OpenCV flip, rotate and NumPy slicing", "exact")
 def moves(t):
     for (w, h) in [(1, 1), (7, 5), (203, 131)]:
-        image = photo(w, h, 3, seed=w)
-        write_pfm(t.path("in.pfm"), image)
-        codes = to_codes(photo(w, h, 4, seed=h))
-        write_png(t.path("in.png"), codes)
+        image, codes = inputs(t, w, h)
         for spec, _, fn in MOVES:
             if spec.startswith("crop") and w < 151:
                 continue
@@ -227,10 +233,7 @@ PADS = [("zero", cv2.BORDER_CONSTANT), ("clamp", cv2.BORDER_REPLICATE),
 def pad(t):
     # Margins up to the image's size (OpenCV refuses reflect margins past it).
     for (w, h) in [(1, 1), (7, 5), (203, 131)]:
-        image = photo(w, h, 3, seed=w)
-        write_pfm(t.path("in.pfm"), image)
-        codes = to_codes(photo(w, h, 4, seed=h))
-        write_png(t.path("in.png"), codes)
+        image, codes = inputs(t, w, h)
         left, right, top, bottom = min(3, w - 1), min(5, w - 1), min(4, h - 1), min(2, h - 1)
         if w == 1:
             left, right, top, bottom = 2, 1, 3, 0  # one pixel: every rule repeats it
