@@ -22,7 +22,7 @@ Pipeline::Pipeline(const std::vector<StageSpec>& specs) {
   }
 }
 
-void Pipeline::append(std::unique_ptr<Stage> stage) {
+void Pipeline::append(std::shared_ptr<const Stage> stage) {
   // Guides have the input's size: a guided stage must see the image at that size.
   if (stage->guide_sources() && resizes())
     throw Error(ErrorKind::Usage, "'" + stage->spec() +

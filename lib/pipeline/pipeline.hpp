@@ -26,8 +26,9 @@ class Pipeline {
   // Parses and validates every spec before any work; errors carry the origin.
   explicit Pipeline(const std::vector<StageSpec>& specs);
 
-  const std::vector<std::unique_ptr<Stage>>& stages() const { return stages_; }
-  void append(std::unique_ptr<Stage> stage);
+  // Stages are immutable plans: pipelines made for one file share the run's unbound ones.
+  const std::vector<std::shared_ptr<const Stage>>& stages() const { return stages_; }
+  void append(std::shared_ptr<const Stage> stage);
 
   // The image after the chain (its size, window, colour profile, orientation): each stage's
   // description folded over the one before.
@@ -53,7 +54,7 @@ class Pipeline {
   int guide_set(std::size_t stage) const { return set_of_[stage]; }
 
  private:
-  std::vector<std::unique_ptr<Stage>> stages_;
+  std::vector<std::shared_ptr<const Stage>> stages_;
   std::vector<GuideSources> guide_sets_;
   std::vector<int> set_of_;
 };

@@ -124,9 +124,8 @@ FileFacts file_facts(const Metadata& m) {
 }
 
 // `pipeline` for one file: after an `orient` stage (--auto-orient), its stages bound to the
-// file where they depend on it (BoundToFile), the others made again from their specs (a
-// pipeline's stages are its own), then `last` if given. Nothing when it is `pipeline` as it
-// is: then no stage is made again.
+// file where they depend on it (BoundToFile), the others shared with `pipeline`, then `last` if
+// given. Nothing when it is `pipeline` as it is.
 std::optional<Pipeline> for_file(const Pipeline& pipeline, bool auto_orient,
                                  const Metadata& metadata, std::unique_ptr<Stage> last) {
   const FileFacts facts = file_facts(metadata);
@@ -144,7 +143,8 @@ std::optional<Pipeline> for_file(const Pipeline& pipeline, bool auto_orient,
     result.append(upright ? std::move(upright) : std::move(orient));
   }
   for (std::size_t i = 0; i < bound.size(); ++i)
-    result.append(bound[i] ? std::move(bound[i]) : make_stage(pipeline.stages()[i]->spec()));
+    result.append(bound[i] ? std::shared_ptr<const Stage>(std::move(bound[i]))
+                           : pipeline.stages()[i]);
   if (last) result.append(std::move(last));
   return result;
 }

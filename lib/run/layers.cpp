@@ -207,9 +207,8 @@ Pipeline moving_stages(const Pipeline& pipeline, const FileFacts& file) {
   Pipeline moving;
   for (const auto& stage : pipeline.stages()) {
     if (!stage->traits().moves_samples && !stage->resizes()) continue;
-    auto made = make_stage(stage->spec());
-    auto bound = for_file(*made, file);
-    moving.append(bound ? std::move(bound) : std::move(made));
+    auto bound = for_file(*stage, file);
+    moving.append(bound ? std::shared_ptr<const Stage>(std::move(bound)) : stage);
   }
   return moving;
 }

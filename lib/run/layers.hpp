@@ -59,9 +59,9 @@ class CarriedLayers {
   std::vector<float> carried_rows_;
 };
 
-// The stages of `pipeline` that move pixels (StageTraits::moves_samples, resizes), made
-// again (and bound to `file` where they depend on it, as orient does): what the carried
-// channels go through.
+// The stages of `pipeline` that move pixels (StageTraits::moves_samples, resizes), shared
+// (or bound to `file` where they depend on it, as orient does): what the carried channels go
+// through.
 Pipeline moving_stages(const Pipeline& pipeline, const FileFacts& file);
 
 }  // namespace halo
