@@ -166,9 +166,9 @@ struct StageTraits {
   // Rows above and below an output row that the stage reads (guides included): a strip's
   // output rows [a, b) need its input rows [a - reach, b + reach).
   int reach = 0;
-  // Changes the image's size (crop, resize, turns): it computes its result's rows only, in an
-  // image of its output's width and height (describe), reading the input rows input_rows
-  // names; stages after it see that size.
+  // Changes the image's size (crop, pad, resize, turns): it computes its result's rows only,
+  // in an image of its output's width and height (describe), reading the input rows
+  // input_rows names; stages after it see that size.
   bool resizes = false;
   // Only moves samples (mirrors, turns by 90, orient): a decoder's shrink passes through it to
   // the next stage (Pipeline::decode_shrink).
@@ -188,8 +188,9 @@ struct StageTraits {
 struct ImageDesc {
   Size size;
   // Where its top-left pixel lies in the pipeline's input, while only windows were cut out of
-  // it (crop): an output that keeps EXR's windows moves its data window by it, inside the same
-  // display window. Nothing once another stage changed the size (the windows no longer fit).
+  // it or margins added around it (crop, pad): an output that keeps EXR's windows moves its
+  // data window by it, inside the same display window. Nothing once another stage changed the
+  // size otherwise (the windows no longer fit).
   std::optional<std::array<int, 2>> origin = std::array<int, 2>{0, 0};
   // The ICC profile a stage converted the colour to (the output is tagged with it in place of
   // the input's); nothing while the colour is the input's.
