@@ -197,16 +197,18 @@ FilePlan::FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipel
                  to_string(type_), to_string(requested));
   log_details(this->pipeline(), probe, names.input);
   const Size stored{probe.input().width, probe.input().height};
+  // The input decoded at 1/shrink of its size, when the first stages shrink it anyway.
+  int shrink = 1;
   if (probe.header().can_shrink && this->pipeline().guide_sets().empty())
-    shrink_ = this->pipeline().decode_shrink(stored);
-  samples_ = double(stored.width) * stored.height / (shrink_ * shrink_) *
+    shrink = this->pipeline().decode_shrink(stored);
+  samples_ = double(stored.width) * stored.height / (shrink * shrink) *
              (probe.input().channels - (probe.input().alpha ? 1 : 0));
-  if (shrink_ > 1) {
+  if (shrink > 1) {
     spdlog::info("{}: decoded at 1/{} of its size (the first stages shrink it more)", names.input,
-                 shrink_);
+                 shrink);
     // A decoder shrinks from its first row only (libjpeg's scale is set before decoding).
     input_ = std::make_unique<InputStream>(parse_input_ref(names.input + names.channels),
-                                           this->pipeline().guide_sets(), shrink_);
+                                           this->pipeline().guide_sets(), shrink);
   }
 }
 

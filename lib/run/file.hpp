@@ -78,7 +78,6 @@ class FilePlan {
   // The pipeline's stages that move pixels, for the file's other channels (CarriedLayers).
   const Pipeline& moving() const { return moving_; }
   SampleType type() const { return type_; }
-  int shrink() const { return shrink_; }  // the input decoded at 1/shrink of its size
   // Whether the output's format cannot store the input's alpha, so flatten ends the pipeline.
   bool flattens() const { return flattens_; }
   double samples() const { return samples_; }
@@ -90,7 +89,6 @@ class FilePlan {
   std::optional<Pipeline> own_;
   Pipeline moving_;
   SampleType type_ = SampleType::f32;
-  int shrink_ = 1;
   bool flattens_ = false;
   double samples_ = 0;
 };
