@@ -19,22 +19,15 @@ namespace halo {
 
 namespace {
 
-const FilterDef* definition(const StageSpec& spec) {
-  return find_filter(parse_spec(spec.text).name);
-}
-
 bool mixes_neighbours(const StageSpec& spec) {
-  const FilterDef* def = definition(spec);
+  const FilterDef* def = find_filter(parse_spec(spec.text).name);
   return def && def->mixes_neighbours;
 }
 
 // Whether a stage turns colour into luminance (gray=1, emboss's default): such a chain keeps
 // alpha apart, as before, since one grey plane cannot be divided back into colour.
-bool makes_gray(const StageSpec& spec) {
-  const Spec parsed = parse_spec(spec.text);
-  const FilterDef* def = find_filter(parsed.name);
-  if (!def) return false;
-  for (const auto& param : def->params)
+bool makes_gray(const Spec& parsed, const FilterDef& def) {
+  for (const auto& param : def.params)
     if (param.name == "gray") {
       std::string value = param.fallback;
       for (const auto& [key, given] : parsed.options)
@@ -155,10 +148,11 @@ std::vector<StageSpec> with_colour_stages(std::vector<StageSpec> specs,
                                           const ColourChoices& choices, bool alpha) {
   const auto mixing = [](const StageSpec& s) { return mixes_neighbours(s); };
   const auto placed = std::any_of(specs.begin(), specs.end(), [](const StageSpec& s) {
-    const FilterDef* def = definition(s);
+    const Spec parsed = parse_spec(s.text);
+    const FilterDef* def = find_filter(parsed.name);
     // Guided filters weigh colour against guides on exactly the colour channels.
-    return (def && def->handles_alpha) || makes_gray(s) ||
-           make_stage(s.text)->guide_sources() != nullptr;
+    return def && (def->handles_alpha || makes_gray(parsed, *def) ||
+                   def->make(Args(parsed, def->params))->guide_sources() != nullptr);
   });
   const auto first = std::find_if(specs.begin(), specs.end(), mixing);
   if (alpha && !choices.straight_alpha && !placed && first != specs.end()) {
