@@ -657,12 +657,15 @@ int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelT
   std::size_t guide_planes = 0;
   for (const auto& g : input.guide_shapes) guide_planes += g.normal + g.depth + g.albedo;
   // What the stages declare (StageMemory): the most strip buffers any holds at once, and the
-  // largest share of the budget any keeps for its own working set.
+  // largest share of the budget any keeps for its own working set (denoise, whose tiles also
+  // want tall strips).
   StageMemory held{.strip_buffers = 0};
+  bool tall = false;
   for (const auto& stage : pipeline.stages()) {
-    const StageMemory m = stage->traits().memory;
-    held.strip_buffers = std::max(held.strip_buffers, m.strip_buffers);
-    held.budget_share = std::max(held.budget_share, m.budget_share);
+    const StageTraits traits = stage->traits();
+    held.strip_buffers = std::max(held.strip_buffers, traits.memory.strip_buffers);
+    held.budget_share = std::max(held.budget_share, traits.memory.budget_share);
+    tall = tall || traits.tall_strips;
   }
   // A window row on the device: the stages' strip buffers, the guides (with the flags), and
   // both staging buffers.
@@ -676,9 +679,6 @@ int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelT
   const bool whole = !pipeline.whole_image_reason(input.type).empty();  // one strip, none queued
   const std::size_t host_row =
       (whole ? 1 : queued) * strip_row + (limits.device_is_host ? device_row : 0);
-  // A stage that works in tiles of its own (denoise) keeps its share of the budget for them.
-  const bool tall = std::any_of(pipeline.stages().begin(), pipeline.stages().end(),
-                                [](const auto& stage) { return stage->traits().tall_strips; });
   const std::size_t host_budget =
       std::size_t(double(limits.host_bytes) * (1 - std::clamp(held.budget_share, 0.0, 0.9)));
   const std::size_t host_window = host_budget / host_row / (whole ? 1 : input_rows_each);
