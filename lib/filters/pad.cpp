@@ -41,7 +41,9 @@ class PadStage : public Stage {
   // The input rows that output rows `out` read, widened so that strips read the input in
   // order (first and last never go back from one strip to the next, as a file's rows arrive):
   // from the least row any output row from out.first on reads, to the most any row before
-  // out.last reads. A margin's rows are the ones its border rule repeats (none for zeros).
+  // out.last reads. A margin's rows are the ones its border rule repeats (none for zeros);
+  // the rules repeat with a period of at most 2h - 2 rows, so the 2h margin rows nearest the
+  // image read every row any of them does.
   Span input_rows(Span out, Size in) const override {
     const int h = in.height;
     const auto extent = [&](int from, int to) {  // least and most row output rows [from, to) read
@@ -51,7 +53,8 @@ class PadStage : public Stage {
           e = {std::min(e[0], i), std::max(e[1], i)};
       return e;
     };
-    const auto above = extent(0, m_.top), below = extent(m_.top + h, m_.top + h + m_.bottom);
+    const auto above = extent(std::max(0, m_.top - 2 * h), m_.top);
+    const auto below = extent(m_.top + h, m_.top + h + std::min(m_.bottom, 2 * h));
     const int first = std::min(std::clamp(out.first - m_.top, 0, h - 1), below[0]);
     const int last = std::max(std::clamp(out.last - m_.top, 1, h), above[1] + 1);
     return {first, last};
