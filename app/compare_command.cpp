@@ -85,6 +85,9 @@ struct Pair {
   std::string part_label;
   std::optional<Error> refused;
   int idiff_incomparable = 2;
+  // The files as opened and checked when their parts were counted (-a); null: opened when
+  // compared. Each file is opened once and read only through that descriptor.
+  std::shared_ptr<const CheckedFile> file_a, file_b;
 };
 
 // "a vs b", and the part with -a: "a.exr vs b.exr (subimage 1)".
@@ -129,13 +132,22 @@ std::vector<std::string> split_names(const std::string& list) {
 
 // The channels compared, by name: FILE[...] or --ch, else every channel of the file, so
 // that every layer of a multilayer EXR (depth, normals, AOVs) is checked, as idiff does.
-InputRef channels_to_compare(const std::string& path, ImagePart part, const CompareOptions& o) {
+// `file`: the file named by `path`, opened.
+InputRef channels_to_compare(const std::string& path, std::shared_ptr<const CheckedFile> file,
+                             ImagePart part, const CompareOptions& o) {
   InputRef ref = parse_input_ref(path);
   ref.part = part;
+  ref.file = std::move(file);
   if (!ref.channels.empty()) return ref;
   ref.channels =
-      o.ch.empty() ? open_reader(ref.path, 1, part)->header().channels : split_names(o.ch);
+      o.ch.empty() ? open_reader(ref.file, 1, part)->header().channels : split_names(o.ch);
   return ref;
+}
+
+// The file `pair` reads on one side, opened where counting its parts has not opened it.
+std::shared_ptr<const CheckedFile> opened(const std::shared_ptr<const CheckedFile>& file,
+                                          const std::string& ref) {
+  return file ? file : CheckedFile::open(parse_input_ref(ref).path);
 }
 
 // Both files hold the same channel names (as sets), or Error(NotComparable) naming the first
@@ -275,13 +287,14 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o, Device* devic
     const std::string path_a = pair.read_a.empty() ? pair.a : pair.read_a;
     const std::string path_b = pair.read_b.empty() ? pair.b : pair.read_b;
     if (pair.refused) throw *pair.refused;
-    const InputRef ref_a = channels_to_compare(path_a, pair.part, o);
+    const InputRef ref_a = channels_to_compare(path_a, opened(pair.file_a, path_a), pair.part, o);
     InputRef ref_b = parse_input_ref(path_b);
     ref_b.part = pair.part;
+    ref_b.file = opened(pair.file_b, path_b);
     if (ref_b.channels.empty()) {
       // Every channel of a, unless a list chose some: then b must have the same set.
       if (o.ch.empty() && parse_input_ref(path_a).channels.empty())
-        check_same_channels(pair, ref_a, channels_to_compare(path_b, pair.part, o));
+        check_same_channels(pair, ref_a, channels_to_compare(path_b, ref_b.file, pair.part, o));
       ref_b.channels = ref_a.channels;  // b's channels in a's order
     }
     const LoadedImage a = read_image(ref_a);
@@ -608,9 +621,12 @@ std::vector<Pair> every_part(const std::vector<Pair>& pairs) {
   std::vector<Pair> parts;
   for (const Pair& pair : pairs) {
     std::vector<int> levels_a, levels_b;
+    std::shared_ptr<const CheckedFile> file_a, file_b;
     try {
-      levels_a = mip_levels(parse_input_ref(pair.read_a.empty() ? pair.a : pair.read_a).path);
-      levels_b = mip_levels(parse_input_ref(pair.read_b.empty() ? pair.b : pair.read_b).path);
+      file_a = opened(nullptr, pair.read_a.empty() ? pair.a : pair.read_a);
+      levels_a = mip_levels(file_a);
+      file_b = opened(nullptr, pair.read_b.empty() ? pair.b : pair.read_b);
+      levels_b = mip_levels(file_b);
     } catch (const Error& e) {
       parts.push_back(pair);
       if (e.kind() != ErrorKind::NoInput) parts.back().refused = e;
@@ -641,6 +657,7 @@ std::vector<Pair> every_part(const std::vector<Pair>& pairs) {
       }
       for (int m = 0; m < levels_a[s]; ++m) {
         Pair p = pair;
+        p.file_a = file_a, p.file_b = file_b;
         p.part = {.subimage = s, .miplevel = m};
         p.part_label = label;
         if (mips) p.part_label += (label.empty() ? "" : ", ") + fmt::format("MIP level {}", m);

@@ -30,28 +30,11 @@ bool in_build_tree() {
   return !relative.empty() && *relative.begin() != "..";
 }
 
-namespace {
-
-const char* special_kind(mode_t mode) {
+const char* special_file_kind(unsigned mode) {
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISSOCK(mode)) return "a socket";
   if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
   return nullptr;
-}
-
-Error special_file_error(const std::string& path, const char* kind) {
-  return Error(ErrorKind::NoInput, path + ": " + kind +
-                                       ", not a file; halo reads files (pipe an image into "
-                                       "standard input instead: halo run - ... < " +
-                                       path + ")");
-}
-
-}  // namespace
-
-void refuse_special_file(const std::string& path) {
-  struct stat status {};
-  if (::stat(path.c_str(), &status) != 0) return;
-  if (const char* kind = special_kind(status.st_mode)) throw special_file_error(path, kind);
 }
 
 namespace {
@@ -67,7 +50,7 @@ int open_small_file(const std::string& path, std::size_t max_bytes, const std::s
   try {
     if (::fstat(fd, &status) != 0)
       throw Error(ErrorKind::NoInput, path + ": cannot read " + what + ": " + std::strerror(errno));
-    const char* kind = S_ISDIR(status.st_mode) ? "a folder" : special_kind(status.st_mode);
+    const char* kind = S_ISDIR(status.st_mode) ? "a folder" : special_file_kind(status.st_mode);
     if (kind)
       throw Error(ErrorKind::NoInput, path + ": " + kind + ", not a regular file (" + what + ")");
     if (std::size_t(status.st_size) > max_bytes)

@@ -20,10 +20,9 @@ std::filesystem::path executable_dir();
 // Whether the running executable lies inside the build tree it was built in.
 bool in_build_tree();
 
-// NoInput error for a path that exists and is not a regular file or folder (a FIFO, socket or
-// device): reading one can block forever or never end. "-" and /dev/stdin are read apart
-// (io/standard_streams.hpp) and never come here.
-void refuse_special_file(const std::string& path);
+// "a FIFO", "a socket" or "a device" for a file of that st_mode (reading one can block forever
+// or never end), null for a regular file or folder.
+const char* special_file_kind(unsigned mode);
 
 // Side files: what halo reads besides its images (presets, ICC profiles, OpenColorIO configs
 // and the LUT files they name, denoise weights, cache records, tuning files, reports read back)

@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <jconfig.h>
@@ -29,18 +28,6 @@ namespace halo {
 namespace fs = std::filesystem;
 
 namespace {
-
-// Decoders report "file not found" and "not a format I know" alike; tell them apart first so
-// the exit code is right.
-void check_readable(const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw Error(ErrorKind::NoInput, path + ": no such file");
-  if (fs::is_directory(path, ec)) throw Error(ErrorKind::NoInput, path + ": is a folder");
-  refuse_special_file(path);
-  std::ifstream probe(path, std::ios::binary);
-  if (!probe) throw Error(ErrorKind::NoInput, path + ": cannot open for reading (permission?)");
-  if (fs::file_size(path, ec) == 0) throw Error(ErrorKind::BadData, path + ": file is empty");
-}
 
 // Where the OpenImageIO module may be: $HALO_OIIO_MODULE, beside the executable (the build
 // tree, a packed copy), lib/halo beside its bin folder (an install), and where it was built
@@ -90,7 +77,7 @@ struct KnownFormat {
   // halo's own reader (shrink: open_reader's, for the readers that can), or null for
   // OpenImageIO's reader of that name; a reader may return null for a file it leaves to that
   // reader (an animated WebP)
-  std::unique_ptr<ImageReader> (*open)(const std::string& path, int shrink);
+  std::unique_ptr<ImageReader> (*open)(std::shared_ptr<const CheckedFile> file, int shrink);
   const char* oiio;  // "": halo's reader only
   std::vector<std::string> extensions;
   bool (*matches)(const unsigned char* b, std::size_t n);
@@ -99,7 +86,7 @@ struct KnownFormat {
 const std::vector<KnownFormat>& known_formats() {
   static const std::vector<KnownFormat> formats = {
       {"PNG",
-       [](const std::string& path, int) { return open_png(path); },
+       [](std::shared_ptr<const CheckedFile> file, int) { return open_png(std::move(file)); },
        "",
        {".png"},
        [](const unsigned char* b, std::size_t n) {
@@ -113,7 +100,7 @@ const std::vector<KnownFormat>& known_formats() {
          return n >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff;
        }},
       {"PFM",
-       [](const std::string& path, int) { return open_pfm(path); },
+       [](std::shared_ptr<const CheckedFile> file, int) { return open_pfm(std::move(file)); },
        "",
        {".pfm"},
        [](const unsigned char* b, std::size_t n) {
@@ -139,11 +126,9 @@ const std::vector<KnownFormat>& known_formats() {
   return formats;
 }
 
-const KnownFormat* format_of_content(const std::string& path) {
+const KnownFormat* format_of_content(const CheckedFile& file) {
   unsigned char head[12] = {};
-  std::ifstream in(path, std::ios::binary);
-  in.read(reinterpret_cast<char*>(head), sizeof head);
-  const auto n = std::size_t(in.gcount());
+  const std::size_t n = file.read_at(head, sizeof head, 0);
   for (const auto& f : known_formats())
     if (f.matches(head, n)) return &f;
   return nullptr;
@@ -244,9 +229,10 @@ namespace {
 // warning), and a file whose extension names a known format but whose content is none of them
 // is refused, instead of being handed to every reader OpenImageIO has. Other extensions (.hdr,
 // .bmp, .dpx, ...) go to OpenImageIO's reader for that extension only.
-std::unique_ptr<ImageReader> open_any_reader(const std::string& path, int shrink, ImagePart part) {
-  check_readable(path);
-  const KnownFormat* content = format_of_content(path);
+std::unique_ptr<ImageReader> open_any_reader(std::shared_ptr<const CheckedFile> file, int shrink,
+                                             ImagePart part) {
+  const std::string& path = file->path();
+  const KnownFormat* content = format_of_content(*file);
   const KnownFormat* named = format_of_extension(path);
   std::unique_ptr<ImageReader> reader;
   if (content) {
@@ -254,13 +240,13 @@ std::unique_ptr<ImageReader> open_any_reader(const std::string& path, int shrink
       spdlog::warn("{}: the content is {}, not {}; reading it as {}", path, content->name,
                    named->name, content->name);
     if (content->open && part.first())
-      if (auto own = content->open(path, shrink)) return own;  // checks the size on its header
+      if (auto own = content->open(file, shrink)) return own;  // checks the size on its header
     if (!*content->oiio)
       throw Error(ErrorKind::BadData,
                   fmt::format("{}: {} holds one image, not subimage {} MIP level {}", path,
                               content->name, part.subimage, part.miplevel));
-    if (std::string(content->oiio) == "openexr") check_exr_header(path);
-    reader = oiio_codecs().open(path, content->oiio, part);
+    if (std::string(content->oiio) == "openexr") check_exr_header(file);
+    reader = oiio_codecs().open(file, content->oiio, part);
   } else if (named) {
     throw Error(ErrorKind::BadData, path + ": not " + named->name +
                                         " data (the file's first bytes "
@@ -274,13 +260,10 @@ std::unique_ptr<ImageReader> open_any_reader(const std::string& path, int shrink
   } else {
     // Some of OpenImageIO's readers (PNM's among them) take the whole file into memory, so
     // the file's size must fit the budget: a 100x100 PGM padded to 1 GB took 1.15 GB.
-    std::error_code ec;
-    const std::uintmax_t size = fs::file_size(path, ec);
-    if (!ec)
-      check_memory(
-          path, std::size_t(size),
-          "the whole file (OpenImageIO's " + extension(path).substr(1) + " reader may hold it)");
-    reader = oiio_codecs().open(path, "", part);
+    check_memory(
+        path, std::size_t(file->size()),
+        "the whole file (OpenImageIO's " + extension(path).substr(1) + " reader may hold it)");
+    reader = oiio_codecs().open(file, "", part);
   }
   // OpenImageIO's readers have read only the header when open returns.
   const ImageHeader& h = reader->header();
@@ -308,15 +291,22 @@ std::unique_ptr<ImageReader> open_any_reader(const std::string& path, int shrink
 
 }  // namespace
 
-std::unique_ptr<ImageReader> open_reader(const std::string& path, int shrink, ImagePart part) {
-  std::unique_ptr<ImageReader> reader = open_any_reader(path, shrink, part);
+std::unique_ptr<ImageReader> open_reader(std::shared_ptr<const CheckedFile> file, int shrink,
+                                         ImagePart part) {
+  const std::string path = file->path();
+  std::unique_ptr<ImageReader> reader = open_any_reader(std::move(file), shrink, part);
   cap_metadata(reader->header_.metadata, path);
   return reader;
 }
 
-std::vector<int> mip_levels(const std::string& path) {
-  const int subimages = open_reader(path)->header().subimages;  // the checks of any read
-  const KnownFormat* content = format_of_content(path);
+std::unique_ptr<ImageReader> open_reader(const std::string& path, int shrink, ImagePart part) {
+  return open_reader(CheckedFile::open(path), shrink, part);
+}
+
+std::vector<int> mip_levels(const std::shared_ptr<const CheckedFile>& file) {
+  const std::string& path = file->path();
+  const int subimages = open_reader(file)->header().subimages;  // the checks of any read
+  const KnownFormat* content = format_of_content(*file);
   if (content && !*content->oiio) return {1};  // halo's own readers only: PNG, JPEG, PFM
   // Each level is a seek in OpenImageIO, and each part a header it has parsed already.
   constexpr int kMostParts = 1024;
@@ -324,7 +314,7 @@ std::vector<int> mip_levels(const std::string& path) {
     throw Error(ErrorKind::BadData, fmt::format("{}: {} subimages, more than the {} halo compares "
                                                 "one by one",
                                                 path, subimages, kMostParts));
-  return oiio_codecs().mip_levels(path, content ? content->oiio : "");
+  return oiio_codecs().mip_levels(file, content ? content->oiio : "");
 }
 
 std::unique_ptr<ImageWriter> create_writer(const std::string& target, const std::string& file,

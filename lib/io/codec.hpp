@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/checked_file.hpp"
 #include "core/image.hpp"
 #include "core/text.hpp"
 #include "io/metadata.hpp"
@@ -100,20 +101,24 @@ class ImageReader {
  protected:
   ImageHeader header_;
 
-  friend std::unique_ptr<ImageReader> open_reader(const std::string& path, int shrink,
-                                                  ImagePart part);
+  friend std::unique_ptr<ImageReader> open_reader(std::shared_ptr<const CheckedFile> file,
+                                                  int shrink, ImagePart part);
 };
 
-// Opens `path` and reads its header (no pixels yet), its metadata within cap_metadata's limits.
+// Reads the header of a file opened by CheckedFile::open (no pixels yet), its metadata within
+// cap_metadata's limits; the reader reads through the file's descriptor only, never its name.
 // NoInput for a missing or unreadable file, BadData for a corrupt one or a format halo cannot read.
 // shrink 2, 4 or 8: a JPEG is decoded at that fraction of its size (libjpeg-turbo's DCT scaling,
 // each side rounded up), much faster; other formats ignore it (header().shrink says).
 // part: which image of a multi-part or mipmapped file (BadData when the file has no such part).
+std::unique_ptr<ImageReader> open_reader(std::shared_ptr<const CheckedFile> file, int shrink = 1,
+                                         ImagePart part = {});
+// The same for `path`, opened and checked here.
 std::unique_ptr<ImageReader> open_reader(const std::string& path, int shrink = 1,
                                          ImagePart part = {});
 // The MIP levels of each of a file's subimages ({1} for a file of one image), after the checks
 // open_reader makes. BadData for more than 1024 subimages.
-std::vector<int> mip_levels(const std::string& path);
+std::vector<int> mip_levels(const std::shared_ptr<const CheckedFile>& file);
 
 // How an output is encoded; empty/0: the format's default (see `halo run --help`).
 struct WriteOptions {
@@ -183,13 +188,13 @@ void copy_u8_row(const std::uint8_t* samples, int width, int channels, int first
 bool is_png(const std::string& path);
 bool is_jpeg(const std::string& path);
 bool is_pfm(const std::string& path);
-std::unique_ptr<ImageReader> open_png(const std::string& path);
+std::unique_ptr<ImageReader> open_png(std::shared_ptr<const CheckedFile> file);
 // shrink 2, 4 or 8: decoded at that fraction of its size (DCT scaling); else whole.
-std::unique_ptr<ImageReader> open_jpeg(const std::string& path, int shrink);
-std::unique_ptr<ImageReader> open_pfm(const std::string& path);
+std::unique_ptr<ImageReader> open_jpeg(std::shared_ptr<const CheckedFile> file, int shrink);
+std::unique_ptr<ImageReader> open_pfm(std::shared_ptr<const CheckedFile> file);
 // shrink 2, 4 or 8: decoded at that fraction of its size (libwebp's scaling); else whole.
 // Null for an animation, which OpenImageIO reads (its frames as subimages).
-std::unique_ptr<ImageReader> open_webp(const std::string& path, int shrink);
+std::unique_ptr<ImageReader> open_webp(std::shared_ptr<const CheckedFile> file, int shrink);
 bool is_webp_content(const unsigned char* bytes, std::size_t n);  // RIFF....WEBP
 std::unique_ptr<ImageWriter> create_png(const std::string& file, const OutputHeader& header,
                                         const WriteOptions& options);
@@ -202,10 +207,11 @@ std::unique_ptr<ImageWriter> create_pfm(const std::string& file, const OutputHea
 struct OiioCodecs {
   // format: OpenImageIO's reader to use ("openexr", "tiff"), or "" for the one the
   // extension names; never any other (OpenImageIO's try-all-readers fallback is off).
-  std::unique_ptr<ImageReader> (*open)(const std::string& path, const std::string& format,
-                                       ImagePart part);
+  std::unique_ptr<ImageReader> (*open)(std::shared_ptr<const CheckedFile> file,
+                                       const std::string& format, ImagePart part);
   // The MIP levels of each subimage, from one open (format as for open).
-  std::vector<int> (*mip_levels)(const std::string& path, const std::string& format);
+  std::vector<int> (*mip_levels)(std::shared_ptr<const CheckedFile> file,
+                                 const std::string& format);
   std::unique_ptr<ImageWriter> (*create)(const std::string& target, const std::string& file,
                                          const OutputHeader& header, const WriteOptions& options);
   // An EXIF block with the given attributes set (OpenImageIO's names: Artist, Exif:..., as

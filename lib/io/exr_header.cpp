@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "core/error.hpp"
@@ -48,8 +46,8 @@ std::int32_t i32_at(const void* bytes) {
 
 class HeaderWalk {
  public:
-  explicit HeaderWalk(const std::string& path)
-      : path_(path), in_(path, std::ios::binary), size_(std::filesystem::file_size(path)) {}
+  explicit HeaderWalk(const std::shared_ptr<const CheckedFile>& file)
+      : path_(file->path()), in_(file), size_(file->size()) {}
 
   void run() {
     std::array<unsigned char, 8> start{};
@@ -204,14 +202,14 @@ class HeaderWalk {
   }
 
   std::string path_;
-  std::ifstream in_;
+  CheckedFileStream in_;
   std::uint64_t size_;
 };
 
 }  // namespace
 
-void check_exr_header(const std::string& path) {
-  HeaderWalk(path).run();
+void check_exr_header(const std::shared_ptr<const CheckedFile>& file) {
+  HeaderWalk(file).run();
 }
 
 }  // namespace halo

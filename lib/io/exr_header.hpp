@@ -4,13 +4,15 @@
 // file has, and each part's data window against the resource limits, before any of it is read.
 #pragma once
 
-#include <string>
+#include <memory>
+
+#include "core/checked_file.hpp"
 
 namespace halo {
 
-// BadData naming `path` and the attribute for a header that is cut short, malformed, or that
+// BadData naming the file and the attribute for a header that is cut short, malformed, or that
 // declares more bytes than the file holds; check_image_size's error for a data window over the
 // limits. Returns normally for a header OpenEXR may be given.
-void check_exr_header(const std::string& path);
+void check_exr_header(const std::shared_ptr<const CheckedFile>& file);
 
 }  // namespace halo

@@ -131,7 +131,7 @@ void read_picked(ImageReader& reader, const std::vector<int>& picked, int count,
 }
 
 LoadedImage read_image(const InputRef& input, std::pmr::memory_resource* memory) {
-  auto reader = open_reader(input.path, 1, input.part);
+  auto reader = open_reader(input.file ? input.file : CheckedFile::open(input.path), 1, input.part);
   const ImageHeader& h = reader->header();
   const ChannelChoice choice = choose_channels(h, input);
   LoadedImage loaded;

@@ -26,6 +26,9 @@ struct InputRef {
   std::string path;
   std::vector<std::string> channels;
   ImagePart part;  // which image of a multi-part or mipmapped file
+  // The file as opened and checked already, read instead of opening `path` again; null: the
+  // reader opens `path`.
+  std::shared_ptr<const CheckedFile> file;
 };
 InputRef parse_input_ref(const std::string& text);
 

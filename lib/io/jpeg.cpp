@@ -169,9 +169,9 @@ constexpr std::string_view kXmp{"http://ns.adobe.com/xap/1.0/\0", 29};
 
 class JpegReader : public ImageReader {
  public:
-  JpegReader(const std::string& path, int shrink)
-      : path_(path), file_(std::fopen(path.c_str(), "rb")) {
-    if (!file_) throw Error(ErrorKind::NoInput, path + ": cannot open for reading");
+  JpegReader(std::shared_ptr<const CheckedFile> file, int shrink)
+      : path_(file->path()), file_(open_stream(file)) {
+    const std::string& path = path_;
     install(errors_.mgr);
     info_.err = &errors_.mgr;
     jpeg_create_decompress(&info_);
@@ -386,8 +386,8 @@ bool is_jpeg(const std::string& path) {
   return ext == ".jpg" || ext == ".jpeg";
 }
 
-std::unique_ptr<ImageReader> open_jpeg(const std::string& path, int shrink) {
-  return std::make_unique<JpegReader>(path, shrink);
+std::unique_ptr<ImageReader> open_jpeg(std::shared_ptr<const CheckedFile> file, int shrink) {
+  return std::make_unique<JpegReader>(std::move(file), shrink);
 }
 
 std::unique_ptr<ImageWriter> create_jpeg(const std::string& target, const std::string& file,

@@ -11,14 +11,19 @@
 #include <ImfRgbaFile.h>
 #include <ImfStringAttribute.h>
 #include <ImfVecAttribute.h>
+#include <OpenImageIO/filesystem.h>
 #include <OpenImageIO/imagebuf.h>
 #include <OpenImageIO/imagebufalgo.h>
 #include <OpenImageIO/imageio.h>
 #include <OpenImageIO/tiffutils.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string_view>
 
@@ -41,6 +46,87 @@ std::string one_line(std::string text) {
   for (std::size_t at; (at = text.find('\n')) != std::string::npos;) text.replace(at, 1, "; ");
   return text;
 }
+
+// The bytes at `offset` of the file through its checked descriptor (the module calls nothing
+// of halo's: ::pread itself, not CheckedFile::read_at); short at its end or on a read error.
+std::size_t read_file_at(const CheckedFile& file, void* out, std::size_t n, std::uint64_t offset) {
+  std::size_t got = 0;
+  while (got < n) {
+    const ssize_t r =
+        ::pread(file.descriptor(), static_cast<char*>(out) + got, n - got, off_t(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += std::size_t(r);
+  }
+  return got;
+}
+
+// OpenImageIO's readers read the file through the descriptor halo checked, never by its name
+// (io/codec.cpp), each proxy from its own position.
+class DescriptorProxy : public OIIO::Filesystem::IOProxy {
+ public:
+  explicit DescriptorProxy(std::shared_ptr<const CheckedFile> file)
+      : IOProxy(file->path(), Read), file_(std::move(file)) {}
+  const char* proxytype() const override { return "halo"; }
+  std::size_t read(void* out, std::size_t n) override {
+    const std::size_t got = pread(out, n, m_pos);
+    m_pos += std::int64_t(got);
+    return got;
+  }
+  std::size_t pread(void* out, std::size_t n, std::int64_t offset) override {
+    return offset < 0 ? 0 : read_file_at(*file_, out, n, std::uint64_t(offset));
+  }
+  std::size_t size() const override { return std::size_t(file_->size()); }
+
+ private:
+  std::shared_ptr<const CheckedFile> file_;
+};
+
+// The name to give a reader of OpenImageIO's that cannot take a proxy (Cineon, FITS, SGI, ...):
+// the checked descriptor's own entry in /proc, the same file whatever its name now points to;
+// the name itself only where /proc is not mounted.
+std::string descriptor_name(const CheckedFile& file) {
+  const std::string name = "/proc/self/fd/" + std::to_string(file.descriptor());
+  return ::access(name.c_str(), R_OK) == 0 ? name : file.path();
+}
+
+// OpenImageIO's reader for the file's extension ("hdr" for .hdr), or the path where none
+// claims it (create then says so). Created by that name, not the file's: given a file name,
+// OpenImageIO 2.4 probes the file by its name before the reader opens it.
+std::string format_of_extension(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  if (ext.size() < 2) return path;
+  ext = OIIO::Strutil::lower(ext.substr(1));
+  // "openexr:exr,sxr,mxr;tiff:tif,tiff,...;..."
+  std::string list;
+  OIIO::getattribute("extension_list", list);
+  for (const auto& entry : OIIO::Strutil::splits(list, ";")) {
+    const auto colon = entry.find(':');
+    if (colon == std::string::npos) continue;
+    for (const auto& e : OIIO::Strutil::splits(entry.substr(colon + 1), ","))
+      if (e == ext) return entry.substr(0, colon);
+  }
+  return path;
+}
+
+// OpenEXR's stream over the checked descriptor, for its RGBA interface.
+class DescriptorStream : public Imf::IStream {
+ public:
+  explicit DescriptorStream(std::shared_ptr<const CheckedFile> file)
+      : Imf::IStream(file->path().c_str()), file_(std::move(file)) {}
+  bool read(char c[], int n) override {
+    if (n < 0 || read_file_at(*file_, c, std::size_t(n), position_) != std::size_t(n))
+      throw std::runtime_error("the file ends early");
+    position_ += std::uint64_t(n);
+    return position_ < file_->size();
+  }
+  std::uint64_t tellg() override { return position_; }
+  void seekg(std::uint64_t position) override { position_ = position; }
+
+ private:
+  std::shared_ptr<const CheckedFile> file_;
+  std::uint64_t position_ = 0;
+};
 
 SampleType stored_type(const OIIO::TypeDesc& format) {
   switch (format.basetype) {
@@ -232,7 +318,9 @@ void serve_rows(const std::vector<float>& whole, int width, int channels, int y,
 // rebuilds R, G, B from them, the whole image at once.
 class YcReader : public ImageReader {
  public:
-  explicit YcReader(const std::string& path) try : path_(path), file_(path.c_str()) {
+  explicit YcReader(std::shared_ptr<const CheckedFile> input) try
+      : path_(input->path()), stream_(input), file_(stream_) {
+    const std::string& path = path_;
     const Imath::Box2i data = file_.dataWindow(), display = file_.displayWindow();
     header_.width = data.max.x - data.min.x + 1;
     header_.height = data.max.y - data.min.y + 1;
@@ -256,7 +344,7 @@ class YcReader : public ImageReader {
     throw;
   } catch (const std::exception& e) {
     throw Error(ErrorKind::BadData,
-                path + ": cannot read its luminance and chroma: " + one_line(e.what()));
+                input->path() + ": cannot read its luminance and chroma: " + one_line(e.what()));
   }
 
   // The pixels are read on the first call, after open_reader has checked the header's size.
@@ -287,6 +375,7 @@ class YcReader : public ImageReader {
   }
 
   std::string path_;
+  DescriptorStream stream_;
   Imf::RgbaInputFile file_;
   std::vector<float> whole_;
   int next_ = 0;
@@ -294,15 +383,18 @@ class YcReader : public ImageReader {
 
 class OiioReader : public ImageReader {
  public:
-  OiioReader(const std::string& path, const std::string& format, ImagePart part)
-      : path_(path), part_(part) {
+  OiioReader(std::shared_ptr<const CheckedFile> file, const std::string& format, ImagePart part)
+      : path_(file->path()), file_(file), proxy_(file), part_(part) {
+    const std::string& path = path_;
     // Keep stored values: no premultiplication of PNG alpha on the way in.
     OIIO::ImageSpec config;
     config.attribute("oiio:UnassociatedAlpha", 1);
-    in_ = OIIO::ImageInput::create(format.empty() ? path : format, false, &config);
+    in_ = OIIO::ImageInput::create(format.empty() ? format_of_extension(path) : format, false,
+                                   &config);
     if (in_) {
+      const bool proxied = in_->supports("ioproxy") && in_->set_ioproxy(&proxy_);
       OIIO::ImageSpec spec;
-      if (!in_->open(path, spec, config)) {
+      if (!in_->open(proxied ? path : descriptor_name(*file), spec, config)) {
         const auto why = one_line(in_->geterror());
         throw Error(ErrorKind::BadData,
                     path + ": cannot read: " + (why.empty() ? "corrupt or unsupported" : why));
@@ -392,7 +484,8 @@ class OiioReader : public ImageReader {
   // A deep image (samples at many depths in each pixel) as the flat image it composites to:
   // each pixel's samples `over` each other front to back, as oiiotool --flatten.
   void flatten() {
-    const OIIO::ImageBuf deep(path_, part_.subimage, part_.miplevel);
+    DescriptorProxy proxy(file_);
+    const OIIO::ImageBuf deep(path_, part_.subimage, part_.miplevel, nullptr, nullptr, &proxy);
     const OIIO::ImageBuf flat = OIIO::ImageBufAlgo::flatten(deep);
     if (flat.has_error() || !flat.initialized())
       throw Error(ErrorKind::BadData,
@@ -485,6 +578,8 @@ class OiioReader : public ImageReader {
   }
 
   std::string path_;
+  std::shared_ptr<const CheckedFile> file_;
+  DescriptorProxy proxy_;
   ImagePart part_;
   std::unique_ptr<OIIO::ImageInput> in_;
   int y0_ = 0, next_ = 0;
@@ -584,20 +679,21 @@ bool refused_chroma(const std::string& format, const Error& e) {
   return format == "openexr" && std::string(e.what()).find("Subsampled") != std::string::npos;
 }
 
-std::unique_ptr<ImageReader> open_oiio(const std::string& path, const std::string& format,
-                                       ImagePart part) {
+std::unique_ptr<ImageReader> open_oiio(std::shared_ptr<const CheckedFile> file,
+                                       const std::string& format, ImagePart part) {
   try {
-    return std::make_unique<OiioReader>(path, format, part);
+    return std::make_unique<OiioReader>(file, format, part);
   } catch (const Error& e) {
-    if (part.first() && refused_chroma(format, e)) return std::make_unique<YcReader>(path);
+    if (part.first() && refused_chroma(format, e)) return std::make_unique<YcReader>(file);
     throw;
   }
 }
 
 // A subsampled-chroma EXR (read through YcReader) is one image.
-std::vector<int> mip_levels_oiio(const std::string& path, const std::string& format) {
+std::vector<int> mip_levels_oiio(std::shared_ptr<const CheckedFile> file,
+                                 const std::string& format) {
   try {
-    return OiioReader(path, format, ImagePart{}).mip_levels();
+    return OiioReader(std::move(file), format, ImagePart{}).mip_levels();
   } catch (const Error& e) {
     if (refused_chroma(format, e)) return {1};
     throw;

@@ -73,11 +73,9 @@ struct PfmHeader {
   std::uintmax_t trailing = 0;  // bytes after the pixels
 };
 
-PfmHeader read_header(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw Error(ErrorKind::NoInput, path.string() + ": no such file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::NoInput, path.string() + ": cannot open for reading");
+PfmHeader read_header(std::shared_ptr<const CheckedFile> file) {
+  const fs::path path = file->path();
+  CheckedFileStream in(file);
   const auto magic = token(in, path);
   if (magic != "PF" && magic != "Pf")
     throw Error(ErrorKind::BadData, path.string() + ": not a PFM file (magic '" + magic + "')");
@@ -99,7 +97,7 @@ PfmHeader read_header(const fs::path& path) {
         path.string() + ": truncated PFM header (no byte after the scale '" + scale_text + "')");
   h.data_start = static_cast<std::uintmax_t>(in.tellg());
   const std::uintmax_t need = std::uintmax_t(h.width) * h.height * h.channels * 4;
-  const std::uintmax_t size = fs::file_size(path);
+  const std::uintmax_t size = file->size();
   // A header written with CRLF line ends: the LF after the scale's CR is header too. Only when
   // the file is one byte longer than the pixels, since a pixel's first byte may be 0x0A.
   in.seekg(std::streamoff(h.data_start) - 1);
@@ -132,9 +130,9 @@ void warn_odd_header(const std::string& path, const PfmHeader& h) {
 
 class PfmReader : public ImageReader {
  public:
-  explicit PfmReader(const std::string& path) : path_(path), pfm_(read_header(path)) {
-    in_.open(path, std::ios::binary);
-    if (!in_) throw Error(ErrorKind::NoInput, path + ": cannot open for reading");
+  explicit PfmReader(std::shared_ptr<const CheckedFile> file)
+      : path_(file->path()), file_(file), pfm_(read_header(file)) {
+    const std::string& path = path_;
     check_image_size(path, pfm_.width, pfm_.height);
     header_.width = pfm_.width;
     header_.height = pfm_.height;
@@ -150,9 +148,9 @@ class PfmReader : public ImageReader {
     const std::size_t row = std::size_t(pfm_.width) * pfm_.channels;
     std::vector<float> rows(row * count);
     const std::uintmax_t file_row = std::uintmax_t(pfm_.height - next_ - count);
-    in_.seekg(std::streamoff(pfm_.data_start + file_row * row * 4));
-    in_.read(reinterpret_cast<char*>(rows.data()), std::streamsize(rows.size() * 4));
-    if (!in_) throw Error(ErrorKind::Io, path_ + ": read error");
+    const std::size_t bytes = rows.size() * 4;
+    if (file_->read_at(rows.data(), bytes, pfm_.data_start + file_row * row * 4) != bytes)
+      throw Error(ErrorKind::Io, path_ + ": read error (the file shrank while read)");
     if (pfm_.little != (std::endian::native == std::endian::little)) {
       auto* words = reinterpret_cast<std::uint32_t*>(rows.data());
       for (std::size_t i = 0; i < rows.size(); ++i) words[i] = byteswap(words[i]);
@@ -170,8 +168,8 @@ class PfmReader : public ImageReader {
 
  private:
   std::string path_;
+  std::shared_ptr<const CheckedFile> file_;
   PfmHeader pfm_;
-  std::ifstream in_;
   int next_ = 0;
 };
 
@@ -227,8 +225,8 @@ bool is_pfm(const std::string& path) {
   return extension(path) == ".pfm";
 }
 
-std::unique_ptr<ImageReader> open_pfm(const std::string& path) {
-  return std::make_unique<PfmReader>(path);
+std::unique_ptr<ImageReader> open_pfm(std::shared_ptr<const CheckedFile> file) {
+  return std::make_unique<PfmReader>(std::move(file));
 }
 
 std::unique_ptr<ImageWriter> create_pfm(const std::string& file, const OutputHeader& header) {
@@ -237,7 +235,7 @@ std::unique_ptr<ImageWriter> create_pfm(const std::string& file, const OutputHea
 }
 
 PixelBuffer read_pfm(const fs::path& path) {
-  PfmReader reader(path.string());
+  PfmReader reader(CheckedFile::open(path.string()));
   const auto& h = reader.header();
   PixelBuffer pixels(h.width, h.height, int(h.channels.size()), PixelType::f32);
   reader.read_rows(h.height, 0, int(h.channels.size()), PixelType::f32, pixels.bytes.data());

@@ -105,8 +105,9 @@ struct PngRead {
 // come in seven passes, are decoded whole first.
 class PngReader : public ImageReader {
  public:
-  explicit PngReader(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "rb")) {
-    if (!file_) throw Error(ErrorKind::NoInput, path + ": cannot open for reading");
+  explicit PngReader(std::shared_ptr<const CheckedFile> file)
+      : path_(file->path()), file_(open_stream(file)) {
+    const std::string& path = path_;
     read_.png =
         png_create_read_struct_2(PNG_LIBPNG_VER_STRING, &errors_, on_png_error, on_png_warning,
                                  &errors_, png_counted_malloc, png_counted_free);
@@ -698,8 +699,8 @@ bool is_png(const std::string& path) {
   return extension(path) == ".png";
 }
 
-std::unique_ptr<ImageReader> open_png(const std::string& path) {
-  return std::make_unique<PngReader>(path);
+std::unique_ptr<ImageReader> open_png(std::shared_ptr<const CheckedFile> file) {
+  return std::make_unique<PngReader>(std::move(file));
 }
 
 std::unique_ptr<ImageWriter> create_png(const std::string& file, const OutputHeader& header,

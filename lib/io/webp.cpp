@@ -178,10 +178,9 @@ bool is_webp_content(const unsigned char* b, std::size_t n) {
   return n >= 12 && std::memcmp(b, "RIFF", 4) == 0 && std::memcmp(b + 8, "WEBP", 4) == 0;
 }
 
-std::unique_ptr<ImageReader> open_webp(const std::string& path, int shrink) {
-  // Checked as a side file is: regular, its size within the limits, read through one
-  // descriptor.
-  std::string bytes = read_small_file(path, kMostWebpBytes, "the WebP file");
+std::unique_ptr<ImageReader> open_webp(std::shared_ptr<const CheckedFile> file, int shrink) {
+  const std::string& path = file->path();
+  std::string bytes = file->read_whole(kMostWebpBytes, "the WebP file");
   WebPBitstreamFeatures features;
   const VP8StatusCode status = WebPGetFeatures(data_of(bytes), bytes.size(), &features);
   if (status != VP8_STATUS_OK)

@@ -202,7 +202,7 @@ FilePlan::FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipel
                  shrink);
     // A decoder shrinks from its first row only (libjpeg's scale is set before decoding).
     input_ = std::make_unique<InputStream>(parse_input_ref(names.input + names.channels),
-                                           this->pipeline().guide_sets(), shrink);
+                                           this->pipeline().guide_sets(), shrink, input_->file());
   }
 }
 
@@ -228,7 +228,7 @@ StreamResult run_file(const FileNames& names, FilePlan& plan, const FileRunOptio
   if (!o.drop_layers && extension(names.output) == ".exr" && pixel_type(type) == PixelType::f32 &&
       all > picked) {
     if (!plan.moving().stages().empty()) share = double(picked) / double(all);
-    layers.emplace(names.input, in.channels(), plan.moving(), 1 - share);
+    layers.emplace(in.file(), in.channels(), plan.moving(), 1 - share);
   }
   StreamOptions options{.strip_rows = o.strip_rows,
                         .verify = o.verify && device,

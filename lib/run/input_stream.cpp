@@ -41,9 +41,10 @@ Image& guide_image(Guides& g, int which) {
 }  // namespace
 
 InputStream::InputStream(const InputRef& input, const std::vector<GuideSources>& guide_sets,
-                         int shrink)
+                         int shrink, std::shared_ptr<const CheckedFile> opened)
     : shrink_(guide_sets.empty() ? shrink : 1) {
-  files_.push_back({input.path, open_reader(input.path, shrink_)});
+  auto file = opened ? std::move(opened) : CheckedFile::open(input.path);
+  files_.push_back({input.path, file, open_reader(file, shrink_)});
   const ImageHeader& h = header();
   choice_ = choose_channels(h, input);
   files_[0].lo = *std::min_element(choice_.picked.begin(), choice_.picked.end());
@@ -63,7 +64,7 @@ InputStream::InputStream(const InputRef& input, const std::vector<GuideSources>&
 
 void InputStream::rewind() {
   for (std::size_t i = 0; i < files_.size(); ++i)
-    files_[i].reader = open_reader(files_[i].path, i == 0 ? shrink_ : 1);
+    files_[i].reader = open_reader(files_[i].file, i == 0 ? shrink_ : 1);
 }
 
 const ImageHeader& InputStream::header() const {
@@ -73,7 +74,8 @@ const ImageHeader& InputStream::header() const {
 std::size_t InputStream::file_for(const std::string& path) {
   for (std::size_t i = 0; i < files_.size(); ++i)
     if (files_[i].path == path) return i;
-  files_.push_back({path, open_reader(path)});
+  auto file = CheckedFile::open(path);
+  files_.push_back({path, file, open_reader(file)});
   File& f = files_.back();
   f.lo = int(f.reader->header().channels.size());
   return files_.size() - 1;

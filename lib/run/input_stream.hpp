@@ -19,12 +19,15 @@ class InputStream {
   // io/guides.hpp finds them), "off" nothing, anything else is a file[channels].
   // shrink: the input may be decoded at 1/shrink of its size (open_reader), for a pipeline
   // whose first stages shrink it anyway (Pipeline::decode_shrink); guides never are.
-  InputStream(const InputRef& input, const std::vector<GuideSources>& guide_sets, int shrink = 1);
+  // opened: the input's file as an earlier InputStream opened it (never opened by name again).
+  InputStream(const InputRef& input, const std::vector<GuideSources>& guide_sets, int shrink = 1,
+              std::shared_ptr<const CheckedFile> opened = nullptr);
   InputStream(const InputStream&) = delete;
   InputStream& operator=(const InputStream&) = delete;
 
   const StreamInput& input() const { return input_; }
   const ImageHeader& header() const;
+  const std::shared_ptr<const CheckedFile>& file() const { return files_[0].file; }
   const ChannelChoice& channels() const { return choice_; }
   SampleType stored() const { return header().stored; }
 
@@ -39,6 +42,7 @@ class InputStream {
   };
   struct File {
     std::string path;
+    std::shared_ptr<const CheckedFile> file;
     std::unique_ptr<ImageReader> reader;
     int lo = 0, hi = 0;  // the channels read: those of the image and guides it holds
   };

@@ -45,9 +45,9 @@ std::string layer_of(const std::vector<std::string>& names) {
 class MovedRows {
  public:
   // share: the part of the file's memory these channels' strips may take.
-  MovedRows(const std::string& path, std::vector<int> channels, const Pipeline& geometry,
-            double share)
-      : reader_(open_reader(path)), channels_(std::move(channels)), geometry_(geometry) {
+  MovedRows(const std::shared_ptr<const CheckedFile>& file, std::vector<int> channels,
+            const Pipeline& geometry, double share)
+      : reader_(open_reader(file)), channels_(std::move(channels)), geometry_(geometry) {
     const ImageHeader& h = reader_->header();
     input_.width = h.width;
     input_.height = h.height;
@@ -63,7 +63,8 @@ class MovedRows {
     try {
       options_.strip_rows = choose_strip_rows(geometry_, input_, PixelType::f32, limits);
     } catch (const Error& e) {
-      throw Error(e.kind(), path + ": the layers beside the filtered channels: " + e.what());
+      throw Error(e.kind(),
+                  file->path() + ": the layers beside the filtered channels: " + e.what());
     }
     worker_ = std::thread([this] { run(); });
   }
@@ -136,17 +137,17 @@ class MovedRows {
   std::thread worker_;
 };
 
-CarriedLayers::CarriedLayers(const std::string& path, const ChannelChoice& picked,
-                             const Pipeline& geometry, double share)
+CarriedLayers::CarriedLayers(const std::shared_ptr<const CheckedFile>& file,
+                             const ChannelChoice& picked, const Pipeline& geometry, double share)
     : picked_(picked.picked), picked_names_(picked.names), picked_alpha_(picked.alpha) {
-  auto reader = open_reader(path);
+  auto reader = open_reader(file);
   names_ = reader->header().channels;
   others_ = other_channels(names_.size(), picked_);
   if (others_.empty()) return;
   if (geometry.stages().empty())
     reader_ = std::move(reader);
   else
-    moved_ = std::make_unique<MovedRows>(path, others_, geometry, share);
+    moved_ = std::make_unique<MovedRows>(file, others_, geometry, share);
 }
 
 CarriedLayers::~CarriedLayers() = default;

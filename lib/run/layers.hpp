@@ -19,11 +19,11 @@ class MovedRows;
 
 class CarriedLayers {
  public:
-  // `picked`: the channels the filters read, as chosen from the file at `path`; `geometry`:
+  // `picked`: the channels the filters read, as chosen from `file`; `geometry`:
   // the chain's stages that move pixels (empty: none), which the other channels go through,
   // their strips taking `share` of the file's memory.
-  CarriedLayers(const std::string& path, const ChannelChoice& picked, const Pipeline& geometry,
-                double share);
+  CarriedLayers(const std::shared_ptr<const CheckedFile>& file, const ChannelChoice& picked,
+                const Pipeline& geometry, double share);
   ~CarriedLayers();
 
   // Whether the file has channels besides the picked ones.
