@@ -418,7 +418,8 @@ void bench_stream(Device& device, const Options& o, std::pair<double, double> pi
     const PixelBuffer expected =
         run_reference(pipeline, random_bytes(w, 64, 3, false), PixelType::u8);
     for (int lanes : {1, 2}) {
-      const RunOptions options{.host_memory = &pool, .strip_rows = strip, .lanes = lanes};
+      const RunOptions options{.stream = {.strip_rows = strip, .lanes = lanes},
+                               .result_memory = &pool};
       // The first rows against the reference, before any time counts.
       const RunResult check =
           run_device(device, pipeline, random_bytes(w, 64, 3, false), PixelType::u8, options);

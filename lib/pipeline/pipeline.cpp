@@ -208,16 +208,6 @@ StreamOutput memory_output(PixelBuffer& out, int width, int height, PixelType ty
   };
 }
 
-StreamOptions stream_options(const RunOptions& o) {
-  StreamOptions s;
-  s.strip_rows = o.strip_rows;
-  s.verify = o.verify;
-  s.tolerance = o.tolerance;
-  s.keep_flags = o.keep_flags;
-  s.lanes = o.lanes;
-  return s;
-}
-
 void check_guide_sets(const Pipeline& pipeline, const RunOptions& options) {
   if (!options.guides.empty() && options.guides.size() != pipeline.guide_sets().size())
     throw Error(ErrorKind::Internal, "run: " + std::to_string(options.guides.size()) +
@@ -240,8 +230,8 @@ PixelBuffer run_reference(const Pipeline& pipeline, const PixelBuffer& input, Pi
   PixelBuffer out;
   const Size size = pipeline.output_size({input.width, input.height});
   stream_reference(pipeline, memory_input(input, guides), type,
-                   memory_output(out, size.width, size.height, type, options.host_memory),
-                   stream_options(options));
+                   memory_output(out, size.width, size.height, type, options.result_memory),
+                   options.stream);
   return out;
 }
 
@@ -252,8 +242,8 @@ RunResult run_device(Device& device, const Pipeline& pipeline, const PixelBuffer
   const Size size = pipeline.output_size({input.width, input.height});
   StreamResult streamed = stream_device(
       device, pipeline, memory_input(input, guides), type,
-      memory_output(result.pixels, size.width, size.height, type, options.host_memory),
-      stream_options(options));
+      memory_output(result.pixels, size.width, size.height, type, options.result_memory),
+      options.stream);
   result.checks = std::move(streamed.checks);
   result.timings = std::move(streamed.timings);
   result.runs = std::move(streamed.runs);

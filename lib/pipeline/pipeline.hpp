@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <memory_resource>
 #include <string>
 #include <vector>
 
@@ -108,14 +109,28 @@ struct StageCheck {
   bool ok() const { return result.ok() && problem.empty(); }
 };
 
-struct RunOptions {
+// How the streaming executor (pipeline/stream.hpp) runs a pipeline over an image.
+struct StreamOptions {
+  int strip_rows = 0;  // output rows per strip (StripPlan); 0: the whole image at once
   bool verify = false;
-  double tolerance = 1e-4;                           // see halo::compare
-  std::pmr::memory_resource* host_memory = nullptr;  // for the result's samples (nullptr: heap)
-  int strip_rows = 0;                                // see StripPlan; 0: the whole image at once
+  double tolerance = 1e-4;
+  bool keep_flags = false;
+  std::pmr::memory_resource* host_memory = nullptr;  // for host strips (nullptr: recycled heap)
+  int in_flight = 2;  // strips queued between reader and device, and device and writer
+  // Strips worked on at once: queues on the device (two let one strip's transfers overlap
+  // another's kernels on a GPU), threads on the reference.
+  int lanes = 1;
+  // Only what the stages measure is wanted (halo hist): no strip is read back from the device
+  // or converted to the output type on the reference, and the output is given empty pixels.
+  bool measure_only = false;
+};
+
+// A whole image in memory through the streaming executor: its options, as given, and what an
+// image in memory adds.
+struct RunOptions {
+  StreamOptions stream;
+  std::pmr::memory_resource* result_memory = nullptr;  // the result's samples (nullptr: heap)
   std::vector<Guides> guides;  // whole-image guides, one per Pipeline::guide_sets() entry
-  bool keep_flags = false;     // guided stages keep their discontinuity flags
-  int lanes = 1;               // strips at once (StreamOptions::lanes)
 };
 
 struct RunResult {

@@ -47,20 +47,7 @@ struct StreamInput {
 // Where output rows go, in order: the image rows `rows` as samples of the output type.
 using StreamOutput = std::function<void(Span rows, const PixelBuffer& pixels)>;
 
-struct StreamOptions {
-  int strip_rows = 0;  // output rows per strip (StripPlan); 0: the whole image at once
-  bool verify = false;
-  double tolerance = 1e-4;
-  bool keep_flags = false;
-  std::pmr::memory_resource* host_memory = nullptr;  // for host strips (nullptr: recycled heap)
-  int in_flight = 2;  // strips queued between reader and device, and device and writer
-  // Strips worked on at once: queues on the device (two let one strip's transfers overlap
-  // another's kernels on a GPU), threads on the reference.
-  int lanes = 1;
-  // Only what the stages measure is wanted (halo hist): no strip is read back from the device
-  // or converted to the output type on the reference, and the output is given empty pixels.
-  bool measure_only = false;
-};
+// StreamOptions: in pipeline/pipeline.hpp, beside RunOptions, which holds them.
 
 // Wall-clock seconds per phase (summed over strips) and of the whole run: with overlap the
 // phases add up to more than the wall time.

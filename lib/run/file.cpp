@@ -204,6 +204,23 @@ FilePlan::FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipel
     input_ = std::make_unique<InputStream>(parse_input_ref(names.input + names.channels),
                                            this->pipeline().guide_sets(), shrink, input_->file());
   }
+  describe(names, o);
+}
+
+void FilePlan::describe(const FileNames& names, const FileRunOptions& o) {
+  const InputStream& in = *input_;
+  described_ = pipeline().describe(ImageDesc{{in.input().width, in.input().height}});
+  metadata_ = output_metadata(in.header().metadata, o);
+  describe_output(metadata_, described_);
+  // Stages such as crop change the image's size; the input's data and display windows then
+  // no longer fit it.
+  placement_ = output_placement(pipeline(), described_, in.header().placement);
+  // An EXR output keeps the input's other channels (layers) beside the filtered ones; the
+  // stages that move pixels move them too, in a stream that takes their share of the memory.
+  const std::size_t all = in.header().channels.size(), picked = in.channels().picked.size();
+  carries_layers_ = !o.drop_layers && extension(names.output) == ".exr" &&
+                    pixel_type(type_) == PixelType::f32 && all > picked;
+  if (carries_layers_ && !moving_.stages().empty()) picked_share_ = double(picked) / double(all);
 }
 
 FilePlan::~FilePlan() = default;
@@ -220,22 +237,15 @@ StreamResult run_file(const FileNames& names, FilePlan& plan, const FileRunOptio
   const SampleType type = plan.type();
   InputStream& in = plan.input();
   const StreamInput& input = in.input();
-  // An EXR output keeps the input's other channels (layers) beside the filtered ones; the
-  // stages that move pixels move them too, in a stream that takes their share of the memory.
-  const std::size_t all = in.header().channels.size(), picked = in.channels().picked.size();
+  const std::size_t picked = in.channels().picked.size();
+  const double share = plan.picked_share();
   std::optional<CarriedLayers> layers;
-  double share = 1;
-  if (!o.drop_layers && extension(names.output) == ".exr" && pixel_type(type) == PixelType::f32 &&
-      all > picked) {
-    if (!plan.moving().stages().empty()) share = double(picked) / double(all);
-    layers.emplace(in.file(), in.channels(), plan.moving(), 1 - share);
-  }
-  StreamOptions options{.strip_rows = o.strip_rows,
-                        .verify = o.verify && device,
-                        .tolerance = o.tolerance,
-                        .keep_flags = names.keep_flags,
-                        .in_flight = in_flight_for(device),
-                        .lanes = lanes_for(device, o.workers)};
+  if (plan.carries_layers()) layers.emplace(in.file(), in.channels(), plan.moving(), 1 - share);
+  StreamOptions options = o.stream;
+  options.verify = o.stream.verify && device;
+  options.keep_flags = names.keep_flags;
+  options.in_flight = in_flight_for(device);
+  options.lanes = lanes_for(device, o.workers);
   // The files of a batch share --max-memory (FileGate): beside the others a file plans within
   // its share; one that needs more but fits the whole budget waits to run alone.
   std::optional<FileGate::Shared> beside;
@@ -270,16 +280,10 @@ StreamResult run_file(const FileNames& names, FilePlan& plan, const FileRunOptio
   WriteOptions encoding = o.encoding;  // encoder threads: this file's share of the cores
   if (encoding.threads == 0)
     encoding.threads = std::max(1, int(std::thread::hardware_concurrency()) / o.workers);
-  Metadata metadata = output_metadata(in.header().metadata, o);
-  const ImageDesc described = pipeline.describe(ImageDesc{{input.width, input.height}});
-  describe_output(metadata, described);
-  spdlog::info("{}: metadata {}", names.output, metadata.summary());
-  // Stages such as crop change the image's size; the input's data and display windows then
-  // no longer fit it.
-  const Size size = described.size;
-  OutputImage out(names.output, size.width, size.height, type, encoding, metadata);
-  if (const auto placement = output_placement(pipeline, described, in.header().placement))
-    out.place(*placement);
+  spdlog::info("{}: metadata {}", names.output, plan.metadata().summary());
+  const Size size = plan.output_size();
+  OutputImage out(names.output, size.width, size.height, type, encoding, plan.metadata());
+  if (plan.placement()) out.place(*plan.placement());
   bool first = true;
   const StreamOutput write = [&](Span rows, const PixelBuffer& pixels) {
     if (first && layers)

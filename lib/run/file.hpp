@@ -42,9 +42,9 @@ struct FileRunOptions {
   bool drop_layers = false;          // an EXR output keeps only the filtered channels
   std::string background = "0";      // a format without alpha: colour over this (flatten)
   std::optional<SampleType> type;    // of the output's samples; none: the input's
-  int strip_rows = 0;                // 0: chosen from the memory budget
-  bool verify = false;
-  double tolerance = 1e-4;
+  // strip_rows 0: chosen from the memory budget; verify: only where the file runs on a device;
+  // keep_flags, in_flight and lanes are the file's own (FileNames, the device, workers).
+  StreamOptions stream;
   WriteOptions encoding;  // threads 0: this file's share of the cores
   int workers = 1;        // files at once: each takes its share of memory, lanes and cores
 };
@@ -60,8 +60,9 @@ struct FileNames {
 
 // A file's plan, from its headers: the opened input, which pipeline runs it (the run's, the one
 // for images with alpha, or one bound to the file: --auto-orient, icc, flatten for an output
-// that cannot store alpha), the stages its other layers go through, the output's sample type,
-// the decode size and the colour samples the work counts (what `--device auto` weighs).
+// that cannot store alpha), the stages its other layers go through, the output as the chain
+// describes it (size, placement, metadata, sample type), the decode size and the colour samples
+// the work counts (what `--device auto` weighs). run_file only streams it.
 class FilePlan {
  public:
   FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipeline& alpha_pipeline,
@@ -78,11 +79,22 @@ class FilePlan {
   // The pipeline's stages that move pixels, for the file's other channels (CarriedLayers).
   const Pipeline& moving() const { return moving_; }
   SampleType type() const { return type_; }
+  // The output image: its size (the chain folded over the decoded input), its placement in an
+  // EXR's windows where it keeps one, and its metadata (ICC tag, Orientation, history).
+  Size output_size() const { return described_.size; }
+  const std::optional<Placement>& placement() const { return placement_; }
+  const Metadata& metadata() const { return metadata_; }
+  // The input's channels besides the picked ones, which an EXR output carries (and the share
+  // of the file's memory the picked ones' strips keep while they do); none: carried is false.
+  bool carries_layers() const { return carries_layers_; }
+  double picked_share() const { return picked_share_; }
   // Whether the output's format cannot store the input's alpha, so flatten ends the pipeline.
   bool flattens() const { return flattens_; }
   double samples() const { return samples_; }
 
  private:
+  void describe(const FileNames& names, const FileRunOptions& options);
+
   std::unique_ptr<InputStream> input_;
   bool read_ = false;  // input() was handed out: the next reads start over
   const Pipeline* shared_;
@@ -91,6 +103,11 @@ class FilePlan {
   SampleType type_ = SampleType::f32;
   bool flattens_ = false;
   double samples_ = 0;
+  ImageDesc described_;
+  std::optional<Placement> placement_;
+  Metadata metadata_;
+  bool carries_layers_ = false;
+  double picked_share_ = 1;
 };
 
 // Streams the file through its plan on `device` (nullptr: the reference) into its output,

@@ -43,8 +43,8 @@ TEST_CASE("crop keeps the window: given, centred, to the edges; alpha included")
     CHECK(is_window(ref, in, c.x, c.y));
     for (int strip : {0, 1, 3, 8}) {
       INFO("strips of ", strip);
-      const RunResult dev =
-          run_device(test::device(), p, in, PixelType::f32, {.verify = true, .strip_rows = strip});
+      const RunResult dev = run_device(test::device(), p, in, PixelType::f32,
+                                       {.stream = {.strip_rows = strip, .verify = true}});
       CHECK(dev.ok());
       CHECK(dev.pixels.bytes == ref.bytes);
     }

@@ -270,10 +270,10 @@ TEST_CASE("denoise: tiles and strips give the whole image's result, bit for bit"
   one.guides = {g};
   const RunResult all = run_device(test::device(), pipeline, pixels, PixelType::f32, one);
   RunOptions strips = one;
-  strips.strip_rows = 64;
+  strips.stream.strip_rows = 64;
   CHECK(run_device(test::device(), pipeline, pixels, PixelType::f32, strips).pixels.bytes ==
         all.pixels.bytes);
-  strips.strip_rows = 23;
+  strips.stream.strip_rows = 23;
   CHECK(run_device(test::device(), pipeline, pixels, PixelType::f32, strips).pixels.bytes ==
         all.pixels.bytes);
 }

@@ -54,8 +54,8 @@ TEST_CASE("rotate=90 and 270 turn the image on its side, and back") {
     test::check_device_matches(test::device(), spec, test::random_image(7, 5, 4, true), 0.0);
     test::check_device_matches(test::device(), spec, test::random_image(1023, 517, 3), 0.0);
   }
-  const RunResult dev =
-      run_device(test::device(), round, photo, PixelType::f32, {.verify = true, .strip_rows = 5});
+  const RunResult dev = run_device(test::device(), round, photo, PixelType::f32,
+                                   {.stream = {.strip_rows = 5, .verify = true}});
   CHECK(dev.ok());
   CHECK(dev.pixels.bytes == run_reference(round, photo, PixelType::f32).bytes);
   test::device().take_timings();

@@ -227,10 +227,10 @@ TEST_CASE("ocio and display in strips and chains equal the whole image, under --
     }
     const Pipeline pipeline(steps);
     RunOptions options;
-    options.verify = true;
-    options.tolerance = 1e-6;
+    options.stream.verify = true;
+    options.stream.tolerance = 1e-6;
     for (const int strip_rows : {1, 6, 37}) {
-      options.strip_rows = strip_rows;
+      options.stream.strip_rows = strip_rows;
       const RunResult got = run_device(device, pipeline, input, PixelType::f32, options);
       device.take_timings();
       std::string checks;

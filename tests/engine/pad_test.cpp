@@ -61,7 +61,8 @@ TEST_CASE("pad fills its margins by each border rule (hand-computed)") {
     CHECK(p.output_size({3, 2}) == Size{6, 3});
     const PixelBuffer ref = run_reference(p, in, PixelType::f32);
     CHECK(samples(ref) == c.want);
-    const RunResult dev = run_device(test::device(), p, in, PixelType::f32, {.verify = true});
+    const RunResult dev =
+        run_device(test::device(), p, in, PixelType::f32, {.stream = {.verify = true}});
     CHECK(dev.ok());
     CHECK(dev.pixels.bytes == ref.bytes);
   }

@@ -41,7 +41,7 @@ TEST_CASE("pipelines read from and download into pinned memory with the same res
   const PixelBuffer random = test::random_pixels(123, 77, 3, PixelType::u8);
   std::copy(random.bytes.begin(), random.bytes.end(), input.bytes.begin());
   const RunResult pinned = run_device(test::device(), pipeline, input, PixelType::u8,
-                                      {.verify = true, .host_memory = &pool});
+                                      {.stream = {.verify = true}, .result_memory = &pool});
   CHECK(pinned.ok());
   CHECK(pinned.pixels.bytes.get_allocator().resource == &pool);
   const RunResult heap = run_device(test::device(), pipeline, random, PixelType::u8, {});

@@ -14,7 +14,7 @@ TEST_CASE("a 3-stage pipeline on the device equals the references chained") {
       {"gaussian:r=3", ""}, {"emboss:border=reflect", ""}, {"box:r=2:border=wrap", ""}});
   const PixelBuffer input = test::random_pixels(1023, 517, 3, PixelType::u8);
   const RunResult result =
-      run_device(test::device(), pipeline, input, PixelType::u8, {.verify = true});
+      run_device(test::device(), pipeline, input, PixelType::u8, {.stream = {.verify = true}});
   REQUIRE(result.checks.size() == 5);  // decode, three stages, encode
   CHECK(result.checks[1].stage == "gaussian:r=3");
   for (const auto& check : result.checks) {
@@ -55,7 +55,7 @@ TEST_CASE("verification reports the failing stage and the worst pixel") {
   pipeline.append(std::make_unique<LyingStage>());
   const PixelBuffer input = test::random_pixels(9, 8, 3, PixelType::u8);
   const RunResult result =
-      run_device(test::device(), pipeline, input, PixelType::u8, {.verify = true});
+      run_device(test::device(), pipeline, input, PixelType::u8, {.stream = {.verify = true}});
   CHECK_FALSE(result.ok());
   REQUIRE(result.checks.size() == 4);
   CHECK(result.checks[1].result.ok());

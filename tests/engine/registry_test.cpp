@@ -44,8 +44,9 @@ TEST_CASE("every registered filter equals its reference: defaults, example, odd 
           for (const char* border : test::kBorders) {
             const Pipeline pipeline({{spec + ":border=" + border, ""}});
             RunOptions options;
-            options.verify = true;  // each stage against the reference, side results included
-            options.keep_flags = true;
+            options.stream.verify =
+                true;  // each stage against the reference, side results included
+            options.stream.keep_flags = true;
             for (std::size_t s = 0; s < pipeline.guide_sets().size(); ++s)
               options.guides.push_back(test::random_guides(w, h, true, 3 + unsigned(s)));
             const RunResult got = run_device(device, pipeline, input, PixelType::f32, options);

@@ -97,8 +97,8 @@ TEST_CASE("resize between filters, and filters that cannot come before it") {
   CHECK(p.output_size({83, 57}) == Size{30, 10});
   const PixelBuffer whole = run_reference(p, in, PixelType::f32);
   for (int strip : {1, 4, 9}) {
-    const RunResult dev =
-        run_device(test::device(), p, in, PixelType::f32, {.verify = true, .strip_rows = strip});
+    const RunResult dev = run_device(test::device(), p, in, PixelType::f32,
+                                     {.stream = {.strip_rows = strip, .verify = true}});
     CHECK(dev.ok());
     CHECK(dev.pixels.bytes == whole.bytes);
   }

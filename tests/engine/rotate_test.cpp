@@ -97,8 +97,8 @@ TEST_CASE("rotate streams: strips of any height equal the whole image, in a chai
     const PixelBuffer whole = run_reference(pipeline, input, PixelType::f32, {});
     for (const int strip_rows : {1, 7, 64}) {
       RunOptions options;
-      options.verify = true;
-      options.strip_rows = strip_rows;
+      options.stream.verify = true;
+      options.stream.strip_rows = strip_rows;
       const RunResult got = run_device(device, pipeline, input, PixelType::f32, options);
       device.take_timings();
       INFO(chain, " in strips of ", strip_rows);

@@ -87,9 +87,10 @@ inline void check_strips(const Pipeline& pipeline, const PixelBuffer& in, const 
                          std::initializer_list<int> heights) {
   for (const int strip : heights) {
     INFO("strips of ", strip);
-    CHECK(run_reference(pipeline, in, PixelType::f32, {.strip_rows = strip}).bytes == whole.bytes);
+    CHECK(run_reference(pipeline, in, PixelType::f32, {.stream = {.strip_rows = strip}}).bytes ==
+          whole.bytes);
     const RunResult dev = run_device(device(), pipeline, in, PixelType::f32,
-                                     {.verify = true, .strip_rows = strip, .lanes = 2});
+                                     {.stream = {.strip_rows = strip, .verify = true, .lanes = 2}});
     CHECK(dev.ok());
     CHECK(dev.pixels.bytes == whole.bytes);
   }

@@ -49,9 +49,9 @@ struct Runs {
 
 Runs run_both(Device& device, const Pipeline& pipeline, const PixelBuffer& input, int strip_rows) {
   RunOptions options;
-  options.strip_rows = strip_rows;
+  options.stream.strip_rows = strip_rows;
   options.guides = guides_for(pipeline, input.width, input.height);
-  options.keep_flags = true;
+  options.stream.keep_flags = true;
   Runs r;
   r.device = run_device(device, pipeline, input, PixelType::f32, options);
   device.take_timings();
@@ -219,12 +219,12 @@ TEST_CASE("lanes: strips on two queues and on three reference threads give the s
       {"gaussian:r=3", ""}, {"histogram:mode=rgb", ""}, {"bilateral:r=2", ""}, {"emboss", ""}});
   const PixelBuffer input = test::random_pixels(57, 301, 3, PixelType::u8, 21);
   RunOptions options;
-  options.strip_rows = 7;
+  options.stream.strip_rows = 7;
   options.guides = guides_for(pipeline, input.width, input.height);
-  options.keep_flags = true;
-  options.verify = true;
+  options.stream.keep_flags = true;
+  options.stream.verify = true;
   const RunResult one = run_device(test::device(), pipeline, input, PixelType::f32, options);
-  options.lanes = 2;
+  options.stream.lanes = 2;
   const RunResult two = run_device(test::device(), pipeline, input, PixelType::f32, options);
   test::device().take_timings();
   CHECK(two.ok());
@@ -239,10 +239,10 @@ TEST_CASE("lanes: strips on two queues and on three reference threads give the s
   REQUIRE(two.checks.size() == one.checks.size());
   for (std::size_t i = 0; i < two.checks.size(); ++i)
     CHECK(two.checks[i].result.samples == one.checks[i].result.samples);
-  options.verify = false;
-  options.lanes = 1;
+  options.stream.verify = false;
+  options.stream.lanes = 1;
   const PixelBuffer reference = run_reference(pipeline, input, PixelType::f32, options);
-  options.lanes = 3;
+  options.stream.lanes = 3;
   CHECK(run_reference(pipeline, input, PixelType::f32, options).bytes == reference.bytes);
 }
 
