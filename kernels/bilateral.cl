@@ -21,9 +21,11 @@
 #define TILE 16
 #endif
 
-__kernel __attribute__((reqd_work_group_size(TILE, TILE, 1))) void bilateral_flags(
-    __global const float* geometry, __global uchar* flags, const int width, const int pitch,
-    STRIP_ARGS, const float cos_angle, const float dz, const int has_normal, const int has_depth) {
+__kernel __attribute__((reqd_work_group_size(TILE, TILE,
+                       1))) void bilateral_flags( __global const float* geometry,
+                       __global uchar* flags, const StripArgs strip, const float cos_angle,
+                       const float dz, const int has_normal, const int has_depth) {
+  STRIP_FIELDS(strip);
   __local surface_t tile[TILE + 2][TILE + 2];
   const int lx = get_local_id(0), ly = get_local_id(1);
   const int left = get_group_id(0) * TILE - 1, top = first + get_group_id(1) * TILE - 1;

@@ -33,8 +33,9 @@
 #define STRIDE (SPAN | 1)
 
 __kernel __attribute__((reqd_work_group_size(1, BOX_ROWS, 1))) void box_rows(
-    __global const float* src, __global float* dst, const int width, const int pitch, STRIP_ARGS,
+    __global const float* src, __global float* dst, const StripArgs strip,
     const int border) {
+  STRIP_FIELDS(strip);
   __local float tile[BOX_ROWS * STRIDE];
   const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   src += plane;
@@ -96,8 +97,9 @@ inline double box_window(__global const float* column, const int y, const int pi
   return sum;
 }
 
-__kernel void box_cols(__global const float* src, __global float* dst, const int width,
-                       const int pitch, STRIP_ARGS, const int border) {
+__kernel void box_cols(__global const float* src, __global float* dst, const StripArgs strip,
+                       const int border) {
+  STRIP_FIELDS(strip);
   const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   src += plane;
   dst += plane;
@@ -223,8 +225,9 @@ static inline double walk_row_window(__global const float* src, const int v, con
   }
 
 __kernel __attribute__((reqd_work_group_size(WALK_W, 1, 1))) void box_walk(
-    __global const float* src, __global float* dst, const int width, const int pitch, STRIP_ARGS,
+    __global const float* src, __global float* dst, const StripArgs strip,
     const int border, const int band) {
+  STRIP_FIELDS(strip);
   // The tile is dead once its chunks are summed, so the prefix sums take its place: less
   // local memory, more work-groups at once. A fourth barrier a step pays for it.
   __local double pre[WALK_S][WALK_SPAN + 1];

@@ -38,7 +38,7 @@ inline void locate(const float u, const int n, int* i, float* f) {
 // A shaper comes as (lo, hi, toe, 2^lo, neg, neg_hi) and its kind; split tables have a second
 // one for their output curves.
 #define COLOR_ARGS                                                                              \
-  __global const float *in, __global float *out, const int width, const int pitch, STRIP_ARGS,  \
+  __global const float *in, __global float *out, const StripArgs strip,                        \
       __global const float4 *table, const int size, const float8 shaper, const int shaper_kind, \
       const float8 post_shaper, const int post_kind, const int colours, const float2 bounds
 
@@ -58,6 +58,7 @@ inline float curve(__global const float4* table, const int first, const int n, c
 
 // Rows of (r, g, b, offset), read as 12 floats.
 __kernel void color_matrix(COLOR_ARGS) {
+  STRIP_FIELDS(strip);
   COLOUR_PROLOGUE
   const float r = v[0], g = v[1], b = v[2];
   for (int c = 0; c < 3; ++c) {
@@ -67,6 +68,7 @@ __kernel void color_matrix(COLOR_ARGS) {
 }
 
 __kernel void color_curves(COLOR_ARGS) {
+  STRIP_FIELDS(strip);
   COLOUR_PROLOGUE
   for (int c = 0; c < 3; ++c) STORE(c, curve(table, 0, size, SHAPE(v[c], shaper, shaper_kind), c));
 }
@@ -74,6 +76,7 @@ __kernel void color_curves(COLOR_ARGS) {
 // Input curves (entries 0..size-1), the matrix's rows (entries 2 size ..), output curves
 // (entries size .. 2 size - 1).
 __kernel void color_split(COLOR_ARGS) {
+  STRIP_FIELDS(strip);
   COLOUR_PROLOGUE
   for (int c = 0; c < 3; ++c) v[c] = curve(table, 0, size, SHAPE(v[c], shaper, shaper_kind), c);
   for (int c = 0; c < 3; ++c) {
@@ -88,6 +91,7 @@ __kernel void color_split(COLOR_ARGS) {
 // corners a and b the path from 000 to 111 passes: v = c000 + f1 (ca - c000) + f2 (cb - ca) +
 // f3 (c111 - cb).
 __kernel void color_cube(COLOR_ARGS) {
+  STRIP_FIELDS(strip);
   COLOUR_PROLOGUE
   int ir, ig, ib;
   float fr, fg, fb;

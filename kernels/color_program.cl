@@ -97,9 +97,10 @@ inline float4 ocio_transform(const float4 v, __global const float* halo_textures
 }
 #endif
 
-__kernel void color_program(__global const float* in, __global float* out, const int width,
-                            const int pitch, STRIP_ARGS, const int colours, const float2 bounds,
+__kernel void color_program(__global const float* in, __global float* out, const StripArgs strip,
+                            const int colours, const float2 bounds,
                             __global const float* textures) {
+  STRIP_FIELDS(strip);
   COLOUR_PROLOGUE
   const float4 o = ocio_transform((float4)(v[0], v[1], v[2], 1.0f), textures);
   STORE(0, o.x);

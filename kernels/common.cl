@@ -34,15 +34,21 @@ inline int border_index(int i, const int n, const int border) {
 // work-items touch are clamped into it, so no read leaves the buffer.
 #define STRIP_ARGS const int rows, const int y0, const int height, const int first, const int last
 
-// The start of a kernel with one work-item per pixel of the image rows [first, last) (width,
-// pitch and STRIP_ARGS among its arguments): x, y, the plane stride and the pixel's offset in a
-// plane; work-items past the rows return.
+// The start of a kernel with one work-item per pixel of the image rows [first, last), after
+// STRIP_FIELDS: x, y, the plane stride and the pixel's offset in a plane; work-items past the
+// rows return.
 #define PIXEL_PROLOGUE                       \
   const int x = get_global_id(0);            \
   const int y = first + get_global_id(1);    \
   if (x >= width || y >= last) return;       \
   const size_t plane = (size_t)pitch * rows; \
   const size_t at = (size_t)(y - y0) * pitch + x;
+// A kernel's StripArgs as the locals width, pitch, rows, y0, height, first and last, which
+// PIXEL_PROLOGUE and the helpers (width, pitch and STRIP_ARGS) read.
+#define STRIP_FIELDS(s)                                                                  \
+  const int width = (s).width, pitch = (s).pitch, rows = (s).rows, y0 = (s).y0,          \
+            height = (s).height, first = (s).first, last = (s).last;                     \
+  (void)width, (void)pitch, (void)rows, (void)y0, (void)height, (void)first, (void)last
 // The same five handed on to a helper that takes STRIP_ARGS.
 #define STRIP_VALUES rows, y0, height, first, last
 

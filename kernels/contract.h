@@ -94,6 +94,14 @@ typedef struct {
   int width, pitch, rows, y0, height;
 } StripLayout;
 
+// A strip kernel's rows: its buffers' layout (one layout: input and output alike) and the image
+// rows [first, last) it computes. Every kernel that works strip by strip takes it as one
+// argument after its buffers (lib/cl/device.hpp's strip_args), unpacked by common.cl's
+// STRIP_FIELDS; its own scalars follow.
+typedef struct {
+  int width, pitch, rows, y0, height, first, last;
+} StripArgs;
+
 // Kernels whose output rows read other rows of their input (crop, pad, rotate, resize): both
 // buffers, and the output rows [first, last) to compute (lib/cl/device.hpp's move_args).
 typedef struct {

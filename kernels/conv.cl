@@ -49,9 +49,10 @@
 #define IN_H (TILE_H + 2 * RY)
 
 __kernel __attribute__((reqd_work_group_size(GROUP_W, GROUP_H, 1))) void conv_tile(
-    __global const float* src, __global float* dst, const int width, const int pitch, STRIP_ARGS,
+    __global const float* src, __global float* dst, const StripArgs strip,
     const int border, __constant const float* weights, __constant const float* weights2,
     const float offset) {
+  STRIP_FIELDS(strip);
   __local float tile[IN_H][IN_W];
   const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   src += plane;
@@ -282,10 +283,10 @@ inline void conv_slide(__global const float* src, __global float* dst, const int
 
 // Each input row is loaded once (KW shifted vectors) and added to every output it feeds:
 // output o gets kernel row i = t - o from loaded row t, rows in order, each left to right.
-__kernel void conv_vec(__global const float* src, __global float* dst, const int width,
-                       const int pitch, STRIP_ARGS, const int border,
-                       __constant const float* weights, __constant const float* weights2,
-                       const float offset) {
+__kernel void conv_vec(__global const float* src, __global float* dst, const StripArgs strip,
+                       const int border, __constant const float* weights,
+                       __constant const float* weights2, const float offset) {
+  STRIP_FIELDS(strip);
   const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   const int x0 = (int)get_global_id(0) * VEC, y = first + (int)get_global_id(1) * VEC_ROWS;
   if (x0 >= width || y >= last) return;

@@ -30,8 +30,9 @@ inline float luminance_at(__global const float* src, __global const float* albed
 // local memory (at the positions the border rule maps to), instead of nine times a pixel.
 __kernel __attribute__((reqd_work_group_size(FF_W, FF_H, 1))) void clamp_fireflies(
     __global const float* src, __global float* dst, __global const float* albedo,
-    const int width, const int pitch, STRIP_ARGS, const int channels, const int border,
+    const StripArgs strip, const int channels, const int border,
     const int demod, const float albedo_min, const float ratio) {
+  STRIP_FIELDS(strip);
   __local float tile[FF_H + 2][FF_W + 2];
   const int lx = get_local_id(0), ly = get_local_id(1);
   const int left = (int)get_group_id(0) * FF_W - 1, top = first + (int)get_group_id(1) * FF_H - 1;

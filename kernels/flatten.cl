@@ -4,9 +4,9 @@
 
 #include "common.cl"
 
-__kernel void flatten(__global const float* in, __global float* out, const int width,
-                      const int pitch, STRIP_ARGS, const int colours, const int premultiplied,
-                      __constant float* background) {
+__kernel void flatten(__global const float* in, __global float* out, const StripArgs strip,
+                      const int colours, const int premultiplied, __constant float* background) {
+  STRIP_FIELDS(strip);
   PIXEL_PROLOGUE
   const float a = in[colours * plane + at];
   for (int c = 0; c < colours; ++c) {

@@ -3,8 +3,9 @@
 // computed. One work-item per sample of the image rows [first, last) and plane (alpha too).
 #include "common.cl"
 
-__kernel void mirror(__global const float* in, __global float* out, const int width,
-                     const int pitch, STRIP_ARGS, const int flop, const int flip) {
+__kernel void mirror(__global const float* in, __global float* out, const StripArgs strip,
+                     const int flop, const int flip) {
+  STRIP_FIELDS(strip);
   const int x = get_global_id(0);
   const int y = first + get_global_id(1);
   if (x >= width || y >= last) return;

@@ -19,22 +19,24 @@ inline float unpremultiplied(const float v, const float a) {
   return a > 0.0f ? v / a : 0.0f;
 }
 
-#define POINTWISE(name, fn)                                                          \
-  __kernel void name(__global const float* in, __global float* out, const int width, \
-                     const int pitch, STRIP_ARGS, const int alpha_plane) {           \
-    const int x = get_global_id(0);                                                  \
-    const int y = first + get_global_id(1);                                          \
-    if (x >= width || y >= last) return;                                             \
-    const size_t plane = (size_t)pitch * rows;                                       \
-    const size_t at = (size_t)(y - y0) * pitch + x;                                  \
-    const float a = alpha_plane < 0 ? 1.0f : in[alpha_plane * plane + at];           \
-    const size_t c = get_global_id(2) * plane + at;                                  \
-    out[c] = fn(in[c], a);                                                           \
+#define POINTWISE(name, fn)                                                                \
+  __kernel void name(__global const float* in, __global float* out, const StripArgs strip, \
+                     const int alpha_plane) {                                              \
+    STRIP_FIELDS(strip);                                                                   \
+    const int x = get_global_id(0);                                                        \
+    const int y = first + get_global_id(1);                                                \
+    if (x >= width || y >= last) return;                                                   \
+    const size_t plane = (size_t)pitch * rows;                                             \
+    const size_t at = (size_t)(y - y0) * pitch + x;                                        \
+    const float a = alpha_plane < 0 ? 1.0f : in[alpha_plane * plane + at];                 \
+    const size_t c = get_global_id(2) * plane + at;                                        \
+    out[c] = fn(in[c], a);                                                                 \
   }
 
 // A pure power curve both ways (a PNG's gAMA under --linear): |v|^exponent, sign kept.
-__kernel void power(__global const float* in, __global float* out, const int width, const int pitch,
-                    STRIP_ARGS, const int alpha_plane, const float exponent) {
+__kernel void power(__global const float* in, __global float* out, const StripArgs strip,
+                    const int alpha_plane, const float exponent) {
+  STRIP_FIELDS(strip);
   const int x = get_global_id(0);
   const int y = first + get_global_id(1);
   if (x >= width || y >= last) return;

@@ -170,8 +170,9 @@ inline floatV __attribute__((overloadable)) pick_median(floatV* w) {
 
 // Columns [x0, x0 + count) of rows [first, last), through the border rule where a window
 // crosses the image's edge: the frame around median_inside's block, or a small image whole.
-__kernel void median(__global const float* in, __global float* out, const int width,
-                     const int pitch, STRIP_ARGS, const int border, const int x0, const int count) {
+__kernel void median(__global const float* in, __global float* out, const StripArgs strip,
+                     const int border, const int x0, const int count) {
+  STRIP_FIELDS(strip);
   const int x = x0 + get_global_id(0);
   const int y = first + get_global_id(1);
   if (get_global_id(0) >= count || y >= last) return;
@@ -201,8 +202,9 @@ __kernel void median(__global const float* in, __global float* out, const int wi
 // Windows inside the image: plain loads and no border rule, no test to branch on. `count`
 // runs of VEC columns from x = RADIUS, rows [first, last) all inside. (PoCL did not vectorise
 // a window of 25 scalars across work-items: explicit vectors made 5x5 8.8x faster.)
-__kernel void median_inside(__global const float* in, __global float* out, const int pitch,
-                            STRIP_ARGS, const int count) {
+__kernel void median_inside(__global const float* in, __global float* out, const StripArgs strip,
+                            const int count) {
+  STRIP_FIELDS(strip);
   const int x = RADIUS + get_global_id(0) * VEC;
   const int y = first + get_global_id(1);
   if (get_global_id(0) >= count || y >= last) return;
@@ -223,9 +225,9 @@ __kernel void median_inside(__global const float* in, __global float* out, const
 
 // Rows pass, columns [x0, x0 + count) of the rows [first, last): each sample becomes its row
 // window's extreme, through the border rule (the columns near the image's edges).
-__kernel void rank_rows(__global const float* in, __global float* out, const int width,
-                        const int pitch, STRIP_ARGS, const int border, const int x0,
-                        const int count) {
+__kernel void rank_rows(__global const float* in, __global float* out, const StripArgs strip,
+                        const int border, const int x0, const int count) {
+  STRIP_FIELDS(strip);
   const int x = x0 + get_global_id(0);
   const int y = first + get_global_id(1);
   if (get_global_id(0) >= count || y >= last) return;
@@ -239,8 +241,9 @@ __kernel void rank_rows(__global const float* in, __global float* out, const int
 }
 
 // Rows pass inside: `count` runs of VEC columns from x = RADIUS, windows inside the row.
-__kernel void rank_rows_inside(__global const float* in, __global float* out, const int pitch,
-                               STRIP_ARGS, const int count) {
+__kernel void rank_rows_inside(__global const float* in, __global float* out, const StripArgs strip,
+                               const int count) {
+  STRIP_FIELDS(strip);
   const int x = RADIUS + get_global_id(0) * VEC;
   const int y = first + get_global_id(1);
   if (get_global_id(0) >= count || y >= last) return;
@@ -252,9 +255,9 @@ __kernel void rank_rows_inside(__global const float* in, __global float* out, co
 }
 
 // Columns pass over the rows pass's result, columns [x0, x0 + count), through the border rule.
-__kernel void rank_cols(__global const float* in, __global float* out, const int width,
-                        const int pitch, STRIP_ARGS, const int border, const int x0,
-                        const int count) {
+__kernel void rank_cols(__global const float* in, __global float* out, const StripArgs strip,
+                        const int border, const int x0, const int count) {
+  STRIP_FIELDS(strip);
   const int x = x0 + get_global_id(0);
   const int y = first + get_global_id(1);
   if (get_global_id(0) >= count || y >= last) return;
@@ -269,8 +272,9 @@ __kernel void rank_cols(__global const float* in, __global float* out, const int
 
 // Columns pass inside: `count` runs of VEC columns from x = 0 of rows whose windows lie inside
 // the image.
-__kernel void rank_cols_inside(__global const float* in, __global float* out, const int pitch,
-                               STRIP_ARGS, const int count) {
+__kernel void rank_cols_inside(__global const float* in, __global float* out, const StripArgs strip,
+                               const int count) {
+  STRIP_FIELDS(strip);
   const int x = get_global_id(0) * VEC;
   const int y = first + get_global_id(1);
   if (get_global_id(0) >= count || y >= last) return;

@@ -100,8 +100,9 @@ static inline void slide(__local const float* window, __constant const float* we
 #define COLS_SPAN ((COLS_STEPS + 2 * COLS_HALO) * COLS_H)
 
 __kernel __attribute__((reqd_work_group_size(ROWS_W, ROWS_H, 1))) void CAT(FILTER, _rows)(
-    __global const float* src, __global float* dst, const int width, const int pitch, STRIP_ARGS,
+    __global const float* src, __global float* dst, const StripArgs strip,
     const int border, __constant const float* weights) {
+  STRIP_FIELDS(strip);
   __local float tile[ROWS_H][ROWS_SPAN];
   const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   src += plane;
@@ -154,8 +155,9 @@ __kernel __attribute__((reqd_work_group_size(ROWS_W, ROWS_H, 1))) void CAT(FILTE
 
 #if !COLS_DIRECT
 __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTER, _cols)(
-    __global const float* src, __global float* dst, const int width, const int pitch, STRIP_ARGS,
+    __global const float* src, __global float* dst, const StripArgs strip,
     const int border, __constant const float* weights, const float offset) {
+  STRIP_FIELDS(strip);
   // One spare column per row of the tile keeps column reads free of bank conflicts.
   __local float tile[COLS_W][COLS_SPAN + 1];
   const size_t plane = (size_t)get_global_id(2) * pitch * rows;
@@ -207,8 +209,9 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
 // Radius too large for a local tile: each work-item reads its taps from global memory; adjacent
 // work-items read adjacent columns, so every tap is one coalesced row read.
 __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTER, _cols)(
-    __global const float* src, __global float* dst, const int width, const int pitch, STRIP_ARGS,
+    __global const float* src, __global float* dst, const StripArgs strip,
     const int border, __constant const float* weights, const float offset) {
+  STRIP_FIELDS(strip);
   const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   src += plane;
   dst += plane;
@@ -265,8 +268,9 @@ static inline void load_chunk(__global const float* src, float next[FUSED_S][FUS
 }
 
 __kernel __attribute__((reqd_work_group_size(GROUP_FUSED_W, FUSED_S, 1))) void CAT(FILTER, _fused)(
-    __global const float* src, __global float* dst, const int width, const int pitch, STRIP_ARGS,
+    __global const float* src, __global float* dst, const StripArgs strip,
     const int border, const float offset, const int band) {
+  STRIP_FIELDS(strip);
   __local float tile[FUSED_S][FUSED_SPAN];
   __local float mid[FUSED_S][FUSED_W];
   const size_t plane = (size_t)get_global_id(2) * pitch * rows;
@@ -365,8 +369,9 @@ static inline void direct_span(__global const float* src, const int yy, const in
 }
 
 __kernel void CAT(FILTER, _direct)(__global const float* src, __global float* dst,
-                                   const int width, const int pitch, STRIP_ARGS,
+                                   const StripArgs strip,
                                    const int border, const float offset) {
+  STRIP_FIELDS(strip);
   const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   src += plane;
   dst += plane;
@@ -468,8 +473,9 @@ inline float16 lanes_from(const float16 lo, const float16 hi, const int k) {
 // The rows pass writes into a ring of `ring` rows a plane (image row y at row y % ring), so the
 // rows that consecutive strips share stay where they are for the next strip's columns pass.
 __kernel void CAT(FILTER, _rows_vec)(__global const float* src, __global float* dst,
-                                     const int width, const int pitch, STRIP_ARGS, const int border,
+                                     const StripArgs strip, const int border,
                                      __constant const float* weights, const int ring) {
+  STRIP_FIELDS(strip);
   const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   const int x0 = (int)get_global_id(0) * VEC, y = first + (int)get_global_id(1);
   if (x0 >= width || y >= last) return;
@@ -528,9 +534,10 @@ __kernel void CAT(FILTER, _rows_vec)(__global const float* src, __global float* 
 // the image rows [dst_y0, dst_y0 + dst_rows) (a strip may start below the ring's rows: the rows
 // pass carried them).
 __kernel void CAT(FILTER, _cols_vec)(__global const float* src, __global float* dst,
-                                     const int width, const int pitch, STRIP_ARGS, const int border,
+                                     const StripArgs strip, const int border,
                                      __constant const float* weights, const float offset,
                                      const int ring, const int dst_y0, const int dst_rows) {
+  STRIP_FIELDS(strip);
   const size_t plane = (size_t)get_global_id(2) * pitch * dst_rows;
   const int x0 = (int)get_global_id(0) * VEC, y = first + (int)get_global_id(1) * VEC_ROWS;
   if (x0 >= width || y >= last) return;

@@ -6,22 +6,24 @@
 #include "common.cl"
 
 // v * k[c] (exposure, mul) or v + k[c] (add); k holds one value per colour plane.
-__kernel void tone_mul(__global const float* in, __global float* out, const int width,
-                       const int pitch, STRIP_ARGS, const int colours, __constant const float* k) {
+__kernel void tone_mul(__global const float* in, __global float* out, const StripArgs strip,
+                       const int colours, __constant const float* k) {
+  STRIP_FIELDS(strip);
   PIXEL_PROLOGUE
   for (int c = 0; c < colours; ++c) out[c * plane + at] = in[c * plane + at] * k[c];
 }
 
-__kernel void tone_add(__global const float* in, __global float* out, const int width,
-                       const int pitch, STRIP_ARGS, const int colours, __constant const float* k) {
+__kernel void tone_add(__global const float* in, __global float* out, const StripArgs strip,
+                       const int colours, __constant const float* k) {
+  STRIP_FIELDS(strip);
   PIXEL_PROLOGUE
   for (int c = 0; c < colours; ++c) out[c * plane + at] = in[c * plane + at] + k[c];
 }
 
 // NaN passes (the comparisons are false); fixnan replaces it.
-__kernel void tone_clamp(__global const float* in, __global float* out, const int width,
-                         const int pitch, STRIP_ARGS, const int colours, const float lo,
-                         const float hi) {
+__kernel void tone_clamp(__global const float* in, __global float* out, const StripArgs strip,
+                         const int colours, const float lo, const float hi) {
+  STRIP_FIELDS(strip);
   PIXEL_PROLOGUE
   for (int c = 0; c < colours; ++c) {
     const float v = in[c * plane + at];
@@ -36,8 +38,9 @@ inline float aces(const float v) {
   return r < 1.0f ? r : 1.0f;
 }
 
-__kernel void tonemap_aces(__global const float* in, __global float* out, const int width,
-                           const int pitch, STRIP_ARGS, const int colours) {
+__kernel void tonemap_aces(__global const float* in, __global float* out, const StripArgs strip,
+                           const int colours) {
+  STRIP_FIELDS(strip);
   PIXEL_PROLOGUE
   for (int c = 0; c < colours; ++c) out[c * plane + at] = aces(in[c * plane + at]);
 }
@@ -53,9 +56,9 @@ inline float finite_or_nan(const float v) {
   return v > FLT_MAX ? FLT_MAX : (v < -FLT_MAX ? -FLT_MAX : v);
 }
 
-__kernel void tonemap_reinhard(__global const float* in, __global float* out, const int width,
-                               const int pitch, STRIP_ARGS, const int colours,
-                               const float inv_white2) {
+__kernel void tonemap_reinhard(__global const float* in, __global float* out, const StripArgs strip,
+                               const int colours, const float inv_white2) {
+  STRIP_FIELDS(strip);
   PIXEL_PROLOGUE
   if (colours == 3) {
     const float r = finite_or_nan(in[at]), g = finite_or_nan(in[plane + at]),
@@ -75,9 +78,9 @@ __kernel void tonemap_reinhard(__global const float* in, __global float* out, co
 
 // NaN and infinities: the mean of the finite samples among the 8 neighbours inside the image
 // (neighbours != 0), else `value`; finite samples pass.
-__kernel void fixnan(__global const float* in, __global float* out, const int width,
-                     const int pitch, STRIP_ARGS, const int colours, const float value,
-                     const int neighbours) {
+__kernel void fixnan(__global const float* in, __global float* out, const StripArgs strip,
+                     const int colours, const float value, const int neighbours) {
+  STRIP_FIELDS(strip);
   PIXEL_PROLOGUE
   for (int c = 0; c < colours; ++c) {
     const float v = in[c * plane + at];

@@ -8,8 +8,9 @@
 
 // One work-item per sample of the image rows [first, last): x, row, colour plane.
 __kernel void unsharp(__global const float* in, __global const float* blurred,
-                      __global float* out, const int width, const int pitch, STRIP_ARGS,
+                      __global float* out, const StripArgs strip,
                       const float amount, const float threshold) {
+  STRIP_FIELDS(strip);
   const int x = get_global_id(0);
   const int y = first + get_global_id(1);
   if (x >= width || y >= last) return;

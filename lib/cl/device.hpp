@@ -278,22 +278,20 @@ class Device {
   std::size_t next_image_ = 0;
 };
 
-// The five STRIP_ARGS of kernels/common.cl: the rows a buffer holds and the image rows
-// [first, last) a launch computes.
-struct StripRows {
-  int rows, y0, height, first, last;
-};
-inline StripRows strip_rows(const DeviceImage& buffer, Span out) {
-  return {buffer.height, buffer.y0, buffer.full_height, out.first, out.last};
+// A strip kernel's StripArgs (kernels/contract.h): the rows `buffer` holds, laid out as it
+// is, and the image rows `out` the launch computes.
+inline StripArgs strip_args(const DeviceImage& buffer, Span out) {
+  return {buffer.width,       buffer.pitch, buffer.height, buffer.y0,
+          buffer.full_height, out.first,    out.last};
 }
 
-// `args` (a packed argument struct of kernels/contract.h, which all begin with the image's
-// width and pitch and the strip) with those members filled in for `buffer` and the rows `out`.
+// `args` (a guided pass's packed arguments of kernels/contract.h, which begin with the members
+// of StripArgs) with those members filled in for `buffer` and the rows `out`.
 template <typename PassArgs>
 PassArgs on_strip(PassArgs args, const DeviceImage& buffer, Span out) {
-  const StripRows s = strip_rows(buffer, out);
-  args.width = buffer.width;
-  args.pitch = buffer.pitch;
+  const StripArgs s = strip_args(buffer, out);
+  args.width = s.width;
+  args.pitch = s.pitch;
   args.rows = s.rows;
   args.y0 = s.y0;
   args.height = s.height;
@@ -303,6 +301,7 @@ PassArgs on_strip(PassArgs args, const DeviceImage& buffer, Span out) {
 }
 
 // Kernel arguments by value, laid out as OpenCL C lays them out: 4-byte members only.
+static_assert(sizeof(StripArgs) == 7 * 4);
 static_assert(sizeof(StripLayout) == 5 * 4 && sizeof(MoveArgs) == 12 * 4);
 static_assert(sizeof(CropArgs) == 14 * 4 && sizeof(RotateArgs) == 21 * 4);
 
@@ -319,11 +318,7 @@ template <typename T>
 void set_arg(cl::Kernel& kernel, cl_uint& index, const T& value) {
   check(kernel.setArg(index++, value), "clSetKernelArg");
 }
-inline void set_arg(cl::Kernel& kernel, cl_uint& index, const StripRows& r) {
-  for (const int value : {r.rows, r.y0, r.height, r.first, r.last}) set_arg(kernel, index, value);
-}
-
-// Sets kernel arguments 0, 1, 2, ... in order (a StripRows sets five).
+// Sets kernel arguments 0, 1, 2, ... in order.
 template <typename... Args>
 void set_args(cl::Kernel& kernel, const Args&... args) {
   cl_uint index = 0;

@@ -292,8 +292,8 @@ class BilateralStage : public GuidedStage {
     if (plan.use_flags) {
       flags = device.buffer(in.plane_size(), "bilateral flags");
       auto k = device.kernel("bilateral.cl", "bilateral_flags", {{"TILE", std::to_string(kTile)}});
-      set_args(k, dg.geometry, flags, in.width, in.pitch, strip_rows(in, inner), p_.cos_angle,
-               p_.dz, int(run.guides->has_normal()), int(run.guides->has_depth()));
+      set_args(k, dg.geometry, flags, strip_args(in, inner), p_.cos_angle, p_.dz,
+               int(run.guides->has_normal()), int(run.guides->has_depth()));
       device.launch(k, "bilateral_flags", cl::NDRange(in.width, inner.count()), groups::square,
                     std::size_t(in.pitch) * inner.count() * (4 * sizeof(float) + 1));
     }

@@ -134,14 +134,12 @@ class BoxStage : public Stage {
     };
 
     auto rows_kernel = device.kernel("box.cl", "box_rows", defines);
-    set_args(rows_kernel, src.buffer, tmp.buffer, src.width, src.pitch, strip_rows(src, rows_pass),
-             int(border_));
+    set_args(rows_kernel, src.buffer, tmp.buffer, strip_args(src, rows_pass), int(border_));
     device.launch(rows_kernel, "box_rows",
                   cl::NDRange(ceil_div(src.width, t.box_seg), rows_pass.count(), planes),
                   cl::NDRange(1, rows, 1), bytes(rows_pass));
     auto cols_kernel = device.kernel("box.cl", "box_cols", defines);
-    set_args(cols_kernel, tmp.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
-             int(border_));
+    set_args(cols_kernel, tmp.buffer, result.buffer, strip_args(src, out), int(border_));
     device.launch(cols_kernel, "box_cols",
                   cl::NDRange(src.width, ceil_div(out.count(), t.box_seg), planes), groups::row,
                   bytes(out));
@@ -173,8 +171,8 @@ class BoxStage : public Stage {
                              {"WALK_S", std::to_string(t.box_walk_steps)},
                              {"BOX_INV", fmt::format("{:a}", 1.0 / (2 * r_ + 1))}};
     auto kernel = device.kernel("box.cl", "box_walk", defines);
-    set_args(kernel, src.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
-             int(border_), t.box_walk_band);
+    set_args(kernel, src.buffer, result.buffer, strip_args(src, out), int(border_),
+             t.box_walk_band);
     device.launch(kernel, "box_walk",
                   cl::NDRange(std::size_t(ceil_div(src.width, w)) * w,
                               ceil_div(out.count(), t.box_walk_band), planes),

@@ -554,8 +554,8 @@ DeviceImage ColorTransformStage::enqueue_rows(Device& device, const DeviceImage&
     auto& state = run.state_as<LutState>();
     if (!state.table())
       state.table = device.constants(plan_.program.textures, spec() + " LUT textures");
-    set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out),
-             in.color_channels(), bounds_values(), state.table);
+    set_args(kernel, in.buffer, result.buffer, strip_args(in, out), in.color_channels(),
+             bounds_values(), state.table);
     device.launch(kernel, "color_program", global, groups::tile, bytes);
     copy_alpha(device, in, result);
     return result;
@@ -566,10 +566,9 @@ DeviceImage ColorTransformStage::enqueue_rows(Device& device, const DeviceImage&
   static const char* const names[] = {"color_matrix", "color_curves", "color_split", "color_cube"};
   const char* name = names[int(table.kind)];
   auto kernel = device.kernel("color_lut.cl", name, {});
-  set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), state.table,
-           table.size, shaper_values(table.shaper), shaper_kind(table.shaper),
-           shaper_values(table.post_shaper), shaper_kind(table.post_shaper), in.color_channels(),
-           bounds_values());
+  set_args(kernel, in.buffer, result.buffer, strip_args(in, out), state.table, table.size,
+           shaper_values(table.shaper), shaper_kind(table.shaper), shaper_values(table.post_shaper),
+           shaper_kind(table.post_shaper), in.color_channels(), bounds_values());
   device.launch(kernel, name, global, groups::tile, bytes);
   copy_alpha(device, in, result);
   return result;

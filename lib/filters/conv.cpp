@@ -110,8 +110,8 @@ class ConvStage : public Stage {
     auto kernel = device.kernel("conv.cl", name, defines);
     const auto weights = device.constants(k_.weights, "conv weights");
     const auto weights2 = device.constants(k_.weights2, "conv weights");
-    set_args(kernel, src.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
-             int(k_.border), weights, weights2, k_.offset);
+    set_args(kernel, src.buffer, result.buffer, strip_args(src, out), int(k_.border), weights,
+             weights2, k_.offset);
     device.launch(kernel, name, global, local, bytes);
     copy_alpha(device, src, result);
     return result;

@@ -58,8 +58,8 @@ DeviceImage clamp_fireflies(Device& device, const DeviceGuides& dg, const Device
   DeviceImage dst = device.image_like(src, channels, false);
   auto k =
       device.kernel("fireflies.cl", "clamp_fireflies", {{"CHANNELS", std::to_string(channels)}});
-  set_args(k, src.buffer, dst.buffer, f.demod ? dg.albedo : dg.placeholder, src.width, src.pitch,
-           strip_rows(src, rows), channels, int(f.border), int(f.demod), f.albedo_min, f.ratio);
+  set_args(k, src.buffer, dst.buffer, f.demod ? dg.albedo : dg.placeholder, strip_args(src, rows),
+           channels, int(f.border), int(f.demod), f.albedo_min, f.ratio);
   const std::size_t row_bytes = std::size_t(src.pitch) * rows.count() * sizeof(float);
   device.launch(k, "clamp_fireflies", cl::NDRange(src.width, rows.count()), groups::window,
                 (2 * channels + (f.demod ? 3 : 0)) * row_bytes);

@@ -56,7 +56,7 @@ class FlattenStage : public Stage {
     const int colours = in.color_channels();
     DeviceImage result = device.image_like(in, colours, false);
     auto kernel = device.kernel("flatten.cl", "flatten", {});
-    set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), colours,
+    set_args(kernel, in.buffer, result.buffer, strip_args(in, out), colours,
              int(premultiplied(in.source)),
              device.constants(per_colour(colours), spec() + " background"));
     device.launch(kernel, "flatten", cl::NDRange(in.width, out.count()), groups::tile,

@@ -48,8 +48,7 @@ class MirrorStage : public Stage {
                            StageRun&) const override {
     DeviceImage result = device.image_like(in, in.channels, in.alpha);
     auto kernel = device.kernel("mirror.cl", "mirror", {});
-    set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), int(flop_),
-             int(flip_));
+    set_args(kernel, in.buffer, result.buffer, strip_args(in, out), int(flop_), int(flip_));
     device.launch(kernel, "mirror", cl::NDRange(in.width, out.count(), in.channels), groups::tile,
                   2 * std::size_t(in.pitch) * out.count() * 4 * in.channels);
     return result;

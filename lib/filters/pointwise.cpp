@@ -116,10 +116,9 @@ class PointwiseStage : public Stage, public BoundToFile {
     auto kernel = device.kernel("pointwise.cl", name, {});
     const int planes = alpha < 0 ? in.channels : in.channels - 1;
     if (exponent_ > 0.0f)
-      set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), alpha,
-               exponent_);
+      set_args(kernel, in.buffer, result.buffer, strip_args(in, out), alpha, exponent_);
     else
-      set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, strip_rows(in, out), alpha);
+      set_args(kernel, in.buffer, result.buffer, strip_args(in, out), alpha);
     const std::size_t bytes = 2 * std::size_t(in.width) * out.count() * in.channels * 4;
     device.launch(kernel, name, cl::NDRange(in.width, out.count(), planes), groups::row, bytes);
     if (alpha >= 0) {

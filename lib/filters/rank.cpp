@@ -160,8 +160,7 @@ class RankStage : public Stage {
     auto frame = device.kernel("rank.cl", name, defines);
     const auto edge = [&](Span span, int x0, int count) {
       if (span.count() <= 0 || count <= 0) return;
-      set_args(frame, in.buffer, out.buffer, in.width, in.pitch, strip_rows(in, span), int(border_),
-               x0, count);
+      set_args(frame, in.buffer, out.buffer, strip_args(in, span), int(border_), x0, count);
       device.launch(frame, name, grid(count, span), local, bytes(count, span));
     };
     const Span inside{std::max(rows.first, ry), std::min(rows.last, in.full_height - ry)};
@@ -169,7 +168,7 @@ class RankStage : public Stage {
     const int columns = runs * vec;
     if (inside.count() <= 0 || runs <= 0) return edge(rows, 0, in.width);
     auto kernel = device.kernel("rank.cl", name + "_inside", defines);
-    set_args(kernel, in.buffer, out.buffer, in.pitch, strip_rows(in, inside), runs);
+    set_args(kernel, in.buffer, out.buffer, strip_args(in, inside), runs);
     device.launch(kernel, name + "_inside", grid(runs, inside), local, bytes(columns, inside));
     edge({rows.first, inside.first}, 0, in.width);
     edge({inside.last, rows.last}, 0, in.width);

@@ -270,8 +270,8 @@ class SeparableStage : public Stage, public CarriesRows {
     DeviceImage tmp = device.image_like(src, planes, false);
     auto rows_kernel = device.kernel("separable.cl", k_.filter + "_rows", defines);
     const auto rows_weights = device.constants(k_.rows, k_.filter + " row weights");
-    set_args(rows_kernel, src.buffer, tmp.buffer, src.width, src.pitch, strip_rows(src, rows),
-             int(k_.border), rows_weights);
+    set_args(rows_kernel, src.buffer, tmp.buffer, strip_args(src, rows), int(k_.border),
+             rows_weights);
     device.launch(rows_kernel, k_.filter + "_rows",
                   cl::NDRange(std::size_t(ceil_div(src.width, t.rows_w * rows_steps)) * t.rows_w,
                               rows.count(), planes),
@@ -279,8 +279,8 @@ class SeparableStage : public Stage, public CarriesRows {
 
     auto cols_kernel = device.kernel("separable.cl", k_.filter + "_cols", defines);
     const auto cols_weights = device.constants(k_.cols, k_.filter + " column weights");
-    set_args(cols_kernel, tmp.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
-             int(k_.border), cols_weights, k_.offset);
+    set_args(cols_kernel, tmp.buffer, result.buffer, strip_args(src, out), int(k_.border),
+             cols_weights, k_.offset);
     const std::size_t rows_needed =
         cols.direct ? std::size_t(out.count())
                     : std::size_t(ceil_div(out.count(), cols.h * cols.steps)) * cols.h;
@@ -311,8 +311,8 @@ class SeparableStage : public Stage, public CarriesRows {
                      Span out) const {
     const int planes = src.color_channels();
     auto kernel = both_passes_kernel(device, "_fused", "FUSED_S", t.fused_steps);
-    set_args(kernel, src.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
-             int(k_.border), k_.offset, t.fused_band);
+    set_args(kernel, src.buffer, result.buffer, strip_args(src, out), int(k_.border), k_.offset,
+             t.fused_band);
     device.launch(
         kernel, k_.filter + "_fused",
         cl::NDRange(std::size_t(ceil_div(src.width, GROUP_FUSED_W * t.fused_steps)) * GROUP_FUSED_W,
@@ -324,8 +324,7 @@ class SeparableStage : public Stage, public CarriesRows {
                       Span out) const {
     const int planes = src.color_channels();
     auto kernel = both_passes_kernel(device, "_direct", "DIRECT_ROWS", t.direct_rows);
-    set_args(kernel, src.buffer, result.buffer, src.width, src.pitch, strip_rows(src, out),
-             int(k_.border), k_.offset);
+    set_args(kernel, src.buffer, result.buffer, strip_args(src, out), int(k_.border), k_.offset);
     device.launch(kernel, k_.filter + "_direct",
                   cl::NDRange(ceil_div(src.width, 4), ceil_div(out.count(), t.direct_rows), planes),
                   cl::NDRange(t.vec_w, t.vec_h, 1), pass_bytes(src, out, planes));
@@ -369,8 +368,8 @@ class SeparableStage : public Stage, public CarriesRows {
     if (!todo.empty()) {
       auto rows_kernel = device.kernel("separable.cl", k_.filter + "_rows_vec", defines);
       const auto rows_weights = device.constants(k_.rows, k_.filter + " row weights");
-      set_args(rows_kernel, src.buffer, tmp.buffer, src.width, src.pitch, strip_rows(src, todo),
-               int(k_.border), rows_weights, ring);
+      set_args(rows_kernel, src.buffer, tmp.buffer, strip_args(src, todo), int(k_.border),
+               rows_weights, ring);
       device.launch(rows_kernel, k_.filter + "_rows_vec",
                     cl::NDRange(groups_x, todo.count(), planes), local,
                     pass_bytes(src, todo, planes));
@@ -385,9 +384,11 @@ class SeparableStage : public Stage, public CarriesRows {
     DeviceImage result = whole ? result_for(device, src) : result_for(device, src, out);
     auto cols_kernel = device.kernel("separable.cl", k_.filter + "_cols_vec", defines);
     const auto cols_weights = device.constants(k_.cols, k_.filter + " column weights");
-    const StripRows ring_rows{rows.count(), rows.first, src.full_height, out.first, out.last};
-    set_args(cols_kernel, tmp.buffer, result.buffer, src.width, src.pitch, ring_rows,
-             int(k_.border), cols_weights, k_.offset, ring, result.y0, result.height);
+    // The ring holds the rows pass's rows, at src's pitch.
+    const StripArgs ring_rows{src.width,       src.pitch, rows.count(), rows.first,
+                              src.full_height, out.first, out.last};
+    set_args(cols_kernel, tmp.buffer, result.buffer, ring_rows, int(k_.border), cols_weights,
+             k_.offset, ring, result.y0, result.height);
     device.launch(cols_kernel, k_.filter + "_cols_vec",
                   cl::NDRange(groups_x, ceil_div(out.count(), t.vec_cols), planes), local,
                   pass_bytes(src, out, planes));

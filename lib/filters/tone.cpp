@@ -93,26 +93,24 @@ class ToneStage : public Stage {
     DeviceImage result = device.image_like(in, in.channels, in.alpha);
     const std::string name = kernel_name();
     auto kernel = device.kernel("tone.cl", name, {});
-    const StripRows rows = strip_rows(in, out);
+    const StripArgs strip = strip_args(in, out);
     switch (t_.op) {
       case Tone::mul:
       case Tone::add:
-        set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, rows, colours,
+        set_args(kernel, in.buffer, result.buffer, strip, colours,
                  device.constants(per_colour(colours), spec() + " values"));
         break;
       case Tone::clamp:
-        set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, rows, colours, t_.lo, t_.hi);
+        set_args(kernel, in.buffer, result.buffer, strip, colours, t_.lo, t_.hi);
         break;
       case Tone::aces:
-        set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, rows, colours);
+        set_args(kernel, in.buffer, result.buffer, strip, colours);
         break;
       case Tone::reinhard:
-        set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, rows, colours,
-                 t_.inv_white2);
+        set_args(kernel, in.buffer, result.buffer, strip, colours, t_.inv_white2);
         break;
       case Tone::fixnan:
-        set_args(kernel, in.buffer, result.buffer, in.width, in.pitch, rows, colours, t_.value,
-                 int(t_.neighbours));
+        set_args(kernel, in.buffer, result.buffer, strip, colours, t_.value, int(t_.neighbours));
         break;
     }
     const std::size_t bytes = 2 * std::size_t(in.width) * out.count() * colours * 4;

@@ -53,8 +53,8 @@ class UnsharpStage : public Stage {
     DeviceImage result = blur_->enqueue_rows(device, kept, out, run);
     auto kernel = device.kernel("unsharp.cl", "unsharp", {});
     // In place over the blurred image: each work-item reads its own sample first.
-    set_args(kernel, in.buffer, result.buffer, result.buffer, in.width, in.pitch,
-             strip_rows(in, out), amount_, threshold_);
+    set_args(kernel, in.buffer, result.buffer, result.buffer, strip_args(in, out), amount_,
+             threshold_);
     const std::size_t bytes = 3 * std::size_t(in.width) * out.count() * in.color_channels() * 4;
     device.launch(kernel, "unsharp", cl::NDRange(in.width, out.count(), in.color_channels()),
                   groups::row, bytes);
