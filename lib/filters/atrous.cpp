@@ -480,7 +480,8 @@ FilterDef atrous_filter() {
             a.albedo_filter = args.flag("albedo_filter");
             a.border = parse_border(args.text("border"));
             return std::make_unique<AtrousStage>(args.spec_text(), a, guide_sources(args));
-          }};
+          },
+          .guided = true};
 }
 
 }  // namespace halo

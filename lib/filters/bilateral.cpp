@@ -452,7 +452,8 @@ FilterDef bilateral_filter() {
             p.border = parse_border(args.text("border"));
             return std::make_unique<BilateralStage>(args.spec_text(), std::move(p),
                                                     guide_sources(args));
-          }};
+          },
+          .guided = true};
 }
 
 }  // namespace halo

@@ -859,6 +859,7 @@ FilterDef denoise_filter() {
           args.fail("aux", "prefilter chooses OIDN's networks itself; not with weights=");
         return std::make_unique<DenoiseStage>(args.spec_text(), std::move(p), std::move(sources));
       },
+      .guided = true,
       .swept = false};
 }
 

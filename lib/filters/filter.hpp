@@ -335,6 +335,10 @@ struct FilterDef {
   // Whether it premultiplies or divides colour by alpha itself: halo run then adds neither
   // around the chain (the user placed them).
   bool handles_alpha = false;
+  // Whether its stages weigh colour against guide images (the Guided facet): they work on
+  // exactly the colour channels, so halo run adds no premultiplication around the chain.
+  // tests/engine/registry_test.cpp holds it to the stage its example makes.
+  bool guided = false;
   // Whether the registry-wide tests sweep it over every size, border, channel count and strip
   // height (tests/engine/registry_test.cpp, strips_test.cpp). The denoise network is not: a
   // tile there costs its whole receptive field (a strip of one row, 220 rows), so its own tests

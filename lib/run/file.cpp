@@ -19,11 +19,6 @@ namespace halo {
 
 namespace {
 
-bool mixes_neighbours(const StageSpec& spec) {
-  const FilterDef* def = find_filter(parse_spec(spec.text).name);
-  return def && def->mixes_neighbours;
-}
-
 // Whether a stage turns colour into luminance (gray=1, emboss's default): such a chain keeps
 // alpha apart, as before, since one grey plane cannot be divided back into colour.
 bool makes_gray(const Spec& parsed, const FilterDef& def) {
@@ -146,19 +141,20 @@ std::optional<Pipeline> for_file(const Pipeline& pipeline, bool auto_orient,
 
 std::vector<StageSpec> with_colour_stages(std::vector<StageSpec> specs,
                                           const ColourChoices& choices, bool alpha) {
-  const auto mixing = [](const StageSpec& s) { return mixes_neighbours(s); };
-  const auto placed = std::any_of(specs.begin(), specs.end(), [](const StageSpec& s) {
-    const Spec parsed = parse_spec(s.text);
+  // Each spec parsed once; the questions are answered by its definition.
+  std::vector<std::size_t> mixing;  // the specs whose stages mix neighbours
+  bool placed = false;              // a stage places alpha itself, makes grey or is guided
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const Spec parsed = parse_spec(specs[i].text);
     const FilterDef* def = find_filter(parsed.name);
-    // Guided filters weigh colour against guides on exactly the colour channels.
-    return def && (def->handles_alpha || makes_gray(parsed, *def) ||
-                   def->make(Args(parsed, def->params))->guide_sources() != nullptr);
-  });
-  const auto first = std::find_if(specs.begin(), specs.end(), mixing);
-  if (alpha && !choices.straight_alpha && !placed && first != specs.end()) {
-    const auto last = std::find_if(specs.rbegin(), specs.rend(), mixing).base();
-    specs.insert(last, {implied::unpremultiply(), "associated alpha"});
-    specs.insert(std::find_if(specs.begin(), specs.end(), mixing),
+    if (!def) continue;  // an unknown name, refused when the pipeline is built
+    if (def->mixes_neighbours) mixing.push_back(i);
+    placed = placed || def->handles_alpha || def->guided || makes_gray(parsed, *def);
+  }
+  if (alpha && !choices.straight_alpha && !placed && !mixing.empty()) {
+    specs.insert(specs.begin() + std::ptrdiff_t(mixing.back() + 1),
+                 {implied::unpremultiply(), "associated alpha"});
+    specs.insert(specs.begin() + std::ptrdiff_t(mixing.front()),
                  {implied::premultiply(), "associated alpha"});
   }
   if (choices.linear) {

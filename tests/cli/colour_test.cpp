@@ -78,6 +78,23 @@ TEST_CASE("alpha: a blur next to transparent pixels takes none of their colour, 
   const Result hist =
       box.halo("run " + box / "edge.png -f histogram:mode=channel -o " + box / "h.png --verify");
   CHECK_FALSE(has(hist.out, "premultiply"));
+
+  // Around the stages that mix neighbours only: after the first pointwise stage, before the
+  // last; a guided filter works on the colour channels themselves and gets none.
+  const Result chain = box.halo("run " + box / "edge.png -f exposure:stops=1 -f gaussian:r=2 " +
+                                "-f box:r=1 -f exposure:stops=-1 -o " + box / "c.png --verify");
+  REQUIRE_MESSAGE(chain.code == 0, chain.err);
+  const auto at = [&](const std::string& what) { return chain.out.find("verify " + what); };
+  CHECK(at("exposure:stops=1") < at("premultiply"));
+  CHECK(at("premultiply") < at("gaussian:r=2"));
+  CHECK(at("box:r=1") < at("unpremultiply"));
+  CHECK(at("unpremultiply") < at("exposure:stops=-1"));
+  CHECK(at("exposure:stops=-1") != std::string::npos);
+  const Result guided =
+      box.halo("run " + box / "edge.png -f bilateral -o " + box / "b.png --verify");
+  REQUIRE_MESSAGE(guided.code == 0, guided.err);
+  CHECK(has(guided.out, "verify bilateral"));
+  CHECK_FALSE(has(guided.out, "premultiply"));
 }
 
 TEST_CASE("--linear: the sRGB curves are inverse on every 8-bit level, and a blur mixes light") {

@@ -67,3 +67,16 @@ TEST_CASE("every registered filter equals its reference: defaults, example, odd 
     }
   }
 }
+
+TEST_CASE("every filter declares whether it is guided as the stages it makes are") {
+  // halo run decides where premultiplication goes from FilterDef::guided without making a
+  // stage; the stage itself says so through its Guided facet.
+  int guided = 0;
+  for (const auto& filter : filter_registry()) {
+    INFO(filter.name);
+    const auto stage = make_stage(filter.example);
+    CHECK(filter.guided == (stage->guide_sources() != nullptr));
+    guided += filter.guided;
+  }
+  CHECK(guided == 3);  // bilateral, atrous, denoise
+}
