@@ -116,8 +116,7 @@ class ToneStage : public Stage {
     const std::size_t bytes = 2 * std::size_t(in.width) * out.count() * colours * 4;
     // 64 x 4 work-items a group: groups of 64 left the H100 scheduling groups, not loading.
     device.launch(kernel, name,
-                  cl::NDRange(ceil_div(in.width, 64) * 64, ceil_div(out.count(), 4) * 4),
-                  groups::tile, bytes);
+                  cl::NDRange(in.width, out.count()), groups::tile, bytes);
     copy_alpha(device, in, result);
     return result;
   }
