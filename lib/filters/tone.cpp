@@ -115,8 +115,7 @@ class ToneStage : public Stage {
     }
     const std::size_t bytes = 2 * std::size_t(in.width) * out.count() * colours * 4;
     // 64 x 4 work-items a group: groups of 64 left the H100 scheduling groups, not loading.
-    device.launch(kernel, name,
-                  cl::NDRange(in.width, out.count()), groups::tile, bytes);
+    device.launch(kernel, name, cl::NDRange(in.width, out.count()), groups::tile, bytes);
     copy_alpha(device, in, result);
     return result;
   }
