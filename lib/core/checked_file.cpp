@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -28,19 +27,6 @@ Error open_error(const std::string& path, int error) {
   if (error == EACCES)
     return Error(ErrorKind::NoInput, path + ": cannot open for reading (permission?)");
   return Error(ErrorKind::NoInput, path + ": cannot open for reading: " + std::strerror(error));
-}
-
-// pread until `n` bytes or the end of the file; -1 (errno set) when a read fails.
-long long read_fully(int fd, void* out, std::size_t n, std::uint64_t offset) {
-  std::size_t got = 0;
-  while (got < n) {
-    const ssize_t r = ::pread(fd, static_cast<char*>(out) + got, n - got, off_t(offset + got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return -1;
-    if (r == 0) break;
-    got += std::size_t(r);
-  }
-  return static_cast<long long>(got);
 }
 
 }  // namespace
@@ -79,7 +65,7 @@ CheckedFile::~CheckedFile() {
 }
 
 std::size_t CheckedFile::read_at(void* out, std::size_t n, std::uint64_t offset) const {
-  const long long got = read_fully(fd_, out, n, offset);
+  const long long got = pread_at(out, n, offset);
   if (got < 0) throw Error(ErrorKind::Io, path_ + ": read error: " + std::strerror(errno));
   return std::size_t(got);
 }
@@ -105,7 +91,7 @@ struct Cookie {
 
 ssize_t cookie_read(void* cookie, char* out, std::size_t n) {
   auto* c = static_cast<Cookie*>(cookie);
-  const long long got = read_fully(c->file->descriptor(), out, n, c->position);
+  const long long got = c->file->pread_at(out, n, c->position);
   if (got > 0) c->position += std::uint64_t(got);
   return ssize_t(got);
 }
@@ -152,7 +138,7 @@ CheckedFileStream::CheckedFileStream(std::shared_ptr<const CheckedFile> file)
 CheckedFileStream::Buffer::int_type CheckedFileStream::Buffer::underflow() {
   if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
   const std::uint64_t at = start_ + std::uint64_t(egptr() - eback());
-  const long long got = read_fully(file_->descriptor(), bytes_, sizeof bytes_, at);
+  const long long got = file_->pread_at(bytes_, sizeof bytes_, at);
   if (got <= 0) return traits_type::eof();
   start_ = at;
   setg(bytes_, bytes_, bytes_ + got);

@@ -4,6 +4,9 @@
 // each reader gets its own position on the same descriptor.
 #pragma once
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -30,6 +33,20 @@ class CheckedFile {
 
   // Up to `n` bytes at `offset` (fewer at the end of the file); Io error when the read fails.
   std::size_t read_at(void* out, std::size_t n, std::uint64_t offset) const;
+  // The same without throwing, for callers behind C interfaces (stdio cookies, OpenImageIO's
+  // and OpenEXR's streams in the module, which calls nothing of halo's out of line): the bytes
+  // read, or -1 with errno set when a read fails.
+  long long pread_at(void* out, std::size_t n, std::uint64_t offset) const noexcept {
+    std::size_t got = 0;
+    while (got < n) {
+      const ssize_t r = ::pread(fd_, static_cast<char*>(out) + got, n - got, off_t(offset + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return -1;
+      if (r == 0) break;
+      got += std::size_t(r);
+    }
+    return static_cast<long long>(got);
+  }
   // The whole file, for a decoder that takes it at once: BadData when over `max_bytes` or
   // --max-memory (naming `what`), before a byte is read.
   std::string read_whole(std::size_t max_bytes, const std::string& what) const;

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -47,20 +46,6 @@ std::string one_line(std::string text) {
   return text;
 }
 
-// The bytes at `offset` of the file through its checked descriptor (the module calls nothing
-// of halo's: ::pread itself, not CheckedFile::read_at); short at its end or on a read error.
-std::size_t read_file_at(const CheckedFile& file, void* out, std::size_t n, std::uint64_t offset) {
-  std::size_t got = 0;
-  while (got < n) {
-    const ssize_t r =
-        ::pread(file.descriptor(), static_cast<char*>(out) + got, n - got, off_t(offset + got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    got += std::size_t(r);
-  }
-  return got;
-}
-
 // OpenImageIO's readers read the file through the descriptor halo checked, never by its name
 // (io/codec.cpp), each proxy from its own position.
 class DescriptorProxy : public OIIO::Filesystem::IOProxy {
@@ -74,7 +59,8 @@ class DescriptorProxy : public OIIO::Filesystem::IOProxy {
     return got;
   }
   std::size_t pread(void* out, std::size_t n, std::int64_t offset) override {
-    return offset < 0 ? 0 : read_file_at(*file_, out, n, std::uint64_t(offset));
+    const long long got = offset < 0 ? -1 : file_->pread_at(out, n, std::uint64_t(offset));
+    return got < 0 ? 0 : std::size_t(got);
   }
   std::size_t size() const override { return std::size_t(file_->size()); }
 
@@ -93,19 +79,12 @@ std::string descriptor_name(const CheckedFile& file) {
 // OpenImageIO's reader for the file's extension ("hdr" for .hdr), or the path where none
 // claims it (create then says so). Created by that name, not the file's: given a file name,
 // OpenImageIO 2.4 probes the file by its name before the reader opens it.
-std::string format_of_extension(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
+std::string reader_for_extension(const std::string& path) {
+  const std::string ext = fs::path(path).extension().string();
   if (ext.size() < 2) return path;
-  ext = OIIO::Strutil::lower(ext.substr(1));
-  // "openexr:exr,sxr,mxr;tiff:tif,tiff,...;..."
-  std::string list;
-  OIIO::getattribute("extension_list", list);
-  for (const auto& entry : OIIO::Strutil::splits(list, ";")) {
-    const auto colon = entry.find(':');
-    if (colon == std::string::npos) continue;
-    for (const auto& e : OIIO::Strutil::splits(entry.substr(colon + 1), ","))
-      if (e == ext) return entry.substr(0, colon);
-  }
+  const std::string wanted = OIIO::Strutil::lower(ext.substr(1));
+  for (const auto& [format, extensions] : OIIO::get_extension_map())
+    if (std::find(extensions.begin(), extensions.end(), wanted) != extensions.end()) return format;
   return path;
 }
 
@@ -115,7 +94,7 @@ class DescriptorStream : public Imf::IStream {
   explicit DescriptorStream(std::shared_ptr<const CheckedFile> file)
       : Imf::IStream(file->path().c_str()), file_(std::move(file)) {}
   bool read(char c[], int n) override {
-    if (n < 0 || read_file_at(*file_, c, std::size_t(n), position_) != std::size_t(n))
+    if (n < 0 || file_->pread_at(c, std::size_t(n), position_) != n)
       throw std::runtime_error("the file ends early");
     position_ += std::uint64_t(n);
     return position_ < file_->size();
@@ -389,7 +368,7 @@ class OiioReader : public ImageReader {
     // Keep stored values: no premultiplication of PNG alpha on the way in.
     OIIO::ImageSpec config;
     config.attribute("oiio:UnassociatedAlpha", 1);
-    in_ = OIIO::ImageInput::create(format.empty() ? format_of_extension(path) : format, false,
+    in_ = OIIO::ImageInput::create(format.empty() ? reader_for_extension(path) : format, false,
                                    &config);
     if (in_) {
       const bool proxied = in_->supports("ioproxy") && in_->set_ioproxy(&proxy_);
