@@ -132,22 +132,17 @@ std::vector<std::string> split_names(const std::string& list) {
 
 // The channels compared, by name: FILE[...] or --ch, else every channel of the file, so
 // that every layer of a multilayer EXR (depth, normals, AOVs) is checked, as idiff does.
-// `file`: the file named by `path`, opened.
+// `file`: the file named by `path` where it was opened already (else opened here).
 InputRef channels_to_compare(const std::string& path, std::shared_ptr<const CheckedFile> file,
                              ImagePart part, const CompareOptions& o) {
   InputRef ref = parse_input_ref(path);
   ref.part = part;
   ref.file = std::move(file);
+  ref.file = opened_file(ref);
   if (!ref.channels.empty()) return ref;
   ref.channels =
       o.ch.empty() ? open_reader(ref.file, 1, part)->header().channels : split_names(o.ch);
   return ref;
-}
-
-// The file `pair` reads on one side, opened where counting its parts has not opened it.
-std::shared_ptr<const CheckedFile> opened(const std::shared_ptr<const CheckedFile>& file,
-                                          const std::string& ref) {
-  return file ? file : CheckedFile::open(parse_input_ref(ref).path);
 }
 
 // Both files hold the same channel names (as sets), or Error(NotComparable) naming the first
@@ -287,10 +282,11 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o, Device* devic
     const std::string path_a = pair.read_a.empty() ? pair.a : pair.read_a;
     const std::string path_b = pair.read_b.empty() ? pair.b : pair.read_b;
     if (pair.refused) throw *pair.refused;
-    const InputRef ref_a = channels_to_compare(path_a, opened(pair.file_a, path_a), pair.part, o);
+    const InputRef ref_a = channels_to_compare(path_a, pair.file_a, pair.part, o);
     InputRef ref_b = parse_input_ref(path_b);
     ref_b.part = pair.part;
-    ref_b.file = opened(pair.file_b, path_b);
+    ref_b.file = pair.file_b;
+    ref_b.file = opened_file(ref_b);
     if (ref_b.channels.empty()) {
       // Every channel of a, unless a list chose some: then b must have the same set.
       if (o.ch.empty() && parse_input_ref(path_a).channels.empty())
@@ -623,9 +619,9 @@ std::vector<Pair> every_part(const std::vector<Pair>& pairs) {
     std::vector<int> levels_a, levels_b;
     std::shared_ptr<const CheckedFile> file_a, file_b;
     try {
-      file_a = opened(nullptr, pair.read_a.empty() ? pair.a : pair.read_a);
+      file_a = opened_file(parse_input_ref(pair.read_a.empty() ? pair.a : pair.read_a));
       levels_a = mip_levels(file_a);
-      file_b = opened(nullptr, pair.read_b.empty() ? pair.b : pair.read_b);
+      file_b = opened_file(parse_input_ref(pair.read_b.empty() ? pair.b : pair.read_b));
       levels_b = mip_levels(file_b);
     } catch (const Error& e) {
       parts.push_back(pair);

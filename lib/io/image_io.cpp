@@ -130,8 +130,12 @@ void read_picked(ImageReader& reader, const std::vector<int>& picked, int count,
                   all.data() + (p * (hi - lo) + (picked[c] - lo)) * size, size);
 }
 
+std::shared_ptr<const CheckedFile> opened_file(const InputRef& input) {
+  return input.file ? input.file : CheckedFile::open(input.path);
+}
+
 LoadedImage read_image(const InputRef& input, std::pmr::memory_resource* memory) {
-  auto reader = open_reader(input.file ? input.file : CheckedFile::open(input.path), 1, input.part);
+  auto reader = open_reader(opened_file(input), 1, input.part);
   const ImageHeader& h = reader->header();
   const ChannelChoice choice = choose_channels(h, input);
   LoadedImage loaded;

@@ -31,6 +31,9 @@ struct InputRef {
   std::shared_ptr<const CheckedFile> file;
 };
 InputRef parse_input_ref(const std::string& text);
+// The file `input` names: InputRef::file where it was opened already, else opened and checked
+// now (CheckedFile::open's errors).
+std::shared_ptr<const CheckedFile> opened_file(const InputRef& input);
 
 // The channels an input uses. Without a channel list: RGB(A) when present (also one layer's
 // "Layer.R/G/B/A" in multilayer EXR), else all channels when there are at most four. Usage

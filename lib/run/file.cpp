@@ -197,20 +197,22 @@ FilePlan::FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipel
     spdlog::info("{}: decoded at 1/{} of its size (the first stages shrink it more)", names.input,
                  shrink);
     // A decoder shrinks from its first row only (libjpeg's scale is set before decoding).
-    input_ = std::make_unique<InputStream>(parse_input_ref(names.input + names.channels),
-                                           this->pipeline().guide_sets(), shrink, input_->file());
+    InputRef ref = parse_input_ref(names.input + names.channels);
+    ref.file = input_->file();
+    input_ = std::make_unique<InputStream>(ref, this->pipeline().guide_sets(), shrink);
   }
   describe(names, o);
 }
 
 void FilePlan::describe(const FileNames& names, const FileRunOptions& o) {
   const InputStream& in = *input_;
-  described_ = pipeline().describe(ImageDesc{{in.input().width, in.input().height}});
+  const ImageDesc described = pipeline().describe(ImageDesc{{in.input().width, in.input().height}});
+  output_size_ = described.size;
   metadata_ = output_metadata(in.header().metadata, o);
-  describe_output(metadata_, described_);
+  describe_output(metadata_, described);
   // Stages such as crop change the image's size; the input's data and display windows then
   // no longer fit it.
-  placement_ = output_placement(pipeline(), described_, in.header().placement);
+  placement_ = output_placement(pipeline(), described, in.header().placement);
   // An EXR output keeps the input's other channels (layers) beside the filtered ones; the
   // stages that move pixels move them too, in a stream that takes their share of the memory.
   const std::size_t all = in.header().channels.size(), picked = in.channels().picked.size();

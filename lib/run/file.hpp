@@ -81,7 +81,7 @@ class FilePlan {
   SampleType type() const { return type_; }
   // The output image: its size (the chain folded over the decoded input), its placement in an
   // EXR's windows where it keeps one, and its metadata (ICC tag, Orientation, history).
-  Size output_size() const { return described_.size; }
+  Size output_size() const { return output_size_; }
   const std::optional<Placement>& placement() const { return placement_; }
   const Metadata& metadata() const { return metadata_; }
   // The input's channels besides the picked ones, which an EXR output carries (and the share
@@ -103,7 +103,7 @@ class FilePlan {
   SampleType type_ = SampleType::f32;
   bool flattens_ = false;
   double samples_ = 0;
-  ImageDesc described_;
+  Size output_size_;
   std::optional<Placement> placement_;
   Metadata metadata_;
   bool carries_layers_ = false;

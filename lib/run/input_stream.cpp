@@ -41,9 +41,9 @@ Image& guide_image(Guides& g, int which) {
 }  // namespace
 
 InputStream::InputStream(const InputRef& input, const std::vector<GuideSources>& guide_sets,
-                         int shrink, std::shared_ptr<const CheckedFile> opened)
+                         int shrink)
     : shrink_(guide_sets.empty() ? shrink : 1) {
-  auto file = opened ? std::move(opened) : CheckedFile::open(input.path);
+  auto file = opened_file(input);
   files_.push_back({input.path, file, open_reader(file, shrink_)});
   const ImageHeader& h = header();
   choice_ = choose_channels(h, input);

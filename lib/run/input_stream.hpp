@@ -19,9 +19,8 @@ class InputStream {
   // io/guides.hpp finds them), "off" nothing, anything else is a file[channels].
   // shrink: the input may be decoded at 1/shrink of its size (open_reader), for a pipeline
   // whose first stages shrink it anyway (Pipeline::decode_shrink); guides never are.
-  // opened: the input's file as an earlier InputStream opened it (never opened by name again).
-  InputStream(const InputRef& input, const std::vector<GuideSources>& guide_sets, int shrink = 1,
-              std::shared_ptr<const CheckedFile> opened = nullptr);
+  // The input's file is opened_file(input): InputRef::file where an earlier reader opened it.
+  InputStream(const InputRef& input, const std::vector<GuideSources>& guide_sets, int shrink = 1);
   InputStream(const InputStream&) = delete;
   InputStream& operator=(const InputStream&) = delete;
 
