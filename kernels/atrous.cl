@@ -89,10 +89,9 @@ inline void finish_outline(const float cover, const float spread, const float ou
 __kernel void atrous_pass(__global const float* src, __global float* dst,
                           __global const float* geometry, __global const float* albedo,
                           __global const float* remod_albedo, const AtrousPassArgs a) {
-  const int width = a.width, pitch = a.pitch, rows = a.rows, y0 = a.y0, height = a.height,
-            first = a.first, last = a.last, channels = a.channels, step = a.step,
-            border = a.border, has_normal = a.has_normal, has_depth = a.has_depth,
-            split = a.split, demod = a.demod, remod = a.remod;
+  STRIP_FIELDS(a.strip);
+  const int channels = a.channels, step = a.step, border = a.border, has_normal = a.has_normal,
+            has_depth = a.has_depth, split = a.split, demod = a.demod, remod = a.remod;
   const float colour_inv = a.colour_inv, radiance_inv = a.radiance_inv, sigma_n = a.sigma_n,
               sigma_z = a.sigma_z, albedo_min = a.albedo_min, outline = a.outline;
   const int x = get_global_id(0), y = first + (int)get_global_id(1);

@@ -110,9 +110,9 @@ inline void bilateral_pass(__global const float* src, __global float* dst,
       __global const float *albedo, __global const float *remod_albedo,                         \
       __constant const float *weights, const BilateralPassArgs a
 #define PASS_VALUES                                                                            \
-  src, dst, flags, albedo, remod_albedo, weights, a.width, a.pitch, a.rows, a.y0, a.height,     \
-      a.first, a.last, a.channels, a.r, a.border, a.use_flags, a.demod, a.remod, a.albedo_min,  \
-      a.range_inv
+  src, dst, flags, albedo, remod_albedo, weights, a.strip.width, a.strip.pitch, a.strip.rows,   \
+      a.strip.y0, a.strip.height, a.strip.first, a.strip.last, a.channels, a.r, a.border,       \
+      a.use_flags, a.demod, a.remod, a.albedo_min, a.range_inv
 
 __kernel void bilateral_rows(PASS_ARGS) {
   bilateral_pass(PASS_VALUES, 1);
@@ -142,9 +142,9 @@ inline bool blocked(__global const uchar* flags, const int use_flags, const int 
 }
 
 __kernel void bilateral_2d(PASS_ARGS) {
-  const int width = a.width, pitch = a.pitch, rows = a.rows, y0 = a.y0, height = a.height,
-            first = a.first, last = a.last, channels = a.channels, r = a.r, border = a.border,
-            use_flags = a.use_flags, demod = a.demod, remod = a.remod;
+  STRIP_FIELDS(a.strip);
+  const int channels = a.channels, r = a.r, border = a.border, use_flags = a.use_flags,
+            demod = a.demod, remod = a.remod;
   const float albedo_min = a.albedo_min, range_inv = a.range_inv;
   const int x = get_global_id(0), y = first + (int)get_global_id(1);
   if (x >= width || y >= last) return;

@@ -126,16 +126,16 @@ typedef struct {
 
 // The scalars of a guided filter's pass, one kernel argument by value instead of a row of
 // positional ones (lib/filters/bilateral.cpp, atrous.cpp fill them). Members of 4 bytes only,
-// so OpenCL C and C++ lay them out alike (the C++ side static_asserts the size). The first
-// seven: the image's width and row pitch, then the strip (STRIP_ARGS in common.cl).
+// so OpenCL C and C++ lay them out alike (the C++ side static_asserts the size). First the
+// strip, as every strip kernel takes it.
 typedef struct {
-  int width, pitch, rows, y0, height, first, last;
+  StripArgs strip;
   int channels, r, border, use_flags, demod, remod;
   float albedo_min, range_inv;
 } BilateralPassArgs;
 
 typedef struct {
-  int width, pitch, rows, y0, height, first, last;
+  StripArgs strip;
   int channels, step, border, has_normal, has_depth, split, demod, remod;
   float colour_inv, radiance_inv, sigma_n, sigma_z, albedo_min, outline;
 } AtrousPassArgs;

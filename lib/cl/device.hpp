@@ -285,18 +285,11 @@ inline StripArgs strip_args(const DeviceImage& buffer, Span out) {
           buffer.full_height, out.first,    out.last};
 }
 
-// `args` (a guided pass's packed arguments of kernels/contract.h, which begin with the members
-// of StripArgs) with those members filled in for `buffer` and the rows `out`.
+// `args` (a guided pass's packed arguments of kernels/contract.h, which begin with a
+// StripArgs) with its strip set to `buffer` and the rows `out`.
 template <typename PassArgs>
 PassArgs on_strip(PassArgs args, const DeviceImage& buffer, Span out) {
-  const StripArgs s = strip_args(buffer, out);
-  args.width = s.width;
-  args.pitch = s.pitch;
-  args.rows = s.rows;
-  args.y0 = s.y0;
-  args.height = s.height;
-  args.first = s.first;
-  args.last = s.last;
+  args.strip = strip_args(buffer, out);
   return args;
 }
 
