@@ -5,6 +5,9 @@
 
 #include <cstdlib>
 #include <iterator>
+#include <new>
+
+#include "core/host_memory.hpp"
 
 namespace halo {
 
@@ -76,11 +79,17 @@ void BlockPool::do_deallocate(void* p, std::size_t bytes, std::size_t alignment)
 }
 
 void* HeapPool::make_block(std::size_t size) {
-  return std::aligned_alloc(4096, (size + 4095) / 4096 * 4096);
+  if (size < kLargeBytes) return std::aligned_alloc(4096, (size + 4095) / 4096 * 4096);
+  try {
+    return allocate_large(size);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
 }
 
-void HeapPool::free_block(void* block, std::size_t) {
-  std::free(block);
+void HeapPool::free_block(void* block, std::size_t size) {
+  if (size < kLargeBytes) return std::free(block);
+  release_large(block, size);
 }
 
 }  // namespace halo

@@ -15,6 +15,8 @@
 #include <streambuf>
 #include <string>
 
+#include "core/host_memory.hpp"
+
 namespace halo {
 
 class CheckedFile {
@@ -49,7 +51,7 @@ class CheckedFile {
   }
   // The whole file, for a decoder that takes it at once: BadData when over `max_bytes` or
   // --max-memory (naming `what`), before a byte is read.
-  std::string read_whole(std::size_t max_bytes, const std::string& what) const;
+  HostBytes read_whole(std::size_t max_bytes, const std::string& what) const;
 
  private:
   CheckedFile(std::string path, int fd, std::uint64_t size);

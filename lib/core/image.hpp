@@ -11,68 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/host_memory.hpp"
+
 namespace halo {
-
-// What a container's allocator does to make an element: without arguments nothing (the
-// element is left unset, default-initialised), else the constructor with them.
-template <class U, class... A>
-void construct_unset(U* p, A&&... args) {
-  if constexpr (sizeof...(A) == 0)
-    ::new (static_cast<void*>(p)) U;
-  else
-    ::new (static_cast<void*>(p)) U(std::forward<A>(args)...);
-}
-
-// Allocates from a memory resource (page-locked memory for fast device transfers, see
-// cl/pinned_pool.hpp), unlike std::pmr's allocator it moves with its storage on move
-// assignment, so `buffer = make_pinned()` keeps the memory instead of copying it. Copies are
-// ordinary heap memory.
-template <class T>
-struct HostAllocator {
-  using value_type = T;
-  using propagate_on_container_move_assignment = std::true_type;
-  using propagate_on_container_swap = std::true_type;
-  using is_always_equal = std::false_type;
-
-  std::pmr::memory_resource* resource = std::pmr::new_delete_resource();
-
-  HostAllocator() = default;
-  explicit HostAllocator(std::pmr::memory_resource* r) : resource(r) {}
-  template <class U>
-  HostAllocator(const HostAllocator<U>& other) : resource(other.resource) {}
-
-  T* allocate(std::size_t n) { return static_cast<T*>(resource->allocate(n * sizeof(T), 64)); }
-  void deallocate(T* p, std::size_t n) { resource->deallocate(p, n * sizeof(T), 64); }
-  // resize() leaves new samples as they are: PixelBuffer zeroes them unless asked not to, so
-  // strips that are about to be overwritten cost no pass over their memory.
-  template <class U, class... A>
-  void construct(U* p, A&&... args) {
-    construct_unset(p, std::forward<A>(args)...);
-  }
-  HostAllocator select_on_container_copy_construction() const { return {}; }
-  template <class U>
-  bool operator==(const HostAllocator<U>& other) const {
-    return resource == other.resource;
-  }
-};
-
-using HostBytes = std::vector<std::byte, HostAllocator<std::byte>>;
-
-// The heap, with resize() leaving new floats unset (see Image::uninitialized).
-template <class T>
-struct UnsetAllocator : std::allocator<T> {
-  template <class U>
-  struct rebind {
-    using other = UnsetAllocator<U>;
-  };
-  UnsetAllocator() = default;
-  template <class U>
-  UnsetAllocator(const UnsetAllocator<U>&) {}
-  template <class U, class... A>
-  void construct(U* p, A&&... args) {
-    construct_unset(p, std::forward<A>(args)...);
-  }
-};
 
 using Samples = std::vector<float, UnsetAllocator<float>>;
 
@@ -95,7 +36,8 @@ struct PixelBuffer {
   HostBytes bytes;
 
   PixelBuffer() = default;
-  // memory: where the samples live (nullptr: the heap); a batch passes page-locked memory.
+  // memory: where the samples live (nullptr: large_page_resource()); a batch passes
+  // page-locked memory.
   PixelBuffer(int width, int height, int channels, PixelType type, bool alpha = false,
               std::pmr::memory_resource* memory = nullptr);
   // The same, with samples left unset, for buffers that are filled right away (strips).

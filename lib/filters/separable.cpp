@@ -38,12 +38,12 @@ void fma_taps_plain(float* out, const float* const* in, const float* weights, in
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-// With FMA instructions (x86-64-v3): 32 outputs at a time in four 8-lane sums that stay in
-// registers while every tap is added. Going tap by tap over whole rows instead sent a
+// With FMA instructions (x86-64-v3): outputs x0 .. n-1, 32 at a time in four 8-lane sums that
+// stay in registers while every tap is added. Going tap by tap over whole rows instead sent a
 // 5120-wide row through L2 once a tap (2x slower).
 __attribute__((target("avx2,fma"))) void fma_taps_wide(float* out, const float* const* in,
-                                                       const float* weights, int taps, int n) {
-  int x0 = 0;
+                                                       const float* weights, int taps, int x0,
+                                                       int n) {
   for (; x0 + 32 <= n; x0 += 32) {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     for (int j = 0; j < taps; ++j) {
@@ -71,6 +71,31 @@ __attribute__((target("avx2,fma"))) void fma_taps_wide(float* out, const float* 
     out[x0] = acc;
   }
 }
+
+// With AVX-512: the same, 64 outputs at a time in four 16-lane sums (1.3x the 8-lane form on a
+// row of 5120 and 25 taps, AMD EPYC, 2026-11-28); the last outputs in the 8-lane form. Each
+// lane's fmas are the same in either form.
+__attribute__((target("avx512f,avx2,fma"))) void fma_taps_512(float* out, const float* const* in,
+                                                              const float* weights, int taps,
+                                                              int n) {
+  int x0 = 0;
+  for (; x0 + 64 <= n; x0 += 64) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (int j = 0; j < taps; ++j) {
+      const float* v = in[j] + x0;
+      const __m512 w = _mm512_set1_ps(weights[j]);
+      a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v), a0);
+      a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 16), a1);
+      a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 32), a2);
+      a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(v + 48), a3);
+    }
+    _mm512_storeu_ps(out + x0, a0);
+    _mm512_storeu_ps(out + x0 + 16, a1);
+    _mm512_storeu_ps(out + x0 + 32, a2);
+    _mm512_storeu_ps(out + x0 + 48, a3);
+  }
+  fma_taps_wide(out, in, weights, taps, x0, n);
+}
 #endif
 
 bool wide_fma() {
@@ -84,7 +109,9 @@ bool wide_fma() {
 
 void fma_taps(float* out, const float* const* in, const float* weights, int taps, int n) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (wide_fma()) return fma_taps_wide(out, in, weights, taps, n);
+  static const bool avx512 = wide_fma() && __builtin_cpu_supports("avx512f");
+  if (avx512) return fma_taps_512(out, in, weights, taps, n);
+  if (wide_fma()) return fma_taps_wide(out, in, weights, taps, 0, n);
 #endif
   fma_taps_plain(out, in, weights, taps, n);
 }

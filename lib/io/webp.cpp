@@ -26,8 +26,16 @@ namespace {
 
 // A RIFF file's size field is 32 bits: no WebP is larger.
 constexpr std::size_t kMostWebpBytes = (std::size_t(1) << 32) + 8;
+// What a header is read from. The whole file is read when its pixels are wanted, or at once
+// when the header flags metadata chunks (they may follow the pixels): a probe of a file that
+// is then reopened to decode it shrunk costs no second read of the whole file.
+constexpr std::size_t kHeadBytes = std::size_t(64) << 10;
 
-const std::uint8_t* data_of(const std::string& bytes) {
+HostBytes read_whole_webp(const CheckedFile& file) {
+  return file.read_whole(kMostWebpBytes, "the WebP file");
+}
+
+const std::uint8_t* data_of(const HostBytes& bytes) {
   return reinterpret_cast<const std::uint8_t*>(bytes.data());
 }
 
@@ -67,9 +75,11 @@ struct DeleteDecoder {
 
 class WebpReader : public ImageReader {
  public:
-  WebpReader(const std::string& path, std::string bytes, const WebPBitstreamFeatures& f, int shrink)
-      : path_(path), bytes_(std::move(bytes)) {
-    check_image_size(path, f.width, f.height);
+  // bytes: the whole file, or its first bytes when `whole` is false.
+  WebpReader(std::shared_ptr<const CheckedFile> file, HostBytes bytes, bool whole,
+             const WebPBitstreamFeatures& f, int shrink)
+      : file_(std::move(file)), path_(file_->path()), bytes_(std::move(bytes)), whole_(whole) {
+    check_image_size(path_, f.width, f.height);
     header_.format = "webp";
     header_.alpha = f.has_alpha;
     header_.channels = standard_names(f.has_alpha ? 4 : 3, f.has_alpha);
@@ -104,14 +114,15 @@ class WebpReader : public ImageReader {
  private:
   // The ICC profile, EXIF (TIFF data; a leading "Exif\0\0", which some writers add, dropped)
   // and XMP chunks.
-  Metadata read_metadata() const {
+  Metadata read_metadata() {
     // Partial: a truncated file's chunks before the cut are read, and its pixels fail when
     // the rows past it are asked for, saying so.
-    const WebPData data{data_of(bytes_), bytes_.size()};
-    WebPDemuxState state = WEBP_DEMUX_PARSE_ERROR;
-    std::unique_ptr<WebPDemuxer, DeleteDemuxer> demux(WebPDemuxPartial(&data, &state));
-    if (!demux || state == WEBP_DEMUX_PARSE_ERROR)
-      throw Error(ErrorKind::BadData, path_ + ": not a valid WebP container");
+    std::unique_ptr<WebPDemuxer, DeleteDemuxer> demux = demux_bytes();
+    constexpr std::uint32_t kMetadataFlags = ICCP_FLAG | EXIF_FLAG | XMP_FLAG;
+    if (!whole_ && (WebPDemuxGetI(demux.get(), WEBP_FF_FORMAT_FLAGS) & kMetadataFlags)) {
+      read_whole();
+      demux = demux_bytes();
+    }
     Metadata m;
     m.icc = chunk(demux.get(), "ICCP");
     m.exif = chunk(demux.get(), "EXIF");
@@ -120,9 +131,24 @@ class WebpReader : public ImageReader {
     return m;
   }
 
+  std::unique_ptr<WebPDemuxer, DeleteDemuxer> demux_bytes() const {
+    const WebPData data{data_of(bytes_), bytes_.size()};
+    WebPDemuxState state = WEBP_DEMUX_PARSE_ERROR;
+    std::unique_ptr<WebPDemuxer, DeleteDemuxer> demux(WebPDemuxPartial(&data, &state));
+    if (!demux || state == WEBP_DEMUX_PARSE_ERROR)
+      throw Error(ErrorKind::BadData, path_ + ": not a valid WebP container");
+    return demux;
+  }
+
+  void read_whole() {
+    bytes_ = read_whole_webp(*file_);
+    whole_ = true;
+  }
+
   // The decoder, writing into pixels_: on the first rows read, not at open (a probe of the
   // header decodes nothing).
   void start() {
+    if (!whole_) read_whole();
     const std::size_t channels = header_.channels.size();
     check_memory(path_, double(header_.width) * header_.height * channels,
                  "a WebP image's decoded pixels");
@@ -162,8 +188,10 @@ class WebpReader : public ImageReader {
 
   static constexpr std::size_t kFeed = std::size_t(256) << 10;  // bytes handed over at a time
 
+  std::shared_ptr<const CheckedFile> file_;
   std::string path_;
-  std::string bytes_;  // the whole file
+  HostBytes bytes_;  // the whole file, or its first bytes until whole_
+  bool whole_ = false;
   std::vector<std::uint8_t> pixels_;
   WebPDecoderConfig config_{};  // the decoder keeps pointers to its options and output
   std::unique_ptr<WebPIDecoder, DeleteDecoder> decoder_;
@@ -179,14 +207,26 @@ bool is_webp_content(const unsigned char* b, std::size_t n) {
 }
 
 std::unique_ptr<ImageReader> open_webp(std::shared_ptr<const CheckedFile> file, int shrink) {
-  const std::string& path = file->path();
-  std::string bytes = file->read_whole(kMostWebpBytes, "the WebP file");
+  bool whole = file->size() <= kHeadBytes;
+  HostBytes bytes;
+  if (whole) {
+    bytes = read_whole_webp(*file);
+  } else {
+    bytes.resize(kHeadBytes);
+    bytes.resize(file->read_at(bytes.data(), bytes.size(), 0));
+  }
   WebPBitstreamFeatures features;
-  const VP8StatusCode status = WebPGetFeatures(data_of(bytes), bytes.size(), &features);
+  VP8StatusCode status = WebPGetFeatures(data_of(bytes), bytes.size(), &features);
+  if (status == VP8_STATUS_NOT_ENOUGH_DATA && !whole) {  // a header past the first bytes
+    bytes = read_whole_webp(*file);
+    whole = true;
+    status = WebPGetFeatures(data_of(bytes), bytes.size(), &features);
+  }
   if (status != VP8_STATUS_OK)
-    throw Error(ErrorKind::BadData, path + ": cannot read the WebP header: " + status_text(status));
+    throw Error(ErrorKind::BadData,
+                file->path() + ": cannot read the WebP header: " + status_text(status));
   if (features.has_animation) return nullptr;  // OpenImageIO's: frames as subimages
-  return std::make_unique<WebpReader>(path, std::move(bytes), features, shrink);
+  return std::make_unique<WebpReader>(std::move(file), std::move(bytes), whole, features, shrink);
 }
 
 }  // namespace halo

@@ -152,31 +152,66 @@ TEST_CASE("WebP decoded shrunk: each side divided and rounded up, the average of
   CHECK(open_reader(dir / "b.webp", 3)->header().width == 67);  // not a shrink it offers
 }
 
+// `still` with metadata chunks added (fourcc, payload), as libwebp's muxer assembles it.
+std::string with_chunks(const std::string& still,
+                        const std::vector<std::pair<const char*, std::string>>& chunks) {
+  WebPMux* mux = WebPMuxNew();
+  const WebPData image{reinterpret_cast<const std::uint8_t*>(still.data()), still.size()};
+  REQUIRE(WebPMuxSetImage(mux, &image, 1) == WEBP_MUX_OK);
+  for (const auto& [fourcc, payload] : chunks) {
+    const WebPData data{reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()};
+    REQUIRE(WebPMuxSetChunk(mux, fourcc, &data, 1) == WEBP_MUX_OK);
+  }
+  WebPData assembled;
+  REQUIRE(WebPMuxAssemble(mux, &assembled) == WEBP_MUX_OK);
+  std::string bytes(reinterpret_cast<const char*>(assembled.bytes), assembled.size);
+  WebPDataClear(&assembled);
+  WebPMuxDelete(mux);
+  return bytes;
+}
+
 TEST_CASE("WebP metadata: the ICC profile, EXIF (a leading Exif marker dropped) and XMP chunks") {
   TempDir dir;
   const std::string still = encode(noise(9, 4, 3, 1), 9, 4, 3, true);
   const std::string icc = "an ICC profile's bytes", tiff = std::string("II*\0", 4) + "exif";
   const std::string xmp = "<x:xmpmeta/>";
-  WebPMux* mux = WebPMuxNew();
-  const WebPData image{reinterpret_cast<const std::uint8_t*>(still.data()), still.size()};
-  REQUIRE(WebPMuxSetImage(mux, &image, 1) == WEBP_MUX_OK);
   const std::string exif = std::string("Exif\0\0", 6) + tiff;
-  for (const auto& [fourcc, payload] : {std::pair<const char*, const std::string*>{"ICCP", &icc},
-                                        {"EXIF", &exif},
-                                        {"XMP ", &xmp}}) {
-    const WebPData data{reinterpret_cast<const std::uint8_t*>(payload->data()), payload->size()};
-    REQUIRE(WebPMuxSetChunk(mux, fourcc, &data, 1) == WEBP_MUX_OK);
-  }
-  WebPData assembled;
-  REQUIRE(WebPMuxAssemble(mux, &assembled) == WEBP_MUX_OK);
-  save(dir / "m.webp", std::string(reinterpret_cast<const char*>(assembled.bytes), assembled.size));
-  WebPDataClear(&assembled);
-  WebPMuxDelete(mux);
+  save(dir / "m.webp", with_chunks(still, {{"ICCP", icc}, {"EXIF", exif}, {"XMP ", xmp}}));
   auto reader = open_reader(dir / "m.webp");
   CHECK(reader->header().metadata.icc == icc);
   CHECK(reader->header().metadata.exif == tiff);
   CHECK(reader->header().metadata.xmp == xmp);
   CHECK(read_all(*reader) == noise(9, 4, 3, 1));
+}
+
+// The header is read from the first 64 KiB; the rest when the pixels are wanted, or at once
+// when the header flags metadata, which may follow the pixels.
+TEST_CASE("WebP files longer than the header's read: pixels, trailing metadata, a long header") {
+  TempDir dir;
+  const int w = 300, h = 200;
+  const std::string still = encode(noise(w, h, 3, 4), w, h, 3, true);
+  REQUIRE(still.size() > (std::size_t(64) << 10));
+  save(dir / "plain.webp", still);
+  CHECK(read_all(*open_reader(dir / "plain.webp")) == noise(w, h, 3, 4));
+  CHECK(read_all(*open_reader(dir / "plain.webp", 2)).size() == std::size_t(150) * 100 * 3);
+
+  const std::string xmp = "<x:xmpmeta>after the pixels</x:xmpmeta>";
+  save(dir / "tail.webp", with_chunks(still, {{"XMP ", xmp}}));
+  auto tail = open_reader(dir / "tail.webp");
+  CHECK(tail->header().metadata.xmp == xmp);
+  CHECK(read_all(*tail) == noise(w, h, 3, 4));
+
+  // A profile longer than the first read comes before the image: its header is read whole.
+  const std::string icc(std::size_t(100) << 10, 'p');
+  save(dir / "long.webp", with_chunks(encode(noise(9, 4, 3, 2), 9, 4, 3, true), {{"ICCP", icc}}));
+  auto long_header = open_reader(dir / "long.webp");
+  CHECK(long_header->header().width == 9);
+  CHECK(long_header->header().metadata.icc == icc);
+  CHECK(read_all(*long_header) == noise(9, 4, 3, 2));
+
+  save(dir / "cut.webp", still.substr(0, still.size() - 1000));
+  CHECK_THROWS_WITH_AS(read_all(*open_reader(dir / "cut.webp")),
+                       doctest::Contains("ends early (truncated)"), Error);
 }
 
 TEST_CASE("WebP errors: truncated pixels, a damaged header, a RIFF that is no WebP") {
