@@ -32,6 +32,9 @@
 // Odd stride: the work-items of a group read different rows of the tile in different banks.
 #define STRIDE (SPAN | 1)
 
+// A program holds the two passes or box_walk (WALK_W defined), not both: a runtime that hands
+// out a program's binary (halo's disk cache) builds every kernel in it.
+#ifndef WALK_W
 __kernel __attribute__((reqd_work_group_size(1, BOX_ROWS, 1))) void box_rows(
     __global const float* src, __global float* dst, const StripArgs strip,
     const int border) {
@@ -134,6 +137,7 @@ __kernel void box_cols(__global const float* src, __global float* dst, const Str
     dst[(size_t)(y - y0) * pitch + x] = MEAN(sum);
   }
 }
+#endif  // !WALK_W
 
 // box_walk (WALK_W defined; GPUs): both passes in one kernel, so the image is read once and
 // written once where box_rows + box_cols also write and read the rows pass's result. A

@@ -20,6 +20,11 @@
 // The denoise network's tensors in and out: 16 columns, 4 rows.
 #define GROUP_NET_W 16
 #define GROUP_NET_H 4
+// separable.cl's kernel forms (SEP_FORM): a program holds one form's kernels.
+#define SEP_FORM_PASSES 1  // _rows and _cols, tiled in local memory (GPUs)
+#define SEP_FORM_FUSED 2   // _fused: both passes in one kernel
+#define SEP_FORM_DIRECT 3  // _direct: both passes in registers
+#define SEP_FORM_VECTOR 4  // _rows_vec and _cols_vec (CPUs)
 // Lanes of the fused separable kernel's rows (a work-group is GROUP_FUSED_W x FUSED_S).
 #define GROUP_FUSED_W 32
 
@@ -51,6 +56,8 @@
 #define HIST_METHOD_GLOBAL 0
 #define HIST_METHOD_LOCAL 1
 #define HIST_METHOD_PRIVATE 2
+// histogram_local reads 8/16-bit pixels in blocks of this many (16 bytes a channel).
+#define HIST_BLOCK 16
 
 // Colour tables' shapers (Shaper::Kind in lib/filters/color_lut.hpp).
 #define SHAPER_LINEAR 0

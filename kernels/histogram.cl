@@ -21,10 +21,12 @@
 //   histogram_private  the seeds' exclusive per-work-item counters (calcstatistic): each
 //                      work-item owns a row of local counters, no atomics; per-group partials
 //                      go to global memory for the reduce kernel (reducestatistic)
-// Defines: INPUT, CHANNELS, MODE, CHANNEL, BINS, CODES, MAX_CODE, PIXELS_PER_ITEM, GROUP,
-//   SUBHISTS (histogram_local copies), TOTALS64 (see below), IN_FLIGHT (blocks histogram_local
-//   loads before counting them), and METHOD (HIST_METHOD_*): only that counting kernel is
-//   compiled, since the others' local arrays may not fit the device.
+// Defines: INPUT, CHANNELS, MODE, CHANNEL, BINS, CODES, MAX_CODE, GROUP, SUBHISTS
+//   (histogram_local copies), TOTALS64 (see below), IN_FLIGHT (blocks histogram_local loads
+//   before counting them), WHOLE_BLOCKS (the pixels per work-item are whole blocks of 16), and
+//   METHOD (HIST_METHOD_*): only that counting kernel is compiled, since the others' local
+//   arrays may not fit the device. The pixels per work-item are an argument, not a define: they
+//   follow the image's size, and as a define every size made a program of its own.
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "contract.h"
@@ -50,8 +52,8 @@
 #ifndef MAX_CODE
 #define MAX_CODE 255
 #endif
-#ifndef PIXELS_PER_ITEM
-#define PIXELS_PER_ITEM 16
+#ifndef WHOLE_BLOCKS
+#define WHOLE_BLOCKS 1
 #endif
 #ifndef GROUP
 #define GROUP 256
@@ -182,19 +184,20 @@ typedef uint total_t;
 #endif
 
 // Every counting kernel takes the same arguments: the samples, its counters, the range of
-// pixels [first, first + pixels) of this launch, the float range, and the planar layout.
+// pixels [first, first + pixels) of this launch, the float range, the planar layout, and the
+// pixels each work-item counts.
 #define COUNT_ARGS                                                                               \
   __global const sample_t *src, __global total_t *counts, const ulong first, const ulong pixels, \
       const float lo, const float hi, const float scale, const ulong width, const ulong pitch,   \
-      const ulong plane, const ulong origin
+      const ulong plane, const ulong origin, const int pixels_per_item
 #define LAYOUT \
   { width, pitch, plane, origin }
 
 #if METHOD == HIST_METHOD_GLOBAL
 __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_global(COUNT_ARGS) {
   const layout_t L = LAYOUT;
-  const ulong base = first + (ulong)get_group_id(0) * GROUP * PIXELS_PER_ITEM + get_local_id(0);
-  for (int k = 0; k < PIXELS_PER_ITEM; ++k) {
+  const ulong base = first + (ulong)get_group_id(0) * GROUP * pixels_per_item + get_local_id(0);
+  for (int k = 0; k < pixels_per_item; ++k) {
     const ulong p = base + (ulong)k * GROUP;
     if (p >= first + pixels) break;
     for (int h = 0; h < HISTS; ++h) atomic_inc(&counts[bin_of(src, L, p, h, lo, hi, scale)]);
@@ -227,9 +230,9 @@ inline void extend(__local uint* hist, run_t* run, const uint b) {
 
 // 8/16-bit data in blocks of BLOCK pixels: CHANNELS * INPUT loads of 16 bytes each (a block
 // starts on a multiple of 16 pixels, so on a 16-byte boundary), unpacked in registers.
-#define BLOCK 16
+#define BLOCK HIST_BLOCK
 #define BLOCK_LOADS (CHANNELS * INPUT)
-#define BLOCKED (CODES && INPUT != HIST_INPUT_FLOAT && PIXELS_PER_ITEM % BLOCK == 0)
+#define BLOCKED (CODES && INPUT != HIST_INPUT_FLOAT && WHOLE_BLOCKS)
 
 #if BLOCKED
 typedef union {
@@ -289,12 +292,13 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_local
 #if BLOCKED
   // Consecutive work-items take consecutive blocks; a partial block at the end goes pixel by
   // pixel. `first` is a multiple of BLOCK (launches are split at multiples of 2^30 pixels).
-  const ulong base = first / BLOCK + (ulong)get_group_id(0) * GROUP * (PIXELS_PER_ITEM / BLOCK);
+  const int blocks_per_item = pixels_per_item / BLOCK;
+  const ulong base = first / BLOCK + (ulong)get_group_id(0) * GROUP * blocks_per_item;
 #if IN_FLIGHT > 1
   // IN_FLIGHT blocks' loads are issued before any is counted: that many times the bytes in
   // flight per work-item, where memory latency rather than bandwidth limits the loop.
   int k = 0;
-  for (; k + IN_FLIGHT <= PIXELS_PER_ITEM / BLOCK; k += IN_FLIGHT) {
+  for (; k + IN_FLIGHT <= blocks_per_item; k += IN_FLIGHT) {
     const ulong b0 = base + (ulong)k * GROUP + lid;
     if ((b0 + (IN_FLIGHT - 1) * GROUP + 1) * BLOCK > end) break;  // the tail: one by one below
     block_t blocks[IN_FLIGHT];
@@ -304,9 +308,9 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_local
 #pragma unroll
     for (int i = 0; i < IN_FLIGHT; ++i) count_loaded(blocks[i], mine);
   }
-  for (; k < PIXELS_PER_ITEM / BLOCK; ++k) {
+  for (; k < blocks_per_item; ++k) {
 #else
-  for (int k = 0; k < PIXELS_PER_ITEM / BLOCK; ++k) {
+  for (int k = 0; k < blocks_per_item; ++k) {
 #endif
     const ulong block = base + (ulong)k * GROUP + lid;
     const ulong p0 = block * BLOCK;
@@ -319,8 +323,8 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_local
     }
   }
 #else
-  const ulong base = first + (ulong)get_group_id(0) * GROUP * PIXELS_PER_ITEM + lid;
-  for (int k = 0; k < PIXELS_PER_ITEM; ++k) {
+  const ulong base = first + (ulong)get_group_id(0) * GROUP * pixels_per_item + lid;
+  for (int k = 0; k < pixels_per_item; ++k) {
     const ulong p = base + (ulong)k * GROUP;
     if (p >= end) break;
     for (int h = 0; h < HISTS; ++h) extend(mine, &runs[h], bin_of(src, L, p, h, lo, hi, scale));
@@ -346,8 +350,8 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_priva
   __local uint rows[GROUP][COUNTERS];
   const int lid = get_local_id(0);
   for (int i = 0; i < COUNTERS; ++i) rows[lid][i] = 0;
-  const ulong base = first + (ulong)get_group_id(0) * GROUP * PIXELS_PER_ITEM + lid;
-  for (int k = 0; k < PIXELS_PER_ITEM; ++k) {
+  const ulong base = first + (ulong)get_group_id(0) * GROUP * pixels_per_item + lid;
+  for (int k = 0; k < pixels_per_item; ++k) {
     const ulong p = base + (ulong)k * GROUP;
     if (p >= first + pixels) break;
     for (int h = 0; h < HISTS; ++h) ++rows[lid][bin_of(src, L, p, h, lo, hi, scale)];
@@ -363,6 +367,10 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_priva
 
 #endif
 
+// Only what a program's counting calls is compiled (a runtime that hands out the binary for
+// halo's disk cache builds every kernel in it): the reduce where partials are written, the
+// range pass where values are not codes.
+#if !TOTALS64
 // The seeds' reducestatistic: one work-item per counter adds `groups` partial rows into the
 // 64-bit totals.
 __kernel void histogram_reduce(__global const uint* partials, __global ulong* totals,
@@ -373,7 +381,9 @@ __kernel void histogram_reduce(__global const uint* partials, __global ulong* to
   for (uint g = 0; g < groups; ++g) sum += partials[(ulong)g * COUNTERS + i];
   totals[i] = sum;
 }
+#endif
 
+#if !CODES
 // Min and max of the finite values of one float channel (or luma), for range=auto: one pair
 // per work-group; the host folds the pairs.
 __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_minmax(
@@ -405,3 +415,4 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_minma
     pairs[2 * get_group_id(0) + 1] = lmax[0];
   }
 }
+#endif

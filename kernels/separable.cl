@@ -10,10 +10,17 @@
 // ROWS_SLIDE / COLS_SLIDE=1: a work-item's outputs are neighbours instead of a group's width
 //   apart, so the taps they share are read from local memory once (a sliding window in
 //   registers): about (2R + STEPS) / STEPS reads per output instead of 2R + 1.
-// Defines: FILTER, RADIUS_X, RADIUS_Y, ROWS_W, ROWS_H, ROWS_STEPS, ROWS_HALO, ROWS_SLIDE,
-//   COLS_W, COLS_H, COLS_STEPS, COLS_HALO, COLS_DIRECT, COLS_SLIDE. Rows: STRIP_ARGS in common.cl;
-//   every kernel computes the image rows [first, last), the launch's rows counted from `first`.
+// Defines: SEP_FORM (which kernels the program holds, contract.h), FILTER, RADIUS_X, RADIUS_Y,
+//   ROWS_W, ROWS_H, ROWS_STEPS, ROWS_HALO, ROWS_SLIDE, COLS_W, COLS_H, COLS_STEPS, COLS_HALO,
+//   COLS_DIRECT, COLS_SLIDE. Rows: STRIP_ARGS in common.cl; every kernel computes the image rows
+//   [first, last), the launch's rows counted from `first`.
 #include "common.cl"
+
+// One form's kernels a program: a runtime that hands out a program's binary (for halo's disk
+// cache) builds every kernel in it first, and PoCL took 0.45 s a program for the forms unused.
+#ifndef SEP_FORM
+#define SEP_FORM SEP_FORM_PASSES
+#endif
 // Every tap is fma(w, v, sum) in tap order, as the reference computes it: exact agreement
 // without giving up fused multiply-adds.
 #pragma OPENCL FP_CONTRACT OFF
@@ -81,7 +88,7 @@ __constant float kColWeights[] = {COL_WEIGHTS};
 // output it feeds (tap j = t - s of output s, so each output's taps still come in order).
 // steps and radius are compile-time constants at both calls, so the loops unroll (compiled
 // only where a pass slides: elsewhere the unused function's loops warn that they cannot).
-#if ROWS_SLIDE || COLS_SLIDE || defined(FUSED_S)
+#if (SEP_FORM == SEP_FORM_PASSES && (ROWS_SLIDE || COLS_SLIDE)) || SEP_FORM == SEP_FORM_FUSED
 static inline void slide(__local const float* window, __constant const float* weights,
                          const int steps, const int radius, float* acc) {
 #pragma unroll
@@ -96,6 +103,7 @@ static inline void slide(__local const float* window, __constant const float* we
 }
 #endif
 
+#if SEP_FORM == SEP_FORM_PASSES
 #define ROWS_SPAN ((ROWS_STEPS + 2 * ROWS_HALO) * ROWS_W)
 #define COLS_SPAN ((COLS_STEPS + 2 * COLS_HALO) * COLS_H)
 
@@ -226,8 +234,9 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
   dst[(size_t)(y - y0) * pitch + x] = sum + offset;
 }
 #endif
+#endif  // SEP_FORM_PASSES
 
-// Fused (FUSED_S defined, radii up to a tuning limit): both passes in one kernel, so the image
+// Fused (SEP_FORM_FUSED, radii up to a tuning limit): both passes in one kernel, so the image
 // is read once and written once; the two-pass path also writes and reads the rows pass's
 // result, twice the floor's bytes. A 32 x FUSED_S work-group owns FUSED_W = 32 * FUSED_S
 // columns and walks down `band` output rows FUSED_S rows at a time (a chunk):
@@ -243,7 +252,7 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
 // chunk, so the rows pass may overwrite it) and after the rows pass.
 // Each tap is still fma in tap order: results equal the reference bit for bit. The weights
 // are always compiled in (ROW_WEIGHTS, COL_WEIGHTS): 0.210 -> 0.170 ms at r=8 on an H100.
-#ifdef FUSED_S
+#if SEP_FORM == SEP_FORM_FUSED
 #define FUSED_W (GROUP_FUSED_W * FUSED_S)
 #define FUSED_SPAN (FUSED_W + 2 * RADIUS_X)
 #define WINDOW (2 * RADIUS_Y + FUSED_S)
@@ -328,7 +337,7 @@ __kernel __attribute__((reqd_work_group_size(GROUP_FUSED_W, FUSED_S, 1))) void C
 }
 #endif
 
-// Direct (DIRECT_ROWS defined, small radii on GPUs: direct_radius): no local memory, no
+// Direct (SEP_FORM_DIRECT, small radii on GPUs: direct_radius): no local memory, no
 // barriers. A work-item computes 4 neighbouring outputs in each of DIRECT_ROWS rows: it loads
 // the DIRECT_ROWS + 2 * RADIUS_Y input rows they need (an aligned float4 and RADIUS_X scalars
 // each side, through L1 where neighbours share them), runs the rows pass on each in registers,
@@ -337,7 +346,7 @@ __kernel __attribute__((reqd_work_group_size(GROUP_FUSED_W, FUSED_S, 1))) void C
 // small against DIRECT_ROWS. No store comes before the last load, so the loads can all be in
 // flight together. Taps are fma in tap order from 0, the columns pass adds the offset last:
 // the reference's arithmetic. The weights are compiled in (ROW_WEIGHTS, COL_WEIGHTS).
-#ifdef DIRECT_ROWS
+#if SEP_FORM == SEP_FORM_DIRECT
 #define DIRECT_SPAN (4 + 2 * RADIUS_X)
 #define DIRECT_IN (DIRECT_ROWS + 2 * RADIUS_Y)
 
@@ -417,6 +426,7 @@ __kernel void CAT(FILTER, _direct)(__global const float* src, __global float* ds
 }
 #endif
 
+#if SEP_FORM == SEP_FORM_VECTOR
 // CPUs (VEC > 0, from the tuning table): each work-item computes VEC neighbouring outputs of a
 // row with VEC-wide vector fma, taps read straight from memory (caches do what the local tile
 // does on a GPU). PoCL does not vectorise the tiled kernels across work-items; explicit vectors
@@ -568,3 +578,4 @@ __kernel void CAT(FILTER, _cols_vec)(__global const float* src, __global float* 
   for (int o = 0; o < VEC_ROWS && y + o < last; ++o)
     store_lanes(dst + plane + (size_t)(y + o - dst_y0) * pitch, x0, width, acc[o] + offset);
 }
+#endif  // SEP_FORM_VECTOR

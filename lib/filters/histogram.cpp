@@ -281,7 +281,7 @@ CountPlan plan_count(Device& device, const HistogramSpec& spec, const Source& sr
                {"BINS", std::to_string(h.bins)},
                {"CODES", src.codes ? "1" : "0"},
                {"MAX_CODE", std::to_string(src.max_code)},
-               {"PIXELS_PER_ITEM", std::to_string(p.ppi)},
+               {"WHOLE_BLOCKS", p.ppi % HIST_BLOCK == 0 ? "1" : "0"},
                {"GROUP", std::to_string(p.group)},
                {"SUBHISTS", std::to_string(p.subhists)},
                {"TOTALS64", p.totals64 ? "1" : "0"},
@@ -332,7 +332,8 @@ Counted count_into(Device& device, const cl::Buffer& samples, const HistogramSpe
   if (!h.codes && spec.auto_range) settle_auto_range(device, samples, src, plan, h, uploaded);
   const float scale = h.codes ? 1.0f : scale_of(h);
   auto count = device.kernel("histogram.cl", "histogram_" + h.method, plan.defines);
-  auto reduce = device.kernel("histogram.cl", "histogram_reduce", plan.defines);
+  cl::Kernel reduce;  // compiled only where the counting writes partials
+  if (!plan.totals64) reduce = device.kernel("histogram.cl", "histogram_reduce", plan.defines);
   const std::uint64_t per_group = std::uint64_t(plan.group) * plan.ppi;
   const std::uint64_t max_groups = (std::min(kChunk, src.pixels) + per_group - 1) / per_group;
   const std::size_t rows = plan.totals64 ? 0 : h.method == "private" ? max_groups : 1;
@@ -352,7 +353,8 @@ Counted count_into(Device& device, const cl::Buffer& samples, const HistogramSpe
       cleared = device.fill_zero(partials, counters * sizeof(cl_uint), "histogram partials",
                                  events({last}));
     set_args(count, samples, partials, cl_ulong(first), cl_ulong(n), h.lo, h.hi, scale,
-             cl_ulong(src.width), cl_ulong(src.pitch), cl_ulong(src.plane), cl_ulong(src.origin));
+             cl_ulong(src.width), cl_ulong(src.pitch), cl_ulong(src.plane), cl_ulong(src.origin),
+             cl_int(plan.ppi));
     const cl::Event counted = device.launch(
         count, "histogram_" + h.method, cl::NDRange(groups * plan.group), cl::NDRange(plan.group),
         n * sample_bytes * (src.input == HIST_INPUT_FLOAT ? h.hists : src.stored_channels),

@@ -278,7 +278,8 @@ class SeparableStage : public Stage, public CarriesRows {
     const ColsShape cols = cols_shape(t, ry, cols_slide ? t.cols_slide_steps : t.cols_steps,
                                       device.info().local_budget());
     Defines defines = common_defines();
-    for (const auto& [name, value] : {std::pair{"ROWS_W", t.rows_w},
+    for (const auto& [name, value] : {std::pair{"SEP_FORM", SEP_FORM_PASSES},
+                                      {"ROWS_W", t.rows_w},
                                       {"ROWS_H", t.rows_h},
                                       {"ROWS_STEPS", rows_steps},
                                       {"ROWS_HALO", rows_halo},
@@ -324,20 +325,21 @@ class SeparableStage : public Stage, public CarriesRows {
     return 4 * floats <= local_budget;
   }
 
-  // A kernel running both passes, <filter><form>, with the weights compiled in and the form's
-  // own define.
-  cl::Kernel both_passes_kernel(Device& device, const std::string& form, const char* define,
-                                int value) const {
+  // A kernel running both passes, <filter><name> of SEP_FORM `form`, with the weights compiled
+  // in and the form's own define.
+  cl::Kernel both_passes_kernel(Device& device, int form, const std::string& name,
+                                const char* define, int value) const {
     Defines defines = common_defines();
+    defines.emplace_back("SEP_FORM", std::to_string(form));
     defines.emplace_back(define, std::to_string(value));
     inline_weights(defines);
-    return device.kernel("separable.cl", k_.filter + form, defines);
+    return device.kernel("separable.cl", k_.filter + name, defines);
   }
 
   void enqueue_fused(Device& device, const Tuning& t, const DeviceImage& src, DeviceImage& result,
                      Span out) const {
     const int planes = src.color_channels();
-    auto kernel = both_passes_kernel(device, "_fused", "FUSED_S", t.fused_steps);
+    auto kernel = both_passes_kernel(device, SEP_FORM_FUSED, "_fused", "FUSED_S", t.fused_steps);
     set_args(kernel, src.buffer, result.buffer, strip_args(src, out), int(k_.border), k_.offset,
              t.fused_band);
     device.launch(
@@ -350,7 +352,7 @@ class SeparableStage : public Stage, public CarriesRows {
   void enqueue_direct(Device& device, const Tuning& t, const DeviceImage& src, DeviceImage& result,
                       Span out) const {
     const int planes = src.color_channels();
-    auto kernel = both_passes_kernel(device, "_direct", "DIRECT_ROWS", t.direct_rows);
+    auto kernel = both_passes_kernel(device, SEP_FORM_DIRECT, "_direct", "DIRECT_ROWS", t.direct_rows);
     set_args(kernel, src.buffer, result.buffer, strip_args(src, out), int(k_.border), k_.offset);
     device.launch(kernel, k_.filter + "_direct",
                   cl::NDRange(ceil_div(src.width, 4), ceil_div(out.count(), t.direct_rows), planes),
@@ -373,6 +375,7 @@ class SeparableStage : public Stage, public CarriesRows {
   DeviceImage enqueue_vector(Device& device, const Tuning& t, const DeviceImage& src, Span out,
                              StageRun& run) const {
     Defines defines = common_defines();
+    defines.emplace_back("SEP_FORM", std::to_string(SEP_FORM_VECTOR));
     defines.emplace_back("VEC", std::to_string(t.vec));
     defines.emplace_back("VEC_ROWS", std::to_string(t.vec_cols));
     const int planes = src.color_channels();
