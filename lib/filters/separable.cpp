@@ -352,7 +352,8 @@ class SeparableStage : public Stage, public CarriesRows {
   void enqueue_direct(Device& device, const Tuning& t, const DeviceImage& src, DeviceImage& result,
                       Span out) const {
     const int planes = src.color_channels();
-    auto kernel = both_passes_kernel(device, SEP_FORM_DIRECT, "_direct", "DIRECT_ROWS", t.direct_rows);
+    auto kernel =
+        both_passes_kernel(device, SEP_FORM_DIRECT, "_direct", "DIRECT_ROWS", t.direct_rows);
     set_args(kernel, src.buffer, result.buffer, strip_args(src, out), int(k_.border), k_.offset);
     device.launch(kernel, k_.filter + "_direct",
                   cl::NDRange(ceil_div(src.width, 4), ceil_div(out.count(), t.direct_rows), planes),
