@@ -1,9 +1,9 @@
-// Host memory for samples: large buffers (decoded files, strips, whole images) on transparent
-// huge pages where the kernel offers them for the asking (its "madvise" mode, Debian's
-// default), and allocators that leave new elements unset. Fresh memory costs a page fault per
-// page on first touch; a 2 MiB page takes one fault where 4 KiB pages take 512: reading an
-// 8 MiB file into fresh memory took 41 ms on 4 KiB pages, zeroed first as std::string does,
-// and 8 ms on huge pages (2-core AMD EPYC VM, 2026-11-28).
+// Host memory for samples: large buffers (a file read whole, the strip pool's blocks) on
+// transparent huge pages where the kernel offers them for the asking (its "madvise" mode,
+// Debian's default), and allocators that leave new elements unset. Fresh memory costs a page fault
+// per page on first touch; a 2 MiB page takes one fault where 4 KiB pages take 512: reading an 8
+// MiB file into fresh memory took 41 ms on 4 KiB pages, zeroed first as std::string does, and 8 ms
+// on huge pages (2-core AMD EPYC VM, 2026-11-28).
 #pragma once
 
 #include <cstddef>
