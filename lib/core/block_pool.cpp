@@ -3,7 +3,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <cstdlib>
 #include <iterator>
 #include <new>
 
@@ -79,7 +78,6 @@ void BlockPool::do_deallocate(void* p, std::size_t bytes, std::size_t alignment)
 }
 
 void* HeapPool::make_block(std::size_t size) {
-  if (size < kLargeBytes) return std::aligned_alloc(4096, (size + 4095) / 4096 * 4096);
   try {
     return allocate_large(size);
   } catch (const std::bad_alloc&) {
@@ -88,7 +86,6 @@ void* HeapPool::make_block(std::size_t size) {
 }
 
 void HeapPool::free_block(void* block, std::size_t size) {
-  if (size < kLargeBytes) return std::free(block);
   release_large(block, size);
 }
 

@@ -43,7 +43,7 @@ class BlockPool : public std::pmr::memory_resource {
   std::size_t free_bytes_ = 0, used_bytes_ = 0, fallbacks_ = 0;
 };
 
-// Ordinary memory, recycled.
+// allocate_large's memory (blocks of 2 MiB and more on huge pages of their own), recycled.
 class HeapPool : public BlockPool {
  public:
   explicit HeapPool(std::size_t keep_bytes = std::size_t(256) << 20,

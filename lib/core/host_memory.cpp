@@ -11,6 +11,8 @@
 namespace halo {
 namespace {
 
+constexpr std::size_t kPage = 4096;
+
 // Below one huge page the advice cannot apply; the heap serves those.
 bool is_large(std::size_t bytes) {
   return bytes >= kLargeBytes;
@@ -22,11 +24,11 @@ std::size_t whole_pages(std::size_t bytes) {
 
 class LargePageResource : public std::pmr::memory_resource {
   void* do_allocate(std::size_t bytes, std::size_t alignment) override {
-    if (alignment > 64) return std::pmr::new_delete_resource()->allocate(bytes, alignment);
+    if (alignment > kPage) return std::pmr::new_delete_resource()->allocate(bytes, alignment);
     return allocate_large(bytes);
   }
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
-    if (alignment > 64) return std::pmr::new_delete_resource()->deallocate(p, bytes, alignment);
+    if (alignment > kPage) return std::pmr::new_delete_resource()->deallocate(p, bytes, alignment);
     release_large(p, bytes);
   }
   bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
@@ -37,7 +39,7 @@ class LargePageResource : public std::pmr::memory_resource {
 }  // namespace
 
 void* allocate_large(std::size_t bytes) {
-  if (!is_large(bytes)) return ::operator new(bytes, std::align_val_t(64));
+  if (!is_large(bytes)) return ::operator new(bytes, std::align_val_t(kPage));
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   // A mapping of its own, not the heap's: freed, it goes back to the system at once instead of
   // leaving huge pages in the heap. Mapped a huge page longer and trimmed to start on one, so
@@ -55,7 +57,7 @@ void* allocate_large(std::size_t bytes) {
   madvise(p, size, MADV_HUGEPAGE);  // advice: refused or unsupported changes nothing
   return p;
 #else
-  return ::operator new(bytes, std::align_val_t(64));
+  return ::operator new(bytes, std::align_val_t(kPage));
 #endif
 }
 
@@ -67,7 +69,7 @@ void release_large(void* p, std::size_t bytes) noexcept {
     return;
   }
 #endif
-  ::operator delete(p, std::align_val_t(64));
+  ::operator delete(p, std::align_val_t(kPage));
 }
 
 std::pmr::memory_resource* large_page_resource() {

@@ -18,12 +18,12 @@ namespace halo {
 // Requests this large or larger get huge pages; smaller ones go to the ordinary heap.
 inline constexpr std::size_t kLargeBytes = std::size_t(2) << 20;
 
-// At least `bytes`, 64-byte aligned (a huge-page boundary when large); throws std::bad_alloc.
+// At least `bytes`, page-aligned (a huge-page boundary when large); throws std::bad_alloc.
 void* allocate_large(std::size_t bytes);
 // Frees what allocate_large(bytes) returned.
 void release_large(void* p, std::size_t bytes) noexcept;
 
-// allocate_large as a memory resource (alignments up to 64 bytes; larger ones from the heap).
+// allocate_large as a memory resource (alignments up to a page; larger ones from the heap).
 std::pmr::memory_resource* large_page_resource();
 
 // What a container's allocator does to make an element: without arguments nothing (the

@@ -7,8 +7,6 @@
 #include <memory>
 #include <memory_resource>
 #include <string>
-#include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "core/host_memory.hpp"
