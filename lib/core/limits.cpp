@@ -22,12 +22,14 @@ namespace {
 std::atomic<int> files_at_once{1};
 std::atomic<std::size_t> held{0};
 
-// FileGate's state: files running beside others, one running alone, files waiting to.
-std::mutex gate;
-std::condition_variable gate_changed;
-int running_shared = 0, waiting_alone = 0;
-bool running_alone = false;
-thread_local bool this_thread_alone = false;
+// MemoryReservation's pool: bytes reserved, and tickets in the order reservations were asked
+// for (the one being served may take its bytes once they are free).
+std::mutex pool;
+std::condition_variable pool_changed;
+std::size_t reserved = 0;
+std::uint64_t next_ticket = 0, serving = 0;
+int waiting_now = 0;
+thread_local std::size_t this_thread_budget = 0;  // 0: no reservation held
 
 std::string pixels_text(std::uint64_t pixels) {
   if (pixels >= 1000000000) return fmt::format("{:.2f} gigapixels", pixels / 1e9);
@@ -81,43 +83,39 @@ void set_files_at_once(int files) {
   files_at_once = std::max(1, files);
 }
 
-FileGate::Shared::Shared() {
-  std::unique_lock lock(gate);
-  gate_changed.wait(lock, [] { return !running_alone && waiting_alone == 0; });
-  ++running_shared;
+MemoryReservation::MemoryReservation(std::size_t bytes, std::size_t budget)
+    : bytes_(std::min(bytes, resource_limits().max_memory)) {
+  std::unique_lock lock(pool);
+  const std::uint64_t ticket = next_ticket++;
+  const auto granted = [&] {
+    return ticket == serving && reserved + bytes_ <= resource_limits().max_memory;
+  };
+  waited_ = !granted();
+  ++waiting_now;
+  pool_changed.wait(lock, granted);
+  --waiting_now;
+  reserved += bytes_;
+  ++serving;
+  pool_changed.notify_all();  // the next ticket may fit too
+  this_thread_budget = budget;
 }
 
-FileGate::Shared::~Shared() {
-  release();
+int MemoryReservation::waiting() {
+  std::lock_guard lock(pool);
+  return waiting_now;
 }
 
-void FileGate::Shared::release() {
-  if (!held_) return;
-  held_ = false;
-  std::lock_guard lock(gate);
-  --running_shared;
-  gate_changed.notify_all();
-}
-
-FileGate::Alone::Alone() {
-  std::unique_lock lock(gate);
-  ++waiting_alone;
-  gate_changed.wait(lock, [] { return !running_alone && running_shared == 0; });
-  --waiting_alone;
-  running_alone = true;
-  this_thread_alone = true;
-}
-
-FileGate::Alone::~Alone() {
-  std::lock_guard lock(gate);
-  running_alone = false;
-  this_thread_alone = false;
-  gate_changed.notify_all();
+MemoryReservation::~MemoryReservation() {
+  std::lock_guard lock(pool);
+  reserved -= bytes_;
+  this_thread_budget = 0;
+  pool_changed.notify_all();
 }
 
 std::size_t memory_per_file() {
-  const std::size_t share =
-      resource_limits().max_memory / std::size_t(this_thread_alone ? 1 : files_at_once.load());
+  const std::size_t share = this_thread_budget
+                                ? this_thread_budget
+                                : resource_limits().max_memory / std::size_t(files_at_once.load());
   const std::size_t taken = held.load();
   return share > taken ? share - taken : 0;
 }

@@ -33,37 +33,33 @@ void check_image_size(const std::string& path, long long width, long long height
 // --max-memory is the whole process's: with N files at once (a batch's -j N) each file may
 // take 1/N of it, and images read whole (compare's two, hist's) hold their bytes until freed.
 void set_files_at_once(int files);
-// The bytes one file may take now: its share, less what images read whole hold (the whole
-// budget, less that, for a file that runs alone: FileGate::Alone).
+// The bytes one file may take now: its share, less what images read whole hold (the budget it
+// reserved within, less that, while a MemoryReservation is held on this thread).
 std::size_t memory_per_file();
 
-// A batch's files share --max-memory as a pool: each takes its 1/N share while others run,
-// and a file that needs more than its share but fits the whole budget waits to run alone
-// (no other file in flight, none started meanwhile) instead of failing. Files that wait to
-// run alone go before files that have not started.
-class FileGate {
+// A batch's files draw on --max-memory as one pool. Each plans its strips within its 1/N share
+// (or, when that is too little, within the whole budget) and reserves what the plan declares it
+// holds (pipeline/stream.hpp's StripSizing): the reservation waits until that many bytes are free
+// beside the other files' reservations, which are granted in the order they were asked for, so
+// a large file runs beside small ones, and waits only for memory that is really taken.
+class MemoryReservation {
  public:
-  // Held while a file runs beside others.
-  class Shared {
-   public:
-    Shared();
-    ~Shared();
-    Shared(const Shared&) = delete;
-    Shared& operator=(const Shared&) = delete;
-    // Gives the place up (before waiting to run alone).
-    void release();
+  // budget: what the file planned within; memory_per_file() on this thread is that budget
+  // (less images read whole) while the reservation is held. bytes over --max-memory take it all.
+  MemoryReservation(std::size_t bytes, std::size_t budget);
+  ~MemoryReservation();
+  MemoryReservation(const MemoryReservation&) = delete;
+  MemoryReservation& operator=(const MemoryReservation&) = delete;
 
-   private:
-    bool held_ = true;
-  };
-  // Held while a file runs alone; memory_per_file() is then the whole budget on this thread.
-  class Alone {
-   public:
-    Alone();
-    ~Alone();
-    Alone(const Alone&) = delete;
-    Alone& operator=(const Alone&) = delete;
-  };
+  std::size_t bytes() const { return bytes_; }
+  // Whether other files' reservations kept it waiting.
+  bool waited() const { return waited_; }
+  // Reservations waiting now.
+  static int waiting();
+
+ private:
+  std::size_t bytes_;
+  bool waited_ = false;
 };
 
 // Bytes taken from the budget until destroyed.

@@ -646,6 +646,11 @@ void copy_rows(const HostStrip& from, HostStrip& to, Span rows) {
 
 int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelType out_type,
                       const StripLimits& limits) {
+  return size_strips(pipeline, input, out_type, limits).rows;
+}
+
+StripSizing size_strips(const Pipeline& pipeline, const StreamInput& input, PixelType out_type,
+                        const StripLimits& limits) {
   // Strips count output rows; a stage that shrinks the image reads more input rows for each.
   const Size out = pipeline.output_size({input.width, input.height});
   const std::size_t input_rows_each =
@@ -679,8 +684,9 @@ int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelT
   const bool whole = !pipeline.whole_image_reason(input.type).empty();  // one strip, none queued
   const std::size_t host_row =
       (whole ? 1 : queued) * strip_row + (limits.device_is_host ? device_row : 0);
-  const std::size_t host_budget =
-      std::size_t(double(limits.host_bytes) * (1 - std::clamp(held.budget_share, 0.0, 0.9)));
+  const std::size_t kept = std::size_t(double(limits.host_bytes) *
+                                       std::clamp(held.budget_share, 0.0, 0.9));  // the stage's
+  const std::size_t host_budget = limits.host_bytes - kept;
   const std::size_t host_window = host_budget / host_row / (whole ? 1 : input_rows_each);
   std::size_t window = host_window;
   if (limits.device_bytes) window = std::min(window, limits.device_bytes / 2 / device_row);
@@ -703,7 +709,7 @@ int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelT
       throw Error(
           ErrorKind::BadData,
           need(input.height, "the whole image (" + pipeline.whole_image_reason(input.type) + ")"));
-    return out.height;
+    return {out.height, kept + std::size_t(input.height) * host_row};
   }
   const std::size_t most = window > std::size_t(2 * reach) ? window - 2 * reach : 0;
   if (most == 0)
@@ -725,7 +731,9 @@ int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelT
   const std::size_t target_rows = std::min(limits.target_bytes / float_row,
                                            4 * limits.target_bytes / float_row / input_rows_each);
   const std::size_t wanted = tall ? most : std::max<std::size_t>({target_rows, floor, 1});
-  return int(std::min({wanted, most, std::size_t(out.height)}));
+  const int rows = int(std::min({wanted, most, std::size_t(out.height)}));
+  const std::size_t read = std::min(std::size_t(rows) + 2 * reach, std::size_t(out.height));
+  return {rows, kept + read * input_rows_each * host_row};
 }
 
 int lanes_for(const Device* device, int workers) {

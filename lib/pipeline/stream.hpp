@@ -88,6 +88,17 @@ struct StripLimits {
 int choose_strip_rows(const Pipeline& pipeline, const StreamInput& input, PixelType out_type,
                       const StripLimits& limits);
 
+// choose_strip_rows's strips and the host bytes they hold at that height: the strips queued,
+// read and written (with the device's buffers where they are host memory) over the window of
+// input rows a strip reads, and the share of the budget a stage keeps for its own working set
+// (StageMemory). What a file reserves of --max-memory beside a batch's other files.
+struct StripSizing {
+  int rows = 0;
+  std::size_t host_bytes = 0;
+};
+StripSizing size_strips(const Pipeline& pipeline, const StreamInput& input, PixelType out_type,
+                        const StripLimits& limits);
+
 // Strips of one file at once: two queues on a GPU (one strip's transfers overlap another's
 // kernels) when it is the only file (in a batch, other files' strips do that); one on a CPU
 // device (PoCL spreads each kernel over every core already); on the reference, the cores the

@@ -244,32 +244,39 @@ StreamResult run_file(const FileNames& names, FilePlan& plan, const FileRunOptio
   options.keep_flags = names.keep_flags;
   options.in_flight = in_flight_for(device);
   options.lanes = lanes_for(device, o.workers);
-  // The files of a batch share --max-memory (FileGate): beside the others a file plans within
-  // its share; one that needs more but fits the whole budget waits to run alone.
-  std::optional<FileGate::Shared> beside;
-  std::optional<FileGate::Alone> alone;
-  if (o.workers > 1) beside.emplace();
-  const auto plan_strips = [&](std::size_t budget) {
+  // The files of a batch draw on --max-memory as a pool: a file plans within its share, or
+  // within the whole budget when its share is too little, and reserves what its strips hold.
+  const auto strips_within = [&](std::size_t budget) {
     StripLimits limits = strip_limits(device);
     limits.host_bytes = std::size_t(double(budget ? budget : limits.host_bytes) * share);
-    return choose_strip_rows(pipeline, input, pixel_type(type), limits);
+    return size_strips(pipeline, input, pixel_type(type), limits);
   };
-  if (options.strip_rows == 0) try {
-      options.strip_rows = plan_strips(0);
+  std::optional<MemoryReservation> reservation;
+  if (options.strip_rows == 0) {
+    std::size_t budget = memory_per_file();
+    StripSizing strips;
+    try {
+      strips = strips_within(0);
     } catch (const Error& e) {
-      if (!beside || e.kind() != ErrorKind::BadData)
+      if (o.workers == 1 || e.kind() != ErrorKind::BadData)
         throw Error(e.kind(), names.input + ": " + e.what());
-      try {  // the whole budget, alone: its error names the limit that would have to rise
-        plan_strips(resource_limits().max_memory);
+      budget = resource_limits().max_memory;
+      try {  // the whole budget: its error names the limit that would have to rise
+        strips = strips_within(budget);
       } catch (const Error& whole) {
         throw Error(whole.kind(), names.input + ": " + whole.what());
       }
-      spdlog::info("{}: needs more than its share of --max-memory; waits to run alone",
-                   names.input);
-      beside->release();
-      alone.emplace();
-      options.strip_rows = plan_strips(0);
+      spdlog::info("{}: needs {} of --max-memory, more than its share of {} files at once",
+                   names.input, size_text(strips.host_bytes), o.workers);
     }
+    if (o.workers > 1) {
+      reservation.emplace(strips.host_bytes, budget);
+      if (reservation->waited())
+        spdlog::info("{}: waited for {} of --max-memory to be free", names.input,
+                     size_text(reservation->bytes()));
+    }
+    options.strip_rows = strips.rows;
+  }
   if (const std::string why = pipeline.whole_image_reason(input.type); !why.empty())
     spdlog::info("{}: the whole image at once: {}", names.input, why);
   else

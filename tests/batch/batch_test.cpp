@@ -9,11 +9,14 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "batch/batch.hpp"
 #include "batch/inputs.hpp"
 #include "batch/output_template.hpp"
 #include "core/error.hpp"
+#include "core/limits.hpp"
+#include "core/settings.hpp"
 
 namespace halo {
 namespace {
@@ -225,4 +228,58 @@ TEST_CASE("run_batch: --fail-fast stops taking files; the summary lists every fi
 }
 
 }  // namespace
+}  // namespace halo
+
+namespace halo {
+namespace {
+
+// --max-memory for one test, restored after it.
+struct MemoryLimit {
+  Settings before = settings();
+  explicit MemoryLimit(std::size_t bytes) {
+    Settings s = before;
+    s.limits.max_memory = bytes;
+    install_settings(s);
+  }
+  ~MemoryLimit() { install_settings(before); }
+};
+
+}  // namespace
+
+TEST_CASE("memory pool: files reserve what they plan, wait for it in order, and see its budget") {
+  const MemoryLimit limit(100);
+  set_files_at_once(2);
+  CHECK(memory_per_file() == 50);
+  std::atomic<int> granted{0};
+  std::optional<MemoryReservation> large(std::in_place, 70, 100);
+  CHECK_FALSE(large->waited());
+  CHECK(memory_per_file() == 100);  // the budget it planned within, on this thread
+  // 60 does not fit beside 70: it waits. 20 would fit, but asked after 60 it waits its turn.
+  std::thread second([&] {
+    const MemoryReservation r(60, 100);
+    CHECK(r.waited());
+    CHECK(memory_per_file() == 100);
+    granted += 1;
+    while (granted < 2) std::this_thread::yield();  // held until the small one is granted
+  });
+  while (MemoryReservation::waiting() < 1) std::this_thread::yield();
+  std::thread third([&] {
+    const MemoryReservation r(20, 50);
+    CHECK(memory_per_file() == 50);
+    CHECK(granted == 1);  // after the 60 before it, beside it (60 + 20 <= 100)
+    granted += 1;
+  });
+  while (MemoryReservation::waiting() < 2) std::this_thread::yield();
+  CHECK(granted == 0);  // both wait while 70 is held
+  large.reset();
+  second.join();
+  third.join();
+  CHECK(granted == 2);
+  CHECK(memory_per_file() == 50);  // no reservation held on this thread: the share again
+  // More than the whole budget takes it all rather than waiting forever.
+  const MemoryReservation all(1000, 100);
+  CHECK(all.bytes() == 100);
+  set_files_at_once(1);
+}
+
 }  // namespace halo

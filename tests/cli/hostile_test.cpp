@@ -784,16 +784,26 @@ TEST_CASE("hostile: --max-memory is the process's: both images of compare, every
   };
   const int alone = strip_rows("1"), paired = strip_rows("2");
   CHECK(paired * 2 <= alone + 2);
-  // A file that needs more than its share but fits the whole budget runs alone, not fails;
-  // one that needs more than the whole budget fails naming the whole budget.
+  // A file that needs more than its share but fits the whole budget reserves what it needs
+  // and runs once that is free, not fails; one that needs more than the whole budget fails
+  // naming the whole budget. Two that do not fit together take turns.
   const std::string wrap = " -f box:r=1:border=wrap -o '" + box / "{stem}-wrap.pfm' -j 2";
   const Result pooled =
       box.halo("-v run " + box / "a.pfm " + box / "b.pfm" + wrap + " --max-memory 120M");
   CHECK(pooled.code == 0);
-  CHECK(has(pooled.err, "a.pfm: needs more than its share of --max-memory; waits to run alone"));
-  CHECK(has(pooled.err, "b.pfm: needs more than its share of --max-memory; waits to run alone"));
+  for (const char* name : {"a.pfm", "b.pfm"})
+    CHECK(has(pooled.err,
+              std::string(name) + ": needs 94 MiB of --max-memory, more than its share of 2"));
   CHECK(fs::file_size(box / "a-wrap.pfm") == fs::file_size(box / "a.pfm"));
   CHECK(fs::file_size(box / "b-wrap.pfm") == fs::file_size(box / "b.pfm"));
+  // Beside a small file it runs at once: the two reservations fit the budget together.
+  write_image(box / "c.pfm", photo(64, 64, 3, PixelType::f32), SampleType::f32);
+  const Result beside =
+      box.halo("-v run " + box / "a.pfm " + box / "c.pfm" + wrap + " --max-memory 120M");
+  CHECK(beside.code == 0);
+  CHECK(has(beside.err, "a.pfm: needs 94 MiB of --max-memory, more than its share of 2"));
+  CHECK_FALSE(has(beside.err, "waited for"));
+  CHECK(fs::file_size(box / "c-wrap.pfm") == fs::file_size(box / "c.pfm"));
   const Result over =
       box.halo("run " + box / "a.pfm " + box / "b.pfm" + wrap + " --max-memory 60M");
   CHECK(over.code != 0);
