@@ -32,9 +32,9 @@
 // Odd stride: the work-items of a group read different rows of the tile in different banks.
 #define STRIDE (SPAN | 1)
 
-// A program holds the two passes or box_walk (WALK_W defined), not both: a runtime that hands
+// A program holds the two passes or box_walk (BOX_WALK defined), not both: a runtime that hands
 // out a program's binary (halo's disk cache) builds every kernel in it.
-#ifndef WALK_W
+#ifndef BOX_WALK
 __kernel __attribute__((reqd_work_group_size(1, BOX_ROWS, 1))) void box_rows(
     __global const float* src, __global float* dst, const StripArgs strip,
     const int border) {
@@ -137,13 +137,13 @@ __kernel void box_cols(__global const float* src, __global float* dst, const Str
     dst[(size_t)(y - y0) * pitch + x] = MEAN(sum);
   }
 }
-#endif  // !WALK_W
+#endif  // !BOX_WALK
 
-// box_walk (WALK_W defined; GPUs): both passes in one kernel, so the image is read once and
+// box_walk (BOX_WALK defined; GPUs): both passes in one kernel, so the image is read once and
 // written once where box_rows + box_cols also write and read the rows pass's result. A
-// work-group of WALK_W work-items owns WALK_W columns and walks down a band of `band` output
-// rows, WALK_S image rows a step:
-//   1. the step's rows (WALK_SPAN = WALK_W + 2 RADIUS columns each), loaded into registers
+// work-group of BOX_WALK work-items owns BOX_WALK columns and walks down a band of `band` output
+// rows, BOX_WALK_STEPS image rows a step:
+//   1. the step's rows (WALK_SPAN = BOX_WALK + 2 RADIUS columns each), loaded into registers
 //      while the step before was computed, go into a local tile;
 //   2. rows pass as prefix sums: WALK_G work-items per row each sum a chunk of the row in
 //      double, then add the totals of the chunks before theirs: pre[i][j] = the sum of the
@@ -152,30 +152,31 @@ __kernel void box_cols(__global const float* src, __global float* dst, const Str
 //      float (the reference's rows-pass value), keeps the last TAPS of them in a local ring of
 //      its own and slides its column's double sum by the new value minus the oldest.
 // Sums of floats in double are exact wherever the running sums of box_rows/box_cols are (a
-// prefix adds WALK_W + 2 RADIUS values at most), so any order gives the reference's values.
+// prefix adds BOX_WALK + 2 RADIUS values at most), so any order gives the reference's values.
 // Four barriers a step: before the tile (it shares memory with the prefix sums), after it,
 // after the chunk totals, after the prefix sums.
-// Defines: RADIUS, WALK_W, WALK_S (WALK_W a multiple of WALK_S), BOX_INV.
-#ifdef WALK_W
-#define WALK_SPAN (WALK_W + 2 * RADIUS)
-#define WALK_G (WALK_W / WALK_S)
+// Defines: RADIUS, BOX_WALK, BOX_WALK_STEPS (BOX_WALK a multiple of BOX_WALK_STEPS), BOX_INV.
+#ifdef BOX_WALK
+#define WALK_SPAN (BOX_WALK + 2 * RADIUS)
+#define WALK_G (BOX_WALK / BOX_WALK_STEPS)
 #define WALK_CHUNK ((WALK_SPAN + WALK_G - 1) / WALK_G)
 // A tile row pads each chunk by one float: the WALK_G work-items of a row read its chunks in
 // step, and an odd chunk stride puts them in different banks.
 #define WALK_STRIDE (WALK_G * (WALK_CHUNK + 1))
-#define WALK_LOADS ((WALK_SPAN + WALK_W - 1) / WALK_W)  // tile values per work-item and row
+#define WALK_LOADS ((WALK_SPAN + BOX_WALK - 1) / BOX_WALK)  // tile values per work-item and row
 
-// Image rows v .. v + WALK_S - 1 (through the border rule), this work-item's share of a tile.
-static inline void walk_load(__global const float* src, float next[WALK_S][WALK_LOADS],
+// Image rows v .. v + BOX_WALK_STEPS - 1 (through the border rule), this work-item's share of a
+// tile.
+static inline void walk_load(__global const float* src, float next[BOX_WALK_STEPS][WALK_LOADS],
                              const int v, const int t, const int left, const bool interior,
                              const int width, const int pitch, STRIP_ARGS, const int border) {
 #pragma unroll
-  for (int i = 0; i < WALK_S; ++i) {
+  for (int i = 0; i < BOX_WALK_STEPS; ++i) {
     const int y = strip_row(v + i, y0, rows, height, border);
     __global const float* row = src + (size_t)max(y, 0) * pitch;
 #pragma unroll
     for (int l = 0; l < WALK_LOADS; ++l) {
-      const int c = t + l * WALK_W;
+      const int c = t + l * BOX_WALK;
       const int x = interior ? left + c : border_index(left + c, width, border);
       next[i][l] = (c >= WALK_SPAN || x < 0 || y < 0) ? 0.0f : row[x];
     }
@@ -183,7 +184,7 @@ static inline void walk_load(__global const float* src, float next[WALK_S][WALK_
 }
 
 // The column's window afresh, oldest first (its running sum became non-finite).
-static inline double walk_ring_sum(__local float (*ring)[WALK_W], const int slot,
+static inline double walk_ring_sum(__local float (*ring)[BOX_WALK], const int slot,
                                                       const int t) {
   double sum = 0.0;
   for (int k = 0; k < TAPS; ++k) sum += (double)ring[(slot + k) % TAPS][t];
@@ -206,12 +207,12 @@ static inline double walk_row_window(__global const float* src, const int v, con
   return sum;
 }
 
-// The step's WALK_S rows: the rows pass from the prefix sums, the columns pass by the ring,
+// The step's BOX_WALK_STEPS rows: the rows pass from the prefix sums, the columns pass by the ring,
 // the outputs completed. CHECKED (0 or 1; box_walk expands both): windows and column sums that
 // are not finite are summed afresh. A macro, not a function: PoCL computed wrong outputs with
 // the running sum and ring slot passed to a function by pointer.
 #define WALK_OUTPUTS(CHECKED)                                                                   \
-  _Pragma("unroll") for (int i = 0; i < WALK_S; ++i) {                                         \
+  _Pragma("unroll") for (int i = 0; i < BOX_WALK_STEPS; ++i) {                                  \
     /* Rows past the walk (its last step's padding) come after every output: no test. */        \
     const int n = n0 + i;                                                                       \
     double window = pre[i][t + TAPS] - pre[i][t];                                               \
@@ -228,21 +229,21 @@ static inline double walk_row_window(__global const float* src, const int v, con
       dst[(size_t)(y - y0) * pitch + x0 + t] = MEAN(sum);                                       \
   }
 
-__kernel __attribute__((reqd_work_group_size(WALK_W, 1, 1))) void box_walk(
+__kernel __attribute__((reqd_work_group_size(BOX_WALK, 1, 1))) void box_walk(
     __global const float* src, __global float* dst, const StripArgs strip,
     const int border, const int band) {
   STRIP_FIELDS(strip);
   // The tile is dead once its chunks are summed, so the prefix sums take its place: less
   // local memory, more work-groups at once. A fourth barrier a step pays for it.
-  __local double pre[WALK_S][WALK_SPAN + 1];
+  __local double pre[BOX_WALK_STEPS][WALK_SPAN + 1];
   __local float(*tile)[WALK_STRIDE] = (__local float(*)[WALK_STRIDE])pre;
-  __local double total[WALK_S][WALK_G];
-  __local float ring[TAPS][WALK_W];
+  __local double total[BOX_WALK_STEPS][WALK_G];
+  __local float ring[TAPS][BOX_WALK];
   const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   src += plane;
   dst += plane;
   const int t = get_local_id(0);
-  const int x0 = (int)get_group_id(0) * WALK_W;
+  const int x0 = (int)get_group_id(0) * BOX_WALK;
   const int left = x0 - RADIUS;  // image column of the tile's first value
   const bool interior = left >= 0 && left + WALK_SPAN <= width;
   const int band_first = first + (int)get_group_id(1) * band;
@@ -253,24 +254,24 @@ __kernel __attribute__((reqd_work_group_size(WALK_W, 1, 1))) void box_walk(
   const int walk = band_last - band_first + 2 * RADIUS;
   // The prefix phase: row i of a step, chunk g of it.
   const int i_row = t / WALK_G, g = t % WALK_G;
-  float next[WALK_S][WALK_LOADS];
+  float next[BOX_WALK_STEPS][WALK_LOADS];
   walk_load(src, next, v0, t, left, interior, width, pitch, STRIP_VALUES, border);
   for (int k = 0; k < TAPS; ++k) ring[k][t] = 0.0f;
   double sum = 0.0;         // the column's last TAPS rows-pass values
   int slot = 0;             // ring entry of the oldest of them
   int since_bad = 1 << 30;  // rows walked since the last that held a NaN or infinity
-  for (int n0 = 0; n0 < walk; n0 += WALK_S) {
+  for (int n0 = 0; n0 < walk; n0 += BOX_WALK_STEPS) {
     barrier(CLK_LOCAL_MEM_FENCE);  // the step before has read `pre`
 #pragma unroll
-    for (int i = 0; i < WALK_S; ++i)
+    for (int i = 0; i < BOX_WALK_STEPS; ++i)
 #pragma unroll
       for (int l = 0; l < WALK_LOADS; ++l) {
-        const int c = t + l * WALK_W;
+        const int c = t + l * BOX_WALK;
         if (c < WALK_SPAN) tile[i][c + c / WALK_CHUNK] = next[i][l];
       }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (n0 + WALK_S < walk)
-      walk_load(src, next, v0 + n0 + WALK_S, t, left, interior, width, pitch, STRIP_VALUES,
+    if (n0 + BOX_WALK_STEPS < walk)
+      walk_load(src, next, v0 + n0 + BOX_WALK_STEPS, t, left, interior, width, pitch, STRIP_VALUES,
                 border);
 
     double partial[WALK_CHUNK];  // this chunk's running sum
@@ -301,9 +302,9 @@ __kernel __attribute__((reqd_work_group_size(WALK_W, 1, 1))) void box_walk(
     // 2026-11-26): r = 32 and 64 within 2% of the walk without checks, r = 17 15-17% slower.
     bool bad = false;
 #pragma unroll
-    for (int i = 0; i < WALK_S; ++i) bad |= !isfinite(pre[i][WALK_SPAN]);
-    since_bad = bad ? 0 : since_bad + WALK_S;
-    if (since_bad < TAPS + WALK_S) {
+    for (int i = 0; i < BOX_WALK_STEPS; ++i) bad |= !isfinite(pre[i][WALK_SPAN]);
+    since_bad = bad ? 0 : since_bad + BOX_WALK_STEPS;
+    if (since_bad < TAPS + BOX_WALK_STEPS) {
       WALK_OUTPUTS(1)
     } else {
       WALK_OUTPUTS(0)

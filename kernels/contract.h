@@ -25,7 +25,7 @@
 #define SEP_FORM_FUSED 2   // _fused: both passes in one kernel
 #define SEP_FORM_DIRECT 3  // _direct: both passes in registers
 #define SEP_FORM_VECTOR 4  // _rows_vec and _cols_vec (CPUs)
-// Lanes of the fused separable kernel's rows (a work-group is GROUP_FUSED_W x FUSED_S).
+// Lanes of the fused separable kernel's rows (a work-group is GROUP_FUSED_W x FUSED_STEPS).
 #define GROUP_FUSED_W 32
 
 #define BORDER_ZERO 0

@@ -1,17 +1,17 @@
 // 2D correlation with a kernel as written: out = sum_ij w[i][j] * in(x+j-RX, y+i-RY) + offset,
 // weights already divided by the scale (and flipped for true convolution) on the host.
-// A GROUP_W x GROUP_H work-group stages a GROUP_W x (GROUP_H * CONV_RUN) tile plus a halo of
+// A CONV_W x CONV_H work-group stages a CONV_W x (CONV_H * CONV_RUN) tile plus a halo of
 // RX/RY pixels in local memory, so each input pixel is read from global memory about once.
 // Each work-item computes CONV_RUN outputs down one column: it reads every tile row it needs
 // once into registers and adds it to each output that row contributes to. Weights sit in
 // constant memory.
-// conv_vec is the CPU form (lib/cl/tuning.cpp vec > 0): VEC outputs along a row and VEC_ROWS
+// conv_vec is the CPU form (lib/cl/tuning.cpp vec > 0): VEC outputs along a row and VEC_CONV
 // down a column per work-item as vector fma, taps read straight from memory. With CONV_SLIDE
 // (GPUs, where conv_vec is set) it runs conv_slide instead: aligned row loads; small kernels
 // load all their rows first, larger ones slide row by row.
-// Defines: KW, KH (odd kernel size), GROUP_W, GROUP_H, CONV_RUN, MAGNITUDE (1: out =
-// sqrt(a^2 + b^2) of two kernels, for Sobel), VEC, VEC_ROWS, CONV_SLIDE. Rows: see STRIP_ARGS in common.cl; the launch
-// covers rows [first, last) in groups of GROUP_H * CONV_RUN. CPU reference: lib/filters/conv.cpp.
+// Defines: KW, KH (odd kernel size), CONV_W, CONV_H, CONV_RUN, MAGNITUDE (1: out =
+// sqrt(a^2 + b^2) of two kernels, for Sobel), VEC, VEC_CONV, CONV_SLIDE. Rows: see STRIP_ARGS in common.cl; the launch
+// covers rows [first, last) in groups of CONV_H * CONV_RUN. CPU reference: lib/filters/conv.cpp.
 #include "common.cl"
 // Taps are fma(w, v, acc) in the reference's order; the magnitude keeps plain operations.
 #pragma OPENCL FP_CONTRACT OFF
@@ -22,11 +22,11 @@
 #ifndef KH
 #define KH 3
 #endif
-#ifndef GROUP_W
-#define GROUP_W 32
+#ifndef CONV_W
+#define CONV_W 32
 #endif
-#ifndef GROUP_H
-#define GROUP_H 8
+#ifndef CONV_H
+#define CONV_H 8
 #endif
 #ifndef CONV_RUN
 #define CONV_RUN 8
@@ -44,11 +44,11 @@
 
 #define RX (KW / 2)
 #define RY (KH / 2)
-#define TILE_H (GROUP_H * CONV_RUN)
-#define IN_W (GROUP_W + 2 * RX)
+#define TILE_H (CONV_H * CONV_RUN)
+#define IN_W (CONV_W + 2 * RX)
 #define IN_H (TILE_H + 2 * RY)
 
-__kernel __attribute__((reqd_work_group_size(GROUP_W, GROUP_H, 1))) void conv_tile(
+__kernel __attribute__((reqd_work_group_size(CONV_W, CONV_H, 1))) void conv_tile(
     __global const float* src, __global float* dst, const StripArgs strip,
     const int border, __constant const float* weights, __constant const float* weights2,
     const float offset) {
@@ -57,16 +57,16 @@ __kernel __attribute__((reqd_work_group_size(GROUP_W, GROUP_H, 1))) void conv_ti
   const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   src += plane;
   dst += plane;
-  const int gx0 = (int)get_group_id(0) * GROUP_W;
+  const int gx0 = (int)get_group_id(0) * CONV_W;
   const int gy0 = first + (int)get_group_id(1) * TILE_H;
   // Most work-groups lie wholly inside the buffer: they load without border arithmetic.
   const bool interior = gx0 - RX >= 0 && gx0 - RX + IN_W <= width && gy0 - RY >= y0 &&
                         gy0 - RY + IN_H <= y0 + rows;
-  for (int ly = get_local_id(1); ly < IN_H; ly += GROUP_H) {
+  for (int ly = get_local_id(1); ly < IN_H; ly += CONV_H) {
     const int y =
         interior ? gy0 - RY + ly - y0 : strip_row(gy0 - RY + ly, y0, rows, height, border);
     __global const float* row = src + (size_t)max(y, 0) * pitch;
-    for (int lx = get_local_id(0); lx < IN_W; lx += GROUP_W) {
+    for (int lx = get_local_id(0); lx < IN_W; lx += CONV_W) {
       if (interior) {
         tile[ly][lx] = row[gx0 - RX + lx];
       } else {
@@ -125,8 +125,8 @@ __kernel __attribute__((reqd_work_group_size(GROUP_W, GROUP_H, 1))) void conv_ti
 }
 
 #ifdef VEC
-#ifndef VEC_ROWS
-#define VEC_ROWS 1
+#ifndef VEC_CONV
+#define VEC_CONV 1
 #endif
 #ifndef CONV_SLIDE
 #define CONV_SLIDE 0
@@ -150,7 +150,7 @@ inline void conv_edge(__global const float* src, __global float* dst, const int 
                       const int width, const int pitch, STRIP_ARGS, const int border,
                       __constant const float* weights, __constant const float* weights2,
                       const float offset) {
-  for (int o = 0; o < VEC_ROWS && y + o < last; ++o)
+  for (int o = 0; o < VEC_CONV && y + o < last; ++o)
     for (int k = 0; k < VEC && x0 + k < width; ++k) {
       float v = conv_at(src, x0 + k, y + o, width, pitch, STRIP_VALUES, border, weights);
 #if MAGNITUDE
@@ -184,8 +184,8 @@ inline void conv_window(__global const float* src, const int yy, const int pitch
 // The GPU forms. Outputs are stored as aligned vectors (a vstore would split as a vload does);
 // every output takes its kernel rows in order, each left to right (the reference's order).
 #define CONV_WINDOW (VEC + 2 * RX)
-#if (VEC_ROWS + KH - 1) * CONV_WINDOW <= 64
-// Small kernels: the work-item loads all VEC_ROWS + KH - 1 input rows its VEC_ROWS x VEC
+#if (VEC_CONV + KH - 1) * CONV_WINDOW <= 64
+// Small kernels: the work-item loads all VEC_CONV + KH - 1 input rows its VEC_CONV x VEC
 // outputs need before computing or storing any, so the loads are in flight together. (A store
 // to dst may alias src as far as the compiler knows, so a load issued after a store waits for
 // it. Sliding row by row kept about one row in flight: sharpen on 8K float ran 0.105 ms for 1
@@ -194,18 +194,18 @@ inline void conv_slide(__global const float* src, __global float* dst, const int
                        const int pitch, STRIP_ARGS, const int border,
                        __constant const float* weights, __constant const float* weights2,
                        const float offset) {
-  const bool interior = y - RY >= y0 && y + VEC_ROWS + RY <= y0 + rows;
-  const int n = min(VEC_ROWS, last - y);
-  float win[VEC_ROWS + KH - 1][CONV_WINDOW];
+  const bool interior = y - RY >= y0 && y + VEC_CONV + RY <= y0 + rows;
+  const int n = min(VEC_CONV, last - y);
+  float win[VEC_CONV + KH - 1][CONV_WINDOW];
 #pragma unroll
-  for (int t = 0; t < VEC_ROWS + KH - 1; ++t) {
+  for (int t = 0; t < VEC_CONV + KH - 1; ++t) {
     // Rows past the strip's last output are never used: read the last needed row again.
     const int row = y - RY + min(t, n + KH - 2);
     conv_window(src, interior ? row - y0 : strip_row(row, y0, rows, height, border), pitch, x0,
                 win[t]);
   }
 #pragma unroll
-  for (int o = 0; o < VEC_ROWS; ++o) {
+  for (int o = 0; o < VEC_CONV; ++o) {
     if (o >= n) break;
     FLOATV acc = 0.0f;
 #if MAGNITUDE
@@ -225,14 +225,14 @@ inline void conv_slide(__global const float* src, __global float* dst, const int
   }
 }
 #else
-// Larger kernels: the work-item slides down its VEC_ROWS rows, each input row read once into
+// Larger kernels: the work-item slides down its VEC_CONV rows, each input row read once into
 // registers and added to the KH outputs it feeds; acc[k] is the output k rows above the newest
 // row, which gets kernel row k from it.
 inline void conv_slide(__global const float* src, __global float* dst, const int x0, const int y,
                        const int pitch, STRIP_ARGS, const int border,
                        __constant const float* weights, __constant const float* weights2,
                        const float offset) {
-  const bool interior = y - RY >= y0 && y + VEC_ROWS + RY <= y0 + rows;
+  const bool interior = y - RY >= y0 && y + VEC_CONV + RY <= y0 + rows;
   FLOATV acc[KH];
 #if MAGNITUDE
   FLOATV acc2[KH];
@@ -244,9 +244,9 @@ inline void conv_slide(__global const float* src, __global float* dst, const int
     acc2[k] = 0.0f;
 #endif
   }
-  const int n = min(VEC_ROWS, last - y);
+  const int n = min(VEC_CONV, last - y);
 #pragma unroll
-  for (int t = 0; t < VEC_ROWS + KH - 1; ++t) {
+  for (int t = 0; t < VEC_CONV + KH - 1; ++t) {
     if (t == n + KH - 1) break;  // the strip's last rows
     const int yy = interior ? y - RY + t - y0 : strip_row(y - RY + t, y0, rows, height, border);
     float win[CONV_WINDOW];
@@ -288,7 +288,7 @@ __kernel void conv_vec(__global const float* src, __global float* dst, const Str
                        __constant const float* weights2, const float offset) {
   STRIP_FIELDS(strip);
   const size_t plane = (size_t)get_global_id(2) * pitch * rows;
-  const int x0 = (int)get_global_id(0) * VEC, y = first + (int)get_global_id(1) * VEC_ROWS;
+  const int x0 = (int)get_global_id(0) * VEC, y = first + (int)get_global_id(1) * VEC_CONV;
   if (x0 >= width || y >= last) return;
   src += plane;
   dst += plane;
@@ -299,26 +299,26 @@ __kernel void conv_vec(__global const float* src, __global float* dst, const Str
 #if CONV_SLIDE
   conv_slide(src, dst, x0, y, pitch, STRIP_VALUES, border, weights, weights2, offset);
 #else
-  const bool interior = y - RY >= y0 && y + VEC_ROWS + RY <= y0 + rows;
-  FLOATV acc[VEC_ROWS];
+  const bool interior = y - RY >= y0 && y + VEC_CONV + RY <= y0 + rows;
+  FLOATV acc[VEC_CONV];
 #if MAGNITUDE
-  FLOATV acc2[VEC_ROWS];
+  FLOATV acc2[VEC_CONV];
 #endif
 #pragma unroll
-  for (int o = 0; o < VEC_ROWS; ++o) {
+  for (int o = 0; o < VEC_CONV; ++o) {
     acc[o] = 0.0f;
 #if MAGNITUDE
     acc2[o] = 0.0f;
 #endif
   }
-  for (int t = 0; t < VEC_ROWS + KH - 1; ++t) {
+  for (int t = 0; t < VEC_CONV + KH - 1; ++t) {
     const int yy = interior ? y - RY + t - y0 : strip_row(y - RY + t, y0, rows, height, border);
     FLOATV v[KW];
 #pragma unroll
     for (int j = 0; j < KW; ++j)
       v[j] = yy < 0 ? (FLOATV)(0.0f) : VLOAD(0, src + (size_t)yy * pitch + x0 - RX + j);
 #pragma unroll
-    for (int o = 0; o < VEC_ROWS; ++o) {
+    for (int o = 0; o < VEC_CONV; ++o) {
       const int i = t - o;
       if (i >= 0 && i < KH) {
 #pragma unroll
@@ -331,7 +331,7 @@ __kernel void conv_vec(__global const float* src, __global float* dst, const Str
       }
     }
   }
-  for (int o = 0; o < VEC_ROWS && y + o < last; ++o) {
+  for (int o = 0; o < VEC_CONV && y + o < last; ++o) {
     const FLOATV r = CONV_RESULT(acc[o], acc2[o]);
     VSTORE(r + offset, 0, dst + (size_t)(y + o - y0) * pitch + x0);
   }

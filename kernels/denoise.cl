@@ -167,9 +167,9 @@ __kernel __attribute__((reqd_work_group_size(GROUP_SQUARE, GROUP_SQUARE, 1))) vo
 
 // ---- the network's layers ----
 
-// Weights as the host packs them for a tile of OC_TILE output channels: tile t, input channel
-// c (0 .. the input channels rounded up to IN_STEP), tap k (row-major 3x3), output o of the
-// tile: weight[((t * in_padded + c) * 9 + k) * OC_TILE + o], zero past the real channels; bias
+// Weights as the host packs them for a tile of NET_OC_TILE output channels: tile t, input channel
+// c (0 .. the input channels rounded up to NET_IN_STEP), tap k (row-major 3x3), output o of the
+// tile: weight[((t * in_padded + c) * 9 + k) * NET_OC_TILE + o], zero past the real channels; bias
 // likewise padded to whole tiles.
 
 #ifndef RELU
@@ -196,56 +196,56 @@ inline float layer_input(__global const float* src, const int src_c, __global co
   return skip[((size_t)(c - src_c) * h + y) * w + x];
 }
 
-#ifdef CONV_TILED
-// GPUs: a work-group computes TILE_X x TILE_Y pixels of OC_TILE output channels, each work-item
-// a 2 x 2 block (pooled to one pixel with POOL) of OC_ITEM channels. Input channels come
-// IN_STEP at a time: their (TILE_Y + 2) x (TILE_X + 2) patch and their weights are staged in
-// local memory, then every work-item runs its 3x3 windows from there. Work-group: (TILE_X / 2,
-// TILE_Y / 2, OC_TILE / OC_ITEM).
-#define LX (TILE_X / 2)
-#define LY (TILE_Y / 2)
-#define LC (OC_TILE / OC_ITEM)
-#define PATCH_W (TILE_X + 2)
-#define PATCH_H (TILE_Y + 2)
+#ifdef NET_TILED
+// GPUs: a work-group computes NET_TILE_X x NET_TILE_Y pixels of NET_OC_TILE output channels,
+// each work-item a 2 x 2 block (pooled to one pixel with POOL) of NET_OC_ITEM channels. Input
+// channels come NET_IN_STEP at a time: their (NET_TILE_Y + 2) x (NET_TILE_X + 2) patch and their
+// weights are staged in local memory, then every work-item runs its 3x3 windows from there.
+// Work-group: (NET_TILE_X / 2, NET_TILE_Y / 2, NET_OC_TILE / NET_OC_ITEM).
+#define LX (NET_TILE_X / 2)
+#define LY (NET_TILE_Y / 2)
+#define LC (NET_OC_TILE / NET_OC_ITEM)
+#define PATCH_W (NET_TILE_X + 2)
+#define PATCH_H (NET_TILE_Y + 2)
 
 __kernel __attribute__((reqd_work_group_size(LX, LY, LC))) void denoise_conv(
     __global const float* restrict src, const int src_c, __global const float* restrict skip,
     __global const float* restrict weight, __global const float* restrict bias,
     __global float* restrict dst, const int in_c, const int out_c, const int h, const int w) {
-  __local float patch[IN_STEP][PATCH_H][PATCH_W];
-  __local float taps[IN_STEP * 9 * OC_TILE];
+  __local float patch[NET_IN_STEP][PATCH_H][PATCH_W];
+  __local float taps[NET_IN_STEP * 9 * NET_OC_TILE];
   const int lx = get_local_id(0), ly = get_local_id(1), lc = get_local_id(2);
   const int id = (lc * LY + ly) * LX + lx;
   const int threads = LX * LY * LC;
-  const int x0 = get_group_id(0) * TILE_X, y0 = get_group_id(1) * TILE_Y;
+  const int x0 = get_group_id(0) * NET_TILE_X, y0 = get_group_id(1) * NET_TILE_Y;
   const int tile = get_group_id(2);
-  const int in_padded = (in_c + IN_STEP - 1) / IN_STEP * IN_STEP;
+  const int in_padded = (in_c + NET_IN_STEP - 1) / NET_IN_STEP * NET_IN_STEP;
 
-  float acc[OC_ITEM][2][2];
-  for (int o = 0; o < OC_ITEM; ++o) {
-    const float b = bias[tile * OC_TILE + lc * OC_ITEM + o];
+  float acc[NET_OC_ITEM][2][2];
+  for (int o = 0; o < NET_OC_ITEM; ++o) {
+    const float b = bias[tile * NET_OC_TILE + lc * NET_OC_ITEM + o];
     acc[o][0][0] = acc[o][0][1] = acc[o][1][0] = acc[o][1][1] = b;
   }
-  for (int c0 = 0; c0 < in_c; c0 += IN_STEP) {
+  for (int c0 = 0; c0 < in_c; c0 += NET_IN_STEP) {
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = id; i < IN_STEP * PATCH_H * PATCH_W; i += threads) {
+    for (int i = id; i < NET_IN_STEP * PATCH_H * PATCH_W; i += threads) {
       const int k = i / (PATCH_H * PATCH_W), r = i % (PATCH_H * PATCH_W);
       const int py = r / PATCH_W, px = r % PATCH_W;
       const int c = c0 + k;
       patch[k][py][px] =
           c < in_c ? layer_input(src, src_c, skip, c, y0 - 1 + py, x0 - 1 + px, h, w) : 0.0f;
     }
-    __global const float* wt = weight + ((size_t)tile * in_padded + c0) * 9 * OC_TILE;
-    for (int i = id; i < IN_STEP * 9 * OC_TILE; i += threads) taps[i] = wt[i];
+    __global const float* wt = weight + ((size_t)tile * in_padded + c0) * 9 * NET_OC_TILE;
+    for (int i = id; i < NET_IN_STEP * 9 * NET_OC_TILE; i += threads) taps[i] = wt[i];
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int k = 0; k < IN_STEP; ++k) {
+    for (int k = 0; k < NET_IN_STEP; ++k) {
       float v[4][4];  // the work-item's 2x2 block with its one-pixel rim
       for (int r = 0; r < 4; ++r)
         for (int s = 0; s < 4; ++s) v[r][s] = patch[k][2 * ly + r][2 * lx + s];
       for (int ky = 0; ky < 3; ++ky)
         for (int kx = 0; kx < 3; ++kx) {
-          __local const float* t = taps + (k * 9 + ky * 3 + kx) * OC_TILE + lc * OC_ITEM;
-          for (int o = 0; o < OC_ITEM; ++o) {
+          __local const float* t = taps + (k * 9 + ky * 3 + kx) * NET_OC_TILE + lc * NET_OC_ITEM;
+          for (int o = 0; o < NET_OC_ITEM; ++o) {
             const float wo = t[o];
             acc[o][0][0] = fma(wo, v[ky][kx], acc[o][0][0]);
             acc[o][0][1] = fma(wo, v[ky][kx + 1], acc[o][0][1]);
@@ -259,8 +259,8 @@ __kernel __attribute__((reqd_work_group_size(LX, LY, LC))) void denoise_conv(
   // so the block's second row and column are checked on their own.
   const int x = x0 + 2 * lx, y = y0 + 2 * ly;
   if (x >= w || y >= h) return;
-  for (int o = 0; o < OC_ITEM; ++o) {
-    const int oc = tile * OC_TILE + lc * OC_ITEM + o;
+  for (int o = 0; o < NET_OC_ITEM; ++o) {
+    const int oc = tile * NET_OC_TILE + lc * NET_OC_ITEM + o;
     if (oc >= out_c) break;
     if (POOL) {
       const float m = fmax(fmax(acc[o][0][0], acc[o][0][1]), fmax(acc[o][1][0], acc[o][1][1]));
@@ -278,23 +278,23 @@ __kernel __attribute__((reqd_work_group_size(LX, LY, LC))) void denoise_conv(
 }
 #endif
 
-#ifdef CONV_MMA
+#ifdef NET_MMA
 // NVIDIA GPUs from Ampere on, precision=tf32: the convolution as a matrix product on the tensor
 // cores (mma.sync.m16n8k8 with TF32 operands and float sums, through inline PTX), pixels as
 // rows, input channels of one tap as the inner dimension, output channels as columns. A
-// work-group computes TILE_X x TILE_Y pixels of OC_TILE output channels; each warp two rows of
-// 16 pixels (two m16 tiles: a 2x2 pooling window never leaves a warp) and all OC_TILE channels.
-// Input channels come 8 at a time: their (TILE_Y + 2) x (TILE_X + 2) patch, rounded to TF32,
-// and their weights (rounded on the host) are staged in local memory, each channel's plane
+// work-group computes NET_TILE_X x NET_TILE_Y pixels of NET_OC_TILE output channels; each warp
+// two rows of 16 pixels (two m16 tiles: a 2x2 pooling window never leaves a warp) and all
+// NET_OC_TILE channels. Input channels come 8 at a time: their (NET_TILE_Y + 2) x (NET_TILE_X + 2)
+// patch, rounded to TF32, and their weights (rounded on the host) are staged in local memory, each channel's plane
 // padded so that the fragments' loads meet no bank twice.
-#define MT_X (TILE_X / 16)
-#define WARPS (MT_X * TILE_Y / 2)
-#define N_TILES (OC_TILE / 8)
-#define PATCH_W (TILE_X + 2)
-#define PATCH_H (TILE_Y + 2)
+#define MT_X (NET_TILE_X / 16)
+#define WARPS (MT_X * NET_TILE_Y / 2)
+#define N_TILES (NET_OC_TILE / 8)
+#define PATCH_W (NET_TILE_X + 2)
+#define PATCH_H (NET_TILE_Y + 2)
 #define BANK_PAD(n) ((n) + (40 - (n) % 32) % 32)  // the next size that is 8 mod 32
 #define PATCH_C BANK_PAD(PATCH_H * PATCH_W)
-#define TAPS_C BANK_PAD(9 * OC_TILE)
+#define TAPS_C BANK_PAD(9 * NET_OC_TILE)
 
 inline uint lane_id(void) {
   uint r;
@@ -327,7 +327,7 @@ __kernel __attribute__((reqd_work_group_size(32 * WARPS, 1, 1))) void denoise_co
   __local uint taps[8 * TAPS_C];
   const int id = get_local_id(0), warp = id / 32;
   const int lane = (int)lane_id(), g = lane >> 2, t = lane & 3;
-  const int x0 = get_group_id(0) * TILE_X, y0 = get_group_id(1) * TILE_Y;
+  const int x0 = get_group_id(0) * NET_TILE_X, y0 = get_group_id(1) * NET_TILE_Y;
   const int tile = get_group_id(2);
   const int in_padded = (in_c + 7) / 8 * 8;
   // The warp's 16 columns and two rows of the work-group's tile.
@@ -335,7 +335,8 @@ __kernel __attribute__((reqd_work_group_size(32 * WARPS, 1, 1))) void denoise_co
 
   float acc[2][N_TILES][4];
   for (int n = 0; n < N_TILES; ++n) {
-    const float b0 = bias[tile * OC_TILE + n * 8 + 2 * t], b1 = bias[tile * OC_TILE + n * 8 + 2 * t + 1];
+    const float b0 = bias[tile * NET_OC_TILE + n * 8 + 2 * t],
+                b1 = bias[tile * NET_OC_TILE + n * 8 + 2 * t + 1];
     for (int m = 0; m < 2; ++m) acc[m][n][0] = acc[m][n][2] = b0, acc[m][n][1] = acc[m][n][3] = b1;
   }
   for (int c0 = 0; c0 < in_c; c0 += 8) {
@@ -346,9 +347,9 @@ __kernel __attribute__((reqd_work_group_size(32 * WARPS, 1, 1))) void denoise_co
       patch[k * PATCH_C + r] =
           to_tf32(c < in_c ? layer_input(src, src_c, skip, c, yy, xx, h, w) : 0.0f);
     }
-    __global const float* wt = weight + ((size_t)tile * in_padded + c0) * 9 * OC_TILE;
-    for (int i = id; i < 8 * 9 * OC_TILE; i += 32 * WARPS)
-      taps[(i / (9 * OC_TILE)) * TAPS_C + i % (9 * OC_TILE)] = as_uint(wt[i]);
+    __global const float* wt = weight + ((size_t)tile * in_padded + c0) * 9 * NET_OC_TILE;
+    for (int i = id; i < 8 * 9 * NET_OC_TILE; i += 32 * WARPS)
+      taps[(i / (9 * NET_OC_TILE)) * TAPS_C + i % (9 * NET_OC_TILE)] = as_uint(wt[i]);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int ky = 0; ky < 3; ++ky)
       for (int kx = 0; kx < 3; ++kx) {
@@ -362,7 +363,7 @@ __kernel __attribute__((reqd_work_group_size(32 * WARPS, 1, 1))) void denoise_co
           a[m][3] = row[(t + 4) * PATCH_C + 8];
         }
         // B: rows are input channels t (+ 4), columns output channels g of each n8 tile.
-        __local const uint* b = taps + (ky * 3 + kx) * OC_TILE + g;
+        __local const uint* b = taps + (ky * 3 + kx) * NET_OC_TILE + g;
         for (int n = 0; n < N_TILES; ++n) {
           const uint b0 = b[t * TAPS_C + n * 8], b1 = b[(t + 4) * TAPS_C + n * 8];
           MMA_TF32(acc[0][n], a[0], b0, b1);
@@ -375,7 +376,7 @@ __kernel __attribute__((reqd_work_group_size(32 * WARPS, 1, 1))) void denoise_co
   for (int n = 0; n < N_TILES; ++n)
     for (int half_row = 0; half_row < 2; ++half_row)
       for (int j = 0; j < 2; ++j) {
-        const int oc = tile * OC_TILE + n * 8 + 2 * t + j;
+        const int oc = tile * NET_OC_TILE + n * 8 + 2 * t + j;
         const int x = x0 + px + g + 8 * half_row;
         const float v0 = activation(acc[0][n][2 * half_row + j]);
         const float v1 = activation(acc[1][n][2 * half_row + j]);
@@ -392,8 +393,8 @@ __kernel __attribute__((reqd_work_group_size(32 * WARPS, 1, 1))) void denoise_co
 }
 #endif
 
-#ifdef CONV_VEC
-// CPUs: a work-item computes VEC neighbouring pixels of one row (one vector) for OC_TILE output
+#ifdef NET_VEC
+// CPUs: a work-item computes VEC neighbouring pixels of one row (one vector) for NET_OC_TILE output
 // channels, loading each input row's three shifted vectors once for the 3x3 window's columns;
 // the weights are broadcast from memory. Upsampling and pooling are separate kernels here
 // (denoise_upsample, denoise_pool).
@@ -406,16 +407,16 @@ inline FLOATV edge_load(__global const float* row, const int x, const int w) {
 }
 
 // One input row's three taps into every accumulator: `row` points at the work-item's first
-// pixel, `t` at the row's 3 x OC_TILE weights. EDGE: columns past the sides read as zero.
+// pixel, `t` at the row's 3 x NET_OC_TILE weights. EDGE: columns past the sides read as zero.
 #define ROW_TAPS(EDGE)                                                         \
   {                                                                            \
     const FLOATV v0 = EDGE ? edge_load(row - x0, x0 - 1, w) : VLOAD(0, row - 1); \
-    const FLOATV v1 = EDGE ? edge_load(row - x0, x0, w) : VLOAD(0, row);         \
+    const FLOATV v1 = EDGE ? edge_load(row - x0, x0, w) : VLOAD(0, row);       \
     const FLOATV v2 = EDGE ? edge_load(row - x0, x0 + 1, w) : VLOAD(0, row + 1); \
-    for (int o = 0; o < OC_TILE; ++o) {                                        \
+    for (int o = 0; o < NET_OC_TILE; ++o) {                                    \
       acc[o] = fma((FLOATV)(t[o]), v0, acc[o]);                                \
-      acc[o] = fma((FLOATV)(t[OC_TILE + o]), v1, acc[o]);                      \
-      acc[o] = fma((FLOATV)(t[2 * OC_TILE + o]), v2, acc[o]);                  \
+      acc[o] = fma((FLOATV)(t[NET_OC_TILE + o]), v1, acc[o]);                  \
+      acc[o] = fma((FLOATV)(t[2 * NET_OC_TILE + o]), v2, acc[o]);              \
     }                                                                          \
   }
 
@@ -424,7 +425,7 @@ inline FLOATV edge_load(__global const float* row, const int x, const int w) {
 #define CHANNELS(planes, c0, c1, EDGE)                                                    \
   for (int c = c0; c < c1; ++c) {                                                         \
     __global const float* col = planes + (size_t)(c - c0) * h * w + x0;                   \
-    __global const float* wt = weight + ((size_t)tile * in_padded + c) * 9 * OC_TILE;     \
+    __global const float* wt = weight + ((size_t)tile * in_padded + c) * 9 * NET_OC_TILE; \
     if (y > 0) {                                                                          \
       __global const float* row = col + (size_t)(y - 1) * w;                              \
       __global const float* t = wt;                                                       \
@@ -432,12 +433,12 @@ inline FLOATV edge_load(__global const float* row, const int x, const int w) {
     }                                                                                     \
     {                                                                                     \
       __global const float* row = col + (size_t)y * w;                                    \
-      __global const float* t = wt + 3 * OC_TILE;                                         \
+      __global const float* t = wt + 3 * NET_OC_TILE;                                     \
       ROW_TAPS(EDGE)                                                                      \
     }                                                                                     \
     if (y < h - 1) {                                                                      \
       __global const float* row = col + (size_t)(y + 1) * w;                              \
-      __global const float* t = wt + 6 * OC_TILE;                                         \
+      __global const float* t = wt + 6 * NET_OC_TILE;                                     \
       ROW_TAPS(EDGE)                                                                      \
     }                                                                                     \
   }
@@ -450,9 +451,9 @@ __kernel void denoise_conv(__global const float* restrict src, const int src_c,
   // Output channel tiles first: neighbouring work-groups share their input rows in the cache.
   const int tile = get_global_id(0), x0 = get_global_id(1) * VEC, y = get_global_id(2);
   if (x0 >= w || y >= h) return;
-  const int in_padded = (in_c + IN_STEP - 1) / IN_STEP * IN_STEP;
-  FLOATV acc[OC_TILE];
-  for (int o = 0; o < OC_TILE; ++o) acc[o] = (FLOATV)(bias[tile * OC_TILE + o]);
+  const int in_padded = (in_c + NET_IN_STEP - 1) / NET_IN_STEP * NET_IN_STEP;
+  FLOATV acc[NET_OC_TILE];
+  for (int o = 0; o < NET_OC_TILE; ++o) acc[o] = (FLOATV)(bias[tile * NET_OC_TILE + o]);
   if (x0 >= 1 && x0 + VEC + 1 <= w) {
     CHANNELS(src, 0, src_c, false)
     CHANNELS(skip, src_c, in_c, false)
@@ -460,8 +461,8 @@ __kernel void denoise_conv(__global const float* restrict src, const int src_c,
     CHANNELS(src, 0, src_c, true)
     CHANNELS(skip, src_c, in_c, true)
   }
-  for (int o = 0; o < OC_TILE; ++o) {
-    const int oc = tile * OC_TILE + o;
+  for (int o = 0; o < NET_OC_TILE; ++o) {
+    const int oc = tile * NET_OC_TILE + o;
     if (oc >= out_c) break;
     __global float* d = dst + ((size_t)oc * h + y) * w + x0;
     const FLOATV r = RELU ? fmax(acc[o], 0.0f) : acc[o];

@@ -21,8 +21,8 @@
 //   histogram_private  the seeds' exclusive per-work-item counters (calcstatistic): each
 //                      work-item owns a row of local counters, no atomics; per-group partials
 //                      go to global memory for the reduce kernel (reducestatistic)
-// Defines: INPUT, CHANNELS, MODE, CHANNEL, BINS, CODES, MAX_CODE, GROUP, SUBHISTS
-//   (histogram_local copies), TOTALS64 (see below), IN_FLIGHT (blocks histogram_local loads
+// Defines: INPUT, CHANNELS, MODE, CHANNEL, BINS, CODES, MAX_CODE, HIST_GROUP, HIST_SUBHISTS
+//   (histogram_local copies), TOTALS64 (see below), HIST_IN_FLIGHT (blocks histogram_local loads
 //   before counting them), WHOLE_BLOCKS (the pixels per work-item are whole blocks of 16), and
 //   METHOD (HIST_METHOD_*): only that counting kernel is compiled, since the others' local
 //   arrays may not fit the device. The pixels per work-item are an argument, not a define: they
@@ -55,11 +55,11 @@
 #ifndef WHOLE_BLOCKS
 #define WHOLE_BLOCKS 1
 #endif
-#ifndef GROUP
-#define GROUP 256
+#ifndef HIST_GROUP
+#define HIST_GROUP 256
 #endif
-#ifndef SUBHISTS
-#define SUBHISTS 1
+#ifndef HIST_SUBHISTS
+#define HIST_SUBHISTS 1
 #endif
 #ifndef METHOD
 #define METHOD HIST_METHOD_LOCAL
@@ -67,8 +67,8 @@
 #ifndef TOTALS64
 #define TOTALS64 0
 #endif
-#ifndef IN_FLIGHT
-#define IN_FLIGHT 1
+#ifndef HIST_IN_FLIGHT
+#define HIST_IN_FLIGHT 1
 #endif
 
 #define HISTS (MODE == HIST_MODE_RGB ? 3 : 1)
@@ -194,11 +194,12 @@ typedef uint total_t;
   { width, pitch, plane, origin }
 
 #if METHOD == HIST_METHOD_GLOBAL
-__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_global(COUNT_ARGS) {
+__kernel __attribute__((reqd_work_group_size(HIST_GROUP, 1, 1))) void histogram_global(COUNT_ARGS) {
   const layout_t L = LAYOUT;
-  const ulong base = first + (ulong)get_group_id(0) * GROUP * pixels_per_item + get_local_id(0);
+  const ulong base =
+      first + (ulong)get_group_id(0) * HIST_GROUP * pixels_per_item + get_local_id(0);
   for (int k = 0; k < pixels_per_item; ++k) {
-    const ulong p = base + (ulong)k * GROUP;
+    const ulong p = base + (ulong)k * HIST_GROUP;
     if (p >= first + pixels) break;
     for (int h = 0; h < HISTS; ++h) atomic_inc(&counts[bin_of(src, L, p, h, lo, hi, scale)]);
   }
@@ -207,12 +208,12 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_globa
 #endif
 
 #if METHOD == HIST_METHOD_LOCAL
-// The SUBHISTS copies of a counter are neighbours (counter b of copy s at b * SUBHISTS + s),
-// and work-item l counts into copy l % SUBHISTS. With as many copies as a warp has lanes, a
-// warp's 32 atomics then fall on 32 different banks and never on one address, whatever the
+// The HIST_SUBHISTS copies of a counter are neighbours (counter b of copy s at
+// b * HIST_SUBHISTS + s), and work-item l counts into copy l % HIST_SUBHISTS. With as many copies
+// as a warp has lanes, a warp's 32 atomics then fall on 32 different banks and never on one address, whatever the
 // bins: with the copies one after the other, a counter's bank was its bin's, so random bins
 // met in banks and equal ones serialised.
-#define AT(b) ((b)*SUBHISTS)
+#define AT(b) ((b)*HIST_SUBHISTS)
 
 // A run of equal bins is counted in a register and added with one atomic when it ends.
 typedef struct {
@@ -279,13 +280,13 @@ inline void count_block(__global const uint4* src, const ulong block, __local ui
 }
 #endif
 
-__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_local(COUNT_ARGS) {
+__kernel __attribute__((reqd_work_group_size(HIST_GROUP, 1, 1))) void histogram_local(COUNT_ARGS) {
   const layout_t L = LAYOUT;
-  __local uint sub[COUNTERS * SUBHISTS];
+  __local uint sub[COUNTERS * HIST_SUBHISTS];
   const int lid = get_local_id(0);
-  for (int i = lid; i < COUNTERS * SUBHISTS; i += GROUP) sub[i] = 0;
+  for (int i = lid; i < COUNTERS * HIST_SUBHISTS; i += HIST_GROUP) sub[i] = 0;
   barrier(CLK_LOCAL_MEM_FENCE);
-  __local uint* mine = sub + lid % SUBHISTS;  // counter b at mine[AT(b)]
+  __local uint* mine = sub + lid % HIST_SUBHISTS;  // counter b at mine[AT(b)]
   run_t runs[HISTS];
   for (int h = 0; h < HISTS; ++h) runs[h].bin = runs[h].length = 0;
   const ulong end = first + pixels;
@@ -293,26 +294,27 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_local
   // Consecutive work-items take consecutive blocks; a partial block at the end goes pixel by
   // pixel. `first` is a multiple of BLOCK (launches are split at multiples of 2^30 pixels).
   const int blocks_per_item = pixels_per_item / BLOCK;
-  const ulong base = first / BLOCK + (ulong)get_group_id(0) * GROUP * blocks_per_item;
-#if IN_FLIGHT > 1
-  // IN_FLIGHT blocks' loads are issued before any is counted: that many times the bytes in
+  const ulong base = first / BLOCK + (ulong)get_group_id(0) * HIST_GROUP * blocks_per_item;
+#if HIST_IN_FLIGHT > 1
+  // HIST_IN_FLIGHT blocks' loads are issued before any is counted: that many times the bytes in
   // flight per work-item, where memory latency rather than bandwidth limits the loop.
   int k = 0;
-  for (; k + IN_FLIGHT <= blocks_per_item; k += IN_FLIGHT) {
-    const ulong b0 = base + (ulong)k * GROUP + lid;
-    if ((b0 + (IN_FLIGHT - 1) * GROUP + 1) * BLOCK > end) break;  // the tail: one by one below
-    block_t blocks[IN_FLIGHT];
+  for (; k + HIST_IN_FLIGHT <= blocks_per_item; k += HIST_IN_FLIGHT) {
+    const ulong b0 = base + (ulong)k * HIST_GROUP + lid;
+    // the tail: one by one below
+    if ((b0 + (HIST_IN_FLIGHT - 1) * HIST_GROUP + 1) * BLOCK > end) break;
+    block_t blocks[HIST_IN_FLIGHT];
 #pragma unroll
-    for (int i = 0; i < IN_FLIGHT; ++i)
-      blocks[i] = load_block((__global const uint4*)src, b0 + (ulong)i * GROUP);
+    for (int i = 0; i < HIST_IN_FLIGHT; ++i)
+      blocks[i] = load_block((__global const uint4*)src, b0 + (ulong)i * HIST_GROUP);
 #pragma unroll
-    for (int i = 0; i < IN_FLIGHT; ++i) count_loaded(blocks[i], mine);
+    for (int i = 0; i < HIST_IN_FLIGHT; ++i) count_loaded(blocks[i], mine);
   }
   for (; k < blocks_per_item; ++k) {
 #else
   for (int k = 0; k < blocks_per_item; ++k) {
 #endif
-    const ulong block = base + (ulong)k * GROUP + lid;
+    const ulong block = base + (ulong)k * HIST_GROUP + lid;
     const ulong p0 = block * BLOCK;
     if (p0 >= end) break;
     if (p0 + BLOCK <= end) {
@@ -323,9 +325,9 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_local
     }
   }
 #else
-  const ulong base = first + (ulong)get_group_id(0) * GROUP * pixels_per_item + lid;
+  const ulong base = first + (ulong)get_group_id(0) * HIST_GROUP * pixels_per_item + lid;
   for (int k = 0; k < pixels_per_item; ++k) {
-    const ulong p = base + (ulong)k * GROUP;
+    const ulong p = base + (ulong)k * HIST_GROUP;
     if (p >= end) break;
     for (int h = 0; h < HISTS; ++h) extend(mine, &runs[h], bin_of(src, L, p, h, lo, hi, scale));
   }
@@ -333,10 +335,11 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_local
   for (int h = 0; h < HISTS; ++h)
     if (runs[h].length) atomic_add(&mine[AT(runs[h].bin)], runs[h].length);
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int i = lid; i < COUNTERS; i += GROUP) {
+  for (int i = lid; i < COUNTERS; i += HIST_GROUP) {
     uint total = 0;
     // Each work-item starts at another copy, so neighbours read different banks.
-    for (int s = 0; s < SUBHISTS; ++s) total += sub[i * SUBHISTS + (s + lid) % SUBHISTS];
+    for (int s = 0; s < HIST_SUBHISTS; ++s)
+      total += sub[i * HIST_SUBHISTS + (s + lid) % HIST_SUBHISTS];
     if (total) ADD_TO_TOTAL(&counts[i], total);
   }
 }
@@ -344,23 +347,23 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_local
 #endif
 
 #if METHOD == HIST_METHOD_PRIVATE
-// The seeds' calcstatistic: GROUP work-items, each with an exclusive row of counters.
-__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_private(COUNT_ARGS) {
+// The seeds' calcstatistic: HIST_GROUP work-items, each with an exclusive row of counters.
+__kernel __attribute__((reqd_work_group_size(HIST_GROUP, 1, 1))) void histogram_private(COUNT_ARGS) {
   const layout_t L = LAYOUT;
-  __local uint rows[GROUP][COUNTERS];
+  __local uint rows[HIST_GROUP][COUNTERS];
   const int lid = get_local_id(0);
   for (int i = 0; i < COUNTERS; ++i) rows[lid][i] = 0;
-  const ulong base = first + (ulong)get_group_id(0) * GROUP * pixels_per_item + lid;
+  const ulong base = first + (ulong)get_group_id(0) * HIST_GROUP * pixels_per_item + lid;
   for (int k = 0; k < pixels_per_item; ++k) {
-    const ulong p = base + (ulong)k * GROUP;
+    const ulong p = base + (ulong)k * HIST_GROUP;
     if (p >= first + pixels) break;
     for (int h = 0; h < HISTS; ++h) ++rows[lid][bin_of(src, L, p, h, lo, hi, scale)];
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   __global uint* out = counts + (ulong)get_group_id(0) * COUNTERS;
-  for (int i = lid; i < COUNTERS; i += GROUP) {
+  for (int i = lid; i < COUNTERS; i += HIST_GROUP) {
     uint total = 0;
-    for (int r = 0; r < GROUP; ++r) total += rows[r][i];
+    for (int r = 0; r < HIST_GROUP; ++r) total += rows[r][i];
     out[i] = total;
   }
 }
@@ -386,11 +389,11 @@ __kernel void histogram_reduce(__global const uint* partials, __global ulong* to
 #if !CODES
 // Min and max of the finite values of one float channel (or luma), for range=auto: one pair
 // per work-group; the host folds the pairs.
-__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_minmax(
+__kernel __attribute__((reqd_work_group_size(HIST_GROUP, 1, 1))) void histogram_minmax(
     __global const sample_t* src, __global float* pairs, const ulong pixels, const int h,
     const ulong width, const ulong pitch, const ulong plane, const ulong origin) {
   const layout_t L = LAYOUT;
-  __local float lmin[GROUP], lmax[GROUP];
+  __local float lmin[HIST_GROUP], lmax[HIST_GROUP];
   const int lid = get_local_id(0);
   float mn = INFINITY, mx = -INFINITY;
   for (ulong p = get_global_id(0); p < pixels; p += get_global_size(0)) {
@@ -403,7 +406,7 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1))) void histogram_minma
   lmin[lid] = mn;
   lmax[lid] = mx;
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int s = GROUP / 2; s > 0; s /= 2) {
+  for (int s = HIST_GROUP / 2; s > 0; s /= 2) {
     if (lid < s) {
       lmin[lid] = fmin(lmin[lid], lmin[lid + s]);
       lmax[lid] = fmax(lmax[lid], lmax[lid + s]);

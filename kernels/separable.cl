@@ -7,12 +7,12 @@
 //   reads, then each work-item computes ROWS_STEPS outputs.
 // cols: a COLS_W x COLS_H work-group does the same down the columns, COLS_STEPS outputs each.
 //   With COLS_DIRECT=1 (radius too large for local memory) it reads taps straight from global.
-// ROWS_SLIDE / COLS_SLIDE=1: a work-item's outputs are neighbours instead of a group's width
+// ROWS_SLIDING / COLS_SLIDING=1: a work-item's outputs are neighbours instead of a group's width
 //   apart, so the taps they share are read from local memory once (a sliding window in
 //   registers): about (2R + STEPS) / STEPS reads per output instead of 2R + 1.
 // Defines: SEP_FORM (which kernels the program holds, contract.h), FILTER, RADIUS_X, RADIUS_Y,
-//   ROWS_W, ROWS_H, ROWS_STEPS, ROWS_HALO, ROWS_SLIDE, COLS_W, COLS_H, COLS_STEPS, COLS_HALO,
-//   COLS_DIRECT, COLS_SLIDE. Rows: STRIP_ARGS in common.cl; every kernel computes the image rows
+//   ROWS_W, ROWS_H, ROWS_STEPS, ROWS_HALO, ROWS_SLIDING, COLS_W, COLS_H, COLS_STEPS, COLS_HALO,
+//   COLS_DIRECT, COLS_SLIDING. Rows: STRIP_ARGS in common.cl; every kernel computes the image rows
 //   [first, last), the launch's rows counted from `first`.
 #include "common.cl"
 
@@ -76,19 +76,19 @@ __constant float kColWeights[] = {COL_WEIGHTS};
 #ifndef COLS_DIRECT
 #define COLS_DIRECT 0
 #endif
-#ifndef ROWS_SLIDE
-#define ROWS_SLIDE 0
+#ifndef ROWS_SLIDING
+#define ROWS_SLIDING 0
 #endif
-#ifndef COLS_SLIDE
-#define COLS_SLIDE 0
+#ifndef COLS_SLIDING
+#define COLS_SLIDING 0
 #endif
 
-// The sliding window of ROWS_SLIDE / COLS_SLIDE: `steps` neighbouring outputs from the 2 *
+// The sliding window of ROWS_SLIDING / COLS_SLIDING: `steps` neighbouring outputs from the 2 *
 // radius + steps taps starting at `window`, each read once from local memory and added to every
 // output it feeds (tap j = t - s of output s, so each output's taps still come in order).
 // steps and radius are compile-time constants at both calls, so the loops unroll (compiled
 // only where a pass slides: elsewhere the unused function's loops warn that they cannot).
-#if (SEP_FORM == SEP_FORM_PASSES && (ROWS_SLIDE || COLS_SLIDE)) || SEP_FORM == SEP_FORM_FUSED
+#if (SEP_FORM == SEP_FORM_PASSES && (ROWS_SLIDING || COLS_SLIDING)) || SEP_FORM == SEP_FORM_FUSED
 static inline void slide(__local const float* window, __constant const float* weights,
                          const int steps, const int radius, float* acc) {
 #pragma unroll
@@ -136,7 +136,7 @@ __kernel __attribute__((reqd_work_group_size(ROWS_W, ROWS_H, 1))) void CAT(FILTE
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   if (y >= last) return;
-#if ROWS_SLIDE
+#if ROWS_SLIDING
   // ROWS_STEPS neighbouring outputs per work-item (see slide). An odd ROWS_STEPS keeps a warp's
   // reads on distinct banks.
   const int c = ROWS_HALO * ROWS_W + lx * ROWS_STEPS;  // this work-item's first output in the tile
@@ -191,7 +191,7 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   if (x >= width) return;
-#if COLS_SLIDE
+#if COLS_SLIDING
   // COLS_STEPS neighbouring rows per work-item (see slide).
   const int c = COLS_HALO * COLS_H + ly * COLS_STEPS;  // this work-item's first output in the tile
   const int y = top + c;
@@ -238,33 +238,33 @@ __kernel __attribute__((reqd_work_group_size(COLS_W, COLS_H, 1))) void CAT(FILTE
 
 // Fused (SEP_FORM_FUSED, radii up to a tuning limit): both passes in one kernel, so the image
 // is read once and written once; the two-pass path also writes and reads the rows pass's
-// result, twice the floor's bytes. A 32 x FUSED_S work-group owns FUSED_W = 32 * FUSED_S
-// columns and walks down `band` output rows FUSED_S rows at a time (a chunk):
+// result, twice the floor's bytes. A 32 x FUSED_STEPS work-group owns FUSED_W = 32 * FUSED_STEPS
+// columns and walks down `band` output rows FUSED_STEPS rows at a time (a chunk):
 //   1. the chunk's input rows (plus RADIUS_X columns each side), loaded into registers while
 //      the chunk before was computed, go into a local tile;
-//   2. rows pass: work-item (lx, ly) filters row ly at its FUSED_S neighbouring columns (a
-//      sliding window, as ROWS_SLIDE) into `mid`, FUSED_S rows of FUSED_W;
-//   3. columns pass: work-item t owns column t: it keeps the last 2 * RADIUS_Y + FUSED_S
-//      rows-pass values of its column in registers, shifts the chunk's FUSED_S in from `mid`
-//      and computes FUSED_S outputs from them.
+//   2. rows pass: work-item (lx, ly) filters row ly at its FUSED_STEPS neighbouring columns (a
+//      sliding window, as ROWS_SLIDING) into `mid`, FUSED_STEPS rows of FUSED_W;
+//   3. columns pass: work-item t owns column t: it keeps the last 2 * RADIUS_Y + FUSED_STEPS
+//      rows-pass values of its column in registers, shifts the chunk's FUSED_STEPS in from `mid`
+//      and computes FUSED_STEPS outputs from them.
 // The first WARMUP chunks only fill the windows (the 2 * RADIUS_Y rows above the band). Two
 // barriers a chunk: after the tile store (every work-item has read `mid` for the previous
 // chunk, so the rows pass may overwrite it) and after the rows pass.
 // Each tap is still fma in tap order: results equal the reference bit for bit. The weights
 // are always compiled in (ROW_WEIGHTS, COL_WEIGHTS): 0.210 -> 0.170 ms at r=8 on an H100.
 #if SEP_FORM == SEP_FORM_FUSED
-#define FUSED_W (GROUP_FUSED_W * FUSED_S)
+#define FUSED_W (GROUP_FUSED_W * FUSED_STEPS)
 #define FUSED_SPAN (FUSED_W + 2 * RADIUS_X)
-#define WINDOW (2 * RADIUS_Y + FUSED_S)
-#define WARMUP ((2 * RADIUS_Y + FUSED_S - 1) / FUSED_S)
+#define WINDOW (2 * RADIUS_Y + FUSED_STEPS)
+#define WARMUP ((2 * RADIUS_Y + FUSED_STEPS - 1) / FUSED_STEPS)
 #define FUSED_LOADS ((FUSED_SPAN + FUSED_W - 1) / FUSED_W)  // tile values per work-item and row
 
-// Image rows v .. v + FUSED_S - 1 (through the border rule), this work-item's share of a tile.
-static inline void load_chunk(__global const float* src, float next[FUSED_S][FUSED_LOADS],
+// Image rows v .. v + FUSED_STEPS - 1 (through the border rule), this work-item's share of a tile.
+static inline void load_chunk(__global const float* src, float next[FUSED_STEPS][FUSED_LOADS],
                               const int v, const int t, const int left, const bool interior,
                               const int width, const int pitch, STRIP_ARGS, const int border) {
 #pragma unroll
-  for (int i = 0; i < FUSED_S; ++i) {
+  for (int i = 0; i < FUSED_STEPS; ++i) {
     const int y = strip_row(v + i, y0, rows, height, border);
     __global const float* row = src + (size_t)max(y, 0) * pitch;
 #pragma unroll
@@ -276,12 +276,12 @@ static inline void load_chunk(__global const float* src, float next[FUSED_S][FUS
   }
 }
 
-__kernel __attribute__((reqd_work_group_size(GROUP_FUSED_W, FUSED_S, 1))) void CAT(FILTER, _fused)(
+__kernel __attribute__((reqd_work_group_size(GROUP_FUSED_W, FUSED_STEPS, 1))) void CAT(FILTER, _fused)(
     __global const float* src, __global float* dst, const StripArgs strip,
     const int border, const float offset, const int band) {
   STRIP_FIELDS(strip);
-  __local float tile[FUSED_S][FUSED_SPAN];
-  __local float mid[FUSED_S][FUSED_W];
+  __local float tile[FUSED_STEPS][FUSED_SPAN];
+  __local float mid[FUSED_STEPS][FUSED_W];
   const size_t plane = (size_t)get_global_id(2) * pitch * rows;
   src += plane;
   dst += plane;
@@ -291,42 +291,42 @@ __kernel __attribute__((reqd_work_group_size(GROUP_FUSED_W, FUSED_S, 1))) void C
   const int left = (int)get_group_id(0) * FUSED_W - RADIUS_X;  // image column of tile[.][0]
   const int band_first = first + (int)get_group_id(1) * band;
   const int band_last = min(band_first + band, last);
-  // Chunk k loads image rows v0 + k * FUSED_S + [0, FUSED_S); chunk WARMUP + j writes the
-  // output rows band_first + j * FUSED_S + [0, FUSED_S).
-  const int v0 = band_first + RADIUS_Y - WARMUP * FUSED_S;
-  const int chunks = WARMUP + (band_last - band_first + FUSED_S - 1) / FUSED_S;
+  // Chunk k loads image rows v0 + k * FUSED_STEPS + [0, FUSED_STEPS); chunk WARMUP + j writes the
+  // output rows band_first + j * FUSED_STEPS + [0, FUSED_STEPS).
+  const int v0 = band_first + RADIUS_Y - WARMUP * FUSED_STEPS;
+  const int chunks = WARMUP + (band_last - band_first + FUSED_STEPS - 1) / FUSED_STEPS;
   const bool interior = left >= 0 && left + FUSED_SPAN <= width;
-  float next[FUSED_S][FUSED_LOADS];
+  float next[FUSED_STEPS][FUSED_LOADS];
   load_chunk(src, next, v0, t, left, interior, width, pitch, STRIP_VALUES, border);
   float window[WINDOW];  // rows-pass values of column t, oldest first
 #pragma unroll
   for (int i = 0; i < WINDOW; ++i) window[i] = 0.0f;
   for (int k = 0; k < chunks; ++k) {
 #pragma unroll
-    for (int i = 0; i < FUSED_S; ++i)
+    for (int i = 0; i < FUSED_STEPS; ++i)
 #pragma unroll
       for (int l = 0; l < FUSED_LOADS; ++l)
         if (t + l * FUSED_W < FUSED_SPAN) tile[i][t + l * FUSED_W] = next[i][l];
     barrier(CLK_LOCAL_MEM_FENCE);
     if (k + 1 < chunks)
-      load_chunk(src, next, v0 + (k + 1) * FUSED_S, t, left, interior, width, pitch, STRIP_VALUES,
-                 border);
+      load_chunk(src, next, v0 + (k + 1) * FUSED_STEPS, t, left, interior, width, pitch,
+                 STRIP_VALUES, border);
     {
-      float acc[FUSED_S];
-      slide(&tile[ly][lx * FUSED_S], kRowWeights, FUSED_S, RADIUS_X, acc);
+      float acc[FUSED_STEPS];
+      slide(&tile[ly][lx * FUSED_STEPS], kRowWeights, FUSED_STEPS, RADIUS_X, acc);
 #pragma unroll
-      for (int s = 0; s < FUSED_S; ++s) mid[ly][lx * FUSED_S + s] = acc[s];
+      for (int s = 0; s < FUSED_STEPS; ++s) mid[ly][lx * FUSED_STEPS + s] = acc[s];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
-    for (int i = 0; i < 2 * RADIUS_Y; ++i) window[i] = window[i + FUSED_S];
+    for (int i = 0; i < 2 * RADIUS_Y; ++i) window[i] = window[i + FUSED_STEPS];
 #pragma unroll
-    for (int s = 0; s < FUSED_S; ++s) window[2 * RADIUS_Y + s] = mid[s][t];
+    for (int s = 0; s < FUSED_STEPS; ++s) window[2 * RADIUS_Y + s] = mid[s][t];
     if (k >= WARMUP) {
       const int x = left + RADIUS_X + t;
-      const int y = band_first + (k - WARMUP) * FUSED_S;
+      const int y = band_first + (k - WARMUP) * FUSED_STEPS;
 #pragma unroll
-      for (int s = 0; s < FUSED_S; ++s) {
+      for (int s = 0; s < FUSED_STEPS; ++s) {
         float sum = 0.0f;
 #pragma unroll
         for (int i = 0; i <= 2 * RADIUS_Y; ++i) sum = fma(kColWeights[i], window[s + i], sum);
@@ -519,15 +519,15 @@ __kernel void CAT(FILTER, _rows_vec)(__global const float* src, __global float* 
   }
 }
 
-// VEC_ROWS outputs down a column per work-item: each input row loaded once serves every output
+// VEC_COLS outputs down a column per work-item: each input row loaded once serves every output
 // it contributes to, taps still in order for each output. Rows are padded to a multiple of 32
 // floats, so a VEC-wide load at x0 < width stays inside the row; lanes past the width are
 // computed and dropped.
-#ifndef VEC_ROWS
-#define VEC_ROWS 1
+#ifndef VEC_COLS
+#define VEC_COLS 1
 #endif
 // Small windows unroll fully (ADD_ROW's per-output tests then vanish); large ones would bloat.
-#if VEC_ROWS + 2 * RADIUS_Y <= 64
+#if VEC_COLS + 2 * RADIUS_Y <= 64
 #define COLS_VEC_UNROLL _Pragma("unroll")
 #else
 #define COLS_VEC_UNROLL
@@ -536,7 +536,7 @@ __kernel void CAT(FILTER, _rows_vec)(__global const float* src, __global float* 
 // A macro: acc[] through a pointer to an inline function stayed in memory on PoCL (r=16
 // columns 5.2 -> 7.4 ms).
 #define ADD_ROW(acc, v, t)                                                          \
-  _Pragma("unroll") for (int o = 0; o < VEC_ROWS; ++o) {                            \
+  _Pragma("unroll") for (int o = 0; o < VEC_COLS; ++o) {                            \
     const int i = (t)-o; /* the tap this row is for output o */                     \
     if (i >= 0 && i <= 2 * RADIUS_Y) acc[o] = fma((FLOATV)(weights[i]), v, acc[o]); \
   }
@@ -549,33 +549,33 @@ __kernel void CAT(FILTER, _cols_vec)(__global const float* src, __global float* 
                                      const int ring, const int dst_y0, const int dst_rows) {
   STRIP_FIELDS(strip);
   const size_t plane = (size_t)get_global_id(2) * pitch * dst_rows;
-  const int x0 = (int)get_global_id(0) * VEC, y = first + (int)get_global_id(1) * VEC_ROWS;
+  const int x0 = (int)get_global_id(0) * VEC, y = first + (int)get_global_id(1) * VEC_COLS;
   if (x0 >= width || y >= last) return;
   src += (size_t)get_global_id(2) * pitch * ring + x0;
-  FLOATV acc[VEC_ROWS];
+  FLOATV acc[VEC_COLS];
 #pragma unroll
-  for (int o = 0; o < VEC_ROWS; ++o) acc[o] = 0.0f;
+  for (int o = 0; o < VEC_COLS; ++o) acc[o] = 0.0f;
   // Most work-items read rows inside the buffer only: no border arithmetic per row, the ring's
   // row found by a compare instead of a division per row, and with the taps unrolled only the
   // fma's each output needs (4096x1024 RGB float, r=8: 6.3 -> 4.3 ms on the 2-core EPYC).
-  if (y - RADIUS_Y >= y0 && y + VEC_ROWS + RADIUS_Y <= y0 + rows) {
+  if (y - RADIUS_Y >= y0 && y + VEC_COLS + RADIUS_Y <= y0 + rows) {
     int r = (y - RADIUS_Y) % ring;
     COLS_VEC_UNROLL
-    for (int t = 0; t < VEC_ROWS + 2 * RADIUS_Y; ++t) {
+    for (int t = 0; t < VEC_COLS + 2 * RADIUS_Y; ++t) {
       const FLOATV v = VLOAD(0, src + (size_t)r * pitch);
       r = r + 1 == ring ? 0 : r + 1;
       ADD_ROW(acc, v, t);
     }
-    for (int o = 0; o < VEC_ROWS && y + o < last; ++o)
+    for (int o = 0; o < VEC_COLS && y + o < last; ++o)
       store_lanes(dst + plane + (size_t)(y + o - dst_y0) * pitch, x0, width, acc[o] + offset);
     return;
   }
-  for (int t = 0; t < VEC_ROWS + 2 * RADIUS_Y; ++t) {  // near the strip's or image's edge
+  for (int t = 0; t < VEC_COLS + 2 * RADIUS_Y; ++t) {  // near the strip's or image's edge
     const int yy = strip_row(y - RADIUS_Y + t, y0, rows, height, border);
     const FLOATV v = yy < 0 ? (FLOATV)(0.0f) : VLOAD(0, src + (size_t)((yy + y0) % ring) * pitch);
     ADD_ROW(acc, v, t);
   }
-  for (int o = 0; o < VEC_ROWS && y + o < last; ++o)
+  for (int o = 0; o < VEC_COLS && y + o < last; ++o)
     store_lanes(dst + plane + (size_t)(y + o - dst_y0) * pitch, x0, width, acc[o] + offset);
 }
 #endif  // SEP_FORM_VECTOR

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
@@ -165,65 +166,84 @@ const std::vector<TuningField>& tuning_fields() {
   // One knob a statement: in one long braced list GCC 12 warns of uninitialised vectors.
   static const std::vector<TuningField> fields = [] {
     std::vector<TuningField> all;
-    const auto knob = [&all](const char* name, int Tuning::*member, int min = 1,
-                             KnobSearch tiled = {}, KnobSearch vector = {}) {
-      all.push_back({name, member, min, std::move(tiled), std::move(vector)});
+    const auto knob = [&all](const char* name, int Tuning::*member, const char* kernels,
+                             int min = 1, KnobSearch tiled = {}, KnobSearch vector = {}) {
+      all.push_back({name, member, kernels, min, std::move(tiled), std::move(vector)});
     };
-    knob("rows_w", &Tuning::rows_w, 1, {"gaussian", {16, 32, 64}});
-    knob("rows_h", &Tuning::rows_h, 1, {"gaussian", {1, 2, 4, 8}});
-    knob("rows_steps", &Tuning::rows_steps, 1, {"gaussian", {2, 4, 8, 16}});
-    knob("rows_slide", &Tuning::rows_slide, 0, {"gaussian", {0, 8, 12, 16, 24}});
-    knob("rows_slide_steps", &Tuning::rows_slide_steps, 1, {"gaussian", {3, 5, 7, 9}});
-    knob("cols_w", &Tuning::cols_w, 1, {"gaussian", {16, 32, 64}});
-    knob("cols_h", &Tuning::cols_h, 1, {"gaussian", {4, 8, 16}});
-    knob("cols_steps", &Tuning::cols_steps, 1, {"gaussian", {2, 4, 8, 16, 32}});
-    knob("cols_slide", &Tuning::cols_slide, 0, {"gaussian", {0, 8, 12, 16, 24}});
-    knob("cols_slide_steps", &Tuning::cols_slide_steps, 1, {"gaussian", {4, 8, 16, 32}});
+    knob("rows_w", &Tuning::rows_w, "separable.cl", 1, {"gaussian", {16, 32, 64}});
+    knob("rows_h", &Tuning::rows_h, "separable.cl", 1, {"gaussian", {1, 2, 4, 8}});
+    knob("rows_steps", &Tuning::rows_steps, "separable.cl", 1, {"gaussian", {2, 4, 8, 16}});
+    knob("rows_slide", &Tuning::rows_slide, "", 0, {"gaussian", {0, 8, 12, 16, 24}});
+    knob("rows_slide_steps", &Tuning::rows_slide_steps, "", 1, {"gaussian", {3, 5, 7, 9}});
+    knob("cols_w", &Tuning::cols_w, "separable.cl", 1, {"gaussian", {16, 32, 64}});
+    knob("cols_h", &Tuning::cols_h, "separable.cl", 1, {"gaussian", {4, 8, 16}});
+    knob("cols_steps", &Tuning::cols_steps, "separable.cl", 1, {"gaussian", {2, 4, 8, 16, 32}});
+    knob("cols_slide", &Tuning::cols_slide, "", 0, {"gaussian", {0, 8, 12, 16, 24}});
+    knob("cols_slide_steps", &Tuning::cols_slide_steps, "", 1, {"gaussian", {4, 8, 16, 32}});
     // 0: the two passes above
-    knob("fused_radius", &Tuning::fused_radius, 0, {"gaussian", {0, 2, 4, 7, 12, 16}});
-    knob("inline_weights", &Tuning::inline_weights, 0, {"gaussian", {0, 16, 32, 48, 64}});
-    knob("fused_steps", &Tuning::fused_steps, 1, {"gaussian", {3, 5, 7}});
-    knob("fused_band", &Tuning::fused_band, 1, {"gaussian", {32, 64, 128, 256}});
+    knob("fused_radius", &Tuning::fused_radius, "", 0, {"gaussian", {0, 2, 4, 7, 12, 16}});
+    knob("inline_weights", &Tuning::inline_weights, "", 0, {"gaussian", {0, 16, 32, 48, 64}});
+    knob("fused_steps", &Tuning::fused_steps, "separable.cl", 1, {"gaussian", {3, 5, 7}});
+    knob("fused_band", &Tuning::fused_band, "", 1, {"gaussian", {32, 64, 128, 256}});
     // 0: the fused kernel or the two passes
-    knob("direct_radius", &Tuning::direct_radius, 0, {"gaussian", {0, 1, 2, 3}});
-    knob("direct_rows", &Tuning::direct_rows, 1, {"gaussian", {2, 4, 8}});
+    knob("direct_radius", &Tuning::direct_radius, "", 0, {"gaussian", {0, 1, 2, 3}});
+    knob("direct_rows", &Tuning::direct_rows, "separable.cl", 1, {"gaussian", {2, 4, 8}});
     // 0: the local tile; the knobs after it tune either
-    knob("conv_vec", &Tuning::conv_vec, 0, {"conv", {0, 2, 4, 8}});
+    knob("conv_vec", &Tuning::conv_vec, "", 0, {"conv", {0, 2, 4, 8}});
     // OpenCL C vectors end at 16; GPUs keep 0 (the tiled kernels)
-    knob("vec", &Tuning::vec, 0, {}, {"gaussian", {4, 8, 16}});
-    knob("vec_conv", &Tuning::vec_conv, 1, {"conv", {1, 2, 4, 8}}, {"conv", {1, 2, 4, 8}});
-    knob("vec_w", &Tuning::vec_w, 1, {"conv", {16, 32, 64}}, {"gaussian", {4, 8, 16}});
-    knob("vec_h", &Tuning::vec_h, 1, {"conv", {2, 4, 8, 16}}, {"gaussian", {1, 2, 4, 8}});
-    knob("vec_cols", &Tuning::vec_cols, 1, {}, {"gaussian", {4, 8, 16, 32}});
-    knob("conv_w", &Tuning::conv_w, 1, {"conv", {16, 32, 64}});
-    knob("conv_h", &Tuning::conv_h, 1, {"conv", {2, 4, 8, 16}});
-    knob("conv_run", &Tuning::conv_run, 1, {"conv", {1, 2, 4, 8, 16}});
+    knob("vec", &Tuning::vec, "separable.cl conv.cl denoise.cl", 0, {}, {"gaussian", {4, 8, 16}});
+    knob("vec_conv", &Tuning::vec_conv, "conv.cl", 1, {"conv", {1, 2, 4, 8}},
+         {"conv", {1, 2, 4, 8}});
+    knob("vec_w", &Tuning::vec_w, "", 1, {"conv", {16, 32, 64}}, {"gaussian", {4, 8, 16}});
+    knob("vec_h", &Tuning::vec_h, "", 1, {"conv", {2, 4, 8, 16}}, {"gaussian", {1, 2, 4, 8}});
+    knob("vec_cols", &Tuning::vec_cols, "separable.cl", 1, {}, {"gaussian", {4, 8, 16, 32}});
+    knob("conv_w", &Tuning::conv_w, "conv.cl", 1, {"conv", {16, 32, 64}});
+    knob("conv_h", &Tuning::conv_h, "conv.cl", 1, {"conv", {2, 4, 8, 16}});
+    knob("conv_run", &Tuning::conv_run, "conv.cl", 1, {"conv", {1, 2, 4, 8, 16}});
     // 0: the two passes, box_seg and box_rows
-    knob("box_walk", &Tuning::box_walk, 0, {"box", {0, 32, 64, 128}});
-    knob("box_walk_steps", &Tuning::box_walk_steps, 1, {"box", {2, 4, 8}});
-    knob("box_walk_band", &Tuning::box_walk_band, 1, {"box", {128, 256, 512, 1024}});
-    knob("box_seg", &Tuning::box_seg, 1, {"box", {16, 32, 64, 128, 256}},
+    knob("box_walk", &Tuning::box_walk, "box.cl", 0, {"box", {0, 32, 64, 128}});
+    knob("box_walk_steps", &Tuning::box_walk_steps, "box.cl", 1, {"box", {2, 4, 8}});
+    knob("box_walk_band", &Tuning::box_walk_band, "", 1, {"box", {128, 256, 512, 1024}});
+    knob("box_seg", &Tuning::box_seg, "box.cl", 1, {"box", {16, 32, 64, 128, 256}},
          {"box", {16, 32, 64, 128, 256}});
-    knob("box_rows", &Tuning::box_rows, 1, {"box", {4, 8, 16, 32}}, {"box", {4, 8, 16, 32}});
-    knob("hist_group", &Tuning::hist_group, 1, {"histogram", {128, 256, 512, 1024}},
+    knob("box_rows", &Tuning::box_rows, "box.cl", 1, {"box", {4, 8, 16, 32}},
+         {"box", {4, 8, 16, 32}});
+    knob("hist_group", &Tuning::hist_group, "histogram.cl", 1, {"histogram", {128, 256, 512, 1024}},
          {"histogram", {128, 256, 512, 1024}});
-    knob("hist_subhists", &Tuning::hist_subhists, 1, {"histogram", {1, 2, 4, 8, 16, 32}},
-         {"histogram", {1, 2, 4, 8, 16, 32}});
-    knob("hist_in_flight", &Tuning::hist_in_flight, 1, {"histogram", {1, 2, 4}},
+    knob("hist_subhists", &Tuning::hist_subhists, "histogram.cl", 1,
+         {"histogram", {1, 2, 4, 8, 16, 32}}, {"histogram", {1, 2, 4, 8, 16, 32}});
+    knob("hist_in_flight", &Tuning::hist_in_flight, "histogram.cl", 1, {"histogram", {1, 2, 4}},
          {"histogram", {1, 2, 4}});
     // The denoise network's shapes come from the table and HALO_TUNING; halo tune does not
     // time the network.
-    knob("net_tile_x", &Tuning::net_tile_x);
-    knob("net_tile_y", &Tuning::net_tile_y);
-    knob("net_oc_tile", &Tuning::net_oc_tile);
-    knob("net_oc_item", &Tuning::net_oc_item);
-    knob("net_in_step", &Tuning::net_in_step);
-    knob("net_mma_x", &Tuning::net_mma_x);
-    knob("net_mma_y", &Tuning::net_mma_y);
-    knob("net_mma_oc", &Tuning::net_mma_oc);
+    knob("net_tile_x", &Tuning::net_tile_x, "denoise.cl");
+    knob("net_tile_y", &Tuning::net_tile_y, "denoise.cl");
+    knob("net_oc_tile", &Tuning::net_oc_tile, "denoise.cl");
+    knob("net_oc_item", &Tuning::net_oc_item, "denoise.cl");
+    knob("net_in_step", &Tuning::net_in_step, "denoise.cl");
+    knob("net_mma_x", &Tuning::net_mma_x, "");
+    knob("net_mma_y", &Tuning::net_mma_y, "");
+    knob("net_mma_oc", &Tuning::net_mma_oc, "");
     return all;
   }();
   return fields;
+}
+
+std::pair<std::string, std::string> knob_define(int Tuning::*knob, int value) {
+  for (const auto& field : tuning_fields())
+    if (field.member == knob) {
+      if (*field.kernels == '\0')
+        throw Error(ErrorKind::Internal,
+                    std::string("tuning knob ") + field.name + " is read by no kernel");
+      std::string define = field.name;
+      for (char& c : define) c = char(std::toupper(static_cast<unsigned char>(c)));
+      return {define, std::to_string(value)};
+    }
+  throw Error(ErrorKind::Internal, "a tuning knob missing from tuning_fields()");
+}
+
+std::pair<std::string, std::string> knob_define(const Tuning& t, int Tuning::*knob) {
+  return knob_define(knob, t.*knob);
 }
 
 const TuningField* find_tuning_field(const std::string& name) {

@@ -16,7 +16,7 @@ struct Tuning {
   // separable.cl cols pass: work-group COLS_W x COLS_H, COLS_STEPS outputs per work-item.
   int cols_w = 32, cols_h = 8, cols_steps = 4;
   // From this radius on (0: never), a pass gives each work-item *_slide_steps neighbouring
-  // outputs whose shared taps it reads once into a sliding window (ROWS_SLIDE / COLS_SLIDE in
+  // outputs whose shared taps it reads once into a sliding window (ROWS_SLIDING / COLS_SLIDING in
   // separable.cl) instead of *_steps outputs a group's width apart: fewer local-memory reads
   // per output, which is what limits large radii.
   int rows_slide = 0, rows_slide_steps = 5, cols_slide = 0, cols_slide_steps = 16;
@@ -95,12 +95,26 @@ struct KnobSearch {
 struct TuningField {
   const char* name;
   int Tuning::*member;
+  // The kernel files that read the knob as a define, named as the knob in capitals (rows_w:
+  // ROWS_W; knob_define), space-separated; "" for a knob only the host reads (a radius that
+  // picks a kernel form, a kernel argument, a work-group the launch alone sets).
+  const char* kernels = "";
   int min = 1;        // vec and the radii that switch a kernel on may be 0 (never)
   KnobSearch tiled;   // on devices that run the tiled kernels (GPUs: Tuning::vec == 0)
   KnobSearch vector;  // on those that run the vector kernels (CPUs)
 };
 const std::vector<TuningField>& tuning_fields();
 const TuningField* find_tuning_field(const std::string& name);
+
+// A knob as its kernels read it (CLBlast's per-family parameters, one name from HALO_TUNING and
+// tuned files to the kernel source): the define named as the knob in capitals, with the value
+// the launch runs: the tuning's, or what is left of it where the launch fitted it to local
+// memory or a work-group limit, or took a knob that stands in for it on this form (the sliding
+// windows' steps for rows_steps, conv_vec for vec on GPUs, the tensor cores' tile for
+// net_tile_x). Error(Internal) for a knob no kernel reads.
+std::pair<std::string, std::string> knob_define(int Tuning::*knob, int value);
+// The tuning's own value.
+std::pair<std::string, std::string> knob_define(const Tuning& t, int Tuning::*knob);
 
 // "rows_w=32,rows_h=4,..." of every field, or of those that differ from `base`.
 std::string settings_text(const Tuning& t, const Tuning* base = nullptr);

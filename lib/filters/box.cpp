@@ -124,8 +124,8 @@ class BoxStage : public Stage {
     while (rows > 1 && 4ull * rows * ((t.box_seg + 2 * r_) | 1) > device.info().local_budget())
       rows /= 2;
     const Defines defines = {{"RADIUS", std::to_string(r_)},
-                             {"BOX_SEG", std::to_string(t.box_seg)},
-                             {"BOX_ROWS", std::to_string(rows)},
+                             knob_define(t, &Tuning::box_seg),
+                             knob_define(&Tuning::box_rows, rows),
                              {"BOX_INV", fmt::format("{:a}", 1.0 / (2 * r_ + 1))}};
     DeviceImage tmp = device.image_like(src, planes, false);
     DeviceImage result = result_for(device, src);  // box_rows is done with src first
@@ -167,8 +167,8 @@ class BoxStage : public Stage {
                     DeviceImage& result, Span out) const {
     const int planes = src.color_channels();
     const Defines defines = {{"RADIUS", std::to_string(r_)},
-                             {"WALK_W", std::to_string(w)},
-                             {"WALK_S", std::to_string(t.box_walk_steps)},
+                             knob_define(&Tuning::box_walk, w),
+                             knob_define(t, &Tuning::box_walk_steps),
                              {"BOX_INV", fmt::format("{:a}", 1.0 / (2 * r_ + 1))}};
     auto kernel = device.kernel("box.cl", "box_walk", defines);
     set_args(kernel, src.buffer, result.buffer, strip_args(src, out), int(border_),

@@ -94,16 +94,16 @@ class ConvStage : public Stage {
     const bool vector_kernels = device.profile().vector_kernels;
     if (const int vec = vector_kernels ? t.vec : t.conv_vec; vec > 0) {
       name = "conv_vec";
-      defines.push_back({"VEC", std::to_string(vec)});
-      defines.push_back({"VEC_ROWS", std::to_string(t.vec_conv)});
+      defines.push_back(knob_define(&Tuning::vec, vec));  // conv_vec on GPUs
+      defines.push_back(knob_define(t, &Tuning::vec_conv));
       defines.push_back({"CONV_SLIDE", vector_kernels ? "0" : "1"});
       global = cl::NDRange(ceil_div(src.width, vec), ceil_div(out.count(), t.vec_conv), planes);
       local = cl::NDRange(t.vec_w, t.vec_h, 1);
     } else {
       const int run = conv_run(t, device.info().local_budget());
-      for (const auto& [key, value] :
-           {std::pair{"GROUP_W", t.conv_w}, {"GROUP_H", t.conv_h}, {"CONV_RUN", run}})
-        defines.push_back({key, std::to_string(value)});
+      for (const auto& knob : {knob_define(t, &Tuning::conv_w), knob_define(t, &Tuning::conv_h),
+                               knob_define(&Tuning::conv_run, run)})
+        defines.push_back(knob);
       global = cl::NDRange(src.width, ceil_div(out.count(), t.conv_h * run) * t.conv_h, planes);
       local = cl::NDRange(t.conv_w, t.conv_h, 1);
     }

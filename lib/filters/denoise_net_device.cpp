@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "cl/groups.hpp"
+#include "cl/tuning.hpp"
 #include "filters/denoise_net.hpp"
 #include "filters/filter.hpp"
 
@@ -107,21 +108,21 @@ DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
   const bool fused_pool = l.pool && s.tiled;
   DeviceTensor out =
       buffers.tensor(device, l.out, fused_pool ? h / 2 : h, fused_pool ? w / 2 : w, l.name);
-  Defines defines = {{s.mma     ? "CONV_MMA"
-                      : s.tiled ? "CONV_TILED"
-                                : "CONV_VEC",
+  Defines defines = {{s.mma     ? "NET_MMA"
+                      : s.tiled ? "NET_TILED"
+                                : "NET_VEC",
                       "1"},
                      {"RELU", l.relu ? "1" : "0"},
                      {"UPSAMPLE", l.upsample && s.tiled ? "1" : "0"},
                      {"POOL", fused_pool ? "1" : "0"},
-                     {"OC_TILE", std::to_string(s.oc_tile)},
-                     {"IN_STEP", std::to_string(s.in_step)}};
+                     knob_define(&Tuning::net_oc_tile, s.oc_tile),
+                     knob_define(&Tuning::net_in_step, s.in_step)};
   if (s.tiled) {
-    defines.push_back({"TILE_X", std::to_string(s.tile_x)});
-    defines.push_back({"TILE_Y", std::to_string(s.tile_y)});
-    if (!s.mma) defines.push_back({"OC_ITEM", std::to_string(s.oc_item)});
+    defines.push_back(knob_define(&Tuning::net_tile_x, s.tile_x));
+    defines.push_back(knob_define(&Tuning::net_tile_y, s.tile_y));
+    if (!s.mma) defines.push_back(knob_define(&Tuning::net_oc_item, s.oc_item));
   } else {
-    defines.push_back({"VEC", std::to_string(s.vec)});
+    defines.push_back(knob_define(&Tuning::vec, s.vec));
   }
   auto k = device.kernel("denoise.cl", "denoise_conv", defines);
   const auto& [weights, bias] = buffers.weights(device, l, s.oc_tile, s.in_step, s.mma);

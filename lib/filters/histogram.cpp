@@ -282,10 +282,10 @@ CountPlan plan_count(Device& device, const HistogramSpec& spec, const Source& sr
                {"CODES", src.codes ? "1" : "0"},
                {"MAX_CODE", std::to_string(src.max_code)},
                {"WHOLE_BLOCKS", p.ppi % HIST_BLOCK == 0 ? "1" : "0"},
-               {"GROUP", std::to_string(p.group)},
-               {"SUBHISTS", std::to_string(p.subhists)},
+               knob_define(&Tuning::hist_group, p.group),
+               knob_define(&Tuning::hist_subhists, p.subhists),
                {"TOTALS64", p.totals64 ? "1" : "0"},
-               {"IN_FLIGHT", std::to_string(tuning.hist_in_flight)},
+               knob_define(tuning, &Tuning::hist_in_flight),
                {"METHOD", std::to_string(h.method == "global"  ? HIST_METHOD_GLOBAL
                                          : h.method == "local" ? HIST_METHOD_LOCAL
                                                                : HIST_METHOD_PRIVATE)}};

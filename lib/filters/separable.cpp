@@ -279,18 +279,17 @@ class SeparableStage : public Stage, public CarriesRows {
                                       device.info().local_budget());
     Defines defines = common_defines();
     for (const auto& [name, value] : {std::pair{"SEP_FORM", SEP_FORM_PASSES},
-                                      {"ROWS_W", t.rows_w},
-                                      {"ROWS_H", t.rows_h},
-                                      {"ROWS_STEPS", rows_steps},
                                       {"ROWS_HALO", rows_halo},
-                                      {"COLS_W", cols.w},
-                                      {"COLS_H", cols.h},
-                                      {"COLS_STEPS", cols.steps},
                                       {"COLS_HALO", cols.halo},
                                       {"COLS_DIRECT", int(cols.direct)},
-                                      {"ROWS_SLIDE", int(rows_slide)},
-                                      {"COLS_SLIDE", int(cols_slide && !cols.direct)}})
+                                      {"ROWS_SLIDING", int(rows_slide)},
+                                      {"COLS_SLIDING", int(cols_slide && !cols.direct)}})
       defines.emplace_back(name, std::to_string(value));
+    for (const auto& knob :
+         {knob_define(t, &Tuning::rows_w), knob_define(t, &Tuning::rows_h),
+          knob_define(&Tuning::rows_steps, rows_steps), knob_define(&Tuning::cols_w, cols.w),
+          knob_define(&Tuning::cols_h, cols.h), knob_define(&Tuning::cols_steps, cols.steps)})
+      defines.push_back(knob);
     if (t.inline_weights > 0 && std::max(rx, ry) >= t.inline_weights) inline_weights(defines);
     const int planes = src.color_channels();
     const Span rows = rows_pass(src, out);
@@ -326,12 +325,12 @@ class SeparableStage : public Stage, public CarriesRows {
   }
 
   // A kernel running both passes, <filter><name> of SEP_FORM `form`, with the weights compiled
-  // in and the form's own define.
-  cl::Kernel both_passes_kernel(Device& device, int form, const std::string& name,
-                                const char* define, int value) const {
+  // in and the form's own knob.
+  cl::Kernel both_passes_kernel(Device& device, int form, const std::string& name, const Tuning& t,
+                                int Tuning::*knob) const {
     Defines defines = common_defines();
     defines.emplace_back("SEP_FORM", std::to_string(form));
-    defines.emplace_back(define, std::to_string(value));
+    defines.push_back(knob_define(t, knob));
     inline_weights(defines);
     return device.kernel("separable.cl", k_.filter + name, defines);
   }
@@ -339,7 +338,7 @@ class SeparableStage : public Stage, public CarriesRows {
   void enqueue_fused(Device& device, const Tuning& t, const DeviceImage& src, DeviceImage& result,
                      Span out) const {
     const int planes = src.color_channels();
-    auto kernel = both_passes_kernel(device, SEP_FORM_FUSED, "_fused", "FUSED_S", t.fused_steps);
+    auto kernel = both_passes_kernel(device, SEP_FORM_FUSED, "_fused", t, &Tuning::fused_steps);
     set_args(kernel, src.buffer, result.buffer, strip_args(src, out), int(k_.border), k_.offset,
              t.fused_band);
     device.launch(
@@ -352,8 +351,7 @@ class SeparableStage : public Stage, public CarriesRows {
   void enqueue_direct(Device& device, const Tuning& t, const DeviceImage& src, DeviceImage& result,
                       Span out) const {
     const int planes = src.color_channels();
-    auto kernel =
-        both_passes_kernel(device, SEP_FORM_DIRECT, "_direct", "DIRECT_ROWS", t.direct_rows);
+    auto kernel = both_passes_kernel(device, SEP_FORM_DIRECT, "_direct", t, &Tuning::direct_rows);
     set_args(kernel, src.buffer, result.buffer, strip_args(src, out), int(k_.border), k_.offset);
     device.launch(kernel, k_.filter + "_direct",
                   cl::NDRange(ceil_div(src.width, 4), ceil_div(out.count(), t.direct_rows), planes),
@@ -377,8 +375,8 @@ class SeparableStage : public Stage, public CarriesRows {
                              StageRun& run) const {
     Defines defines = common_defines();
     defines.emplace_back("SEP_FORM", std::to_string(SEP_FORM_VECTOR));
-    defines.emplace_back("VEC", std::to_string(t.vec));
-    defines.emplace_back("VEC_ROWS", std::to_string(t.vec_cols));
+    defines.push_back(knob_define(t, &Tuning::vec));
+    defines.push_back(knob_define(t, &Tuning::vec_cols));
     const int planes = src.color_channels();
     const std::size_t groups_x = ceil_div(src.width, t.vec);
     const cl::NDRange local(t.vec_w, t.vec_h, 1);

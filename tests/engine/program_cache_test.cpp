@@ -67,7 +67,7 @@ TEST_CASE("OpenCL failures carry the CL_* name and the launch sizes") {
   CHECK(cl_error_name(CL_INVALID_WORK_GROUP_SIZE) == "CL_INVALID_WORK_GROUP_SIZE");
   CHECK(cl_error_name(-9999) == "CL_UNKNOWN_ERROR(-9999)");
   Device& device = test::device();
-  auto kernel = device.kernel("conv.cl", "conv_tile", {{"GROUP_W", "16"}, {"GROUP_H", "16"}});
+  auto kernel = device.kernel("conv.cl", "conv_tile", {{"CONV_W", "16"}, {"CONV_H", "16"}});
   try {
     // conv_tile requires 16x16 work-groups; 8x8 must fail with a readable reason.
     device.launch(kernel, "conv_tile", cl::NDRange(32, 32, 1), cl::NDRange(8, 8, 1));

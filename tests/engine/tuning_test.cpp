@@ -2,10 +2,15 @@
 #include <doctest/doctest.h>
 
 #include <unistd.h>
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <regex>
 #include <set>
+#include <sstream>
 
+#include "cl/program_cache.hpp"
 #include "cl/tuning.hpp"
 #include "core/error.hpp"
 #include "core/settings.hpp"
@@ -94,4 +99,36 @@ TEST_CASE("a tuned file overrides the table for its device only, HALO_TUNING ove
   CHECK(over.tuning.conv_h == 2);
   CHECK(over.source.find("+ HALO_TUNING") != std::string::npos);
   fs::remove_all(dir);
+}
+
+TEST_CASE("knob defines: each knob's define is its name in capitals, in the kernels it lists") {
+  // The kernel files any knob names, their code without comments.
+  std::map<std::string, std::string> code;
+  for (const auto& field : tuning_fields()) {
+    std::istringstream files(field.kernels);
+    for (std::string file; files >> file;)
+      code.emplace(file, std::regex_replace(kernel_source(file), std::regex("//[^\n]*"), ""));
+  }
+  CHECK(code.size() == 5);  // separable, conv, box, histogram, denoise
+  for (const auto& field : tuning_fields()) {
+    std::string define = field.name;
+    INFO(define);
+    for (char& c : define) c = char(std::toupper(static_cast<unsigned char>(c)));
+    const std::string listed = std::string(" ") + field.kernels + " ";
+    // In each file that lists it (with what it includes: common.cl reads vec for every CPU
+    // form); a knob no kernel reads has no define of its name in any (one name, one concept).
+    for (const auto& [file, text] : code) {
+      INFO(file);
+      const bool found = std::regex_search(text, std::regex("\\b" + define + "\\b"));
+      if (listed.find(" " + file + " ") != std::string::npos) CHECK(found);
+      if (*field.kernels == '\0') CHECK_FALSE(found);
+    }
+    Tuning t;
+    if (*field.kernels == '\0') {
+      CHECK_THROWS_AS(knob_define(t, field.member), Error);
+    } else {
+      CHECK(knob_define(t, field.member) == std::pair{define, std::to_string(t.*(field.member))});
+      CHECK(knob_define(field.member, 7).second == "7");
+    }
+  }
 }
