@@ -211,7 +211,8 @@ class ResizeStage : public Stage, public ShrinksOnLoad {
     const auto x_axis = axis(from.width, to.width), y_axis = axis(from.height, to.height);
     const Axis &ax = *x_axis, &ay = *y_axis;
     const Span rows = ay.window(out);
-    Image tmp(to.width, rows, from.height, in.channels(), in.alpha());
+    // Every sample of both is written below.
+    Image tmp = Image::uninitialized(to.width, rows, from.height, in.channels(), in.alpha());
     for (int c = 0; c < in.channels(); ++c)
       for (int y = rows.first; y < rows.last; ++y) {
         const float* src = in.row(c, y - in.y0());
@@ -224,7 +225,7 @@ class ResizeStage : public Stage, public ShrinksOnLoad {
           dst[x] = sum;
         }
       }
-    Image result(to.width, out, to.height, in.channels(), in.alpha());
+    Image result = Image::uninitialized(to.width, out, to.height, in.channels(), in.alpha());
     result.set_source(in.source());
     for (int c = 0; c < in.channels(); ++c)
       for (int y = out.first; y < out.last; ++y) {
