@@ -44,8 +44,9 @@ std::size_t memory_per_file();
 // a large file runs beside small ones, and waits only for memory that is really taken.
 class MemoryReservation {
  public:
-  // budget: what the file planned within; memory_per_file() on this thread is that budget
-  // (less images read whole) while the reservation is held. bytes over --max-memory take it all.
+  // budget: what the file planned within when more than its share (0: the share);
+  // memory_per_file() on this thread is that budget (less images read whole) while the
+  // reservation is held. bytes over --max-memory take it all.
   MemoryReservation(std::size_t bytes, std::size_t budget);
   ~MemoryReservation();
   MemoryReservation(const MemoryReservation&) = delete;

@@ -253,7 +253,7 @@ StreamResult run_file(const FileNames& names, FilePlan& plan, const FileRunOptio
   };
   std::optional<MemoryReservation> reservation;
   if (options.strip_rows == 0) {
-    std::size_t budget = memory_per_file();
+    std::size_t budget = 0;  // the share
     StripSizing strips;
     try {
       strips = strips_within(0);

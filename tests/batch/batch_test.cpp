@@ -264,7 +264,7 @@ TEST_CASE("memory pool: files reserve what they plan, wait for it in order, and 
   });
   while (MemoryReservation::waiting() < 1) std::this_thread::yield();
   std::thread third([&] {
-    const MemoryReservation r(20, 50);
+    const MemoryReservation r(20, 0);  // planned within its share
     CHECK(memory_per_file() == 50);
     CHECK(granted == 1);  // after the 60 before it, beside it (60 + 20 <= 100)
     granted += 1;
