@@ -250,31 +250,36 @@ TEST_CASE("memory pool: files reserve what they plan, wait for it in order, and 
   const MemoryLimit limit(100);
   set_files_at_once(2);
   CHECK(memory_per_file() == 50);
-  std::atomic<int> granted{0};
+  // Up to 10 s for `done` (a broken pool fails here instead of hanging the suite).
+  const auto within = [](const auto& done) {
+    for (int i = 0; i < 10000 && !done(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return done();
+  };
   std::optional<MemoryReservation> large(std::in_place, 70, 100);
   CHECK_FALSE(large->waited());
   CHECK(memory_per_file() == 100);  // the budget it planned within, on this thread
-  // 60 does not fit beside 70: it waits. 20 would fit, but asked after 60 it waits its turn.
+  // 60 does not fit beside 70: it waits. 20 would fit, but asked after 60 it waits its turn,
+  // then runs beside the 60 (60 + 20 <= 100).
+  std::atomic<bool> small_granted{false};
   std::thread second([&] {
     const MemoryReservation r(60, 100);
     CHECK(r.waited());
     CHECK(memory_per_file() == 100);
-    granted += 1;
-    while (granted < 2) std::this_thread::yield();  // held until the small one is granted
+    CHECK(within([&] { return small_granted.load(); }));  // held until the 20 runs too
   });
-  while (MemoryReservation::waiting() < 1) std::this_thread::yield();
+  CHECK(within([] { return MemoryReservation::waiting() == 1; }));
   std::thread third([&] {
     const MemoryReservation r(20, 0);  // planned within its share
+    CHECK(r.waited());
     CHECK(memory_per_file() == 50);
-    CHECK(granted == 1);  // after the 60 before it, beside it (60 + 20 <= 100)
-    granted += 1;
+    small_granted = true;
   });
-  while (MemoryReservation::waiting() < 2) std::this_thread::yield();
-  CHECK(granted == 0);  // both wait while 70 is held
+  CHECK(within([] { return MemoryReservation::waiting() == 2; }));  // both wait beside 70
   large.reset();
   second.join();
   third.join();
-  CHECK(granted == 2);
+  CHECK(small_granted);
   CHECK(memory_per_file() == 50);  // no reservation held on this thread: the share again
   // More than the whole budget takes it all rather than waiting forever.
   const MemoryReservation all(1000, 100);

@@ -129,7 +129,7 @@ TEST_CASE("every strategy matches the reference on awkward sizes and modes" *
 
 TEST_CASE("the local strategy's interleaved copies: any count and group size, exact counts" *
           doctest::test_suite("sweeps")) {
-  // Counter b of copy s lies at b * SUBHISTS + s: a count that is not a power of two, more
+  // Counter b of copy s lies at b * HIST_SUBHISTS + s: a count that is not a power of two, more
   // copies than work-items and one copy must all add up to the reference, on random data (the
   // atomics of a block one by one), constant data (a block's one atomic) and float runs.
   Device device(test::device().info(), default_cache_dir());
