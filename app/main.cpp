@@ -105,8 +105,9 @@ int main(int argc, char** argv) {
       ->group(limits);
   app.add_option("--max-memory", max_memory,
                  "host memory for pixels, e.g. 512M or 8G (default half of this machine's, or "
-                 "HALO_MAX_MEMORY): sizes the strips in flight; an image that must be held "
-                 "whole and needs more is refused (65)")
+                 "HALO_MAX_MEMORY): sizes the strips in flight, and a batch's files (-j) "
+                 "reserve what theirs hold from it, waiting while it is taken; an image that "
+                 "must be held whole and needs more is refused (65)")
       ->group(limits);
 
   // In the order the subcommands are registered: main() finds the parsed one by position.
