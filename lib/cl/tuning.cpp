@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
-#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
@@ -235,9 +234,7 @@ std::pair<std::string, std::string> knob_define(int Tuning::*knob, int value) {
       if (*field.kernels == '\0')
         throw Error(ErrorKind::Internal,
                     std::string("tuning knob ") + field.name + " is read by no kernel");
-      std::string define = field.name;
-      for (char& c : define) c = char(std::toupper(static_cast<unsigned char>(c)));
-      return {define, std::to_string(value)};
+      return {upper(field.name), std::to_string(value)};
     }
   throw Error(ErrorKind::Internal, "a tuning knob missing from tuning_fields()");
 }

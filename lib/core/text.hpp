@@ -15,6 +15,12 @@ inline std::string lower(std::string s) {
   return s;
 }
 
+// ASCII upper case: a tuning knob's name as its kernels' define (cl/tuning.hpp).
+inline std::string upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
+  return s;
+}
+
 // A size as people write it: 1073741824, 512K, 512M, 1.5G, 2GiB (powers of 1024). Usage error
 // naming `option` otherwise.
 std::size_t parse_bytes(const std::string& text, const std::string& option);

@@ -2,7 +2,6 @@
 #include <doctest/doctest.h>
 
 #include <unistd.h>
-#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -14,6 +13,7 @@
 #include "cl/tuning.hpp"
 #include "core/error.hpp"
 #include "core/settings.hpp"
+#include "core/text.hpp"
 #include "support.hpp"
 #include "tune/tuner.hpp"
 
@@ -111,9 +111,8 @@ TEST_CASE("knob defines: each knob's define is its name in capitals, in the kern
   }
   CHECK(code.size() == 5);  // separable, conv, box, histogram, denoise
   for (const auto& field : tuning_fields()) {
-    std::string define = field.name;
+    const std::string define = upper(field.name);
     INFO(define);
-    for (char& c : define) c = char(std::toupper(static_cast<unsigned char>(c)));
     const std::string listed = std::string(" ") + field.kernels + " ";
     // In each file that lists it (with what it includes: common.cl reads vec for every CPU
     // form); a knob no kernel reads has no define of its name in any (one name, one concept).
