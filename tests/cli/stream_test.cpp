@@ -117,7 +117,7 @@ TEST_CASE("strips give the whole image's output in every format, and verify stri
 
 TEST_CASE("halo's PNG encoder: every level and filter reads back exactly, through libpng too") {
   Sandbox box;
-  // Sizes from one pixel to many 256 KiB blocks; 16-bit and alpha.
+  // Sizes from one pixel to several 512 KiB blocks; 16-bit and alpha.
   std::vector<PixelBuffer> images = {photo(1, 1, 3), photo(7, 5, 2, PixelType::u16),
                                      photo(333, 211, 3), photo(701, 900, 4)};
   images[1].alpha = true;
