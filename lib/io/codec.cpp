@@ -12,8 +12,10 @@
 
 #include <fmt/format.h>
 #include <jconfig.h>
+#include <libdeflate.h>
 #include <png.h>
 #include <spdlog/spdlog.h>
+#include <webp/decode.h>
 #include <zlib.h>
 
 #include "core/error.hpp"
@@ -340,10 +342,13 @@ std::unique_ptr<ImageWriter> create_writer(const std::string& target, const std:
 }
 
 std::string codec_versions() {
-  std::string text = fmt::format(
-      "libpng {}, libjpeg-turbo {}.{}.{}, zlib {}", png_get_libpng_ver(nullptr),
-      LIBJPEG_TURBO_VERSION_NUMBER / 1000000, LIBJPEG_TURBO_VERSION_NUMBER / 1000 % 1000,
-      LIBJPEG_TURBO_VERSION_NUMBER % 1000, zlibVersion());
+  const int webp = WebPGetDecoderVersion();
+  std::string text =
+      fmt::format("libpng {}, libdeflate {}, libjpeg-turbo {}.{}.{}, libwebp {}.{}.{}, zlib {}",
+                  png_get_libpng_ver(nullptr), LIBDEFLATE_VERSION_STRING,
+                  LIBJPEG_TURBO_VERSION_NUMBER / 1000000,
+                  LIBJPEG_TURBO_VERSION_NUMBER / 1000 % 1000, LIBJPEG_TURBO_VERSION_NUMBER % 1000,
+                  webp >> 16, webp >> 8 & 0xff, webp & 0xff, zlibVersion());
   try {
     const OiioCodecs& oiio = oiio_codecs();
     text += fmt::format(", OpenImageIO {} (module {})", oiio.version, loaded_module());

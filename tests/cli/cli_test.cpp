@@ -417,6 +417,8 @@ TEST_CASE("--version names the program, OpenCL, the codecs, the colour libraries
   CHECK(has(r.out, "halo " HALO_VERSION_TEXT " (commit "));
   CHECK(has(r.out, "OpenCL: "));
   CHECK(has(r.out, "codecs: libpng 1.6"));
+  CHECK(has(r.out, ", libdeflate 1."));
+  CHECK(has(r.out, ", libwebp 1."));
   CHECK(has(r.out, "colour: OpenColorIO 2."));
   CHECK(has(r.out, ", LittleCMS 2."));
   CHECK(has(r.out, "denoise: "));

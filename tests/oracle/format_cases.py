@@ -21,7 +21,8 @@ def psnr(a, b, peak):
 
 
 @case("format:png", "Pillow writes and reads, OpenCV reads (libpng): 8 and 16 bits, grey, "
-      "grey + alpha, RGB, RGBA, palette, interlaced", "exact")
+      "grey + alpha, RGB, RGBA, palette, interlaced; halo's PNGs of many deflate blocks at "
+      "every level", "exact")
 def png(t):
     modes = [("L", 1, 8), ("LA", 2, 8), ("RGB", 3, 8), ("RGBA", 4, 8), ("I;16", 1, 16)]
     count = 0
@@ -52,12 +53,24 @@ def png(t):
     cv2.imwrite(t.path("rgb16.png"), rgb[..., ::-1])
     agree(read_pfm(t.run(t.path("rgb16.png"), [], "f.pfm")), rgb / 65535.0, 1e-7,
           "16-bit codes as v / 65535")
+    # Images of many deflate blocks (halo compresses blocks of rows on every core and joins
+    # them into one stream): every level, read back by Pillow and by OpenCV.
+    big = to_codes(photo(1023, 517, 4, seed=5))
+    Image.fromarray(big, "RGBA").save(t.path("big.png"))
+    big16 = to_codes(photo(700, 401, 3, seed=6), 16)
+    cv2.imwrite(t.path("big16.png"), big16[..., ::-1])
+    for level in ["0", "1", "6", "9"]:
+        out = t.run(t.path("big.png"), [], f"big{level}.png", "--compression", level)
+        agree_codes(np.asarray(Image.open(out)), big, 0, f"1023x517 RGBA, level {level}, by Pillow")
+        agree_codes(read_png(out), big, 0, f"1023x517 RGBA, level {level}, by OpenCV")
+        out = t.run(t.path("big16.png"), [], f"big16-{level}.png", "--compression", level)
+        agree_codes(read_png(out), big16, 0, f"700x401 16-bit RGB, level {level}, by OpenCV")
     # A palette image reads as its colours.
     palette = Image.fromarray(to_codes(photo(13, 7, 3))).quantize(16)
     palette.save(t.path("palette.png"))
     agree_codes(read_png(t.run(t.path("palette.png"), [], "p.png"))[..., :3],
                 np.asarray(palette.convert("RGB")), 0, "palette")
-    return f"{count + 3} files"
+    return f"{count + 11} files"
 
 
 @case("format:jpeg", "Pillow (libjpeg-turbo) decodes halo's JPEGs and halo decodes Pillow's, "
