@@ -173,6 +173,9 @@ struct StageTraits {
   // Only moves samples (mirrors, turns by 90, orient): a decoder's shrink passes through it to
   // the next stage (Pipeline::decode_shrink).
   bool moves_samples = false;
+  // Only multiplies colour by alpha (premultiply): a shrink that averages colour weighted by
+  // alpha (DecodeShrink::blocks) passes through it, the same as shrinking after it.
+  bool associates_alpha = false;
   // Measures the image (histogram): none may come before a stage that resizes, whose strips
   // read only the rows the output shows.
   bool measures = false;
@@ -298,13 +301,19 @@ class BoundToFile {
   virtual std::unique_ptr<Stage> for_file(const FileFacts& file) const = 0;
 };
 
-// Stages that shrink their input anyway (thumbnail): the largest of 2, 4 and 8 by which a
-// decoder may shrink an input of size `in` first, when that leaves the output as it would be
-// (a JPEG decoded at 1/8 through DCT scaling, as vipsthumbnail does); 1: none.
+// How an input can be shrunk while it is read: `dct` by 2, 4 or 8 in the decoder (libjpeg's
+// DCT scaling, libwebp's scaler); `blocks` by any whole factor, averaging blocks of pixels
+// with colour weighted by alpha (shrink_by_blocks in lib/io, for every other format).
+enum class DecodeShrink { dct, blocks };
+
+// Stages that shrink their input anyway (thumbnail): the largest factor `how` allows by which
+// the input of size `in` may be shrunk as it is read, when that leaves the output's size as it
+// would be and at least twice the output's pixels each way (a JPEG decoded at 1/8 through DCT
+// scaling, a PNG's blocks averaged, as vipsthumbnail does); 1: none.
 class ShrinksOnLoad {
  public:
   virtual ~ShrinksOnLoad() = default;
-  virtual int decode_shrink(Size in) const = 0;
+  virtual int decode_shrink(Size in, DecodeShrink how) const = 0;
 };
 
 // Stages whose device arithmetic is stated to differ from the reference by more than --verify's

@@ -67,7 +67,10 @@ class PointwiseStage : public Stage, public BoundToFile {
                                             decode_, exponent);
   }
 
-  StageTraits traits() const override { return {.cost = {.reference_ns = 5, .device_ns = 1}}; }
+  StageTraits traits() const override {
+    return {.associates_alpha = kind_ == Kind::premultiply,
+            .cost = {.reference_ns = 5, .device_ns = 1}};
+  }
 
   std::vector<std::string> details(const StageRun&) const override {
     switch (kind_) {

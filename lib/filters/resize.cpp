@@ -160,17 +160,25 @@ class ResizeStage : public Stage, public ShrinksOnLoad {
     return {.resizes = true, .cost = {.reference_ns = 0.85 * taps, .device_ns = 4 + 0.55 * taps}};
   }
   ImageDesc describe(const ImageDesc& in) const override { return resized(in, size_for(in.size)); }
-  // The largest 8, 4 or 2 whose shrunk input (each side rounded up, as libjpeg's) still holds
-  // the output's pixels twice over in each direction, and gives the same output size.
-  int decode_shrink(Size in) const override {
+  // The largest factor (8, 4 or 2 for a decoder's DCT scaling, any for averaged blocks) whose
+  // shrunk input (each side rounded up, as libjpeg's) still holds the output's pixels twice
+  // over in each direction, and gives the same output size: vips's and Pillow's reducing gap
+  // of 2 before the filter.
+  int decode_shrink(Size in, DecodeShrink how) const override {
     if (!r_.shrink_on_load) return 1;
     const Size out = size_for(in);
-    for (const int f : {8, 4, 2}) {
+    const auto fits = [&](int f) {
       const Size shrunk{(in.width + f - 1) / f, (in.height + f - 1) / f};
-      if (shrunk.width >= 2 * out.width && shrunk.height >= 2 * out.height &&
-          size_for(shrunk) == out)
-        return f;
+      return shrunk.width >= 2 * out.width && shrunk.height >= 2 * out.height &&
+             size_for(shrunk) == out;
+    };
+    if (how == DecodeShrink::dct) {
+      for (const int f : {8, 4, 2})
+        if (fits(f)) return f;
+      return 1;
     }
+    for (int f = std::min(in.width / out.width, in.height / out.height) / 2 + 1; f >= 2; --f)
+      if (fits(f)) return f;
     return 1;
   }
   Size size_for(Size in) const {
@@ -327,9 +335,10 @@ FilterDef resize_filter() {
       {.name = "fast",
        .type = ParamType::Flag,
        .fallback = "0",
-       .doc = "a JPEG may be decoded at 1/2, 1/4 or 1/8 of its size first (libjpeg's DCT "
-              "scaling, as vipsthumbnail), when that leaves at least twice the output's pixels "
-              "each way; thumbnail's default"},
+       .doc = "the input may be shrunk as it is read, while twice the output's pixels remain "
+              "each way (the reducing gap of vipsthumbnail and Pillow): a JPEG or WebP by its "
+              "decoder (1/2, 1/4, 1/8), other formats by averaging blocks of pixels (colour "
+              "weighted by alpha); thumbnail's default"},
       border_param()};  // accepted like every filter's; windows are clipped to the image
   return {.name = "resize",
           .summary = "a new size by a separable resampling filter, antialiased when shrinking",
@@ -366,8 +375,8 @@ FilterDef thumbnail_filter() {
     if (p.name == "fast")
       p.fallback.assign(1, '1');  // assign: GCC 12's -Wrestrict misfires on = "1"
   def.summary =
-      "resize to fit inside w x h (aspect kept), a JPEG decoded smaller first: resize "
-      "with fit=inside and fast=1";
+      "resize to fit inside w x h (aspect kept), the input shrunk as it is read first: "
+      "resize with fit=inside and fast=1";
   def.example = "thumbnail:w=256:h=256";
   return def;
 }

@@ -23,6 +23,7 @@
 #include "core/paths.hpp"
 #include "core/settings.hpp"
 #include "core/text.hpp"
+#include "io/box_shrink.hpp"
 #include "io/exr_header.hpp"
 
 namespace halo {
@@ -302,6 +303,8 @@ std::unique_ptr<ImageReader> open_reader(std::shared_ptr<const CheckedFile> file
   const std::string path = file->path();
   std::unique_ptr<ImageReader> reader = open_any_reader(std::move(file), shrink, part);
   cap_metadata(reader->header_.metadata, path);
+  if (shrink > 1 && reader->header().shrink == 1)
+    return shrink_by_blocks(std::move(reader), shrink);
   return reader;
 }
 

@@ -83,7 +83,7 @@ struct ImageHeader {
   int tile_width = 0, tile_height = 0;  // a tiled file's tiles (a row of them is read at once)
   int decode_rows = 0;      // rows of stored samples the decoder holds at once (OpenImageIO's)
   int shrink = 1;           // decoded at 1/shrink of the stored size (open_reader's shrink)
-  bool can_shrink = false;  // the decoder can decode at 1/2, 1/4 or 1/8 (JPEG, WebP)
+  bool can_shrink = false;  // the decoder itself can decode at 1/2, 1/4 or 1/8 (JPEG, WebP)
   int subimages = 1;        // parts of a multi-part file (OpenEXR); open_reader's part is read
   Placement placement;
   Metadata metadata;  // what the header says besides the pixels
@@ -108,8 +108,9 @@ class ImageReader {
 // Reads the header of a file opened by CheckedFile::open (no pixels yet), its metadata within
 // cap_metadata's limits; the reader reads through the file's descriptor only, never its name.
 // NoInput for a missing or unreadable file, BadData for a corrupt one or a format halo cannot read.
-// shrink 2, 4 or 8: a JPEG is decoded at that fraction of its size (libjpeg-turbo's DCT scaling,
-// each side rounded up), much faster; other formats ignore it (header().shrink says).
+// shrink > 1: the image at that fraction of its size, each side rounded up (header().shrink
+// says): a JPEG or WebP decoded smaller (2, 4 or 8: libjpeg-turbo's DCT scaling, libwebp's
+// scaler), much faster; any other format read through averaged blocks (shrink_by_blocks).
 // part: which image of a multi-part or mipmapped file (BadData when the file has no such part).
 std::unique_ptr<ImageReader> open_reader(std::shared_ptr<const CheckedFile> file, int shrink = 1,
                                          ImagePart part = {});

@@ -61,11 +61,13 @@ ImageDesc Pipeline::describe(const ImageDesc& in) const {
   return desc;
 }
 
-int Pipeline::decode_shrink(Size in) const {
+int Pipeline::decode_shrink(Size in, DecodeShrink how) const {
   for (const auto& stage : stages_) {
     if (const ShrinksOnLoad* shrinks = facet<ShrinksOnLoad>(*stage))
-      if (const int shrink = shrinks->decode_shrink(in); shrink > 1) return shrink;
-    if (!stage->traits().moves_samples) return 1;
+      if (const int shrink = shrinks->decode_shrink(in, how); shrink > 1) return shrink;
+    const StageTraits traits = stage->traits();
+    if (!traits.moves_samples && !(how == DecodeShrink::blocks && traits.associates_alpha))
+      return 1;
     in = stage->output_size(in);
   }
   return 1;

@@ -40,7 +40,7 @@ class Pipeline {
   bool resizes() const;
   // By how much a decoder may shrink an input of size `in` first (2, 4, 8; 1: not at all): what
   // the first stage that does more than move samples allows (thumbnail's shrink-on-load).
-  int decode_shrink(Size in) const;
+  int decode_shrink(Size in, DecodeShrink how) const;
   // Rows above and below an output row that the whole chain reads.
   int reach() const;
   // The chain's cost per sample: its stages' summed.

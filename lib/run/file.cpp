@@ -187,15 +187,26 @@ FilePlan::FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipel
                  to_string(type_), to_string(requested));
   log_details(this->pipeline(), probe, names.input);
   const Size stored{probe.input().width, probe.input().height};
-  // The input decoded at 1/shrink of its size, when the first stages shrink it anyway.
+  // The input read at 1/shrink of its size, when the first stages shrink it anyway: decoded
+  // smaller where its decoder can, else through averaged blocks. Not an image placed in a
+  // larger frame (an EXR's data window), whose coordinates would no longer fit it.
+  const ImageHeader& header = probe.header();
+  const DecodeShrink how = header.can_shrink ? DecodeShrink::dct : DecodeShrink::blocks;
   int shrink = 1;
-  if (probe.header().can_shrink && this->pipeline().guide_sets().empty())
-    shrink = this->pipeline().decode_shrink(stored);
+  if (this->pipeline().guide_sets().empty() &&
+      !header.placement.placed(stored.width, stored.height))
+    shrink = this->pipeline().decode_shrink(stored, how);
   samples_ = double(stored.width) * stored.height / (shrink * shrink) *
              (probe.input().channels - (probe.input().alpha ? 1 : 0));
   if (shrink > 1) {
-    spdlog::info("{}: decoded at 1/{} of its size (the first stages shrink it more)", names.input,
-                 shrink);
+    if (how == DecodeShrink::dct)
+      spdlog::info("{}: decoded at 1/{} of its size (the first stages shrink it more)", names.input,
+                   shrink);
+    else
+      spdlog::info(
+          "{}: read at 1/{} of its size, blocks of {}x{} pixels averaged (the first "
+          "stages shrink it more)",
+          names.input, shrink, shrink, shrink);
     // A decoder shrinks from its first row only (libjpeg's scale is set before decoding).
     InputRef ref = parse_input_ref(names.input + names.channels);
     ref.file = input_->file();

@@ -124,8 +124,8 @@ TEST_CASE("resize and crop called on a whole image give the whole output (as ben
 namespace {
 
 // The shrink a single stage allows a decoder: through the pipeline that holds it alone.
-int decode_shrink(const std::string& spec, Size in) {
-  return Pipeline({{spec, ""}}).decode_shrink(in);
+int decode_shrink(const std::string& spec, Size in, DecodeShrink how = DecodeShrink::dct) {
+  return Pipeline({{spec, ""}}).decode_shrink(in, how);
 }
 
 }  // namespace
@@ -141,7 +141,27 @@ TEST_CASE("thumbnail lets a decoder shrink first while twice the output remains;
   CHECK(decode_shrink("resize:scale=0.05:fast=1", photo) == 1);  // size would change
   // Through stages that only move samples, to the first that does more.
   const Pipeline oriented({{"orient", ""}, {"flop", ""}, {"thumbnail:w=256:h=256", ""}});
-  CHECK(oriented.decode_shrink(photo) == 8);
+  CHECK(oriented.decode_shrink(photo, DecodeShrink::dct) == 8);
   const Pipeline blurred({{"gaussian:r=2", ""}, {"thumbnail:w=256:h=256", ""}});
-  CHECK(blurred.decode_shrink(photo) == 1);
+  CHECK(blurred.decode_shrink(photo, DecodeShrink::dct) == 1);
+}
+
+TEST_CASE("averaged blocks: any factor leaving twice the output, through premultiply only") {
+  const Size photo{5120, 2880};
+  const auto blocks = [&](const std::string& spec, Size in = {5120, 2880}) {
+    return decode_shrink(spec, in, DecodeShrink::blocks);
+  };
+  CHECK(blocks("thumbnail:w=256:h=256") == 10);  // 512x288: exactly twice 256x144
+  CHECK(blocks("thumbnail:w=512:h=512") == 5);
+  CHECK(blocks("thumbnail:w=16:h=16") == 161);  // 32x18 (ceil 5120/161 = 32)
+  CHECK(blocks("thumbnail:w=1600:h=1600") == 1);
+  CHECK(blocks("thumbnail:w=256:h=256:fast=0") == 1);
+  // 533x411 into 37x80 is 37x29; at 1/7 (77x59) it would be 37x28, so 1/6 (89x69).
+  CHECK(blocks("thumbnail:w=37:h=80", {533, 411}) == 6);
+  // premultiply commutes with averages weighted by alpha, not with a decoder's DCT scaling.
+  const Pipeline alpha({{"premultiply", ""}, {"thumbnail:w=256:h=256", ""}});
+  CHECK(alpha.decode_shrink(photo, DecodeShrink::blocks) == 10);
+  CHECK(alpha.decode_shrink(photo, DecodeShrink::dct) == 1);
+  const Pipeline curve({{"unpremultiply", ""}, {"thumbnail:w=256:h=256", ""}});
+  CHECK(curve.decode_shrink(photo, DecodeShrink::blocks) == 1);
 }

@@ -1,7 +1,9 @@
 """Oracle cases of the stages that move pixels: OpenCV's flips and turns, oiiotool on every
 channel of a multilayer EXR, Pillow's resampling, vipsthumbnail's sizes, vips autorot (the
 EXIF spec's orientations)."""
+import math
 import os
+import re
 import subprocess
 
 import cv2
@@ -140,30 +142,77 @@ def resize(t):
     return f"largest error {worst:.2g}"
 
 
-@case("thumbnail", "vipsthumbnail's output sizes; Pillow's Lanczos-3 on them", "the same "
-      "sizes; 2e-6 x max(1, |v|)")
+def block_shrink(codes, f, alpha):
+    """Pillow's reduce(f) (f x f blocks, the edge blocks as the image leaves them) of each
+    plane of float codes, colour weighted by alpha when `alpha`, rounded to codes."""
+    def reduce(plane):
+        return np.asarray(Image.fromarray(plane.astype(np.float32), "F").reduce(f), np.float64)
+    if not alpha:
+        return np.round(np.stack([reduce(codes[..., c]) for c in range(codes.shape[2])], -1))
+    a = codes[..., -1].astype(np.float64)
+    mean_a = reduce(a)
+    colour = [np.where(mean_a > 0, reduce(codes[..., c] * a) / np.maximum(mean_a, 1e-300),
+                       reduce(codes[..., c])) for c in range(codes.shape[2] - 1)]
+    return np.round(np.stack(colour + [mean_a], -1))
+
+
+def shrink_of(done):
+    """The factor halo's -v says it read the input at (1 when it says nothing)."""
+    found = re.search(r"read at 1/(\d+) of its size, blocks of", done.stderr)
+    return int(found.group(1)) if found else 1
+
+
+@case("thumbnail", "vipsthumbnail's output sizes; Pillow's reduce (blocks averaged, vips's "
+      "and Pillow's reducing gap of 2) then Pillow's Lanczos-3 to those sizes",
+      "the same sizes; 2e-6 x max(1, |v|), 1e-5 with alpha (premultiplied, resampled, "
+      "divided by alpha and put over black in float)",
+      "halo rounds the block averages to the file's codes (as a file of that size would hold "
+      "them), so the oracle does too; with alpha, colour is averaged weighted by alpha")
 def thumbnail(t):
-    """thumbnail:w=W:h=H fits inside W x H as vipsthumbnail -s WxH does, on many aspects."""
-    sizes = []
-    for (w, h) in [(300, 200), (199, 301), (640, 427), (1000, 3), (97, 61)]:
-        image = photo(w, h, 3, seed=w + h)
+    """thumbnail:w=W:h=H fits inside W x H as vipsthumbnail -s WxH does, on many aspects; a
+    PNG is read through averaged blocks down to at least twice the output, then resampled."""
+    sizes, shrunk = [], 0
+    for (w, h, channels) in [(300, 200, 3), (199, 301, 3), (640, 427, 3), (1000, 3, 3),
+                             (97, 61, 3), (533, 411, 4)]:
+        image = photo(w, h, channels, seed=w + h)
+        if channels == 4:
+            image[..., 3] = 0.25 + 0.75 * image[..., 3]  # divided by after resampling
         codes = to_codes(image, 16)
         write_png(t.path("in.png"), codes)
         for box in [(64, 64), (100, 50), (37, 80)]:
             subprocess.run(["vipsthumbnail", t.path("in.png"), "-s", f"{box[0]}x{box[1]}",
                             "-o", t.path("v.png")], check=True)
             want = read_png(t.path("v.png")).shape[:2]
-            got = read_pfm(t.run(t.path("in.png"), f"thumbnail:w={box[0]}:h={box[1]}", "t.pfm",
-                                 "--type", "float"))
+            done = t.halo("run", t.path("in.png"), "-f", f"thumbnail:w={box[0]}:h={box[1]}",
+                          "-o", t.path("t.pfm"), "--type", "float", "-v")
+            got = read_pfm(t.path("t.pfm"))
             if got.shape[:2] != want:
                 raise Mismatch(f"{w}x{h} into {box}: {got.shape[1]}x{got.shape[0]}, "
                                f"vipsthumbnail's {want[1]}x{want[0]}")
-            as_read = (codes / 65535.0).astype(np.float32)
-            pillow = planes(as_read, lambda p: np.asarray(Image.fromarray(p, "F").resize(
-                (want[1], want[0]), Image.LANCZOS)))
-            agree(got, pillow, 2e-6, f"{w}x{h} into {box}")
+            f = shrink_of(done)
+            # The largest factor that leaves twice the output's pixels each way and fits
+            # inside the box at the same size.
+            def fits(f):
+                sw, sh = -(-w // f), -(-h // f)
+                s = min(box[0] / sw, box[1] / sh)
+                size = (max(1, math.floor(sh * s + 0.5)), max(1, math.floor(sw * s + 0.5)))
+                return sh >= 2 * want[0] and sw >= 2 * want[1] and size == want
+            if f > 1 and (not fits(f) or fits(f + 1)):
+                raise Mismatch(f"{w}x{h} into {box}: read at 1/{f}")
+            shrunk += f > 1
+            read = block_shrink(codes.astype(np.float64), f, channels == 4) / 65535.0
+            if channels == 4:  # halo filters associated colour (premultiply, unpremultiply)
+                read[..., :3] *= read[..., 3:]
+            pillow = planes(read.astype(np.float32), lambda p: np.asarray(
+                Image.fromarray(p, "F").resize((want[1], want[0]), Image.LANCZOS)))
+            if channels == 4:  # PFM holds no alpha: halo puts the colour over black
+                pillow = pillow[..., :3]
+            agree(got, pillow, 2e-6 if channels == 3 else 1e-5,
+                  f"{w}x{h}x{channels} into {box} (read at 1/{f})")
             sizes.append(got.shape[:2])
-    return f"{len(sizes)} sizes equal"
+    if not shrunk:
+        raise Mismatch("no input was read through averaged blocks")
+    return f"{len(sizes)} sizes equal, {shrunk} read through averaged blocks"
 
 
 @case("orient", "vips autorot (the EXIF spec's eight orientations), on TIFF and JPEG", "exact",

@@ -1,0 +1,159 @@
+// Shrinking any decoder's image by averaging blocks (io/box_shrink.hpp).
+#include "io/box_shrink.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace halo {
+
+namespace {
+
+int blocks(int n, int factor) {
+  return n ? (n + factor - 1) / factor : 0;
+}
+
+// What the decoder's rows are read as: its own codes, or floats for half and float files.
+PixelType natural_type(SampleType stored) {
+  return stored == SampleType::u8    ? PixelType::u8
+         : stored == SampleType::u16 ? PixelType::u16
+                                     : PixelType::f32;
+}
+
+class BoxShrinkReader : public ImageReader {
+ public:
+  BoxShrinkReader(std::unique_ptr<ImageReader> inner, int factor)
+      : inner_(std::move(inner)),
+        factor_(factor),
+        natural_(natural_type(inner_->header().stored)),
+        channels_(int(inner_->header().channels.size())),
+        alpha_(inner_->header().alpha && channels_ >= 2) {
+    const ImageHeader& h = inner_->header();
+    header_ = h;
+    header_.width = blocks(h.width, factor);
+    header_.height = blocks(h.height, factor);
+    header_.shrink = h.shrink * factor;
+    header_.decode_rows = blocks(h.decode_rows, factor);
+    header_.tile_width = blocks(h.tile_width, factor);
+    header_.tile_height = blocks(h.tile_height, factor);
+    row_.resize((std::size_t(h.width) * std::size_t(channels_) * sample_size(natural_) + 7) / 8);
+    sums_.resize(std::size_t(header_.width) * std::size_t(channels_));
+    if (alpha_) weighted_.resize(sums_.size());
+    averages_.resize(sums_.size());
+  }
+
+  void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
+    if (first < 0 || n < 1 || first + n > channels_)
+      throw Error(ErrorKind::Internal, "shrink_by_blocks: channels out of range");
+    const std::size_t row_bytes = std::size_t(header_.width) * std::size_t(n) * sample_size(type);
+    for (int r = 0; r < count; ++r, out += row_bytes) {
+      sum_block_row();
+      average();
+      store(first, n, type, out);
+    }
+  }
+
+ private:
+  // Sums the next row of blocks: `factor` of the decoder's rows, fewer at the bottom.
+  void sum_block_row() {
+    const int height = inner_->header().height;
+    rows_ = std::min(factor_, height - next_row_);
+    if (rows_ <= 0) throw Error(ErrorKind::Internal, "shrink_by_blocks: read past the last row");
+    std::fill(sums_.begin(), sums_.end(), 0.0);
+    std::fill(weighted_.begin(), weighted_.end(), 0.0);
+    for (int i = 0; i < rows_; ++i) {
+      inner_->read_rows(1, 0, channels_, natural_, reinterpret_cast<std::byte*>(row_.data()));
+      switch (natural_) {
+        case PixelType::u8:
+          add_row(reinterpret_cast<const std::uint8_t*>(row_.data()));
+          break;
+        case PixelType::u16:
+          add_row(reinterpret_cast<const std::uint16_t*>(row_.data()));
+          break;
+        case PixelType::f32:
+          add_row(reinterpret_cast<const float*>(row_.data()));
+          break;
+      }
+    }
+    next_row_ += rows_;
+  }
+
+  template <class T>
+  void add_row(const T* row) {
+    const int width = inner_->header().width, c = channels_;
+    for (int bx = 0, x = 0; bx < header_.width; ++bx) {
+      double* sum = sums_.data() + std::size_t(bx) * std::size_t(c);
+      double* weighted = alpha_ ? weighted_.data() + std::size_t(bx) * std::size_t(c) : nullptr;
+      for (const int end = std::min(width, x + factor_); x < end; ++x) {
+        const T* px = row + std::size_t(x) * std::size_t(c);
+        for (int k = 0; k < c; ++k) sum[k] += double(px[k]);
+        if (weighted) {
+          const double a = double(px[c - 1]);
+          for (int k = 0; k + 1 < c; ++k) weighted[k] += double(px[k]) * a;
+        }
+      }
+    }
+  }
+
+  // Each block's averages, in the decoder's units.
+  void average() {
+    const int width = inner_->header().width, c = channels_;
+    for (int bx = 0; bx < header_.width; ++bx) {
+      const int block_width = std::min(factor_, width - bx * factor_);
+      const double count = double(block_width) * rows_;
+      const std::size_t at = std::size_t(bx) * std::size_t(c);
+      for (int k = 0; k < c; ++k) averages_[at + k] = sums_[at + k] / count;
+      if (!alpha_) continue;
+      const double alpha_sum = sums_[at + std::size_t(c) - 1];
+      if (alpha_sum > 0)  // associated colour's average over alpha's
+        for (int k = 0; k + 1 < c; ++k) averages_[at + k] = weighted_[at + k] / alpha_sum;
+    }
+  }
+
+  // Channels [first, first + n) of the averages as `type`: codes rounded for 8 and 16-bit files
+  // (then widened to codes / 255 or / 65535 where floats are asked for), floats as they are.
+  void store(int first, int n, PixelType type, std::byte* out) const {
+    const double top = natural_ == PixelType::u8 ? 255.0 : 65535.0;
+    const bool codes = natural_ != PixelType::f32;
+    if (type != PixelType::f32 && type != natural_)
+      throw Error(ErrorKind::Internal, "shrink_by_blocks: samples asked for in another type");
+    for (int bx = 0; bx < header_.width; ++bx)
+      for (int k = 0; k < n; ++k) {
+        double v = averages_[std::size_t(bx) * std::size_t(channels_) + std::size_t(first + k)];
+        if (codes) v = std::clamp(std::nearbyint(v), 0.0, top);
+        const std::size_t i = std::size_t(bx) * std::size_t(n) + std::size_t(k);
+        switch (type) {
+          case PixelType::u8:
+            reinterpret_cast<std::uint8_t*>(out)[i] = std::uint8_t(v);
+            break;
+          case PixelType::u16:
+            reinterpret_cast<std::uint16_t*>(out)[i] = std::uint16_t(v);
+            break;
+          case PixelType::f32:
+            reinterpret_cast<float*>(out)[i] = codes ? float(v / top) : float(v);
+            break;
+        }
+      }
+  }
+
+  std::unique_ptr<ImageReader> inner_;
+  const int factor_;
+  const PixelType natural_;
+  const int channels_;
+  const bool alpha_;
+  int next_row_ = 0, rows_ = 0;
+  std::vector<std::uint64_t> row_;  // one decoder row (8-byte aligned for any sample type)
+  std::vector<double> sums_, weighted_, averages_;  // per block and channel
+};
+
+}  // namespace
+
+std::unique_ptr<ImageReader> shrink_by_blocks(std::unique_ptr<ImageReader> reader, int factor) {
+  if (factor < 2) return reader;
+  return std::make_unique<BoxShrinkReader>(std::move(reader), factor);
+}
+
+}  // namespace halo
