@@ -20,7 +20,8 @@ halo is build/app/halo unless HALO is set; it runs with its defaults (--device a
 
 --photos runs the photo tasks on each file given (default: the largest image of every Plasma
 wallpaper, /usr/share/wallpapers/*/contents/images): gaussian sigma 4 to PNG against `vips
-gaussblur`, a 512x512 thumbnail to JPEG against `vipsthumbnail -s 512`, and a resize to 1600
+gaussblur`, a 512x512 and a 128x128 thumbnail to JPEG against `vipsthumbnail -s 512` and
+`-s 128`, and a resize to 1600
 wide to JPEG against `vips resize` at the same scale, then per task the ratios' median and
 range and how many photos meet the targets (0.9x vips's wall time, 1.5x its peak RSS).
 --batch instead times the photos as one folder to 512 thumbnails: `halo run FOLDER` against
@@ -107,6 +108,8 @@ PHOTO_TASKS = [
      ['vips', 'gaussblur', '{f}', '{o}.png', '4']),
     ('thumbnail 512 -> JPEG', 'run {f} -f thumbnail:w=512:h=512 -o {o}.jpg',
      ['vipsthumbnail', '{f}', '-s', '512', '-o', '{o}.jpg']),
+    ('thumbnail 128 -> JPEG', 'run {f} -f thumbnail:w=128:h=128 -o {o}.jpg',
+     ['vipsthumbnail', '{f}', '-s', '128', '-o', '{o}.jpg']),
     ('resize w=1600 -> JPEG', 'run {f} -f resize:w=1600 -o {o}.jpg',
      ['vips', 'resize', '{f}', '{o}.jpg', '{scale}']),
 ]
