@@ -30,7 +30,7 @@ class BoxShrinkReader : public ImageReader {
         factor_(factor),
         natural_(natural_type(inner_->header().stored)),
         channels_(int(inner_->header().channels.size())),
-        alpha_(inner_->header().alpha && channels_ >= 2) {
+        alpha_(inner_->header().alpha && channels_ >= 2 && natural_ != PixelType::f32) {
     const ImageHeader& h = inner_->header();
     header_ = h;
     header_.width = blocks(h.width, factor);
@@ -143,7 +143,7 @@ class BoxShrinkReader : public ImageReader {
   const int factor_;
   const PixelType natural_;
   const int channels_;
-  const bool alpha_;
+  const bool alpha_;  // straight alpha to weight colour by (8 and 16-bit files)
   int next_row_ = 0, rows_ = 0;
   std::vector<std::uint64_t> row_;  // one decoder row (8-byte aligned for any sample type)
   std::vector<double> sums_, weighted_, averages_;  // per block and channel

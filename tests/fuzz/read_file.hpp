@@ -1,5 +1,5 @@
 // The body of the image fuzz targets: bytes written to a file and read the way halo run reads
-// one (open_reader, then rows in strips), under small resource limits so that the header
+// one (open_reader, at full size or shrunk, then rows in strips), under small resource limits so that the header
 // checks must refuse the huge images fuzzed files declare. Pixels or an Error, never a crash,
 // a hang or memory past the limits.
 #pragma once
@@ -33,7 +33,10 @@ inline void read_as_file(const std::uint8_t* data, std::size_t size) {
     std::fclose(f);
   }
   try {
-    auto reader = open_reader(path);
+    // A third of the inputs read at 1/2 and a third at 1/3, as a thumbnail reads them: through
+    // a decoder's own scaling (JPEG, WebP at 1/2) or averaged blocks (io/box_shrink.hpp).
+    const int shrink = size ? 1 + data[size - 1] % 3 : 1;
+    auto reader = open_reader(path, shrink);
     const ImageHeader& h = reader->header();
     // Strips of up to 16 MiB, as halo run sizes them from its memory limit: a decoder that
     // costs the same for any number of rows asked for (OpenImageIO's 256-row buffer) is not
