@@ -615,7 +615,9 @@ class PngWriter : public ImageWriter {
     libdeflate_compressor* c = compressor();
     const std::size_t bound = libdeflate_deflate_compress_bound(c, n) + kSyncFlushBytes;
     if (b.rows.size() < bound) b.rows.resize(bound);
-    b.deflated_size = libdeflate_deflate_compress(c, filtered.data(), n, b.rows.data(), bound);
+    // The sync flush's bytes stay free after the stream.
+    b.deflated_size =
+        libdeflate_deflate_compress(c, filtered.data(), n, b.rows.data(), bound - kSyncFlushBytes);
     if (b.deflated_size == 0) throw Error(ErrorKind::Internal, "libdeflate: no room for a block");
     if (b.last) return;
     const std::optional<DeflateLayout> layout = deflate_layout(b.rows.data(), b.deflated_size);
@@ -634,11 +636,12 @@ class PngWriter : public ImageWriter {
     thread_local Owned owned;
     if (owned.level != level_) {
       libdeflate_free_compressor(owned.compressor);
+      owned.level = -1;  // until the new one is made
       owned.compressor = libdeflate_alloc_compressor(level_);
-      owned.level = level_;
       if (!owned.compressor)
         throw Error(ErrorKind::Internal, "libdeflate: no compressor at level " +
                                              std::to_string(level_) + " (out of memory?)");
+      owned.level = level_;
     }
     return owned.compressor;
   }
