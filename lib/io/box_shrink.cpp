@@ -114,28 +114,17 @@ class BoxShrinkReader : public ImageReader {
   }
 
   // Channels [first, first + n) of the averages as `type`: codes rounded for 8 and 16-bit files
-  // (then widened to codes / 255 or / 65535 where floats are asked for), floats as they are.
+  // (widened to floats as the file's own reader widens codes), floats as they are.
   void store(int first, int n, PixelType type, std::byte* out) const {
-    const double top = natural_ == PixelType::u8 ? 255.0 : 65535.0;
     const bool codes = natural_ != PixelType::f32;
+    const double top = natural_ == PixelType::u8 ? 255.0 : codes ? 65535.0 : 1.0;
     if (type != PixelType::f32 && type != natural_)
       throw Error(ErrorKind::Internal, "shrink_by_blocks: samples asked for in another type");
     for (int bx = 0; bx < header_.width; ++bx)
       for (int k = 0; k < n; ++k) {
         double v = averages_[std::size_t(bx) * std::size_t(channels_) + std::size_t(first + k)];
         if (codes) v = std::clamp(std::nearbyint(v), 0.0, top);
-        const std::size_t i = std::size_t(bx) * std::size_t(n) + std::size_t(k);
-        switch (type) {
-          case PixelType::u8:
-            reinterpret_cast<std::uint8_t*>(out)[i] = std::uint8_t(v);
-            break;
-          case PixelType::u16:
-            reinterpret_cast<std::uint16_t*>(out)[i] = std::uint16_t(v);
-            break;
-          case PixelType::f32:
-            reinterpret_cast<float*>(out)[i] = codes ? float(v / top) : float(v);
-            break;
-        }
+        put_sample(out, std::size_t(bx) * std::size_t(n) + std::size_t(k), type, v, float(top));
       }
   }
 

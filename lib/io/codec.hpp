@@ -105,6 +105,23 @@ class ImageReader {
                                                   int shrink, ImagePart part);
 };
 
+// Sample i of `out` as `type`, as readers hand samples over: an 8 or 16-bit code as it is, or
+// widened to float as code / max_code (max_code 1 for float data).
+template <typename T>
+void put_sample(std::byte* out, std::size_t i, PixelType type, T v, float max_code) {
+  switch (type) {
+    case PixelType::u8:
+      reinterpret_cast<std::uint8_t*>(out)[i] = std::uint8_t(v);
+      break;
+    case PixelType::u16:
+      reinterpret_cast<std::uint16_t*>(out)[i] = std::uint16_t(v);
+      break;
+    case PixelType::f32:
+      reinterpret_cast<float*>(out)[i] = float(v) * (1.0f / max_code);
+      break;
+  }
+}
+
 // Reads the header of a file opened by CheckedFile::open (no pixels yet), its metadata within
 // cap_metadata's limits; the reader reads through the file's descriptor only, never its name.
 // NoInput for a missing or unreadable file, BadData for a corrupt one or a format halo cannot read.

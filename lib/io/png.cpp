@@ -252,21 +252,9 @@ class PngReader : public ImageReader {
   void pick(const T* row, int channels, int first, int n, PixelType type, std::byte* out,
             float max_code) const {
     for (int x = 0; x < header_.width; ++x)
-      for (int c = 0; c < n; ++c) {
-        const T v = row[std::size_t(x) * channels + first + c];
-        const std::size_t i = std::size_t(x) * n + c;
-        switch (type) {
-          case PixelType::u8:
-            reinterpret_cast<std::uint8_t*>(out)[i] = std::uint8_t(v);
-            break;
-          case PixelType::u16:
-            reinterpret_cast<std::uint16_t*>(out)[i] = std::uint16_t(v);
-            break;
-          case PixelType::f32:
-            reinterpret_cast<float*>(out)[i] = float(v) * (1.0f / max_code);
-            break;
-        }
-      }
+      for (int c = 0; c < n; ++c)
+        put_sample(out, std::size_t(x) * n + c, type, row[std::size_t(x) * channels + first + c],
+                   max_code);
   }
 
   std::string path_;
