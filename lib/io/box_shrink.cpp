@@ -16,19 +16,12 @@ int blocks(int n, int factor) {
   return n ? (n + factor - 1) / factor : 0;
 }
 
-// What the decoder's rows are read as: its own codes, or floats for half and float files.
-PixelType natural_type(SampleType stored) {
-  return stored == SampleType::u8    ? PixelType::u8
-         : stored == SampleType::u16 ? PixelType::u16
-                                     : PixelType::f32;
-}
-
 class BoxShrinkReader : public ImageReader {
  public:
   BoxShrinkReader(std::unique_ptr<ImageReader> inner, int factor)
       : inner_(std::move(inner)),
         factor_(factor),
-        natural_(natural_type(inner_->header().stored)),
+        natural_(pixel_type(inner_->header().stored)),
         channels_(int(inner_->header().channels.size())),
         alpha_(inner_->header().alpha && channels_ >= 2 && natural_ != PixelType::f32) {
     const ImageHeader& h = inner_->header();
@@ -130,7 +123,7 @@ class BoxShrinkReader : public ImageReader {
 
   std::unique_ptr<ImageReader> inner_;
   const int factor_;
-  const PixelType natural_;
+  const PixelType natural_;  // the decoder's rows as read: its codes, or floats
   const int channels_;
   const bool alpha_;  // straight alpha to weight colour by (8 and 16-bit files)
   int next_row_ = 0, rows_ = 0;
