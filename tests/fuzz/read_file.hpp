@@ -1,7 +1,7 @@
 // The body of the image fuzz targets: bytes written to a file and read the way halo run reads
-// one (open_reader, at full size or shrunk, then rows in strips), under small resource limits so that the header
-// checks must refuse the huge images fuzzed files declare. Pixels or an Error, never a crash,
-// a hang or memory past the limits.
+// one (open_reader, at full size or shrunk, then rows in strips), under small resource limits so
+// that the header checks must refuse the huge images fuzzed files declare. Pixels or an Error,
+// never a crash, a hang or memory past the limits.
 #pragma once
 
 #include <unistd.h>
