@@ -29,6 +29,20 @@ std::vector<T> sweep(std::vector<T> all, std::vector<T> some) {
   return long_tests() ? all : some;
 }
 
+// Sample (x, y, c) of `pixels` as a float: the stored code or value, not scaled.
+inline float stored(const PixelBuffer& pixels, int x, int y, int c) {
+  const std::size_t i = (std::size_t(y) * pixels.width + x) * pixels.channels + c;
+  switch (pixels.type) {
+    case PixelType::u8:
+      return pixels.samples<std::uint8_t>()[i];
+    case PixelType::u16:
+      return pixels.samples<std::uint16_t>()[i];
+    case PixelType::f32:
+      return pixels.samples<float>()[i];
+  }
+  return 0.0f;
+}
+
 // Values in [lo, hi), reproducible by seed; never constant, so tiles and borders all matter.
 inline Image random_image(int width, int height, int channels, bool alpha = false,
                           unsigned seed = 7, float lo = 0.0f, float hi = 1.0f) {

@@ -13,7 +13,7 @@ namespace halo {
 namespace {
 
 int blocks(int n, int factor) {
-  return n ? (n + factor - 1) / factor : 0;
+  return (n + factor - 1) / factor;
 }
 
 class BoxShrinkReader : public ImageReader {
@@ -35,16 +35,16 @@ class BoxShrinkReader : public ImageReader {
     row_.resize((std::size_t(h.width) * std::size_t(channels_) * sample_size(natural_) + 7) / 8);
     sums_.resize(std::size_t(header_.width) * std::size_t(channels_));
     if (alpha_) weighted_.resize(sums_.size());
-    averages_.resize(sums_.size());
   }
 
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
     if (first < 0 || n < 1 || first + n > channels_)
       throw Error(ErrorKind::Internal, "shrink_by_blocks: channels out of range");
+    if (type != PixelType::f32 && type != natural_)
+      throw Error(ErrorKind::Internal, "shrink_by_blocks: samples asked for in another type");
     const std::size_t row_bytes = std::size_t(header_.width) * std::size_t(n) * sample_size(type);
     for (int r = 0; r < count; ++r, out += row_bytes) {
       sum_block_row();
-      average();
       store(first, n, type, out);
     }
   }
@@ -91,19 +91,15 @@ class BoxShrinkReader : public ImageReader {
     }
   }
 
-  // Each block's averages, in the decoder's units.
-  void average() {
-    const int width = inner_->header().width, c = channels_;
-    for (int bx = 0; bx < header_.width; ++bx) {
-      const int block_width = std::min(factor_, width - bx * factor_);
-      const double count = double(block_width) * rows_;
-      const std::size_t at = std::size_t(bx) * std::size_t(c);
-      for (int k = 0; k < c; ++k) averages_[at + k] = sums_[at + k] / count;
-      if (!alpha_) continue;
-      const double alpha_sum = sums_[at + std::size_t(c) - 1];
-      if (alpha_sum > 0)  // associated colour's average over alpha's
-        for (int k = 0; k + 1 < c; ++k) averages_[at + k] = weighted_[at + k] / alpha_sum;
-    }
+  // Block bx's average of channel k, in the decoder's units: colour over alpha's sum where
+  // straight alpha weights it and the block is not all clear.
+  double average(int bx, int k) const {
+    const std::size_t at = std::size_t(bx) * std::size_t(channels_);
+    if (alpha_ && k + 1 < channels_)
+      if (const double alpha_sum = sums_[at + std::size_t(channels_) - 1]; alpha_sum > 0)
+        return weighted_[at + std::size_t(k)] / alpha_sum;
+    const int block_width = std::min(factor_, inner_->header().width - bx * factor_);
+    return sums_[at + std::size_t(k)] / (double(block_width) * rows_);
   }
 
   // Channels [first, first + n) of the averages as `type`: codes rounded for 8 and 16-bit files
@@ -111,11 +107,9 @@ class BoxShrinkReader : public ImageReader {
   void store(int first, int n, PixelType type, std::byte* out) const {
     const bool codes = natural_ != PixelType::f32;
     const double top = natural_ == PixelType::u8 ? 255.0 : codes ? 65535.0 : 1.0;
-    if (type != PixelType::f32 && type != natural_)
-      throw Error(ErrorKind::Internal, "shrink_by_blocks: samples asked for in another type");
     for (int bx = 0; bx < header_.width; ++bx)
       for (int k = 0; k < n; ++k) {
-        double v = averages_[std::size_t(bx) * std::size_t(channels_) + std::size_t(first + k)];
+        double v = average(bx, first + k);
         if (codes) v = std::clamp(std::nearbyint(v), 0.0, top);
         put_sample(out, std::size_t(bx) * std::size_t(n) + std::size_t(k), type, v, float(top));
       }
@@ -127,8 +121,8 @@ class BoxShrinkReader : public ImageReader {
   const int channels_;
   const bool alpha_;  // straight alpha to weight colour by (8 and 16-bit files)
   int next_row_ = 0, rows_ = 0;
-  std::vector<std::uint64_t> row_;  // one decoder row (8-byte aligned for any sample type)
-  std::vector<double> sums_, weighted_, averages_;  // per block and channel
+  std::vector<std::uint64_t> row_;       // one decoder row (8-byte aligned for any sample type)
+  std::vector<double> sums_, weighted_;  // per block and channel
 };
 
 }  // namespace

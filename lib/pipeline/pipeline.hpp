@@ -38,8 +38,10 @@ class Pipeline {
   Size output_size(Size in) const { return describe(ImageDesc{in}).size; }
   // Whether a stage changes the image's size.
   bool resizes() const;
-  // By how much a decoder may shrink an input of size `in` first (2, 4, 8; 1: not at all): what
-  // the first stage that does more than move samples allows (thumbnail's shrink-on-load).
+  // By how much an input of size `in` may be shrunk as it is read (`how`: 2, 4 or 8 for a
+  // decoder's DCT scaling, any factor for averaged blocks; 1: not at all): what the first stage
+  // that does more than move samples (or premultiply, for blocks) allows (thumbnail's
+  // shrink-on-load).
   int decode_shrink(Size in, DecodeShrink how) const;
   // Rows above and below an output row that the whole chain reads.
   int reach() const;

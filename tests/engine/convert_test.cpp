@@ -13,6 +13,7 @@
 #include "verify/compare.hpp"
 
 using namespace halo;
+using test::stored;
 
 namespace {
 
@@ -21,20 +22,6 @@ namespace {
 std::vector<Device*> both_paths() {
   static Device per_pixel(test::gpu_info(), default_cache_dir());
   return {&test::device(), &per_pixel};
-}
-
-// Sample (x, y, c) of `pixels` as a float: the stored code or value, not scaled.
-float stored(const PixelBuffer& pixels, int x, int y, int c) {
-  const std::size_t i = (std::size_t(y) * pixels.width + x) * pixels.channels + c;
-  switch (pixels.type) {
-    case PixelType::u8:
-      return pixels.samples<std::uint8_t>()[i];
-    case PixelType::u16:
-      return pixels.samples<std::uint16_t>()[i];
-    case PixelType::f32:
-      return pixels.samples<float>()[i];
-  }
-  return 0.0f;
 }
 
 std::uint32_t bits(float value) {

@@ -10,6 +10,7 @@
 #include "io/box_shrink.hpp"
 #include "io/image_io.hpp"
 #include "io/temp_dir.hpp"
+#include "support.hpp"
 
 using namespace halo;
 using test::TempDir;
@@ -40,18 +41,6 @@ PixelBuffer pattern(int width, int height, int channels, PixelType type, bool al
   return p;
 }
 
-double sample(const PixelBuffer& p, int x, int y, int c) {
-  const std::size_t i = (std::size_t(y) * p.width + x) * p.channels + c;
-  switch (p.type) {
-    case PixelType::u8:
-      return p.samples<std::uint8_t>()[i];
-    case PixelType::u16:
-      return p.samples<std::uint16_t>()[i];
-    default:
-      return p.samples<float>()[i];
-  }
-}
-
 // The block average the spec states, in the file's units, computed pixel by pixel: colour
 // weighted by straight alpha (8 and 16-bit files); float files' colour is associated already.
 double expected(const PixelBuffer& p, int f, int bx, int by, int c) {
@@ -61,9 +50,9 @@ double expected(const PixelBuffer& p, int f, int bx, int by, int c) {
   const int a = p.channels - 1;
   for (int y = by * f; y < std::min(p.height, (by + 1) * f); ++y)
     for (int x = bx * f; x < std::min(p.width, (bx + 1) * f); ++x, ++n) {
-      sum += sample(p, x, y, c);
-      if (straight)
-        weighted += sample(p, x, y, c) * sample(p, x, y, a), alpha += sample(p, x, y, a);
+      const double v = test::stored(p, x, y, c), alpha_here = test::stored(p, x, y, a);
+      sum += v;
+      if (straight) weighted += v * alpha_here, alpha += alpha_here;
     }
   if (straight && c != a && alpha > 0) return weighted / alpha;
   return sum / n;
@@ -111,9 +100,9 @@ TEST_CASE("shrink by blocks: sizes, edge blocks, alpha weighting and rounding, a
             const double want = expected(image, f, x, y, c);
             const double rounded = k.type == PixelType::f32 ? want : std::nearbyint(want);
             if (k.type == PixelType::f32)
-              CHECK(sample(got, x, y, c) == doctest::Approx(want).epsilon(1e-6));
+              CHECK(test::stored(got, x, y, c) == doctest::Approx(want).epsilon(1e-6));
             else
-              CHECK(sample(got, x, y, c) == rounded);
+              CHECK(test::stored(got, x, y, c) == rounded);
             if (c >= k.channels - 2)
               CHECK(floats[(std::size_t(y) * sw + x) * 2 + (c - (k.channels - 2))] ==
                     doctest::Approx(rounded / top).epsilon(1e-6));
