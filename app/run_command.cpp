@@ -175,8 +175,9 @@ struct RunContext {
   const RunOptionsCli& options;
   FileRunOptions file;  // what each file's output takes from the command line
   const GlobalOptions& global;
-  const Pipeline& pipeline;        // parsed once: stages are plans, shared by every file and thread
-  const Pipeline& alpha_pipeline;  // the same for images with alpha (associated alpha added)
+  // Parsed once: stages are plans, shared by every file and thread; the forms for images with
+  // alpha add associated alpha around the filters.
+  RunPipelines pipelines;
   DevicePool& devices;
 };
 
@@ -187,7 +188,7 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   Phases phases;
   const FileNames names{job.input.path, job.input.channels, job.output, !job.flags_output.empty()};
   // Headers, channels and guides are checked before any device work.
-  FilePlan plan(names, run.pipeline, run.alpha_pipeline, run.file);
+  FilePlan plan(names, run.pipelines, run.file);
   const Pipeline& pipeline = plan.pipeline();
   // Once a batch: what happens to alpha a format cannot store.
   static std::once_flag flattening;
@@ -353,9 +354,10 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
   const std::vector<StageSpec> user_specs = stage_specs(cli);
   Pipeline{user_specs};  // the user's specs checked first, their errors naming preset lines
   const ColourChoices colour{.linear = given.linear, .straight_alpha = given.straight_alpha};
-  const std::vector<StageSpec> specs = with_colour_stages(user_specs, colour, false);
+  const std::vector<StageSpec> specs = with_colour_stages(user_specs, colour, AlphaForm::none);
   const Pipeline pipeline(specs);  // every spec checked before any file is read
-  const Pipeline alpha_pipeline(with_colour_stages(user_specs, colour, true));
+  const Pipeline straight_alpha(with_colour_stages(user_specs, colour, AlphaForm::straight));
+  const Pipeline associated_alpha(with_colour_stages(user_specs, colour, AlphaForm::associated));
   const std::optional<std::string> stdout_format =
       standard_output_format(given.output, given.format);
   check_standard_streams(given, stdout_format.has_value());
@@ -409,8 +411,7 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
        .encoding = o.encoding,
        .workers = workers},
       global,
-      pipeline,
-      alpha_pipeline,
+      {pipeline, straight_alpha, associated_alpha},
       devices};
 
   if (!single && !pipeline.stages().empty()) devices.open_now();
@@ -551,7 +552,8 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
                  "filter the stored colour of 8/16-bit images with alpha; by default colour "
                  "is premultiplied by alpha around the filters that mix neighbours and alpha "
                  "is filtered with it, so transparent pixels lend no colour (no dark or "
-                 "coloured fringes); float images (EXR) hold premultiplied colour already")
+                 "coloured fringes); float images (EXR) hold premultiplied colour already, "
+                 "and their alpha is filtered with it as stored")
       ->group(colour);
   run_app
       ->add_option("--background", options->background,

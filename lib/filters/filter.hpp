@@ -314,6 +314,10 @@ class ShrinksOnLoad {
  public:
   virtual ~ShrinksOnLoad() = default;
   virtual int decode_shrink(Size in, DecodeShrink how) const = 0;
+  // The stage for its input of size `in` read at 1/shrink, each side rounded up: where
+  // `shrink` does not divide a side, the last block holds less than a whole one, so the image
+  // spans in/shrink of the shrunk pixels, not all of them, and the output maps onto that span.
+  virtual std::unique_ptr<Stage> read_shrunk(Size in, int shrink) const = 0;
 };
 
 // Stages whose device arithmetic is stated to differ from the reference by more than --verify's

@@ -48,7 +48,8 @@ class PointwiseStage : public Stage, public BoundToFile {
   // A transfer stage with from_file (curve=auto) takes a PNG's gAMA for the sRGB curve when
   // its file has one (for_file): `decode` says which way (linear: decode, srgb: encode).
   PointwiseStage(std::string spec, std::string kernel, float (*fn)(float, float), Kind kind,
-                 bool also_float, bool from_file = false, bool decode = false, float exponent = 0)
+                 bool also_float, bool from_file = false, bool decode = false, float exponent = 0,
+                 bool associated = false)
       : Stage(std::move(spec)),
         kernel_(std::move(kernel)),
         fn_(fn),
@@ -56,7 +57,8 @@ class PointwiseStage : public Stage, public BoundToFile {
         also_float_(also_float),
         from_file_(from_file),
         decode_(decode),
-        exponent_(exponent) {}
+        exponent_(exponent),
+        associated_(associated) {}
 
   // curve=auto: a file whose PNG gAMA says it is not sRGB-encoded (and no sRGB chunk or ICC
   // profile says otherwise) is decoded and encoded by that gamma instead.
@@ -75,11 +77,16 @@ class PointwiseStage : public Stage, public BoundToFile {
   std::vector<std::string> details(const StageRun&) const override {
     switch (kind_) {
       case Kind::premultiply:
-        return {
-            "images with alpha: colour times alpha; the filters up to unpremultiply filter "
-            "alpha with the colour"};
+        return {associated_ ? "images with alpha: colour premultiplied already (a float file's), "
+                              "left as it is; the filters up to unpremultiply filter alpha with "
+                              "the colour"
+                            : "images with alpha: colour times alpha; the filters up to "
+                              "unpremultiply filter alpha with the colour"};
       case Kind::unpremultiply:
-        return {"colour divided by alpha (the last of 2 or 4 channels); alpha 0 gives 0"};
+        return {associated_ ? "alpha (the last of 2 or 4 channels) passes the next filters "
+                              "again; colour stays premultiplied"
+                            : "colour divided by alpha (the last of 2 or 4 channels); alpha 0 "
+                              "gives 0"};
       default:
         return {fmt::format("{}; {}",
                             exponent_ > 0 ? fmt::format("the file's PNG gamma: v^{:.5g}", exponent_)
@@ -99,6 +106,10 @@ class PointwiseStage : public Stage, public BoundToFile {
 
   bool reference_in_place(Image& image, Span out, StageRun&) const override {
     if (skips(image.source(), image.alpha(), image.channels())) return true;
+    if (associated_) {
+      image.set_alpha(alpha_after(image.alpha()));
+      return true;
+    }
     const int alpha = alpha_plane(image.alpha(), image.channels());
     for (int c = 0; c < image.channels(); ++c)
       for (int y = out.first; y < out.last; ++y) {
@@ -113,6 +124,11 @@ class PointwiseStage : public Stage, public BoundToFile {
   DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                            StageRun&) const override {
     if (skips(in.source, in.alpha, in.channels)) return in;
+    if (associated_) {  // the same samples; only whether alpha is filtered changes
+      DeviceImage result = in;
+      result.alpha = alpha_after(in.alpha);
+      return result;
+    }
     const int alpha = alpha_plane(in.alpha, in.channels);
     DeviceImage result = device.image_like(in, in.channels, alpha_after(in.alpha));
     const std::string name = exponent_ > 0.0f ? "power" : kernel_;
@@ -176,6 +192,9 @@ class PointwiseStage : public Stage, public BoundToFile {
   bool from_file_;
   bool decode_;
   float exponent_;  // > 0: a power curve (the file's gamma) instead of fn_
+  // premultiply/unpremultiply on colour that is premultiplied already (float files): alpha
+  // joins or leaves the filtered planes, no sample changes.
+  bool associated_;
 };
 
 Param float_param() {
@@ -213,13 +232,22 @@ FilterDef alpha_filter(const char* name, const char* summary, float (*fn)(float,
                        Kind kind) {
   return {.name = name,
           .summary = summary,
-          .params = {border_param()},  // accepted like every filter's; pointwise, unused
+          .params = {{.name = "associated",
+                      .type = ParamType::Flag,
+                      .fallback = "0",
+                      .doc = "the colour is premultiplied already (float files: EXR): no sample "
+                             "changes, only whether the filters between the pair filter alpha "
+                             "with the colour"},
+                     border_param()},  // accepted like every filter's; pointwise, unused
           .notes = {"pointwise; halo run puts the pair around the filters that mix neighbours "
-                    "for images with alpha, unless --straight-alpha"},
+                    "for images with alpha, unless --straight-alpha (with associated=1 for "
+                    "float files, whose colour is premultiplied already)"},
           .example = name,
           .make =
               [name, fn, kind](const Args& args) {
-                return std::make_unique<PointwiseStage>(args.spec_text(), name, fn, kind, false);
+                return std::make_unique<PointwiseStage>(args.spec_text(), name, fn, kind, false,
+                                                        false, false, 0.0f,
+                                                        args.flag("associated"));
               },
           .mixes_neighbours = false,
           .handles_alpha = true};

@@ -79,11 +79,11 @@ std::unique_ptr<Stage> make_stage(const std::string& text) {
 
 namespace implied {
 
-std::string premultiply() {
-  return "premultiply";
+std::string premultiply(bool associated) {
+  return associated ? "premultiply:associated=1" : "premultiply";
 }
-std::string unpremultiply() {
-  return "unpremultiply";
+std::string unpremultiply(bool associated) {
+  return associated ? "unpremultiply:associated=1" : "unpremultiply";
 }
 std::string decode_curve() {
   return "linear:curve=auto";

@@ -20,8 +20,9 @@ std::unique_ptr<Stage> make_stage(const std::string& text);
 // as its file says (--auto-orient); colour over a background, alpha dropped, for a format
 // that stores none.
 namespace implied {
-std::string premultiply();
-std::string unpremultiply();
+// associated: the colour is premultiplied already (float files); alpha only joins the filters.
+std::string premultiply(bool associated = false);
+std::string unpremultiply(bool associated = false);
 std::string decode_curve();
 std::string encode_curve();
 std::string upright();

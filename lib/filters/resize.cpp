@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -106,8 +107,10 @@ struct Axis {
   }
 };
 
-Axis make_axis(int in, int out, Kernel k) {
-  const double scale = double(in) / out;
+// `extent`: the input pixels the image spans (less than `in` when the input was read at 1/f
+// of a size that f does not divide: the last pixel averages a partial block).
+Axis make_axis(int in, int out, Kernel k, double extent) {
+  const double scale = extent / out;
   // Shrinking widens the filter by the scale (antialiasing); nearest never does.
   const double stretch = k == Kernel::nearest ? 1 : std::max(1.0, scale);
   const double reach = support(k) * stretch;
@@ -151,6 +154,9 @@ Axis make_axis(int in, int out, Kernel k) {
 class ResizeStage : public Stage, public ShrinksOnLoad {
  public:
   ResizeStage(std::string spec, ResizeSpec r) : Stage(std::move(spec)), r_(r) {}
+  // For an input of size `stored` read at 1/shrink (read_shrunk).
+  ResizeStage(std::string spec, ResizeSpec r, Size stored, int shrink)
+      : Stage(std::move(spec)), r_(r), stored_(stored), shrink_(shrink) {}
 
   // Cost per input sample, measured on a 2-core machine (5120x2880 RGB to 1600, 3000 and 2560
   // wide, Lanczos 3: 12 taps): the reference 8-14 ns, PoCL's kernels 10-12 ns (2026-11-27),
@@ -181,6 +187,9 @@ class ResizeStage : public Stage, public ShrinksOnLoad {
       if (fits(f)) return f;
     return 1;
   }
+  std::unique_ptr<Stage> read_shrunk(Size in, int shrink) const override {
+    return std::make_unique<ResizeStage>(spec(), r_, in, shrink);
+  }
   Size size_for(Size in) const {
     Size out;
     if (r_.scale > 0) {
@@ -204,7 +213,7 @@ class ResizeStage : public Stage, public ShrinksOnLoad {
   }
   Span input_rows(Span out, Size in) const override {
     const Size size = size_for(in);
-    const Span window = axis(in.height, size.height)->window(out);
+    const Span window = rows_axis(in.height, size.height)->window(out);
     // With the rows each output row's share starts at (input_row), which strips own.
     return {std::min(window.first, input_row(out.first, in, size)),
             std::max(window.last, std::min(in.height, input_row(out.last, in, size) + 1))};
@@ -216,7 +225,8 @@ class ResizeStage : public Stage, public ShrinksOnLoad {
   // `in` holds the input rows of out's windows; the result holds the output rows `out`.
   Image reference_rows(const Image& in, Span out, StageRun&) const override {
     const Size from{in.width(), in.full_height()}, to = size_for(from);
-    const auto x_axis = axis(from.width, to.width), y_axis = axis(from.height, to.height);
+    const auto x_axis = columns_axis(from.width, to.width);
+    const auto y_axis = rows_axis(from.height, to.height);
     const Axis &ax = *x_axis, &ay = *y_axis;
     const Span rows = ay.window(out);
     // Every sample of both is written below.
@@ -252,7 +262,8 @@ class ResizeStage : public Stage, public ShrinksOnLoad {
   DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                            StageRun&) const override {
     const Size from{in.width, in.full_height}, to = size_for(from);
-    const auto x_axis = axis(from.width, to.width), y_axis = axis(from.height, to.height);
+    const auto x_axis = columns_axis(from.width, to.width);
+    const auto y_axis = rows_axis(from.height, to.height);
     const Axis &ax = *x_axis, &ay = *y_axis;
     const Span rows = ay.window(out);
     DeviceImage tmp = device.image(to.width, rows.count(), in.channels, in.alpha);
@@ -279,16 +290,32 @@ class ResizeStage : public Stage, public ShrinksOnLoad {
   // One axis's windows and weights, made once per pair of sizes: every strip (and the strip
   // plan, for each strip's rows) asks again.
   // A batch of many sizes keeps the last few (a holder keeps its own alive).
-  std::shared_ptr<const Axis> axis(int in, int out) const {
+  std::shared_ptr<const Axis> columns_axis(int in, int out) const {
+    return axis(in, out, extent(in, stored_.width));
+  }
+  std::shared_ptr<const Axis> rows_axis(int in, int out) const {
+    return axis(in, out, extent(in, stored_.height));
+  }
+  std::shared_ptr<const Axis> axis(int in, int out, double extent) const {
     std::lock_guard lock(mutex_);
-    if (const auto it = axes_.find({in, out}); it != axes_.end()) return it->second;
+    const auto key = std::tuple{in, out, extent};
+    if (const auto it = axes_.find(key); it != axes_.end()) return it->second;
     if (axes_.size() >= 8) axes_.clear();
-    return axes_[{in, out}] = std::make_shared<const Axis>(make_axis(in, out, r_.kernel));
+    return axes_[key] = std::make_shared<const Axis>(make_axis(in, out, r_.kernel, extent));
+  }
+  // The input pixels the image spans along a side of `in` pixels: all of them, unless the
+  // input is a side of `stored` pixels read at 1/shrink_ with a partial last block (as
+  // Pillow's thumbnail resizes its reduced image over the box size/factor).
+  double extent(int in, int stored) const {
+    if (shrink_ > 1 && in == (stored + shrink_ - 1) / shrink_) return double(stored) / shrink_;
+    return in;
   }
 
   ResizeSpec r_;
+  Size stored_{};  // the input's size before it was read shrunk (shrink_ > 1)
+  int shrink_ = 1;
   mutable std::mutex mutex_;
-  mutable std::map<std::pair<int, int>, std::shared_ptr<const Axis>> axes_;
+  mutable std::map<std::tuple<int, int, double>, std::shared_ptr<const Axis>> axes_;
 };
 
 int side(const Args& args, const char* key) {

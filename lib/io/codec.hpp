@@ -84,6 +84,9 @@ struct ImageHeader {
   int decode_rows = 0;      // rows of stored samples the decoder holds at once (OpenImageIO's)
   int shrink = 1;           // decoded at 1/shrink of the stored size (open_reader's shrink)
   bool can_shrink = false;  // the decoder itself can decode at 1/2, 1/4 or 1/8 (JPEG, WebP)
+  // The decoder resamples the whole image to the shrunk size (libwebp's scaler), so its last
+  // pixels hold no partial block: the image spans every shrunk pixel.
+  bool shrinks_whole = false;
   int subimages = 1;        // parts of a multi-part file (OpenEXR); open_reader's part is read
   Placement placement;
   Metadata metadata;  // what the header says besides the pixels

@@ -86,6 +86,7 @@ class WebpReader : public ImageReader {
     header_.stored = SampleType::u8;
     header_.width = f.width, header_.height = f.height;
     header_.can_shrink = true;
+    header_.shrinks_whole = true;
     if (shrink == 2 || shrink == 4 || shrink == 8) {  // each side rounded up, as JPEG's
       header_.width = (f.width + shrink - 1) / shrink;
       header_.height = (f.height + shrink - 1) / shrink;

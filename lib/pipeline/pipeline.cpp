@@ -73,6 +73,24 @@ int Pipeline::decode_shrink(Size in, DecodeShrink how) const {
   return 1;
 }
 
+Pipeline Pipeline::read_shrunk(Size in, int shrink) const {
+  Pipeline result;
+  bool replaced = false;
+  for (const auto& stage : stages_) {
+    const ShrinksOnLoad* shrinks = replaced ? nullptr : facet<ShrinksOnLoad>(*stage);
+    if (shrinks) {
+      result.append(shrinks->read_shrunk(in, shrink));
+      replaced = true;
+    } else {
+      result.append(stage);
+    }
+    if (!replaced) in = stage->output_size(in);
+  }
+  if (!replaced)
+    throw Error(ErrorKind::Internal, "read_shrunk: no stage shrinks the input as it is read");
+  return result;
+}
+
 bool Pipeline::resizes() const {
   return std::any_of(stages_.begin(), stages_.end(), [](const auto& s) { return s->resizes(); });
 }

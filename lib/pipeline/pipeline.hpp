@@ -43,6 +43,9 @@ class Pipeline {
   // that does more than move samples (or premultiply, for blocks) allows (thumbnail's
   // shrink-on-load).
   int decode_shrink(Size in, DecodeShrink how) const;
+  // The chain for its input of size `in` read at 1/shrink (as decode_shrink allowed): the
+  // stage that allowed it maps its output onto the image's span of the shrunk input.
+  Pipeline read_shrunk(Size in, int shrink) const;
   // Rows above and below an output row that the whole chain reads.
   int reach() const;
   // The chain's cost per sample: its stages' summed.

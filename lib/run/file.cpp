@@ -140,7 +140,7 @@ std::optional<Pipeline> for_file(const Pipeline& pipeline, bool auto_orient,
 }  // namespace
 
 std::vector<StageSpec> with_colour_stages(std::vector<StageSpec> specs,
-                                          const ColourChoices& choices, bool alpha) {
+                                          const ColourChoices& choices, AlphaForm alpha) {
   // Each spec parsed once; the questions are answered by its definition.
   std::vector<std::size_t> mixing;  // the specs whose stages mix neighbours
   bool placed = false;              // a stage places alpha itself, makes grey or is guided
@@ -151,11 +151,12 @@ std::vector<StageSpec> with_colour_stages(std::vector<StageSpec> specs,
     if (def->mixes_neighbours) mixing.push_back(i);
     placed = placed || def->handles_alpha || def->guided || makes_gray(parsed, *def);
   }
-  if (alpha && !choices.straight_alpha && !placed && !mixing.empty()) {
+  if (alpha != AlphaForm::none && !choices.straight_alpha && !placed && !mixing.empty()) {
+    const bool associated = alpha == AlphaForm::associated;
     specs.insert(specs.begin() + std::ptrdiff_t(mixing.back() + 1),
-                 {implied::unpremultiply(), "associated alpha"});
+                 {implied::unpremultiply(associated), "associated alpha"});
     specs.insert(specs.begin() + std::ptrdiff_t(mixing.front()),
-                 {implied::premultiply(), "associated alpha"});
+                 {implied::premultiply(associated), "associated alpha"});
   }
   if (choices.linear) {
     specs.insert(specs.begin(), {implied::decode_curve(), "--linear"});
@@ -164,17 +165,16 @@ std::vector<StageSpec> with_colour_stages(std::vector<StageSpec> specs,
   return specs;
 }
 
-FilePlan::FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipeline& alpha_pipeline,
-                   const FileRunOptions& o)
+FilePlan::FilePlan(const FileNames& names, const RunPipelines& pipelines, const FileRunOptions& o)
     : input_(std::make_unique<InputStream>(parse_input_ref(names.input + names.channels),
-                                           pipeline.guide_sets())),
-      shared_(&pipeline) {
+                                           pipelines.plain.guide_sets())),
+      shared_(&pipelines.plain) {
   const InputStream& probe = *input_;
   // Straight alpha is what 8/16-bit files (PNG, TIFF) store; float files (EXR) hold colour
-  // premultiplied already, which the filters take as it is.
-  if (probe.input().alpha && probe.stored() != SampleType::half &&
-      probe.stored() != SampleType::f32)
-    shared_ = &alpha_pipeline;
+  // premultiplied already.
+  if (probe.input().alpha)
+    shared_ = pixel_type(probe.stored()) == PixelType::f32 ? &pipelines.associated_alpha
+                                                           : &pipelines.straight_alpha;
   // A format without alpha (JPEG) takes the colour over the background instead of refusing.
   flattens_ = probe.input().alpha && !stores_alpha(names.output);
   own_ = for_file(*shared_, o.auto_orient, probe.header().metadata,
@@ -192,6 +192,7 @@ FilePlan::FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipel
   // larger frame (an EXR's data window), whose coordinates would no longer fit it.
   const ImageHeader& header = probe.header();
   const DecodeShrink how = header.can_shrink ? DecodeShrink::dct : DecodeShrink::blocks;
+  const bool shrinks_whole = header.shrinks_whole;  // read before the input is opened again
   int shrink = 1;
   if (this->pipeline().guide_sets().empty() &&
       !header.placement.placed(stored.width, stored.height))
@@ -211,6 +212,9 @@ FilePlan::FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipel
     InputRef ref = parse_input_ref(names.input + names.channels);
     ref.file = input_->file();
     input_ = std::make_unique<InputStream>(ref, this->pipeline().guide_sets(), shrink);
+    // Blocks (libjpeg's DCT blocks, halo's averaged ones) that the factor does not divide
+    // leave a partial last block: the image spans stored/shrink of the shrunk pixels.
+    if (!shrinks_whole) own_ = this->pipeline().read_shrunk(stored, shrink);
   }
   describe(names, o);
 }

@@ -25,12 +25,24 @@ struct ColourChoices {
   bool straight_alpha = false;  // --straight-alpha: colour filtered as stored
 };
 
-// The stages halo adds around the user's: for images with alpha (`alpha`), premultiply before
-// the first stage that mixes neighbours and unpremultiply after the last, so alpha is filtered
-// with the colour (unless straight alpha is asked for, a stage makes grey, or the chain places
-// them itself); with `linear`, linear first and srgb last (float data passes them unchanged).
+// How a file holds alpha: straight (8/16-bit files: colour as seen) or associated (float
+// files, EXR: colour premultiplied already).
+enum class AlphaForm { none, straight, associated };
+
+// The stages halo adds around the user's: for images with alpha, premultiply before the first
+// stage that mixes neighbours and unpremultiply after the last, so alpha is filtered with the
+// colour (unless straight alpha is asked for, a stage makes grey, or the chain places them
+// itself; for associated alpha the pair only lets alpha through the filters, no sample
+// changes); with `linear`, linear first and srgb last (float data passes them unchanged).
 std::vector<StageSpec> with_colour_stages(std::vector<StageSpec> specs,
-                                          const ColourChoices& choices, bool alpha);
+                                          const ColourChoices& choices, AlphaForm alpha);
+
+// A run's pipeline in the forms its files need, each checked once before any file is read.
+struct RunPipelines {
+  const Pipeline& plain;             // images without alpha
+  const Pipeline& straight_alpha;    // 8/16-bit images with alpha
+  const Pipeline& associated_alpha;  // float images with alpha
+};
 
 // What a run asks of every file it writes.
 struct FileRunOptions {
@@ -65,8 +77,7 @@ struct FileNames {
 // the work counts (what `--device auto` weighs). run_file only streams it.
 class FilePlan {
  public:
-  FilePlan(const FileNames& names, const Pipeline& pipeline, const Pipeline& alpha_pipeline,
-           const FileRunOptions& options);
+  FilePlan(const FileNames& names, const RunPipelines& pipelines, const FileRunOptions& options);
   ~FilePlan();
   FilePlan(const FilePlan&) = delete;
   FilePlan& operator=(const FilePlan&) = delete;

@@ -97,6 +97,40 @@ TEST_CASE("alpha: a blur next to transparent pixels takes none of their colour, 
   CHECK_FALSE(has(guided.out, "premultiply"));
 }
 
+// A float file's colour is premultiplied already (EXR): a filter that mixes neighbours must
+// filter alpha with it, or colour spreads into transparent pixels and edges darken without
+// their alpha fading (a halo once composited). 16x16 squares of white (alpha 1) and nothing
+// (alpha 0): every output pixel's colour must equal its alpha, as on the input.
+TEST_CASE("alpha in a float EXR: the filters that mix neighbours filter alpha with the colour") {
+  Sandbox box;
+  PixelBuffer checker(64, 64, 4, PixelType::f32, true);
+  float* s = checker.samples<float>();
+  for (int y = 0; y < 64; ++y)
+    for (int x = 0; x < 64; ++x)
+      for (int c = 0; c < 4; ++c) s[(std::size_t(y) * 64 + x) * 4 + c] = ((x / 16 + y / 16) % 2);
+  write_image(box / "m.exr", checker, SampleType::f32);
+  for (const std::string spec : {"gaussian:r=2", "box:r=2", "unsharp", "sharpen", "median",
+                                 "dilate", "conv:k=1,2,1,2,4,2,1,2,1", "resize:w=50"}) {
+    CAPTURE(spec);
+    const Result r =
+        box.halo("run " + box / "m.exr -f " + spec + " -o " + box / "b.exr --verify -v");
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    const PixelBuffer out = read_image({box / "b.exr", {}}).pixels;
+    REQUIRE(out.channels == 4);
+    const float* px = out.samples<float>();
+    int mismatched = 0, partial = 0;
+    for (std::size_t i = 0; i < out.sample_count(); i += 4) {
+      for (int c = 0; c < 3; ++c) mismatched += std::fabs(px[i + c] - px[i + 3]) > 1e-6f;
+      partial += px[i + 3] != 0.0f && px[i + 3] != 1.0f;
+    }
+    CHECK(mismatched == 0);
+    if (spec != "median" && spec != "dilate") CHECK(partial > 0);  // alpha was filtered
+  }
+  // Nothing is multiplied or divided: the pair only lets alpha through the filters.
+  const Result r = box.halo("run " + box / "m.exr -f gaussian:r=2 -o " + box / "b.exr -v");
+  CHECK(has(r.err, "premultiply:associated=1: images with alpha: colour premultiplied already"));
+}
+
 TEST_CASE("--linear: the sRGB curves are inverse on every 8-bit level, and a blur mixes light") {
   Sandbox box;
   PixelBuffer ramp(256, 2, 1, PixelType::u8);

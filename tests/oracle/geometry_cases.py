@@ -163,7 +163,8 @@ def shrink_of(done):
 
 
 @case("thumbnail", "vipsthumbnail's output sizes; Pillow's reduce (blocks averaged, vips's "
-      "and Pillow's reducing gap of 2) then Pillow's Lanczos-3 to those sizes",
+      "and Pillow's reducing gap of 2) then Pillow's Lanczos-3 to those sizes over the box "
+      "size/factor (a partial last block spans less than a pixel)",
       "the same sizes; 2e-6 x max(1, |v|), 1e-5 with alpha (premultiplied, resampled, "
       "divided by alpha and put over black in float)",
       "halo rounds the block averages to the file's codes (as a file of that size would hold "
@@ -172,8 +173,10 @@ def thumbnail(t):
     """thumbnail:w=W:h=H fits inside W x H as vipsthumbnail -s WxH does, on many aspects; a
     PNG is read through averaged blocks down to at least twice the output, then resampled."""
     sizes, shrunk = [], 0
+    # Sizes the block factor does not divide among them (a partial last block: Pillow's
+    # thumbnail resizes over the box size/factor, which halo follows).
     for (w, h, channels) in [(300, 200, 3), (199, 301, 3), (640, 427, 3), (1000, 3, 3),
-                             (97, 61, 3), (533, 411, 4)]:
+                             (97, 61, 3), (533, 411, 4), (1003, 603, 3)]:
         image = photo(w, h, channels, seed=w + h)
         if channels == 4:
             image[..., 3] = 0.25 + 0.75 * image[..., 3]  # divided by after resampling
@@ -204,7 +207,8 @@ def thumbnail(t):
             if channels == 4:  # halo filters associated colour (premultiply, unpremultiply)
                 read[..., :3] *= read[..., 3:]
             pillow = planes(read.astype(np.float32), lambda p: np.asarray(
-                Image.fromarray(p, "F").resize((want[1], want[0]), Image.LANCZOS)))
+                Image.fromarray(p, "F").resize((want[1], want[0]), Image.LANCZOS,
+                                               box=(0, 0, w / f, h / f))))
             if channels == 4:  # PFM holds no alpha: halo puts the colour over black
                 pillow = pillow[..., :3]
             agree(got, pillow, 2e-6 if channels == 3 else 1e-5,
