@@ -549,8 +549,13 @@ class OiioReader : public ImageReader {
                                                      spec.z + 1, first, first + n, to, out)
                                    : in_->read_scanlines(part_.subimage, part_.miplevel, y_begin,
                                                          y_end, 0, first, first + n, to, out);
-    if (!ok) {
-      const auto why = one_line(in_->geterror());
+    // A reader may fill what it could not decode (a truncated TIFF strip: zeros) and still
+    // return true, leaving only its error behind: every read is checked for both, and the
+    // first error ends the file (its messages are not left to pile up over the next strips).
+    if (!ok || in_->has_error()) {
+      std::string text = in_->geterror();
+      text = text.substr(0, text.find('\n'));  // the first error: the others follow from it
+      const auto why = one_line(text);
       throw Error(ErrorKind::BadData,
                   path_ + ": cannot read pixels: " + (why.empty() ? "corrupt or truncated" : why));
     }

@@ -46,7 +46,82 @@ std::string bash(const Sandbox& box, const std::string& script) {
   return Sandbox::read_command("bash " + file + " 2>" + box / "script-stderr.txt");
 }
 
+// An uncompressed 8-bit RGB TIFF with its directory first and `rows_per_strip` rows a strip
+// (as cameras and tifffile lay them out), so that cutting the file keeps the directory and loses
+// strips. `declared`: the width and height the directory claims (0: the real ones).
+std::string striped_tiff(int width, int height, int rows_per_strip, int declared = 0) {
+  const auto u16 = [](std::string& b, unsigned v) { b += char(v & 255), b += char(v >> 8); };
+  const auto u32 = [&](std::string& b, unsigned v) { u16(b, v & 0xffff), u16(b, v >> 16); };
+  const int strips = (height + rows_per_strip - 1) / rows_per_strip;
+  const unsigned row = unsigned(width) * 3;
+  std::string ifd, offsets, counts;
+  const unsigned entries = 10, ifd_end = 8 + 2 + entries * 12 + 4;
+  const unsigned offsets_at = ifd_end, counts_at = ifd_end + 4 * strips,
+                 bits_at = counts_at + 4 * strips;
+  const unsigned data_at = bits_at + 6;
+  for (int s = 0; s < strips; ++s) {
+    const unsigned rows = unsigned(std::min(rows_per_strip, height - s * rows_per_strip));
+    u32(offsets, data_at + unsigned(s * rows_per_strip) * row);
+    u32(counts, rows * row);
+  }
+  const auto entry = [&](unsigned tag, unsigned type, unsigned count, unsigned value) {
+    u16(ifd, tag), u16(ifd, type), u32(ifd, count);
+    if (type == 3 && count == 1)
+      u16(ifd, value), u16(ifd, 0);
+    else
+      u32(ifd, value);
+  };
+  std::string b = "II";
+  u16(b, 42), u32(b, 8), u16(b, entries);
+  entry(256, 4, 1, unsigned(declared ? declared : width));
+  entry(257, 4, 1, unsigned(declared ? declared : height));
+  entry(258, 3, 3, bits_at);
+  entry(259, 3, 1, 1);  // no compression
+  entry(262, 3, 1, 2);  // RGB
+  entry(273, 4, unsigned(strips), strips == 1 ? data_at : offsets_at);
+  entry(277, 3, 1, 3);
+  entry(278, 4, 1, unsigned(declared ? declared : rows_per_strip));
+  entry(279, 4, unsigned(strips), strips == 1 ? unsigned(height) * row : counts_at);
+  entry(284, 3, 1, 1);  // contiguous samples
+  b += ifd;
+  u32(b, 0);  // no next directory
+  b += offsets + counts;
+  u16(b, 8), u16(b, 8), u16(b, 8);
+  for (std::size_t i = 0; i < std::size_t(height) * row; ++i) b += char(64 + i % 128);
+  return b;
+}
+
 }  // namespace
+
+// OpenImageIO's TIFF reader fills strips it could not read with zeros and returns true,
+// leaving only its error: halo checks after every read and stops at the first error.
+TEST_CASE("hostile: a truncated TIFF or one claiming more pixels than it holds is refused (65)") {
+  Sandbox box;
+  const std::string whole = striped_tiff(300, 200, 8);
+  std::ofstream(box / "whole.tif", std::ios::binary) << whole;
+  REQUIRE(box.halo("run " + box / "whole.tif -o " + box / "whole.png").code == 0);
+  std::ofstream(box / "cut.tif", std::ios::binary) << whole.substr(0, whole.size() / 2);
+  const Result cut = box.halo("run " + box / "cut.tif -f gaussian:r=1 -o " + box / "cut.png");
+  CHECK(cut.code == 65);
+  CHECK(has(cut.err, "cut.tif: cannot read pixels: "));
+  CHECK(std::count(cut.err.begin(), cut.err.end(), '\n') == 1);  // the first error, one line
+  CHECK_FALSE(fs::exists(box / "cut.png"));
+  // 30000x30000 declared in a file of a few hundred bytes: no 900-megapixel black image.
+  std::string giant = striped_tiff(4, 4, 4, 30000);
+  std::ofstream(box / "giant.tif", std::ios::binary) << giant;
+  const Result g = box.halo("run " + box / "giant.tif -o " + box / "giant.png");
+  CHECK(g.code == 65);
+  CHECK_FALSE(fs::exists(box / "giant.png"));
+  // A batch over a half-copied folder says which file failed (2), and writes the others.
+  fs::create_directories(box / "shots");
+  fs::copy_file(box / "whole.tif", box / "shots/a.tif");
+  fs::copy_file(box / "cut.tif", box / "shots/b.tif");
+  const Result batch = box.halo("run " + box / "shots -o " + box / "out/{stem}.png --mkdir");
+  CHECK(batch.code == 2);
+  CHECK(fs::exists(box / "out/a.png"));
+  CHECK_FALSE(fs::exists(box / "out/b.png"));
+  CHECK(has(batch.err, "b.tif: cannot read pixels"));
+}
 
 TEST_CASE("hostile: links to one file are each an input with their own output") {
   Sandbox box;
