@@ -158,7 +158,8 @@ FilterDef rotate_filter() {
        {.name = "size",
         .type = ParamType::Choice,
         .fallback = "fit",
-        .doc = "other angles: fit (the whole turned image) or same (the input's size, centred)",
+        .doc = "other angles: fit (the whole pixels holding the turned pixel centres, as "
+               "oiiotool --rotate:recompute_roi=1) or same (the input's size, centred)",
         .choices = {"fit", "same"}}},
       "90, 180, 270: samples moved, exact, the whole image at once; other angles stream, bicubic "
       "(Catmull-Rom) by default, bit for bit on devices",

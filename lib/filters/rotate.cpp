@@ -1,8 +1,9 @@
 // rotate by any angle: each output pixel's centre turned back into the input and sampled there
 // (nearest, bilinear or bicubic Catmull-Rom taps), outside the input the background colour
-// (alpha 0). The output holds the whole turned image (its bounding box) or keeps the input's
-// size. Output rows read a band of input rows (the band a turned strip covers), so it streams.
-// Device side: kernels/rotate.cl, the same arithmetic in the same order: bit for bit.
+// (alpha 0). The output holds the whole turned image (the pixels holding its turned pixel
+// centres, oiiotool's box) or keeps the input's size. Output rows read a band of input rows (the
+// band a turned strip covers), so it streams. Device side: kernels/rotate.cl, the same arithmetic
+// in the same order: bit for bit.
 #include "filters/rotate.hpp"
 
 #include <algorithm>
@@ -51,9 +52,17 @@ class RotateStage : public Stage {
   Size size_for(Size in) const {
     if (keep_size_) return in;
     const double r = degrees_ * M_PI / 180, c = std::fabs(std::cos(r)), s = std::fabs(std::sin(r));
-    // The bounding box, less float noise (a 30x20 image turned by 90.0000001 degrees is 20x30).
-    return {std::max(1, int(std::ceil(in.width * c + in.height * s - 1e-6))),
-            std::max(1, int(std::ceil(in.width * s + in.height * c - 1e-6)))};
+    const double across = (in.width - 1) * c + (in.height - 1) * s;  // the turned pixel centres
+    const double down = (in.width - 1) * s + (in.height - 1) * c;
+    return {pixels_holding(in.width / 2.0, across), pixels_holding(in.height / 2.0, down)};
+  }
+  // The whole pixels of the input's grid that hold centres spread `span` about `centre`, as
+  // oiiotool --rotate's box (recompute_roi): symmetric about the centre, so the turn stays
+  // at the output's centre; less float noise (30x20 turned by 90.0000001 degrees is 20x30).
+  static int pixels_holding(double centre, double span) {
+    const double first = std::floor(centre - span / 2 + 1e-6);
+    const double last = std::ceil(centre + span / 2 - 1e-6);
+    return std::max(1, int(last - first));
   }
   Span input_rows(Span out, Size in) const override {
     const Turn t = turn(in, size_for(in));
