@@ -167,9 +167,14 @@ std::string exif_from_text(const Metadata& metadata) {
   static const std::vector<std::pair<std::uint16_t, std::string>> tags = {
       {0x010e, "ImageDescription"}, {0x010f, "Make"},   {0x0110, "Model"},    {0x0131, "Software"},
       {0x0132, "DateTime"},         {0x013b, "Artist"}, {0x8298, "Copyright"}};
+  constexpr std::uint16_t kOrientation = 0x0112;
   std::vector<std::pair<std::uint16_t, std::string>> present;
   for (const auto& [tag, name] : tags)
     if (const std::string* value = metadata.text(name)) present.emplace_back(tag, *value);
+  // A TIFF's own Orientation tag: JPEG and PNG hold orientation only in EXIF.
+  const int turned = orientation(metadata);
+  if (turned != 1) present.emplace_back(kOrientation, std::string());
+  std::sort(present.begin(), present.end());  // tags ascend, as TIFF requires
   if (present.empty()) return {};
   // Header (8) + entry count (2) + 12 per entry + next-IFD offset (4), then the strings.
   std::string out = "II*";
@@ -178,9 +183,16 @@ std::string exif_from_text(const Metadata& metadata) {
   put16(out, std::uint16_t(present.size()));
   std::uint32_t data = 8 + 2 + 12 * std::uint32_t(present.size()) + 4;
   std::string strings;
-  for (const auto& [tag, value] : present) {  // tags ascend, as TIFF requires
-    const auto count = std::uint32_t(value.size() + 1);
+  for (const auto& [tag, value] : present) {
     put16(out, tag);
+    if (tag == kOrientation) {
+      put16(out, 3);  // SHORT
+      put32(out, 1);
+      put16(out, std::uint16_t(turned));
+      put16(out, 0);
+      continue;
+    }
+    const auto count = std::uint32_t(value.size() + 1);
     put16(out, 2);  // ASCII
     put32(out, count);
     if (count <= 4) {

@@ -74,8 +74,9 @@ std::string name_from_png_keyword(const std::string& keyword);
 std::string png_keyword_from_name(const std::string& name);
 
 // A minimal EXIF block (little-endian TIFF, IFD0 only) holding the ASCII tags of `metadata`
-// that EXIF has: ImageDescription, Make, Model, Software, DateTime, Artist, Copyright. Empty
-// when there are none. For outputs that keep text in EXIF (JPEG) when the input had no EXIF.
+// that EXIF has: ImageDescription, Make, Model, Software, DateTime, Artist, Copyright, and the
+// Orientation when it is not 1 (a TIFF's own tag). Empty when there are none. For outputs that
+// keep text or orientation in EXIF (JPEG, PNG) when the input had no EXIF block.
 std::string exif_from_text(const Metadata& metadata);
 
 // EXIF's Orientation (tag 0x0112 of IFD0, 1..8) in a TIFF-structured EXIF block; 1 when it

@@ -498,7 +498,10 @@ class PngWriter : public ImageWriter {
     }
     write_colour_chunks(m.png_colour, !m.icc.empty());
 
-    if (!m.exif.empty()) chunk("eXIf", m.exif);
+    if (!m.exif.empty())
+      chunk("eXIf", m.exif);
+    else if (orientation(m) != 1)  // a TIFF's own Orientation tag, which PNG keeps in EXIF only
+      chunk("eXIf", exif_from_text(m));
     if (!m.xmp.empty()) chunk("iTXt", itxt("XML:com.adobe.xmp", m.xmp));
     for (const auto& a : m.attributes) {
       if (!a.is_text()) continue;

@@ -425,8 +425,9 @@ TEST_CASE("thumbnail read through partial blocks keeps the content where the ful
   const Result fast = box.halo("run " + box / "edge.png -f thumbnail:w=47 -o " + box / "t.png -v");
   REQUIRE_MESSAGE(fast.code == 0, fast.err);
   CHECK(has(fast.err, "read at 1/10 of its size"));
-  REQUIRE(box.halo("run " + box / "edge.png -f resize:w=47:h=28:fit=fill -o " + box / "r.png")
-              .code == 0);
+  REQUIRE(
+      box.halo("run " + box / "edge.png -f resize:w=47:h=28:fit=fill -o " + box / "r.png").code ==
+      0);
   const PixelBuffer t = read_image({box / "t.png", {}}).pixels;
   const PixelBuffer r = read_image({box / "r.png", {}}).pixels;
   REQUIRE(t.sample_count() == r.sample_count());

@@ -77,6 +77,31 @@ std::string text_of(const OIIO::ImageSpec& spec, const std::string& name) {
 
 }  // namespace
 
+// A TIFF keeps its orientation in its own tag (274), with no EXIF block; JPEG and PNG keep it
+// only in EXIF. Viewers then show the output turned as the input was (vips and oiiotool keep it).
+TEST_CASE("a TIFF's own Orientation tag reaches a JPEG's and a PNG's EXIF block") {
+  Sandbox box;
+  write_with_oiio(box / "turned.tif", [](OIIO::ImageSpec& spec) {
+    spec.attribute("Orientation", 6);
+    spec.attribute("Make", "halo test");
+  });
+  for (const std::string ext : {"jpg", "png"}) {
+    CAPTURE(ext);
+    const Result r = box.halo("run " + box / "turned.tif -f gaussian:r=1 -o " + box / "o." + ext);
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    const OIIO::ImageSpec spec = spec_of(box / "o." + ext);
+    CHECK(spec.get_int_attribute("Orientation") == 6);
+    CHECK(text_of(spec, "Make") == "halo test");
+    // Put upright, the output says so (Orientation 1), and its pixels are turned.
+    const Result upright =
+        box.halo("run " + box / "turned.tif --auto-orient -o " + box / "u." + ext);
+    REQUIRE_MESSAGE(upright.code == 0, upright.err);
+    const OIIO::ImageSpec turned = spec_of(box / "u." + ext);
+    CHECK(turned.get_int_attribute("Orientation", 1) == 1);
+    CHECK(turned.width == 16);
+  }
+}
+
 TEST_CASE("text attributes survive every format and every conversion between them") {
   Sandbox box;
   write_image(box / "base.png", photo(24, 16, 3), SampleType::u8);
