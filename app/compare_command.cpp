@@ -354,6 +354,15 @@ PairResult compare_pair(const Pair& pair, const CompareOptions& o, Device* devic
             fmt::format("FLIP mean {:.6g} above --fail-flip {:g}", r.flip->mean, *o.fail_flip));
         verdict = Verdict::fail;
       }
+      // FLIP weighs finite colours only: a NaN or an infinity where the other image holds a
+      // number (an infinite sample error) is a difference its mean cannot show.
+      if (o.fail_flip && r.diff.metrics.nonfinite > 0) {
+        r.failed_metrics.push_back(fmt::format(
+            "{} samples NaN or infinite where the other image has a number (FLIP weighs finite "
+            "colours only)",
+            r.diff.metrics.nonfinite));
+        verdict = Verdict::fail;
+      }
     }
     r.verdict = to_string(verdict);
     r.exit_code = verdict == Verdict::fail ? int(ErrorKind::Mismatch) : 0;

@@ -57,6 +57,7 @@ Comparison compare(const Image& actual, const Image& expected, double tolerance,
         // NaN against a number counts as an infinite error.
         const double error = std::isnan(err) ? std::numeric_limits<double>::infinity() : err;
         if (error > tolerance * std::fmax(1.0, e_abs)) ++r.failures;
+        if (std::isinf(error)) ++r.nonfinite;
         r.error_sum += error;
         r.error_squares += error * error;
         if (error > worst) {
@@ -81,6 +82,7 @@ void add(Comparison& total, const Comparison& part) {
   }
   total.samples += part.samples;
   total.failures += part.failures;
+  total.nonfinite += part.nonfinite;
   total.error_sum += part.error_sum;
   total.error_squares += part.error_squares;
   settle(total);

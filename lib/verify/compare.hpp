@@ -12,8 +12,9 @@ namespace halo {
 
 struct Comparison {
   std::size_t samples = 0;
-  std::size_t failures = 0;  // samples whose error exceeds the tolerance
-  double max_error = 0;      // absolute
+  std::size_t failures = 0;   // samples whose error exceeds the tolerance
+  std::size_t nonfinite = 0;  // NaN or infinite against another value: an infinite error
+  double max_error = 0;       // absolute
   double mean_error = 0;
   double rms_error = 0;
   double psnr = 0;                            // dB against a peak of 1.0; infinite when identical

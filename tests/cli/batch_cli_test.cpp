@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -495,6 +496,25 @@ TEST_CASE("compare: SSIM by hand, a CI gate alone or beside idiff's rule; JUnit 
   CHECK(has(xml, "<failure message=\"SSIM 0.800064 below --fail-ssim 0.9\">"));
   CHECK(has(xml, "<error message="));
   CHECK_FALSE(has(xml, "a&<b>"));
+}
+
+// FLIP weighs finite colours only; a test image with NaN or infinities where the reference has
+// numbers must not pass its gate on the finite pixels' mean.
+TEST_CASE("compare: --fail-flip alone fails NaN and infinities that FLIP cannot weigh") {
+  Sandbox box;
+  PixelBuffer ref = photo(32, 24, 3, PixelType::f32), test = ref;
+  float* t = test.samples<float>();
+  t[3] = std::numeric_limits<float>::quiet_NaN();
+  t[100] = std::numeric_limits<float>::infinity();
+  t[200] = -std::numeric_limits<float>::infinity();
+  write_image(box / "ref.exr", ref, SampleType::f32);
+  write_image(box / "test.exr", test, SampleType::f32);
+  const Result r = box.halo("compare " + box / "ref.exr " + box / "test.exr --fail-flip 0.5");
+  CHECK(r.code == 1);
+  CHECK(has(r.out, "FAILURE"));
+  CHECK(has(r.out + r.err, "3 samples NaN or infinite where the other image has a number"));
+  // The same NaN in both images is no difference.
+  CHECK(box.halo("compare " + box / "test.exr " + box / "test.exr --fail-flip 0.5").code == 0);
 }
 
 TEST_CASE("compare: FLIP by hand, LDR and HDR, its heat map and its gate") {
