@@ -384,7 +384,7 @@ class OiioReader : public ImageReader {
       throw Error(ErrorKind::BadData,
                   path + ": cannot read: " + (why.empty() ? "unknown format" : why));
     }
-    header_.subimages = std::max(1, in_->spec().get_int_attribute("oiio:subimages", 1));
+    header_.subimages = count_subimages();
     seek(part);
     const OIIO::ImageSpec& spec = in_->spec();
     if (spec.width <= 0 || spec.height <= 0 || spec.nchannels <= 0)
@@ -435,6 +435,18 @@ class OiioReader : public ImageReader {
     }
     (void)in_->geterror();  // the failed seeks' messages, which are no errors here
     return levels;
+  }
+
+  // The file's subimages: what its reader says (EXR's part count), else counted by moving to
+  // each in turn (a TIFF's directories; its reader sets no count), up to one past what halo
+  // compares one by one (codec.cpp refuses more).
+  int count_subimages() {
+    constexpr int kMostCounted = 1025;
+    if (const int said = in_->spec().get_int_attribute("oiio:subimages", 0); said > 0) return said;
+    int n = 1;
+    while (n < kMostCounted && in_->seek_subimage(n, 0)) ++n;
+    (void)in_->geterror();  // the failed seek's message, which is no error here
+    return n;
   }
 
   // Moves to the part: BadData when the file has no such subimage or MIP level.

@@ -374,6 +374,28 @@ TEST_CASE("compare: idiff thresholds, exit codes, diff image only on failure, JS
   CHECK(box.halo("compare " + box / "x " + box / "a.exr").code == 64);
 }
 
+// A TIFF's directories are its subimages; OpenImageIO's TIFF reader states no count, so halo
+// counts them: -a compares each (as idiff -a), and without -a the report says what it left out.
+TEST_CASE("compare -a: a multi-directory TIFF's every directory") {
+  Sandbox box;
+  PixelBuffer a = photo(8, 6, 3), b = a;
+  b.samples<std::uint8_t>()[5] ^= 0x40;
+  write_image(box / "a.tif", a, SampleType::u8);
+  write_image(box / "b.tif", b, SampleType::u8);
+  const auto oiiotool = [&](const std::string& args) {
+    REQUIRE(std::system(("oiiotool " + args + " >/dev/null 2>&1").c_str()) == 0);
+  };
+  oiiotool(box / "a.tif " + box / "a.tif --siappend -o " + box / "aa.tif");
+  oiiotool(box / "a.tif " + box / "b.tif --siappend -o " + box / "ab.tif");
+  Result r = box.halo("compare -a " + box / "aa.tif " + box / "ab.tif");
+  CHECK(r.code == 1);
+  CHECK(has(r.out, "(subimage 1): FAILURE"));
+  CHECK(has(r.out, "2 pairs: 1 passed, 0 warned, 1 failed"));
+  r = box.halo("compare " + box / "aa.tif " + box / "ab.tif");
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "only the first subimage compared (of 2 and 2)"));
+}
+
 TEST_CASE("compare -a: every subimage and MIP level, each a pair of the report") {
   Sandbox box;
   PixelBuffer a = photo(8, 6, 3, PixelType::f32), b = a;
