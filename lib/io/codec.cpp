@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <set>
 
 #include <fmt/format.h>
 #include <jconfig.h>
@@ -296,6 +298,20 @@ std::unique_ptr<ImageReader> open_any_reader(std::shared_ptr<const CheckedFile> 
   return reader;
 }
 
+// Once a file, however often it is opened (probed, read, its layers carried).
+void warn_left_out(const std::string& path, const std::vector<std::string>& channels) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  std::lock_guard lock(mutex);
+  if (!warned.insert(path).second) return;
+  std::string names;
+  for (const auto& c : channels) names += (names.empty() ? "" : ", ") + c;
+  spdlog::warn(
+      "{}: channels {} are subsampled and left out (halo reads full-resolution "
+      "channels)",
+      path, names);
+}
+
 }  // namespace
 
 std::unique_ptr<ImageReader> open_reader(std::shared_ptr<const CheckedFile> file, int shrink,
@@ -303,6 +319,7 @@ std::unique_ptr<ImageReader> open_reader(std::shared_ptr<const CheckedFile> file
   const std::string path = file->path();
   std::unique_ptr<ImageReader> reader = open_any_reader(std::move(file), shrink, part);
   cap_metadata(reader->header_.metadata, path);
+  if (!reader->header().left_out.empty()) warn_left_out(path, reader->header().left_out);
   if (shrink > 1 && reader->header().shrink == 1)
     return shrink_by_blocks(std::move(reader), shrink);
   return reader;

@@ -87,7 +87,10 @@ struct ImageHeader {
   // The decoder resamples the whole image to the shrunk size (libwebp's scaler), so its last
   // pixels hold no partial block: the image spans every shrunk pixel.
   bool shrinks_whole = false;
-  int subimages = 1;        // parts of a multi-part file (OpenEXR); open_reader's part is read
+  int subimages = 1;  // parts of a multi-part file (OpenEXR); open_reader's part is read
+  // Channels the reader leaves out, with why ("Z (2x2)": an EXR's subsampled layers):
+  // open_reader warns of them once a file.
+  std::vector<std::string> left_out;
   Placement placement;
   Metadata metadata;  // what the header says besides the pixels
 };

@@ -3,9 +3,12 @@
 // read a row of tiles at a time by OpenImageIO itself). Built as the module libhalo_oiio.so,
 // loaded when a file needs it (io/codec.cpp); it uses nothing of halo's but headers, so it
 // needs nothing from the program that loads it.
+#include <ImfChannelList.h>
 #include <ImfChromaticitiesAttribute.h>
 #include <ImfDoubleAttribute.h>
 #include <ImfFloatAttribute.h>
+#include <ImfFrameBuffer.h>
+#include <ImfInputFile.h>
 #include <ImfIntAttribute.h>
 #include <ImfMatrixAttribute.h>
 #include <ImfRgbaFile.h>
@@ -669,10 +672,118 @@ class OiioWriter : public ImageWriter {
   int next_ = 0;
 };
 
-// OpenImageIO refuses an EXR's subsampled chroma channels; OpenEXR's RGBA interface reads
-// them (a single-part file's only image).
-bool refused_chroma(const std::string& format, const Error& e) {
+// An EXR with subsampled channels that are not luminance/chroma (a render's Z or diffuse
+// layers stored at half resolution beside full-resolution colour), which OpenImageIO 2.4
+// refuses: its full-resolution channels read exactly, each as stored (half or float), through
+// OpenEXR's own interface, the whole image at once; the subsampled ones left out, by name.
+class SampledExrReader : public ImageReader {
+ public:
+  explicit SampledExrReader(std::shared_ptr<const CheckedFile> input) try
+      : path_(input->path()), stream_(input), file_(stream_) {
+    const Imf::Header& h = file_.header();
+    const Imath::Box2i data = h.dataWindow(), display = h.displayWindow();
+    header_.width = data.max.x - data.min.x + 1;
+    header_.height = data.max.y - data.min.y + 1;
+    if (header_.width <= 0 || header_.height <= 0)
+      throw Error(ErrorKind::BadData, path_ + ": image has no pixels");
+    std::vector<std::string>& left_out = header_.left_out;
+    bool floats = false;
+    for (auto it = h.channels().begin(); it != h.channels().end(); ++it) {
+      if (it.channel().xSampling != 1 || it.channel().ySampling != 1) {
+        left_out.push_back(std::string(it.name()) + " (" + std::to_string(it.channel().xSampling) +
+                           "x" + std::to_string(it.channel().ySampling) + ")");
+        continue;
+      }
+      header_.channels.push_back(it.name());
+      floats = floats || it.channel().type != Imf::HALF;
+    }
+    if (header_.channels.empty())
+      throw Error(ErrorKind::BadData, path_ +
+                                          ": every channel is subsampled; halo reads "
+                                          "full-resolution channels");
+    // Colour first and alpha after it, as OpenImageIO orders an EXR's channels.
+    std::stable_sort(header_.channels.begin(), header_.channels.end(),
+                     [](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
+    header_.alpha =
+        std::find(header_.channels.begin(), header_.channels.end(), "A") != header_.channels.end();
+    if (header_.alpha && header_.channels.size() > 4) header_.alpha = false;
+    header_.stored = floats ? SampleType::f32 : SampleType::half;
+    header_.format = "openexr";
+    header_.whole_image = true;
+    header_.metadata = metadata_of(h);
+    header_.placement = {data.min.x,
+                         data.min.y,
+                         display.min.x,
+                         display.min.y,
+                         display.max.x - display.min.x + 1,
+                         display.max.y - display.min.y + 1};
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::BadData, input->path() + ": cannot read: " + one_line(e.what()));
+  }
+
+  // The pixels are read on the first call, after open_reader has checked the header's size.
+  void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
+    if (whole_.empty()) load();
+    serve_rows(whole_, header_.width, int(header_.channels.size()), next_, count, first, n, type,
+               out);
+    next_ += count;
+  }
+
+ private:
+  // R, G, B, A, then the other channels in the file's (alphabetical) order.
+  static int rank(const std::string& name) {
+    static const std::vector<std::string> first = {"R", "G", "B", "A"};
+    const auto at = std::find(first.begin(), first.end(), name);
+    return at == first.end() ? 4 : int(at - first.begin());
+  }
+
+  void load() try {
+    const Imath::Box2i data = file_.header().dataWindow();
+    const std::size_t channels = header_.channels.size(), width = std::size_t(header_.width);
+    whole_.resize(width * std::size_t(header_.height) * channels);
+    const std::size_t x_stride = channels * sizeof(float), y_stride = width * x_stride;
+    Imf::FrameBuffer frame;
+    for (std::size_t c = 0; c < channels; ++c) {
+      // The slice's base is where pixel (0, 0) of the data window's coordinates would be.
+      char* base = reinterpret_cast<char*>(whole_.data() + c) -
+                   std::ptrdiff_t(data.min.x) * std::ptrdiff_t(x_stride) -
+                   std::ptrdiff_t(data.min.y) * std::ptrdiff_t(y_stride);
+      frame.insert(header_.channels[c], Imf::Slice(Imf::FLOAT, base, x_stride, y_stride));
+    }
+    file_.setFrameBuffer(frame);
+    file_.readPixels(data.min.y, data.max.y);
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::BadData, path_ + ": cannot read pixels: " + one_line(e.what()));
+  }
+
+  std::string path_;
+  DescriptorStream stream_;
+  Imf::InputFile file_;
+  std::vector<float> whole_;
+  int next_ = 0;
+};
+
+// OpenImageIO refuses an EXR's subsampled channels: luminance and chroma (OpenEXR's RGBA
+// interface reads them) or other layers (SampledExrReader), in a single-part file's only image.
+bool refused_sampling(const std::string& format, const Error& e) {
   return format == "openexr" && std::string(e.what()).find("Subsampled") != std::string::npos;
+}
+
+// Whether an EXR's subsampled channels are luminance and chroma (RY and BY, beside Y).
+bool luminance_chroma(const std::shared_ptr<const CheckedFile>& file) try {
+  DescriptorStream stream(file);
+  const Imf::InputFile exr(stream);
+  const Imf::ChannelList& channels = exr.header().channels();
+  return channels.findChannel("RY") && channels.findChannel("BY");
+} catch (const std::exception& e) {
+  throw Error(ErrorKind::BadData, file->path() + ": cannot read: " + one_line(e.what()));
+}
+
+std::unique_ptr<ImageReader> open_sampled(std::shared_ptr<const CheckedFile> file) {
+  if (luminance_chroma(file)) return std::make_unique<YcReader>(std::move(file));
+  return std::make_unique<SampledExrReader>(std::move(file));
 }
 
 std::unique_ptr<ImageReader> open_oiio(std::shared_ptr<const CheckedFile> file,
@@ -680,18 +791,18 @@ std::unique_ptr<ImageReader> open_oiio(std::shared_ptr<const CheckedFile> file,
   try {
     return std::make_unique<OiioReader>(file, format, part);
   } catch (const Error& e) {
-    if (part.first() && refused_chroma(format, e)) return std::make_unique<YcReader>(file);
+    if (part.first() && refused_sampling(format, e)) return open_sampled(std::move(file));
     throw;
   }
 }
 
-// A subsampled-chroma EXR (read through YcReader) is one image.
+// An EXR with subsampled channels (read through YcReader or SampledExrReader) is one image.
 std::vector<int> mip_levels_oiio(std::shared_ptr<const CheckedFile> file,
                                  const std::string& format) {
   try {
     return OiioReader(std::move(file), format, ImagePart{}).mip_levels();
   } catch (const Error& e) {
-    if (refused_chroma(format, e)) return {1};
+    if (refused_sampling(format, e)) return {1};
     throw;
   }
 }

@@ -2,8 +2,11 @@
 // alpha kept unassociated, and atomic output.
 #include <doctest/doctest.h>
 
+#include <ImfChannelList.h>
 #include <ImfChromaticitiesAttribute.h>
+#include <ImfFrameBuffer.h>
 #include <ImfHeader.h>
+#include <ImfOutputFile.h>
 #include <ImfRgbaFile.h>
 #include <ImfStandardAttributes.h>
 #include <ImfStringAttribute.h>
@@ -211,6 +214,45 @@ TEST_CASE("an image read shrunk: each side divided and rounded up, the average k
     reader->read_rows(1, 0, 3, PixelType::u8, reinterpret_cast<std::byte*>(row.data()));
     for (const auto v : row) CHECK(std::abs(int(v) - 100) <= 2);
   }
+}
+
+// A render's colour at full resolution in float, its Z and diffuse layers at half resolution
+// (2x2): OpenImageIO 2.4 refuses the file; halo reads the full-resolution channels exactly, each
+// sample as stored, and names the subsampled ones it leaves out (not the luminance/chroma path,
+// which rebuilt R, G, B as half).
+TEST_CASE("EXR with subsampled layers: full-resolution float colour read exactly") {
+  TempDir dir;
+  const int w = 38, h = 22;
+  Imf::Header header(w, h);
+  for (const char* name : {"R", "G", "B"}) header.channels().insert(name, Imf::Channel(Imf::FLOAT));
+  for (const char* name : {"Z", "diffuse.R"})
+    header.channels().insert(name, Imf::Channel(Imf::FLOAT, 2, 2));
+  std::vector<float> rgb(std::size_t(w) * h * 3), low(std::size_t(w / 2) * (h / 2), 7.0f);
+  for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = 1.0f + float(i) * 1.0e-4f + 1.0e-7f;
+  {
+    Imf::OutputFile file((dir / "layers.exr").c_str(), header);
+    Imf::FrameBuffer frame;
+    const char* names[] = {"R", "G", "B"};
+    for (int c = 0; c < 3; ++c)
+      frame.insert(names[c], Imf::Slice(Imf::FLOAT, reinterpret_cast<char*>(rgb.data() + c),
+                                        3 * sizeof(float), std::size_t(w) * 3 * sizeof(float)));
+    for (const char* name : {"Z", "diffuse.R"})
+      frame.insert(name, Imf::Slice(Imf::FLOAT, reinterpret_cast<char*>(low.data()), sizeof(float),
+                                    std::size_t(w / 2) * sizeof(float), 2, 2));
+    file.setFrameBuffer(frame);
+    file.writePixels(h);
+  }
+  auto reader = open_reader(dir / "layers.exr");
+  CHECK(reader->header().channels == std::vector<std::string>{"R", "G", "B"});
+  CHECK(reader->header().stored == SampleType::f32);
+  CHECK(reader->header().left_out == std::vector<std::string>{"Z (2x2)", "diffuse.R (2x2)"});
+  const LoadedImage got = read_image({dir / "layers.exr", {}});
+  REQUIRE(got.pixels.channels == 3);
+  REQUIRE(got.pixels.sample_count() == rgb.size());
+  int different = 0;
+  for (std::size_t i = 0; i < rgb.size(); ++i)
+    different += got.pixels.samples<float>()[i] != rgb[i];
+  CHECK(different == 0);
 }
 
 TEST_CASE("EXR of luminance and subsampled chroma reads as RGB, as OpenEXR's RGBA interface") {
