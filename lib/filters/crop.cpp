@@ -28,7 +28,7 @@ class CropStage : public Stage {
     const Window w = placed(in.size);
     ImageDesc out = in;
     out.size = {w.w, w.h};
-    if (out.origin) out.origin = std::array<int, 2>{(*out.origin)[0] + w.x, (*out.origin)[1] + w.y};
+    move_window(out, w.x, w.y);
     return out;
   }
   Span input_rows(Span out, Size in) const override {

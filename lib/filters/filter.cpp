@@ -70,7 +70,13 @@ ImageDesc resized(const ImageDesc& in, Size size) {
   ImageDesc out = in;
   out.size = size;
   out.origin.reset();
+  out.placement.reset();
   return out;
+}
+
+void move_window(ImageDesc& desc, int dx, int dy) {
+  if (desc.origin) desc.origin = std::array<int, 2>{(*desc.origin)[0] + dx, (*desc.origin)[1] + dy};
+  if (desc.placement) desc.placement->x += dx, desc.placement->y += dy;
 }
 
 std::unique_ptr<Stage> for_file(const Stage& stage, const FileFacts& file) {

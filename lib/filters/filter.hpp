@@ -17,6 +17,7 @@
 
 #include "cl/device.hpp"
 #include "core/image.hpp"
+#include "core/placement.hpp"
 #include "kernels/contract.h"
 #include "spec/params.hpp"
 
@@ -195,6 +196,11 @@ struct ImageDesc {
   // data window by it, inside the same display window. Nothing once another stage changed the
   // size otherwise (the windows no longer fit).
   std::optional<std::array<int, 2>> origin = std::array<int, 2>{0, 0};
+  // The data and display windows (EXR) as the stages moved them: a crop's or pad's data window
+  // moves inside the same frame, a mirror mirrors it in the frame, a quarter turn turns both,
+  // a resize scales both (as oiiotool does). Nothing when the input has no frame, or once a
+  // stage moved the pixels in a way the windows cannot say (rotate by other angles).
+  std::optional<Placement> placement;
   // The ICC profile a stage converted the colour to (the output is tagged with it in place of
   // the input's); nothing while the colour is the input's.
   std::optional<std::string> icc;
@@ -377,6 +383,10 @@ inline int ceil_div(int n, int per) {
 std::vector<float> scaled_weights(const std::vector<double>& values, double scale);
 // scale=auto: the sum of the values, or 1 when they sum to 0 (edge and emboss kernels).
 double sum_or_one(const std::vector<double>& values);
+
+// A window of `desc` that starts (dx, dy) from its top-left pixel becomes the image (crop, pad):
+// its origin and its data window move by that much.
+void move_window(ImageDesc& desc, int dx, int dy);
 
 // Copies the alpha plane (if any) from in to out unchanged (nothing to do when out is in's
 // own buffer).

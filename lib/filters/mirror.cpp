@@ -21,6 +21,16 @@ class MirrorStage : public Stage {
   StageTraits traits() const override {
     return {.moves_samples = true, .cost = {.reference_ns = 2, .device_ns = 0.5}};
   }
+  // The data window is mirrored in its frame too: the picture moves within the display
+  // window, as oiiotool --flip and --flop move it.
+  ImageDesc describe(const ImageDesc& in) const override {
+    ImageDesc out = in;
+    if (Placement* p = out.placement ? &*out.placement : nullptr) {
+      if (flop_) p->x = 2 * p->full_x + p->full_width - p->x - in.size.width;
+      if (flip_) p->y = 2 * p->full_y + p->full_height - p->y - in.size.height;
+    }
+    return out;
+  }
   std::string whole_image_reason(PixelType) const override {
     return flip_ ? "flipping top and bottom reads each strip's rows from the image's other end"
                  : "";
@@ -68,8 +78,20 @@ class QuarterTurnStage : public Stage {
   StageTraits traits() const override {
     return {.resizes = true, .moves_samples = true, .cost = {.reference_ns = 4, .device_ns = 1}};
   }
+  // The frame turns with the image (oiiotool --rotate90 and --rotate270): the display window's
+  // sides swap and the data window turns inside it.
   ImageDesc describe(const ImageDesc& in) const override {
-    return resized(in, {in.size.height, in.size.width});
+    ImageDesc out = resized(in, {in.size.height, in.size.width});
+    if (in.placement) {
+      const Placement& p = *in.placement;
+      const int left = p.x - p.full_x, top = p.y - p.full_y;  // within the frame
+      Placement& turned = out.placement.emplace(p);
+      turned.full_width = p.full_height;
+      turned.full_height = p.full_width;
+      turned.x = p.full_x + (clockwise_ ? p.full_height - (top + in.size.height) : top);
+      turned.y = p.full_y + (clockwise_ ? left : p.full_width - (left + in.size.width));
+    }
+    return out;
   }
   std::string whole_image_reason(PixelType) const override {
     return "turning by 90 degrees reads a column of every input row for each output row";

@@ -34,8 +34,7 @@ class PadStage : public Stage {
     if (double(out.size.width) * out.size.height > 4e9)
       throw Error(ErrorKind::Usage, fmt::format("{}: a {}x{} result is too large", spec(),
                                                 out.size.width, out.size.height));
-    if (out.origin)
-      out.origin = std::array<int, 2>{(*out.origin)[0] - m_.left, (*out.origin)[1] - m_.top};
+    move_window(out, -m_.left, -m_.top);
     return out;
   }
   // The input rows that output rows `out` read, widened so that strips read the input in

@@ -165,7 +165,23 @@ class ResizeStage : public Stage, public ShrinksOnLoad {
     const double taps = 4 * support(r_.kernel);
     return {.resizes = true, .cost = {.reference_ns = 0.85 * taps, .device_ns = 4 + 0.55 * taps}};
   }
-  ImageDesc describe(const ImageDesc& in) const override { return resized(in, size_for(in.size)); }
+  // The frame scales with the pixels, by the factor asked for (oiiotool --resize scales the
+  // data window with the display window); a corner's position rounds down, as there.
+  ImageDesc describe(const ImageDesc& in) const override {
+    const Size size = size_for(in.size);
+    ImageDesc out = resized(in, size);
+    if (in.placement) {
+      const auto [sx, sy] = factors(in.size);
+      const Placement& p = *in.placement;
+      out.placement = Placement{.x = int(std::floor(p.x * sx)),
+                                .y = int(std::floor(p.y * sy)),
+                                .full_x = int(std::floor(p.full_x * sx)),
+                                .full_y = int(std::floor(p.full_y * sy)),
+                                .full_width = std::max(1, int(std::lround(p.full_width * sx))),
+                                .full_height = std::max(1, int(std::lround(p.full_height * sy)))};
+    }
+    return out;
+  }
   // The largest factor (8, 4 or 2 for a decoder's DCT scaling, any for averaged blocks) whose
   // shrunk input (each side rounded up, as libjpeg's) still holds the output's pixels twice
   // over in each direction, and gives the same output size: vips's and Pillow's reducing gap
@@ -190,13 +206,23 @@ class ResizeStage : public Stage, public ShrinksOnLoad {
   std::unique_ptr<Stage> read_shrunk(Size in, int shrink) const override {
     return std::make_unique<ResizeStage>(spec(), r_, in, shrink);
   }
+  // The scale asked for along each side (before the size is rounded to whole pixels).
+  std::pair<double, double> factors(Size in) const {
+    const double sx = double(r_.w) / in.width, sy = double(r_.h) / in.height;
+    if (r_.scale > 0) return {r_.scale, r_.scale};
+    if (r_.w > 0 && r_.h > 0) {
+      if (r_.fit == Fit::fill) return {sx, sy};
+      const double s = r_.fit == Fit::inside ? std::min(sx, sy) : std::max(sx, sy);
+      return {s, s};
+    }
+    return r_.w > 0 ? std::pair{sx, sx} : std::pair{sy, sy};
+  }
   Size size_for(Size in) const {
     Size out;
     if (r_.scale > 0) {
       out = {int(std::lround(in.width * r_.scale)), int(std::lround(in.height * r_.scale))};
     } else if (r_.w > 0 && r_.h > 0) {
-      const double sx = double(r_.w) / in.width, sy = double(r_.h) / in.height;
-      const double s = r_.fit == Fit::inside ? std::min(sx, sy) : std::max(sx, sy);
+      const double s = factors(in).first;
       out = r_.fit == Fit::fill
                 ? Size{r_.w, r_.h}
                 : Size{int(std::lround(in.width * s)), int(std::lround(in.height * s))};

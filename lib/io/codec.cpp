@@ -169,13 +169,6 @@ std::size_t stored_size(SampleType type) {
   return type == SampleType::u8 ? 1 : type == SampleType::f32 ? 4 : 2;
 }
 
-std::string Placement::text(int width, int height) const {
-  std::string text = fmt::format("{}x{} pixels at ({}, {})", width, height, x, y);
-  if (full_width > 0 && full_height > 0)
-    text += fmt::format(" of the {}x{} frame at ({}, {})", full_width, full_height, full_x, full_y);
-  return text;
-}
-
 std::string to_string(SampleType type) {
   switch (type) {
     case SampleType::u8:

@@ -13,6 +13,7 @@
 
 #include "core/checked_file.hpp"
 #include "core/image.hpp"
+#include "core/placement.hpp"
 #include "core/text.hpp"
 #include "io/metadata.hpp"
 
@@ -50,21 +51,6 @@ inline PixelType pixel_type(SampleType type) {
          : type == SampleType::u16 ? PixelType::u16
                                    : PixelType::f32;
 }
-
-// Where the pixels lie: OpenEXR's data window (the pixels stored, at x, y) inside its display
-// window (the frame, full_*), as renders with overscan or crops write them; TIFF's position.
-// Default: the pixels are the frame, at 0, 0.
-struct Placement {
-  int x = 0, y = 0;
-  int full_x = 0, full_y = 0, full_width = 0, full_height = 0;  // 0 x 0: the pixels themselves
-
-  // Whether it says more than "the pixels at 0, 0 are the frame" for a width x height image.
-  bool placed(int width, int height) const {
-    return x || y || full_x || full_y || (full_width && full_width != width) ||
-           (full_height && full_height != height);
-  }
-  std::string text(int width, int height) const;  // "pixels at (7, 3) of a 40x20 frame"
-};
 
 // One image of a file: a part of a multi-part file (OpenEXR) and a MIP level of it (a
 // mipmapped TIFF or EXR). {0, 0} is the image a file opens on.

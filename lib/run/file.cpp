@@ -79,16 +79,14 @@ void log_details(const Pipeline& pipeline, const InputStream& in, const std::str
   }
 }
 
-// Where the output's pixels lie: the input's data and display windows when the size is kept; a
-// crop's window moved into place inside the same display window (formats with windows only);
-// nothing after other stages that change the size.
+// Where the output's pixels lie: the input's data and display windows as the stages moved
+// them (ImageDesc::placement); an input without a frame keeps what it says while the size is
+// kept; nothing once a stage changed the size in a way the windows cannot follow.
 std::optional<Placement> output_placement(const Pipeline& pipeline, const ImageDesc& out,
-                                          Placement placement) {
-  if (!pipeline.resizes()) return placement;
-  if (!out.origin || placement.full_width <= 0) return std::nullopt;
-  placement.x += (*out.origin)[0];
-  placement.y += (*out.origin)[1];
-  return placement;
+                                          Placement input) {
+  if (input.full_width > 0) return out.placement;
+  if (!pipeline.resizes()) return input;
+  return std::nullopt;
 }
 
 // An output converted to another colour profile (icc) is tagged with it; PNG's colour chunks
@@ -221,7 +219,9 @@ FilePlan::FilePlan(const FileNames& names, const RunPipelines& pipelines, const 
 
 void FilePlan::describe(const FileNames& names, const FileRunOptions& o) {
   const InputStream& in = *input_;
-  const ImageDesc described = pipeline().describe(ImageDesc{{in.input().width, in.input().height}});
+  ImageDesc given{{in.input().width, in.input().height}};
+  if (in.header().placement.full_width > 0) given.placement = in.header().placement;
+  const ImageDesc described = pipeline().describe(given);
   output_size_ = described.size;
   metadata_ = output_metadata(in.header().metadata, o);
   describe_output(metadata_, described);

@@ -283,12 +283,15 @@ TEST_CASE("crop keeps an EXR's display window and moves its data window to the w
                           .c_str()) == 0);
   CHECK(read_image({box / "c.exr", {}}).pixels.bytes ==
         read_image({box / "o.exr", {}}).pixels.bytes);
-  // A resize after the crop: the windows no longer fit and are dropped.
+  // A resize after the crop scales the frame with the pixels (oiiotool --resize): the 12x6
+  // window at (11, 5) of the 40x20 frame at (-2, 0), halved, is 6x3 at (5, 2) of 20x10 at (-1, 0).
   REQUIRE(
       box.halo("run " + box / "dw.exr -f crop:w=12:h=6 -f resize:w=6 -o " + box / "r.exr").code ==
       0);
   auto resized = OIIO::ImageInput::open(box / "r.exr");
-  CHECK((resized->spec().x == 0 && resized->spec().full_width == 6));
+  const OIIO::ImageSpec& s = resized->spec();
+  CHECK((s.x == 5 && s.y == 2 && s.width == 6 && s.height == 3));
+  CHECK((s.full_x == -1 && s.full_y == 0 && s.full_width == 20 && s.full_height == 10));
 }
 
 // 70 s on the 2-core machine: under the long label alone (tests/CMakeLists.txt).

@@ -219,6 +219,36 @@ def thumbnail(t):
     return f"{len(sizes)} sizes equal, {shrunk} read through averaged blocks"
 
 
+@case(["flop", "flip", "rotate", "resize"],
+      "oiiotool --flop, --flip, --rotate180, --rotate90, --rotate270 and --resize on an EXR "
+      "whose data window lies inside a larger display window (overscan, a crop)",
+      "exact (windows and pixels; resize: windows only)",
+      "oiiotool --resize takes the display window's new size; halo's resize sizes the pixels, "
+      "and the frame scales by the same factor (corners rounded down, as oiiotool)")
+def exr_windows(t):
+    exr = t.path("in.exr")
+    subprocess.run(["oiiotool", "--create", "37x23", "3", "--fullsize", "101x80+0+0",
+                    "--origin", "+10+21", "-o", exr], check=True)
+    write_oiio(exr, photo(37, 23, 3, seed=8))
+    subprocess.run(["oiiotool", "-i", exr, "--fullsize", "101x80+0+0", "--origin", "+10+21",
+                    "-o", exr], check=True)
+    windows = lambda s: (s.x, s.y, s.width, s.height, s.full_x, s.full_y, s.full_width,
+                         s.full_height)
+    cases = [("flop", ["--flop"]), ("flip", ["--flip"]), ("rotate:angle=180", ["--rotate180"]),
+             ("rotate:angle=90", ["--rotate90"]), ("rotate:angle=-90", ["--rotate270"]),
+             ("resize:scale=0.5", ["--resize", "51x40"])]
+    for spec, op in cases:
+        subprocess.run(["oiiotool", exr] + op + ["-o", t.path("o.exr")], check=True)
+        got, _, got_spec = read_oiio(t.run(exr, spec, "h.exr"))
+        want, _, want_spec = read_oiio(t.path("o.exr"))
+        if windows(got_spec) != windows(want_spec):
+            raise Mismatch(f"{spec}: EXR windows {windows(got_spec)}, oiiotool's "
+                           f"{windows(want_spec)}")
+        if not spec.startswith("resize"):
+            agree(got, want, 0, f"EXR {spec} against oiiotool {' '.join(op)}")
+    return f"{len(cases)} operations"
+
+
 @case("orient", "vips autorot (the EXIF spec's eight orientations), on TIFF and JPEG", "exact",
       "OpenImageIO 2.4's --reorient swaps orientations 5 and 7 (its issue 4661, fixed later); "
       "halo follows the spec")
