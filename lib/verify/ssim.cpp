@@ -135,8 +135,12 @@ Ssim ssim_device(Device& device, const Image& a, const Image& b, double data_ran
   const int centres = height - 2 * kRadius, inner = width - 2 * kRadius;
   // Strips whose moments (5 planes) stay within the budget.
   const std::size_t budget = std::min<std::size_t>(strip_bytes, device.info().max_allocation / 4);
-  const int strip = std::clamp(
-      int(budget / (kMoments * std::size_t(width) * sizeof(float))) - 2 * kRadius, 1, centres);
+  // At most kShiftRows centre rows: the moments are taken about a sample of the strip's middle
+  // row (kernels/ssim.cl), which should lie near every window of the strip.
+  constexpr int kShiftRows = 64;
+  const int strip =
+      std::clamp(int(budget / (kMoments * std::size_t(width) * sizeof(float))) - 2 * kRadius, 1,
+                 std::min(centres, kShiftRows));
   const int most = strip + 2 * kRadius;
   const std::size_t row_bytes = std::size_t(pitch) * sizeof(float);
   cl::Buffer in[2] = {device.buffer(row_bytes * most, "ssim rows a"),
@@ -166,7 +170,7 @@ Ssim ssim_device(Device& device, const Image& a, const Image& b, double data_ran
       set_args(across, in[0], in[1], width, pitch, rows, taps, kRadius, moments);
       device.launch(across, "ssim_across", cl::NDRange(std::size_t(inner), std::size_t(rows)),
                     cl::NDRange(64, 4));
-      set_args(down, moments, width, rows, count, taps, kRadius, c1, c2, out);
+      set_args(down, in[0], in[1], pitch, moments, width, rows, count, taps, kRadius, c1, c2, out);
       device.launch(down, "ssim_down", cl::NDRange(std::size_t(inner), std::size_t(count)),
                     cl::NDRange(64, 4));
       device.read(out, pinned_centres->data(), std::size_t(inner) * count * sizeof(float),

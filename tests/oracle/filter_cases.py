@@ -5,8 +5,8 @@ import cv2
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from oracle import (Mismatch, agree, agree_codes, case, hdr, photo, read_any, read_oiio,
-                    read_pfm, read_png, to_codes, write_oiio, write_pfm, write_png)
+from oracle import (Mismatch, agree, agree_codes, case, hdr, kernel_bound, photo, read_any,
+                    read_oiio, read_pfm, read_png, to_codes, write_oiio, write_pfm, write_png)
 
 BORDERS = ["zero", "clamp", "reflect", "wrap"]
 # NumPy's names for halo's borders (design: reflect is NumPy's 'reflect', OpenCV's REFLECT_101).
@@ -166,6 +166,40 @@ def separable_kernels(t):
             p, cv2.CV_32F, h.astype(np.float32), v.astype(np.float32),
             borderType=cv2.BORDER_CONSTANT)) / (h.sum() * v.sum()) + 0.1
         agree(got, want, 1e-5, f"sep border={border}")
+
+
+@case(["edge", "sep", "conv"],
+      "NumPy's correlation, OpenCV's Sobel and sepFilter2D, in float64, on HDR render values "
+      "(up to 200)",
+      "1e-5 x max(1, |v|), or 2^-23 x sum(|k|) x the largest |input| under the kernel "
+      "(float32 sums: what real renders meet)",
+      "the error of a float32 sum scales with the inputs under the kernel, not with the "
+      "output: a Laplacian over highlights of 29 that cancel to a small value is 1e-5 to "
+      "3e-5 from float64, and OpenCV's own float32 as far")
+def kernels_on_hdr(t):
+    """Highlights (hdr) and a bright plateau of 20..29 whose texture cancels under the kernels
+    to outputs near 0: the case the relative tolerance alone cannot state."""
+    worst = 0
+    for name, image in [("highlights", np.nan_to_num(hdr(61, 37, 3, specials=False))),
+                        ("plateau", (20 + 9 * photo(61, 37, 3, seed=4)).astype(np.float32))]:
+        laplace = -np.ones((3, 3))
+        laplace[1, 1] = 8
+        got = halo_float(t, image, "edge:border=reflect")
+        worst = max(worst, agree(got, correlate(image, laplace, "reflect"), 1e-5,
+                                 f"edge on {name}", bound=kernel_bound(image, 16, 1, 1)))
+        wide = image.astype(np.float64)
+        dy = opencv_padded(wide, 1, 1, "clamp",
+                           lambda p: cv2.Sobel(p, cv2.CV_64F, 0, 1, ksize=3))
+        worst = max(worst, agree(halo_float(t, image, "edge:mode=horizontal"), dy, 1e-5,
+                                 f"edge:mode=horizontal on {name}",
+                                 bound=kernel_bound(image, 8, 1, 1)))
+        h, v = np.array([1, 4, 6, 4, 1.0]), np.array([-1, 0, 1.0, 2, 5, 2, 1])
+        got = halo_float(t, image, f"sep:h={kernel_text(h)}:v={kernel_text(v)}:scale=1")
+        want = opencv_padded(wide, 3, 2, "clamp", lambda p: cv2.sepFilter2D(
+            p, cv2.CV_64F, h, v, borderType=cv2.BORDER_CONSTANT))
+        bound = kernel_bound(image, np.abs(h).sum() * np.abs(v).sum(), 3, 2)
+        worst = max(worst, agree(got, want, 1e-5, f"sep on {name}", bound=bound))
+    return f"largest error beyond the sums' bound {worst:.2g}"
 
 
 # --- Blurs ----------------------------------------------------------------------------------
