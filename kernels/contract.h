@@ -123,11 +123,11 @@ typedef struct {
 } CropArgs;
 
 // rotate_any: output pixel centre (x + 0.5, y + 0.5) minus the output's centre, turned by
-// (cos, sin) about the input's centre; taps: TAPS_*; samples outside the input are
-// `background`, 0 in channel `alpha` (-1: none).
+// (cos + cos_lo, sin + sin_lo: each a pair of floats) about the input's centre; taps: TAPS_*;
+// samples outside the input are `background`, 0 in channel `alpha` (-1: none).
 typedef struct {
   MoveArgs move;
-  float cos, sin, in_cx, in_cy, out_cx, out_cy, background;
+  float cos, sin, cos_lo, sin_lo, in_cx, in_cy, out_cx, out_cy, background;
   int taps, alpha;
 } RotateArgs;
 

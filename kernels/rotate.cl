@@ -20,6 +20,35 @@ inline float cubic(float t) {
   return 0.0f;
 }
 
+// s + e = a + b exactly (Knuth's TwoSum).
+inline void two_sum(const float a, const float b, float* s, float* e) {
+  *s = a + b;
+  const float bb = *s - a;
+  *e = (a - (*s - bb)) + (b - bb);
+}
+
+// (c + c_lo) d1 + (s + s_lo) d2 + offset as a whole pixel (*index) and the fraction past it,
+// kept as float pairs: lib/filters/rotate.cpp turned(), the same operations in the same order.
+inline float turned(const float c, const float c_lo, const float s, const float s_lo,
+                    const float d1, const float d2, const float offset, int* index) {
+  const float p1 = c * d1, e1 = fma(c, d1, -p1);
+  const float p2 = s * d2, e2 = fma(s, d2, -p2);
+  float t, e3, u, e4;
+  two_sum(p1, p2, &t, &e3);
+  two_sum(t, offset, &u, &e4);
+  const float lo = ((e1 + e2) + (e3 + e4)) + (c_lo * d1 + s_lo * d2);
+  float whole = floor(u), frac = (u - whole) + lo;
+  if (frac < 0.0f) {
+    frac += 1.0f;
+    whole -= 1.0f;
+  } else if (frac >= 1.0f) {
+    frac -= 1.0f;
+    whole += 1.0f;
+  }
+  *index = (int)whole;
+  return frac;
+}
+
 // RotateArgs (contract.h): the turn, the taps, what lies outside.
 __kernel void rotate_any(__global const float* in, __global float* out, const RotateArgs a) {
   const int width = a.move.in.width, pitch = a.move.in.pitch, rows = a.move.in.rows;
@@ -31,15 +60,13 @@ __kernel void rotate_any(__global const float* in, __global float* out, const Ro
   __global const float* plane = in + (size_t)c * pitch * rows;
   const float outside = c == a.alpha ? 0.0f : a.background;
   const float dx = ((float)x + 0.5f) - a.out_cx, dy = ((float)y + 0.5f) - a.out_cy;
-  const float sx = a.cos * dx + a.sin * dy + a.in_cx - 0.5f;
-  const float sy = -a.sin * dx + a.cos * dy + a.in_cy - 0.5f;
+  int ix, iy;
+  const float u = turned(a.cos, a.cos_lo, a.sin, a.sin_lo, dx, dy, a.in_cx - 0.5f, &ix);
+  const float w = turned(-a.sin, -a.sin_lo, a.cos, a.cos_lo, dx, dy, a.in_cy - 0.5f, &iy);
   float v;
   if (taps == TAPS_NEAREST) {
-    v = at(plane, width, pitch, y0, height, (int)floor(sx + 0.5f), (int)floor(sy + 0.5f), outside);
+    v = at(plane, width, pitch, y0, height, ix + (u >= 0.5f), iy + (w >= 0.5f), outside);
   } else {
-    const float fx = floor(sx), fy = floor(sy);
-    const int ix = (int)fx, iy = (int)fy;
-    const float u = sx - fx, w = sy - fy;
     if (taps == TAPS_BILINEAR) {
       const float top = at(plane, width, pitch, y0, height, ix, iy, outside) * (1.0f - u) +
                         at(plane, width, pitch, y0, height, ix + 1, iy, outside) * u;

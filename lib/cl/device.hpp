@@ -296,7 +296,7 @@ PassArgs on_strip(PassArgs args, const DeviceImage& buffer, Span out) {
 // Kernel arguments by value, laid out as OpenCL C lays them out: 4-byte members only.
 static_assert(sizeof(StripArgs) == 7 * 4);
 static_assert(sizeof(StripLayout) == 5 * 4 && sizeof(MoveArgs) == 12 * 4);
-static_assert(sizeof(CropArgs) == 14 * 4 && sizeof(RotateArgs) == 21 * 4);
+static_assert(sizeof(CropArgs) == 14 * 4 && sizeof(RotateArgs) == 23 * 4);
 
 // A buffer's rows as MoveArgs describes them (kernels/contract.h).
 inline StripLayout strip_layout(const DeviceImage& buffer) {
