@@ -545,17 +545,58 @@ std::unique_ptr<Stage> make_ocio(const Args& args) {
   }
 }
 
+void add_new(std::vector<std::string>& names, const char* name) {
+  if (name && *name && std::find(names.begin(), names.end(), name) == names.end())
+    names.emplace_back(name);
+}
+
+// The display's views: the active ones first (the config's active_views, which a viewer's menu
+// shows), then every other view the config defines for it, which OpenColorIO processes as well
+// (Blender's XYZ display's DCI).
 std::vector<std::string> views(const OCIO::Config& config, const std::string& display) {
   std::vector<std::string> names;
   for (int i = 0; i < config.getNumViews(display.c_str()); ++i)
-    names.emplace_back(config.getView(display.c_str(), i));
+    add_new(names, config.getView(display.c_str(), i));
+  for (const auto type : {OCIO::VIEW_DISPLAY_DEFINED, OCIO::VIEW_SHARED})
+    for (int i = 0; i < config.getNumViews(type, display.c_str()); ++i)
+      add_new(names, config.getView(type, display.c_str(), i));
   return names;
 }
 
+// The displays: the active ones first, then the others the config defines.
 std::vector<std::string> displays(const OCIO::Config& config) {
   std::vector<std::string> names;
-  for (int i = 0; i < config.getNumDisplays(); ++i) names.emplace_back(config.getDisplay(i));
+  for (int i = 0; i < config.getNumDisplays(); ++i) add_new(names, config.getDisplay(i));
+  for (int i = 0; i < config.getNumDisplaysAll(); ++i) add_new(names, config.getDisplayAll(i));
   return names;
+}
+
+std::vector<std::string> looks(const OCIO::Config& config) {
+  std::vector<std::string> names;
+  for (int i = 0; i < config.getNumLooks(); ++i) add_new(names, config.getLookNameByIndex(i));
+  return names;
+}
+
+// look=NAME[,NAME...]: the config's looks by name (ignoring case), in order, as OpenColorIO's
+// look list ("" for none); a Usage error naming the config's looks.
+std::string picked_looks(const Args& args, const OCIO::Config& config, const std::string& where) {
+  const std::string& given = args.text("look");
+  if (given.empty() || given == "none") return "";
+  const std::vector<std::string> names = looks(config);
+  std::string list;
+  for (std::size_t start = 0; start <= given.size();) {
+    const std::size_t end = std::min(given.find(',', start), given.size());
+    const std::string one = given.substr(start, end - start);
+    const auto found = std::find_if(names.begin(), names.end(),
+                                    [&](const std::string& n) { return lower(n) == lower(one); });
+    if (found == names.end())
+      args.fail("look",
+                fmt::format("no look '{}' in {} (have {})", one, where,
+                            names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
+    list += (list.empty() ? "" : ",") + *found;
+    start = end + 1;
+  }
+  return list;
 }
 
 // A display or view by name, ignoring case; a Usage error naming the choices.
@@ -577,16 +618,29 @@ std::unique_ptr<Stage> make_display(const Args& args) {
   const std::string view =
       pick(args, "view", views(config, display), config.getDefaultView(display.c_str()),
            fmt::format("for display '{}' in {}", display, c.where));
+  const std::string look = picked_looks(args, config, c.where);
   try {
     auto transform = OCIO::DisplayViewTransform::Create();
     transform->setSrc(from->getName());
     transform->setDisplay(display.c_str());
     transform->setView(view.c_str());
-    auto processor = config.getProcessor(transform);
+    // Looks through OpenColorIO's viewing pipeline, as Blender's Look menu applies them: each
+    // in its process space, before the view.
+    OCIO::ConstProcessorRcPtr processor;
+    if (look.empty()) {
+      processor = config.getProcessor(transform);
+    } else {
+      auto pipeline = OCIO::LegacyViewingPipeline::Create();
+      pipeline->setDisplayViewTransform(transform);
+      pipeline->setLooksOverrideEnabled(true);
+      pipeline->setLooksOverride(look.c_str());
+      processor = pipeline->getProcessor(c.config);
+    }
     return std::make_unique<ColorTransformStage>(
-        args.spec_text(), plan_for(c, processor, *from, cube_of(args),
-                                   fmt::format("OpenColorIO: {} to display '{}', view '{}'",
-                                               from->getName(), display, view)));
+        args.spec_text(),
+        plan_for(c, processor, *from, cube_of(args),
+                 fmt::format("OpenColorIO: {} to display '{}', view '{}'{}", from->getName(),
+                             display, view, look.empty() ? "" : ", looks '" + look + "'")));
   } catch (const OCIO::Exception& e) {
     throw Error(ErrorKind::Usage, fmt::format("filter '{}': {}", args.spec_text(), e.what()));
   }
@@ -666,7 +720,14 @@ FilterDef display_filter() {
           .params = {{.name = "view",
                       .type = ParamType::Text,
                       .fallback = "auto",
-                      .doc = "the view (auto: the display's default)"},
+                      .doc = "the view (auto: the display's default); any view the config "
+                             "defines for the display, active or not"},
+                     {.name = "look",
+                      .type = ParamType::Text,
+                      .fallback = "none",
+                      .doc = "looks of the config applied before the view, comma-separated, "
+                             "as Blender's Look menu (its Filmic contrasts: "
+                             "look=Medium High Contrast); none by default"},
                      {.name = "display",
                       .type = ParamType::Text,
                       .fallback = "auto",

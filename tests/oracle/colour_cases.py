@@ -64,7 +64,7 @@ def check_colour(t, image, spec, want, what):
 
 
 @case(["ocio", "display"], "OpenColorIO's CPU processor (PyOpenColorIO 2.1), built-in and "
-      "Blender's configs", "1e-4 x max(1, |v|); 1 code in 8-bit output, on the reference and "
+      "Blender's configs; its LegacyViewingPipeline for looks", "1e-4 x max(1, |v|); 1 code in 8-bit output, on the reference and "
       "the device",
       "OpenColorIO gives NaN or 5.8e-10 for +-Inf and values past 2^32 in the ACES view, which "
       "halo clamps to +-2^32 first; a NaN sample makes the pixel NaN in halo, as OpenColorIO's "
@@ -85,6 +85,20 @@ def opencolorio(t):
         want = ocio_apply(blender, image, display_transform("Linear", "sRGB", view))
         check_colour(t, image, f"display:config={BLENDER}:view={view}", want,
                      f"Blender's {view}")
+    # Blender's looks (Filmic's contrasts) through OpenColorIO's viewing pipeline, one and two;
+    # a view outside the config's active_views (XYZ's DCI), which OpenColorIO processes.
+    for look in ["Medium High Contrast", "Very Low Contrast,High Contrast"]:
+        pipeline = OCIO.LegacyViewingPipeline()
+        pipeline.setDisplayViewTransform(display_transform("Linear", "sRGB", "Filmic"))
+        pipeline.setLooksOverrideEnabled(True)
+        pipeline.setLooksOverride(look)
+        want = image.copy()
+        pipeline.getProcessor(blender).getDefaultCPUProcessor().applyRGB(want)
+        check_colour(t, image, f"display:config={BLENDER}:view=Filmic:look={look}:from=Linear",
+                     want, f"Blender's Filmic with look {look}")
+    want = ocio_apply(blender, image, display_transform("Linear", "XYZ", "DCI"))
+    check_colour(t, image, f"display:config={BLENDER}:display=XYZ:view=DCI:from=Linear", want,
+                 "Blender's XYZ display, view DCI (not among the active views)")
     # NaN and infinities: the stated rule on both sides (the device equals the reference).
     specials = hdr(41, 23, 3)
     specials[3, 3] = [np.inf, 1, 1]
