@@ -295,40 +295,10 @@ void serve_rows(const std::vector<float>& whole, int width, int channels, int y,
   }
 }
 
-// An EXR of luminance and subsampled chroma (Y, RY, BY: what OpenEXR's RGBA interface writes
-// in its YC modes), which OpenImageIO 2.4 refuses: read through that same interface, which
-// rebuilds R, G, B from them, the whole image at once.
-class YcReader : public ImageReader {
+// An EXR read whole through OpenEXR's own interfaces (files OpenImageIO 2.4 refuses): the
+// header's common fields, and rows served from the image held as interleaved floats.
+class WholeExrReader : public ImageReader {
  public:
-  explicit YcReader(std::shared_ptr<const CheckedFile> input) try
-      : path_(input->path()), stream_(input), file_(stream_) {
-    const std::string& path = path_;
-    const Imath::Box2i data = file_.dataWindow(), display = file_.displayWindow();
-    header_.width = data.max.x - data.min.x + 1;
-    header_.height = data.max.y - data.min.y + 1;
-    if (header_.width <= 0 || header_.height <= 0)
-      throw Error(ErrorKind::BadData, path + ": image has no pixels");
-    const bool alpha = file_.channels() & Imf::WRITE_A;
-    header_.channels = alpha ? std::vector<std::string>{"R", "G", "B", "A"}
-                             : std::vector<std::string>{"R", "G", "B"};
-    header_.alpha = alpha;
-    header_.stored = SampleType::half;
-    header_.format = "openexr";
-    header_.whole_image = true;
-    header_.metadata = metadata_of(file_.header());
-    header_.placement = {data.min.x,
-                         data.min.y,
-                         display.min.x,
-                         display.min.y,
-                         display.max.x - display.min.x + 1,
-                         display.max.y - display.min.y + 1};
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw Error(ErrorKind::BadData,
-                input->path() + ": cannot read its luminance and chroma: " + one_line(e.what()));
-  }
-
   // The pixels are read on the first call, after open_reader has checked the header's size.
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
     if (whole_.empty()) load();
@@ -337,8 +307,59 @@ class YcReader : public ImageReader {
     next_ += count;
   }
 
+ protected:
+  explicit WholeExrReader(std::shared_ptr<const CheckedFile> input)
+      : path_(input->path()), stream_(std::move(input)) {}
+
+  // Size, windows and metadata from the header; BadData for an empty data window.
+  void describe(const Imf::Header& h) {
+    const Imath::Box2i data = h.dataWindow(), display = h.displayWindow();
+    header_.width = data.max.x - data.min.x + 1;
+    header_.height = data.max.y - data.min.y + 1;
+    if (header_.width <= 0 || header_.height <= 0)
+      throw Error(ErrorKind::BadData, path_ + ": image has no pixels");
+    header_.format = "openexr";
+    header_.whole_image = true;
+    header_.metadata = metadata_of(h);
+    header_.placement = {data.min.x,
+                         data.min.y,
+                         display.min.x,
+                         display.min.y,
+                         display.max.x - display.min.x + 1,
+                         display.max.y - display.min.y + 1};
+  }
+  virtual void load() = 0;
+
+  std::string path_;
+  DescriptorStream stream_;
+  std::vector<float> whole_;  // the image, channels interleaved
+
  private:
-  void load() try {
+  int next_ = 0;
+};
+
+// An EXR of luminance and subsampled chroma (Y, RY, BY: what OpenEXR's RGBA interface writes
+// in its YC modes), which OpenImageIO 2.4 refuses: read through that same interface, which
+// rebuilds R, G, B from them, the whole image at once.
+class YcReader : public WholeExrReader {
+ public:
+  explicit YcReader(std::shared_ptr<const CheckedFile> input) try
+      : WholeExrReader(input), file_(stream_) {
+    describe(file_.header());
+    const bool alpha = file_.channels() & Imf::WRITE_A;
+    header_.channels = alpha ? std::vector<std::string>{"R", "G", "B", "A"}
+                             : std::vector<std::string>{"R", "G", "B"};
+    header_.alpha = alpha;
+    header_.stored = SampleType::half;
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::BadData,
+                input->path() + ": cannot read its luminance and chroma: " + one_line(e.what()));
+  }
+
+ private:
+  void load() override try {
     const Imath::Box2i data = file_.dataWindow();
     std::vector<Imf::Rgba> pixels(std::size_t(header_.width) * header_.height);
     file_.setFrameBuffer(pixels.data() - data.min.x - std::ptrdiff_t(data.min.y) * header_.width, 1,
@@ -356,11 +377,7 @@ class YcReader : public ImageReader {
                 path_ + ": cannot read its luminance and chroma: " + one_line(e.what()));
   }
 
-  std::string path_;
-  DescriptorStream stream_;
   Imf::RgbaInputFile file_;
-  std::vector<float> whole_;
-  int next_ = 0;
 };
 
 class OiioReader : public ImageReader {
@@ -676,16 +693,12 @@ class OiioWriter : public ImageWriter {
 // layers stored at half resolution beside full-resolution colour), which OpenImageIO 2.4
 // refuses: its full-resolution channels read exactly, each as stored (half or float), through
 // OpenEXR's own interface, the whole image at once; the subsampled ones left out, by name.
-class SampledExrReader : public ImageReader {
+class SampledExrReader : public WholeExrReader {
  public:
   explicit SampledExrReader(std::shared_ptr<const CheckedFile> input) try
-      : path_(input->path()), stream_(input), file_(stream_) {
+      : WholeExrReader(input), file_(stream_) {
     const Imf::Header& h = file_.header();
-    const Imath::Box2i data = h.dataWindow(), display = h.displayWindow();
-    header_.width = data.max.x - data.min.x + 1;
-    header_.height = data.max.y - data.min.y + 1;
-    if (header_.width <= 0 || header_.height <= 0)
-      throw Error(ErrorKind::BadData, path_ + ": image has no pixels");
+    describe(h);
     std::vector<std::string>& left_out = header_.left_out;
     bool floats = false;
     for (auto it = h.channels().begin(); it != h.channels().end(); ++it) {
@@ -708,27 +721,10 @@ class SampledExrReader : public ImageReader {
         std::find(header_.channels.begin(), header_.channels.end(), "A") != header_.channels.end();
     if (header_.alpha && header_.channels.size() > 4) header_.alpha = false;
     header_.stored = floats ? SampleType::f32 : SampleType::half;
-    header_.format = "openexr";
-    header_.whole_image = true;
-    header_.metadata = metadata_of(h);
-    header_.placement = {data.min.x,
-                         data.min.y,
-                         display.min.x,
-                         display.min.y,
-                         display.max.x - display.min.x + 1,
-                         display.max.y - display.min.y + 1};
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
     throw Error(ErrorKind::BadData, input->path() + ": cannot read: " + one_line(e.what()));
-  }
-
-  // The pixels are read on the first call, after open_reader has checked the header's size.
-  void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
-    if (whole_.empty()) load();
-    serve_rows(whole_, header_.width, int(header_.channels.size()), next_, count, first, n, type,
-               out);
-    next_ += count;
   }
 
  private:
@@ -739,7 +735,7 @@ class SampledExrReader : public ImageReader {
     return at == first.end() ? 4 : int(at - first.begin());
   }
 
-  void load() try {
+  void load() override try {
     const Imath::Box2i data = file_.header().dataWindow();
     const std::size_t channels = header_.channels.size(), width = std::size_t(header_.width);
     whole_.resize(width * std::size_t(header_.height) * channels);
@@ -758,11 +754,7 @@ class SampledExrReader : public ImageReader {
     throw Error(ErrorKind::BadData, path_ + ": cannot read pixels: " + one_line(e.what()));
   }
 
-  std::string path_;
-  DescriptorStream stream_;
   Imf::InputFile file_;
-  std::vector<float> whole_;
-  int next_ = 0;
 };
 
 // OpenImageIO refuses an EXR's subsampled channels: luminance and chroma (OpenEXR's RGBA

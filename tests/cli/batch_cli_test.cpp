@@ -71,6 +71,11 @@ bool locked_is_readable(const Sandbox& box) {
   return ::access((box / "in/locked.png").c_str(), R_OK) == 0;
 }
 
+// Runs oiiotool with `args` (files made for a case), which must succeed.
+void oiiotool(const std::string& args) {
+  REQUIRE(std::system(("oiiotool " + args + " >/dev/null 2>&1").c_str()) == 0);
+}
+
 }  // namespace
 
 TEST_CASE("batch over a folder: good files written, each bad one reported, exit 2") {
@@ -382,9 +387,6 @@ TEST_CASE("compare -a: a multi-directory TIFF's every directory") {
   b.samples<std::uint8_t>()[5] ^= 0x40;
   write_image(box / "a.tif", a, SampleType::u8);
   write_image(box / "b.tif", b, SampleType::u8);
-  const auto oiiotool = [&](const std::string& args) {
-    REQUIRE(std::system(("oiiotool " + args + " >/dev/null 2>&1").c_str()) == 0);
-  };
   oiiotool(box / "a.tif " + box / "a.tif --siappend -o " + box / "aa.tif");
   oiiotool(box / "a.tif " + box / "b.tif --siappend -o " + box / "ab.tif");
   Result r = box.halo("compare -a " + box / "aa.tif " + box / "ab.tif");
@@ -403,9 +405,6 @@ TEST_CASE("compare -a: every subimage and MIP level, each a pair of the report")
   write_image(box / "a.exr", a, SampleType::f32);
   write_image(box / "b.exr", b, SampleType::f32);
   // Two-part files (oiiotool --siappend) and mipmapped ones (-otex: 8x6, 4x3, 2x1, 1x1).
-  const auto oiiotool = [&](const std::string& args) {
-    REQUIRE(std::system(("oiiotool " + args + " >/dev/null 2>&1").c_str()) == 0);
-  };
   oiiotool(box / "a.exr " + box / "a.exr --siappend -o " + box / "aa.exr");
   oiiotool(box / "a.exr " + box / "b.exr --siappend -o " + box / "ab.exr");
   oiiotool(box / "a.exr " + box / "a.exr " + box / "a.exr --siappend --siappend -o " +
