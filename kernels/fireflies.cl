@@ -1,9 +1,10 @@
 // clamp_fireflies: the guided filters' first step (lib/filters/fireflies.cpp, the same
 // operations). A pixel whose luminance is over `ratio` times the brightest of its 8
 // neighbours' (the border rule applied; copies of the pixel itself left out) is scaled down
-// to that bound; luminance is Rec. 709's on 3 colour channels
-// (their mean on other counts), of the colour divided by the albedo when demodulating. The
-// scale applies to the colour as given, so demodulation downstream is unchanged.
+// to that bound; luminance is Rec. 709's on the first 3 of 3 or 4 planes (a fourth is alpha),
+// the first plane's otherwise, of the colour divided by the albedo when demodulating. The
+// scale applies to those colour planes as given (never alpha), so demodulation downstream is
+// unchanged.
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "guides.cl"
@@ -11,15 +12,11 @@
 inline float luminance_at(__global const float* src, __global const float* albedo,
                           const ulong plane, const ulong at, const int channels, const int demod,
                           const float albedo_min) {
-  if (CHANNEL_COUNT(channels) == 3)
+  if (CHANNEL_COUNT(channels) >= 3)
     return 0.2126f * colour_at(src, albedo, plane, at, 0, demod, albedo_min) +
            0.7152f * colour_at(src, albedo, plane, at, 1, demod, albedo_min) +
            0.0722f * colour_at(src, albedo, plane, at, 2, demod, albedo_min);
-  float sum = 0.0f;
-  UNROLL_CHANNELS
-  for (int c = 0; c < CHANNEL_COUNT(channels); ++c)
-    sum += colour_at(src, albedo, plane, at, c, demod, albedo_min);
-  return sum / (float)CHANNEL_COUNT(channels);
+  return colour_at(src, albedo, plane, at, 0, demod, albedo_min);
 }
 
 #define FF_W 32  // work-group: FF_W x FF_H pixels, their luminance tile one wider each side
@@ -69,6 +66,8 @@ __kernel __attribute__((reqd_work_group_size(FF_W, FF_H, 1))) void clamp_firefli
     const float bound = ratio * brightest;
     if (centre > 0.0f && centre > bound) scale = fmax(bound, 0.0f) / centre;
   }
+  const int colours = CHANNEL_COUNT(channels) >= 3 ? 3 : 1;  // alpha, if any, is not scaled
   UNROLL_CHANNELS
-  for (int c = 0; c < CHANNEL_COUNT(channels); ++c) dst[c * plane + at] = src[c * plane + at] * scale;
+  for (int c = 0; c < CHANNEL_COUNT(channels); ++c)
+    dst[c * plane + at] = c < colours ? src[c * plane + at] * scale : src[c * plane + at];
 }

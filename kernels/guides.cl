@@ -64,7 +64,8 @@ inline float demodulating_albedo(const float albedo, const float albedo_min) {
 inline float colour_at(__global const float* src, __global const float* albedo, const ulong plane,
                        const ulong at, const int c, const int demod, const float albedo_min) {
   const float v = src[c * plane + at];
-  return demod ? v / demodulating_albedo(albedo[c * plane + at], albedo_min) : v;
+  // A fourth plane is alpha filtered with the colour (associated alpha): never demodulated.
+  return demod && c < 3 ? v / demodulating_albedo(albedo[c * plane + at], albedo_min) : v;
 }
 
 // Reads the tap at `at` into v; returns its squared colour distance from `centre`.
@@ -95,7 +96,8 @@ inline void store_normalised(__global float* dst, __global const float* albedo, 
   UNROLL_CHANNELS
   for (int c = 0; c < CHANNEL_COUNT(channels); ++c) {
     const float v = sum[c] / wsum;
-    dst[c * plane + at] = remod ? v * demodulating_albedo(albedo[c * plane + at], albedo_min) : v;
+    dst[c * plane + at] =
+        remod && c < 3 ? v * demodulating_albedo(albedo[c * plane + at], albedo_min) : v;
   }
 }
 

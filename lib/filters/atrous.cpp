@@ -481,7 +481,8 @@ FilterDef atrous_filter() {
             a.border = parse_border(args.text("border"));
             return std::make_unique<AtrousStage>(args.spec_text(), a, guide_sources(args));
           },
-          .guided = true};
+          .guided = true,
+          .filters_alpha = true};
 }
 
 }  // namespace halo

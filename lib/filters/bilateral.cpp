@@ -453,7 +453,8 @@ FilterDef bilateral_filter() {
             return std::make_unique<BilateralStage>(args.spec_text(), std::move(p),
                                                     guide_sources(args));
           },
-          .guided = true};
+          .guided = true,
+          .filters_alpha = true};
 }
 
 }  // namespace halo

@@ -358,6 +358,11 @@ struct FilterDef {
   // exactly the colour channels, so halo run adds no premultiplication around the chain.
   // tests/engine/registry_test.cpp holds it to the stage its example makes.
   bool guided = false;
+  // Whether its guided stages filter a plane after the colour (alpha, between premultiply and
+  // unpremultiply) with the colour's own weights, demodulating and clamping only the colour:
+  // halo run then puts associated alpha around them as around any filter (bilateral, atrous;
+  // not the denoise network, which takes exactly 3 colour channels).
+  bool filters_alpha = false;
   // Whether the registry-wide tests sweep it over every size, border, channel count and strip
   // height (tests/engine/registry_test.cpp, strips_test.cpp). The denoise network is not: a
   // tile there costs its whole receptive field (a strip of one row, 220 rows), so its own tests

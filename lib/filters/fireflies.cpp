@@ -10,12 +10,10 @@ namespace halo {
 namespace {
 
 float luminance_at(const Image& src, const Guides* g, int x, int y, const Fireflies& f) {
-  const int channels = src.color_channels();
   const auto at = [&](int c) { return colour_at(src, g, x, y, c, f.demod, f.albedo_min); };
-  if (channels == 3) return 0.2126f * at(0) + 0.7152f * at(1) + 0.0722f * at(2);
-  float sum = 0.0f;
-  for (int c = 0; c < channels; ++c) sum += at(c);
-  return sum / float(channels);
+  if (firefly_colours(src.color_channels()) == 3)
+    return 0.2126f * at(0) + 0.7152f * at(1) + 0.0722f * at(2);
+  return at(0);
 }
 
 }  // namespace
@@ -47,7 +45,8 @@ Image clamp_fireflies(const Image& src, const Guides* g, const Fireflies& f, Spa
         const float bound = f.ratio * brightest;
         if (centre > 0.0f && centre > bound) scale = std::fmax(bound, 0.0f) / centre;
       }
-      for (int c = 0; c < channels; ++c) dst.at(x, r, c) = src.at(x, r, c) * scale;
+      for (int c = 0; c < channels; ++c)
+        dst.at(x, r, c) = c < firefly_colours(channels) ? src.at(x, r, c) * scale : src.at(x, r, c);
     }
   return dst;
 }

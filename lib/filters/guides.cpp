@@ -158,7 +158,7 @@ const DeviceGuides& GuidedStage::device_guides(Device& device, StageRun& run) {
 
 bool GuidedStage::demodulates(const Guides* guides, int channels) const {
   if (!guides || !guides->has_albedo()) return false;
-  if (channels != 3)
+  if (channels != 3 && channels != 4)
     throw Error(ErrorKind::BadData, "filter '" + spec() +
                                         "': albedo demodulation needs 3 colour channels, the "
                                         "image has " +

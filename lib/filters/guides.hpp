@@ -120,7 +120,8 @@ inline constexpr int kMaxGuidedChannels = 4;
 inline float colour_at(const Image& src, const Guides* g, int x, int y, int c, bool demod,
                        float albedo_min) {
   const float v = src.at(x, y, c);
-  return demod ? v / demodulating_albedo(g->albedo.at(x, y, c), albedo_min) : v;
+  // A fourth plane is alpha filtered with the colour (associated alpha): never demodulated.
+  return demod && c < 3 ? v / demodulating_albedo(g->albedo.at(x, y, c), albedo_min) : v;
 }
 
 // Reads the tap at (x, y) into v; returns its squared colour distance from `centre`.
@@ -147,7 +148,7 @@ inline void store_normalised(Image& dst, const Image* remod_albedo, int x, int y
   for (int c = 0; c < dst.color_channels(); ++c) {
     const float v = sum[c] / wsum;
     dst.at(x, y, c) =
-        remod_albedo ? v * demodulating_albedo(remod_albedo->at(x, y, c), albedo_min) : v;
+        remod_albedo && c < 3 ? v * demodulating_albedo(remod_albedo->at(x, y, c), albedo_min) : v;
   }
 }
 
@@ -186,12 +187,18 @@ inline const char* demodulation_detail(bool albedo_filter) {
 // Fireflies (lib/filters/fireflies.cpp, kernels/fireflies.cl), the guided filters' first step:
 // a pixel whose luminance is over `ratio` times the brightest of its 8 neighbours' (border
 // rule applied; copies of the pixel itself, as clamp makes at the edges, left out) is scaled
-// down to that bound. Luminance is Rec. 709's on 3 colour channels,
-// their mean otherwise, of the colour divided by the albedo when demodulating; the scale
-// applies to the colour as given. A few-sample render's fireflies are single pixels far
+// down to that bound. Luminance is Rec. 709's on the first 3 of 3 or 4 planes (a fourth is
+// alpha, filtered with premultiplied colour), the first plane's otherwise (grey, and grey with
+// alpha), of the colour divided by the albedo when demodulating; the scale applies to those
+// colour planes as given, never to alpha. A few-sample render's fireflies are single pixels far
 // brighter than anything around them; a filter spreads each into a bright blotch. The
 // result holds the colour planes of `src` with the rows `rows` computed; it reads one row more
 // each side.
+// The colour planes the firefly step weighs and scales among `planes` (firefly luminance).
+inline int firefly_colours(int planes) {
+  return planes >= 3 ? 3 : 1;
+}
+
 struct Fireflies {
   float ratio = 0;  // 0: off
   bool demod = false;
@@ -232,7 +239,7 @@ class GuidedStage : public Stage, public Guided {
   // Throws BadData when the run's guides do not hold the image's width and rows.
   void check_size(const StageRun& run, int width, Span rows, int full_height) const;
   // Whether colour is demodulated by the albedo guide; BadData unless the image has 3 colour
-  // channels to match it.
+  // channels to match it (a fourth, alpha filtered with the colour, is not demodulated).
   bool demodulates(const Guides* guides, int channels) const;
 
  private:

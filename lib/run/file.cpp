@@ -147,7 +147,8 @@ std::vector<StageSpec> with_colour_stages(std::vector<StageSpec> specs,
     const FilterDef* def = find_filter(parsed.name);
     if (!def) continue;  // an unknown name, refused when the pipeline is built
     if (def->mixes_neighbours) mixing.push_back(i);
-    placed = placed || def->handles_alpha || def->guided || makes_gray(parsed, *def);
+    placed = placed || def->handles_alpha || (def->guided && !def->filters_alpha) ||
+             makes_gray(parsed, *def);
   }
   if (alpha != AlphaForm::none && !choices.straight_alpha && !placed && !mixing.empty()) {
     const bool associated = alpha == AlphaForm::associated;
