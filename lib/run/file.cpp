@@ -141,7 +141,7 @@ std::vector<StageSpec> with_colour_stages(std::vector<StageSpec> specs,
                                           const ColourChoices& choices, AlphaForm alpha) {
   // Each spec parsed once; the questions are answered by its definition.
   std::vector<std::size_t> mixing;  // the specs whose stages mix neighbours
-  bool placed = false;              // a stage places alpha itself, makes grey or is guided
+  bool placed = false;  // a stage places alpha itself, makes grey, or keeps it apart (denoise)
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const Spec parsed = parse_spec(specs[i].text);
     const FilterDef* def = find_filter(parsed.name);

@@ -31,9 +31,9 @@ enum class AlphaForm { none, straight, associated };
 
 // The stages halo adds around the user's: for images with alpha, premultiply before the first
 // stage that mixes neighbours and unpremultiply after the last, so alpha is filtered with the
-// colour (unless straight alpha is asked for, a stage makes grey, or the chain places them
-// itself; for associated alpha the pair only lets alpha through the filters, no sample
-// changes); with `linear`, linear first and srgb last (float data passes them unchanged).
+// colour (unless straight alpha is asked for, a stage makes grey, the chain places them
+// itself, or a guided stage keeps alpha apart: denoise; for associated alpha the pair only
+// lets alpha through the filters, no sample changes); with `linear`, linear first and srgb last (float data passes them unchanged).
 std::vector<StageSpec> with_colour_stages(std::vector<StageSpec> specs,
                                           const ColourChoices& choices, AlphaForm alpha);
 
