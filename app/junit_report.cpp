@@ -11,9 +11,17 @@ namespace halo {
 
 namespace {
 
+// U+FFFE and U+FFFF (EF BF BE, EF BF BF): valid UTF-8 that XML 1.0 cannot hold either.
+void replace_nonchars(std::string& utf8) {
+  for (std::size_t at = utf8.find("\xEF\xBF"); at != std::string::npos;
+       at = utf8.find("\xEF\xBF", at + 3))
+    if (at + 2 < utf8.size() && (utf8[at + 2] == '\xBE' || utf8[at + 2] == '\xBF'))
+      utf8[at + 2] = '\xBD';
+}
+
 // Text as XML 1.0 character data or attribute value: valid UTF-8 (invalid bytes become
-// U+FFFD, as JSON reports do), markup characters escaped, and control characters, which XML
-// 1.0 cannot hold at all, replaced by U+FFFD.
+// U+FFFD, as JSON reports do), markup characters escaped, and control characters and the
+// noncharacters U+FFFE and U+FFFF, which XML 1.0 cannot hold at all, replaced by U+FFFD.
 std::string xml_text(const std::string& text) {
   const std::string utf8 = nlohmann::json::parse(json_text(nlohmann::json(text), -1));
   std::string out;
@@ -45,6 +53,7 @@ std::string xml_text(const std::string& text) {
           out += c;
     }
   }
+  replace_nonchars(out);
   return out;
 }
 

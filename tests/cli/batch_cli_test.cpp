@@ -508,12 +508,17 @@ TEST_CASE("compare: SSIM by hand, a CI gate alone or beside idiff's rule; JUnit 
   write_image(box / "gold/q.pfm", half, SampleType::f32);
   write_image(box / "out/q.pfm", quarter, SampleType::f32);
   write_image(box / "gold/only.pfm", half, SampleType::f32);
+  // U+FFFE: valid UTF-8 in a file name, a character XML 1.0 cannot hold.
+  write_image(box / "gold/n\xEF\xBF\xBE.pfm", half, SampleType::f32);
+  write_image(box / "out/n\xEF\xBF\xBE.pfm", half, SampleType::f32);
   r = box.halo("compare " + box / "gold " + box / "out --fail-ssim 0.9 --junit " +
                box / "report.xml");
   CHECK(r.code == 3);  // only.pfm has no partner
   const std::string xml = read_text(box / "report.xml");
-  CHECK(has(xml, "<testsuite name=\"halo compare\" tests=\"3\" failures=\"1\" errors=\"1\""));
+  CHECK(has(xml, "<testsuite name=\"halo compare\" tests=\"4\" failures=\"1\" errors=\"1\""));
   CHECK(has(xml, "a&amp;&lt;b&gt;.pfm"));
+  CHECK(has(xml, "n\xEF\xBF\xBD.pfm"));  // U+FFFD in its place
+  CHECK_FALSE(has(xml, "\xEF\xBF\xBE"));
   CHECK(has(xml, "<failure message=\"SSIM 0.800064 below --fail-ssim 0.9\">"));
   CHECK(has(xml, "<error message="));
   CHECK_FALSE(has(xml, "a&<b>"));
