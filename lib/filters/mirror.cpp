@@ -176,7 +176,11 @@ FilterDef rotate_filter() {
        {.name = "background",
         .type = ParamType::Number,
         .fallback = "0",
-        .doc = "other angles: the colour of what lies outside the input (alpha is 0 there)"},
+        .doc = "other angles: the colour of what lies outside the input (alpha is 0 there); "
+               "up to 1e38 either way, so that the bicubic taps' sums (1.32 x the largest "
+               "value at most) stay finite",
+        .min = -1e38,
+        .max = 1e38},
        {.name = "size",
         .type = ParamType::Choice,
         .fallback = "fit",

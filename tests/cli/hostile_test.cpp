@@ -594,6 +594,16 @@ TEST_CASE("hostile: parameters at the ends of their ranges give numbers, not NaN
     CHECK(r.code == 64);
   }
   CHECK(box.halo("hist " + box / "in.pfm --range=0,4").code == 0);
+  // rotate's background under its bicubic taps (1.32 x at most): 3.4e38 overflowed to NaN
+  // over half the image; refused now, and the bound itself stays finite.
+  for (const std::string bad : {"3.4e38", "-2e38"})
+    CHECK(box.halo("run " + box / "in.pfm -f rotate:angle=30:background=" + bad + " -o " +
+                   box / "r.pfm")
+              .code == 64);
+  r = box.halo("run " + box / "in.pfm -f rotate:angle=30:background=1e38 -o " + box / "r.pfm" +
+               " --verify");
+  CHECK(r.code == 0);
+  CHECK(all_finite(box / "r.pfm"));
   // Normals that are all NaN are "no geometry", as zero normals: a finite result.
   PixelBuffer nan_normals(31, 17, 3, PixelType::f32);
   for (std::size_t i = 0; i < nan_normals.sample_count(); ++i)
