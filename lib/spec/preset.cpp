@@ -1,6 +1,8 @@
 // Loading preset files.
 #include "spec/preset.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -105,8 +107,16 @@ std::vector<Preset> list_presets() {
     std::set<fs::path> files;
     for (const auto& entry : fs::directory_iterator(dir, ec))
       if (entry.path().extension() == ".halo") files.insert(entry.path());
-    for (const auto& file : files)
-      if (seen.insert(file.stem().string()).second) presets.push_back(read_preset(file));
+    // One file that cannot be read (a FIFO, no permission, over its size, not a preset) is
+    // named and passed over: the others are still listed.
+    for (const auto& file : files) {
+      if (!seen.insert(file.stem().string()).second) continue;
+      try {
+        presets.push_back(read_preset(file));
+      } catch (const Error& e) {
+        spdlog::warn("{} (left out of the presets)", e.what());
+      }
+    }
   }
   return presets;
 }

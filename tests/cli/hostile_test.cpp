@@ -660,6 +660,17 @@ TEST_CASE("hostile: presets are small .halo text files, never echoed") {
   CHECK(r.code == 64);
   CHECK(has(r.err, "binary.halo:2: not a preset line (control characters)"));
   CHECK_FALSE(has(r.err, "secret"));
+  // One unreadable preset in a folder of presets: named, and the others still listed.
+  fs::create_directories(box / "shelf");
+  std::ofstream(box / "shelf/soft.halo") << "# a soft look\ngaussian:r=2\n";
+  std::ofstream(box / "shelf/locked.halo") << "box:r=1\n";
+  fs::permissions(box / "shelf/locked.halo", fs::perms::none);
+  std::ofstream(box / "shelf/odd.halo") << "box:r=1\n\x01\n";
+  r = box.halo("presets", "HALO_PRESET_PATH=" + box / "shelf");
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "soft"));
+  CHECK(has(r.err, "odd.halo:2: not a preset line (control characters) (left out of the presets)"));
+  if (::geteuid() != 0) CHECK(has(r.err, "locked.halo"));  // root reads it regardless
 }
 
 TEST_CASE("hostile: summary refuses deep nesting and wrong types as bad reports (65)") {
