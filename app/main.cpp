@@ -1,10 +1,13 @@
 // halo: filters images on the GPU through OpenCL and proves the results against CPU references.
 // main() owns the process: it parses the command line, runs one subcommand and maps every
 // error to its documented exit code. Nothing else calls exit().
+#include <fcntl.h>
 #include <malloc.h>
+#include <unistd.h>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <cerrno>
 #include <csignal>
 
 #include <CLI/CLI.hpp>
@@ -58,7 +61,23 @@ void setup_logging(int verbosity, bool quiet, bool no_color) {
 
 }  // namespace
 
+namespace {
+
+// Standard input, output and error opened on /dev/null where the caller closed them (`2>&-`),
+// before anything else opens a file: otherwise the first file halo opens (an output's
+// temporary) takes descriptor 2, and the log is written into the image.
+void hold_standard_descriptors() {
+  for (int fd = 0; fd <= 2; ++fd)
+    if (::fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      const int held = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+      if (held >= 0 && held != fd) ::close(held);  // a lower one was free: not ours to keep
+    }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  hold_standard_descriptors();
   // A fixed threshold: glibc's default raises it to the size of each block it frees and then
   // keeps such blocks, so a streamed run's memory grew with its strips. At 1 MiB every strip
   // was mapped and unmapped, and each use paid its pages' faults again (a 5K resize on the host

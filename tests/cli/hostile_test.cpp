@@ -123,6 +123,24 @@ TEST_CASE("hostile: a truncated TIFF or one claiming more pixels than it holds i
   CHECK(has(batch.err, "b.tif: cannot read pixels"));
 }
 
+// Started with standard error closed, the first file halo opened (the output's temporary)
+// took descriptor 2 and the log went into the image.
+TEST_CASE("hostile: closed standard descriptors never receive an output's bytes") {
+  Sandbox box;
+  write_image(box / "g.png", photo(9, 7, 3), SampleType::u8);
+  for (const std::string closed : {"2>&-", "1>&- 2>&-", "0<&- 1>&- 2>&-"}) {
+    INFO(closed);
+    const int status = std::system(
+        (HALO_BINARY " -v run " + box / "g.png" + " -f box:r=1 -o " + box / "c.png " + closed)
+            .c_str());
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    const PixelBuffer c = read_image({box / "c.png", {}}).pixels;  // a PNG, not a log
+    CHECK(c.width == 9);
+    fs::remove(box / "c.png");
+  }
+}
+
 TEST_CASE("hostile: links to one file are each an input with their own output") {
   Sandbox box;
   fs::create_directories(box / "in");
