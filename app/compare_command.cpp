@@ -680,6 +680,9 @@ int compare_command(const CompareOptions& o) {
   if (is_standard_input(o.a) && is_standard_input(o.b))
     throw Error(ErrorKind::Usage, "compare: only one of the two images can be standard input");
   std::vector<Pair> pairs = pairs_of(o);
+  std::vector<std::string> compared;
+  for (const Pair& pair : pairs) compared.insert(compared.end(), {pair.a, pair.b});
+  refuse_clobbering({{"--json", o.json}, {"--junit", o.junit}}, compared);
   std::optional<StandardInput> piped;  // "-" is never a folder: one pair
   if (is_standard_input(o.a)) pairs.front().read_a = piped.emplace().path();
   if (is_standard_input(o.b)) pairs.front().read_b = piped.emplace().path();

@@ -8,6 +8,7 @@
 #include "app/commands.hpp"
 #include "app/device_pool.hpp"
 #include "app/histogram_report.hpp"
+#include "batch/inputs.hpp"
 #include "cl/cl_error.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -97,6 +98,7 @@ int hist(const HistOptions& given, const GlobalOptions& global) {
   }
   const std::string spec_text = spec_text_of(o);
   const HistogramSpec spec = spec_of(spec_text);
+  refuse_clobbering({{"--json", o.json}, {"--csv", o.csv}, {"--plot", o.plot}}, {o.input});
   // The file opened once: its size for the device choice, then each count streams it.
   std::optional<HistogramStream> streamed;
   if (!stops) streamed.emplace(input, spec_text);

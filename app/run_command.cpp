@@ -374,6 +374,13 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
   const std::vector<FileJob> jobs = plan_jobs(files, o);
   if (!o.write_flags.empty() && o.write_flags == o.output)
     throw Error(ErrorKind::Usage, "--write-flags and -o name the same file: " + o.output);
+  {
+    std::vector<std::string> read;
+    for (const auto& job : jobs) read.push_back(job.input.path);
+    std::vector<WrittenFile> written = {{"--summary", o.summary}};
+    if (jobs.size() == 1) written.push_back({"-o", jobs.front().output});
+    refuse_clobbering(written, read);
+  }
   prepare_folders(jobs, o.mkdir);
   if (jobs.empty()) {
     spdlog::warn("--shard {}: no inputs in this shard ({} in all)", o.shard, inputs.files.size());

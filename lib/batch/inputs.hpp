@@ -41,6 +41,19 @@ InputList expand_inputs(const std::vector<std::string>& arguments, const InputOp
 // over inputs are found by it.
 std::string same_file_key(const std::string& path);
 
+// A report or side file a command writes (--json, --junit, --summary, --csv, --plot, ...), as
+// {option, path}; an empty path or standard output ("-") is none.
+struct WrittenFile {
+  std::string option;
+  std::string path;
+};
+// Refuses (Usage, 64, before any work) a written file that is one of `inputs` (the same file
+// however named: a link, ./a.png, by device and inode where it exists) or the same file as
+// another one written: a swapped argument in a script would otherwise destroy its input, or
+// one report silently replace another.
+void refuse_clobbering(const std::vector<WrittenFile>& written,
+                       const std::vector<std::string>& inputs);
+
 // One text per name: its folder made canonical, its own name kept (a link stays itself).
 // Inputs reached twice are found by it.
 std::string same_name_key(const std::string& path);

@@ -123,6 +123,31 @@ TEST_CASE("hostile: a truncated TIFF or one claiming more pixels than it holds i
   CHECK(has(batch.err, "b.tif: cannot read pixels"));
 }
 
+// A swapped argument in a CI script (`compare golden.exr out.exr --json golden.exr`) replaced
+// the golden image with a report; reports naming each other or -o replaced one another.
+TEST_CASE("hostile: reports never replace an input or another output of the command (64)") {
+  Sandbox box;
+  write_image(box / "golden.png", photo(9, 7, 3), SampleType::u8);
+  write_image(box / "out.png", photo(9, 7, 3), SampleType::u8);
+  const std::string golden = Sandbox::read(box / "golden.png");
+  const std::string pair = "compare " + box / "golden.png " + box / "out.png";
+  for (const std::string& args :
+       {pair + " --json " + box / "golden.png", pair + " --junit " + box / "out.png",
+        pair + " --json " + box / "r.x --junit " + box / "./r.x",
+        "run " + box / "golden.png -f box:r=1 -o " + box / "o.png --summary " + box / "golden.png",
+        "run " + box / "golden.png -f box:r=1 -o " + box / "o.png --summary " + box / "o.png",
+        "hist " + box / "golden.png --json " + box / "golden.png",
+        "hist " + box / "golden.png --json " + box / "h.x --csv " + box / "h.x"}) {
+    INFO(args);
+    const Result r = box.halo(args);
+    CHECK(r.code == 64);
+    CHECK((has(r.err, "refusing to overwrite the input") || has(r.err, "name the same file")));
+  }
+  CHECK(Sandbox::read(box / "golden.png") == golden);
+  CHECK_FALSE(fs::exists(box / "o.png"));  // refused before any work
+  CHECK(box.halo(pair + " --json " + box / "r.json --junit " + box / "r.xml").code == 0);
+}
+
 // Started with standard error closed, the first file halo opened (the output's temporary)
 // took descriptor 2 and the log went into the image.
 TEST_CASE("hostile: closed standard descriptors never receive an output's bytes") {
