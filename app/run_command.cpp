@@ -377,9 +377,10 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
   {
     std::vector<std::string> read;
     for (const auto& job : jobs) read.push_back(job.input.path);
-    std::vector<WrittenFile> written = {{"--summary", o.summary}};
-    if (jobs.size() == 1) written.push_back({"-o", jobs.front().output});
-    refuse_clobbering(written, read);
+    refuse_clobbering({{"--summary", o.summary}}, read);
+    // -o over its input has its own rule (--overwrite-input); not over the summary.
+    if (jobs.size() == 1)
+      refuse_clobbering({{"-o", jobs.front().output}, {"--summary", o.summary}}, {});
   }
   prepare_folders(jobs, o.mkdir);
   if (jobs.empty()) {
