@@ -47,7 +47,13 @@ std::string build_options(std::string options, const Defines& defines) {
 }
 
 // The cache is best effort: a file that cannot be written is simply compiled again next time.
+// An entry that is not a regular file (a FIFO or device planted in the cache) is passed over
+// as records are, never written in place: opening a FIFO to write waits for a reader forever.
 void write_atomically(const fs::path& path, const std::string& bytes) {
+  if (writes_in_place(path)) {
+    spdlog::debug("kernel cache: not stored: {} is not a regular file", path.string());
+    return;
+  }
   try {
     AtomicOutput output(path);
     {

@@ -341,6 +341,29 @@ TEST_CASE("hostile: side files are regular files of bounded size, refused at onc
   }
 }
 
+// A FIFO planted at a kernel-cache entry's name hung every OpenCL run: the entry was written
+// in place, and opening a FIFO to write waits for a reader.
+TEST_CASE("hostile: FIFOs at the kernel cache's entries are passed over, not written into") {
+  Sandbox box;
+  write_image(box / "in.png", photo(9, 7, 3), SampleType::u8);
+  const std::string cache = box / "cache";
+  const std::string env = "HALO_CACHE_DIR=" + cache + " timeout 60";
+  const std::string run = "--device 0 run " + box / "in.png -f box:r=1 -o " + box / "out.png";
+  REQUIRE(box.halo(run, env).code == 0);  // the entries made
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::recursive_directory_iterator(cache))
+    if (e.path().extension() == ".key" || e.path().extension() == ".bin")
+      entries.push_back(e.path());
+  REQUIRE_FALSE(entries.empty());
+  for (const fs::path& at : entries) {
+    fs::remove(at);
+    REQUIRE(::mkfifo(at.c_str(), 0600) == 0);
+  }
+  const Result r = box.halo(run, env);
+  CHECK(r.code == 0);  // 124: timeout killed it, hung on a FIFO
+  for (const fs::path& at : entries) CHECK(fs::is_fifo(at));  // left as they were
+}
+
 // The cache folder is the user's, but what is in it is only a hint: a link there made halo
 // write its JSON into the link's target (a copy of /etc/passwd), 100,000 '[' crashed it, a
 // FIFO hung it, a folder was an internal error (70).
