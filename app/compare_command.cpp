@@ -817,12 +817,12 @@ double pixels_per_degree(const std::string& viewing) {
     v.push_back(x);
   }
   const double ppd = v.size() == 3 && parts.size() == 3 ? v[0] * v[2] / v[1] * kPi / 180 : 0;
-  if (!(ppd > 0 && ppd <= 1e4))
+  if (!(ppd >= kLeastFlipPpd && ppd <= 1e4))
     throw Error(ErrorKind::Usage,
                 "compare: --flip-viewing " + viewing +
                     ": give DISTANCE,WIDTH,PIXELS, three numbers > 0 (the distance to the "
                     "screen and its width in one unit, its width in pixels: 0.7,0.7,3840), "
-                    "making at most 10000 pixels per degree");
+                    "making 2 to 10000 pixels per degree");
   return ppd;
 }
 
@@ -930,7 +930,9 @@ Command add_compare_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--flip-ppd", o->flip.ppd,
                   "FLIP's viewing condition in pixels per degree (67.02: a 3840-pixel-wide "
                   "0.7 m monitor seen from 0.7 m)")
-      ->check(number_in(0, 1e4, true, "a number in (0, 10000]"))
+      ->check(number_in(kLeastFlipPpd, 1e4, false,
+                        "a number in [2, 10000]: below 2, FLIP's feature filters give a pixel's "
+                        "neighbours no weight"))
       ->capture_default_str();
   cmd->add_option("--flip-viewing", o->flip_viewing,
                   "FLIP's viewing condition as DISTANCE,WIDTH,PIXELS: the distance to the "

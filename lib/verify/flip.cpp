@@ -556,8 +556,11 @@ Flip prepare(const Image& reference, const Image& test, FlipOptions& o) {
                 fmt::format("flip: compares grey, RGB or RGBA images, these have {} channels "
                             "(--ch R,G,B picks the colour)",
                             channels));
-  if (!(o.ppd > 0) || !std::isfinite(o.ppd))
-    throw Error(ErrorKind::Usage, "flip: pixels per degree must be a finite number > 0");
+  if (!(o.ppd >= kLeastFlipPpd) || !std::isfinite(o.ppd))
+    throw Error(ErrorKind::Usage,
+                fmt::format("flip: pixels per degree must be a finite number >= {:g} (its feature "
+                            "filters have no neighbour weight below that), not {:g}",
+                            kLeastFlipPpd, o.ppd));
   Flip f;
   f.hdr = o.hdr;
   f.width = reference.width();

@@ -25,6 +25,11 @@ enum class FlipToneMapper {
 };
 FlipToneMapper parse_flip_tonemapper(const std::string& name);  // Usage error else
 
+// The fewest pixels per degree FLIP can weigh: below about 1.8 its feature filters' Gaussian
+// (sd 0.041 ppd) gives a pixel's neighbours no weight in float's range, and their derivatives
+// divide 0 by 0.
+inline constexpr double kLeastFlipPpd = 2;
+
 struct FlipOptions {
   // 0.7 m from a 0.7 m wide monitor of 3840 pixels: FLIP's default viewing condition.
   double ppd = 67.02064327658226;
