@@ -136,6 +136,8 @@ TEST_CASE("hostile: reports never replace an input or another output of the comm
         pair + " --json " + box / "r.x --junit " + box / "./r.x",
         "run " + box / "golden.png -f box:r=1 -o " + box / "o.png --summary " + box / "golden.png",
         "run " + box / "golden.png -f box:r=1 -o " + box / "o.png --summary " + box / "o.png",
+        "run " + box / "golden.png -f bilateral -o " + box / "o.png --write-flags " +
+            box / "f.png --summary " + box / "f.png",
         "hist " + box / "golden.png --json " + box / "golden.png",
         "hist " + box / "golden.png --json " + box / "h.x --csv " + box / "h.x"}) {
     INFO(args);
