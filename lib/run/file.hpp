@@ -33,7 +33,8 @@ enum class AlphaForm { none, straight, associated };
 // stage that mixes neighbours and unpremultiply after the last, so alpha is filtered with the
 // colour (unless straight alpha is asked for, a stage makes grey, the chain places them
 // itself, or a guided stage keeps alpha apart: denoise; for associated alpha the pair only
-// lets alpha through the filters, no sample changes); with `linear`, linear first and srgb last (float data passes them unchanged).
+// lets alpha through the filters, no sample changes); with `linear`, linear first and srgb last
+// (float data passes them unchanged).
 std::vector<StageSpec> with_colour_stages(std::vector<StageSpec> specs,
                                           const ColourChoices& choices, AlphaForm alpha);
 
