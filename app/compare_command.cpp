@@ -572,8 +572,7 @@ void refuse_diff_over_input(const std::string& diff_out,
                             std::initializer_list<std::string> inputs) {
   if (diff_out.empty()) return;
   for (const std::string& input : inputs) {
-    std::error_code ec;
-    if (!is_standard_input(input) && fs::equivalent(diff_out, input, ec) && !ec)
+    if (!is_standard_input(input) && same_file(diff_out, input))
       throw Error(ErrorKind::CantCreate,
                   "--diff-out " + diff_out + ": refusing to overwrite the input " + input);
   }

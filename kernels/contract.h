@@ -39,6 +39,11 @@
 #define FLAG_TOP 4
 #define FLAG_BOTTOM 8
 
+// The planes a guided filter weighs as colour among `planes` (firefly luminance and clamp,
+// albedo demodulation): R, G, B of 3 or 4 (a fourth is alpha, filtered with premultiplied
+// colour), else the first (grey, grey with alpha).
+#define GUIDED_COLOURS(planes) ((planes) >= 3 ? 3 : 1)
+
 // The denoise network's input and output transfer functions (lib/filters/denoise.cpp).
 #define TRANSFER_LINEAR 0
 #define TRANSFER_SRGB 1

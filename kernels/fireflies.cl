@@ -12,7 +12,7 @@
 inline float luminance_at(__global const float* src, __global const float* albedo,
                           const ulong plane, const ulong at, const int channels, const int demod,
                           const float albedo_min) {
-  if (CHANNEL_COUNT(channels) >= 3)
+  if (GUIDED_COLOURS(CHANNEL_COUNT(channels)) == 3)
     return 0.2126f * colour_at(src, albedo, plane, at, 0, demod, albedo_min) +
            0.7152f * colour_at(src, albedo, plane, at, 1, demod, albedo_min) +
            0.0722f * colour_at(src, albedo, plane, at, 2, demod, albedo_min);
@@ -66,7 +66,7 @@ __kernel __attribute__((reqd_work_group_size(FF_W, FF_H, 1))) void clamp_firefli
     const float bound = ratio * brightest;
     if (centre > 0.0f && centre > bound) scale = fmax(bound, 0.0f) / centre;
   }
-  const int colours = CHANNEL_COUNT(channels) >= 3 ? 3 : 1;  // alpha, if any, is not scaled
+  const int colours = GUIDED_COLOURS(CHANNEL_COUNT(channels));  // alpha, if any, is not scaled
   UNROLL_CHANNELS
   for (int c = 0; c < CHANNEL_COUNT(channels); ++c)
     dst[c * plane + at] = c < colours ? src[c * plane + at] * scale : src[c * plane + at];

@@ -183,21 +183,22 @@ std::string same_file_key(const std::string& path) {
   return ec ? fs::path(path).lexically_normal().string() : canonical.string();
 }
 
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return same_name_key(a) == same_name_key(b) || (fs::equivalent(a, b, ec) && !ec);
+}
+
 void refuse_clobbering(const std::vector<WrittenFile>& written,
                        const std::vector<std::string>& inputs) {
-  const auto same = [](const std::string& a, const std::string& b) {
-    std::error_code ec;
-    return same_name_key(a) == same_name_key(b) || (fs::equivalent(a, b, ec) && !ec);
-  };
   for (std::size_t i = 0; i < written.size(); ++i) {
     const WrittenFile& w = written[i];
     if (w.path.empty() || w.path == "-") continue;
     for (const std::string& input : inputs)
-      if (input != "-" && same(w.path, input))
+      if (input != "-" && same_file(w.path, input))
         throw Error(ErrorKind::Usage,
                     w.option + " " + w.path + ": refusing to overwrite the input " + input);
     for (std::size_t j = 0; j < i; ++j)
-      if (!written[j].path.empty() && written[j].path != "-" && same(w.path, written[j].path))
+      if (!written[j].path.empty() && written[j].path != "-" && same_file(w.path, written[j].path))
         throw Error(ErrorKind::Usage,
                     written[j].option + " and " + w.option + " name the same file: " + w.path);
   }

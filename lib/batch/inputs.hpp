@@ -41,6 +41,10 @@ InputList expand_inputs(const std::vector<std::string>& arguments, const InputOp
 // over inputs are found by it.
 std::string same_file_key(const std::string& path);
 
+// Whether two paths name one file or folder: the same name however written (./a.png), or the
+// same device and inode where both exist (a link, a hard link).
+bool same_file(const std::string& a, const std::string& b);
+
 // A report or side file a command writes (--json, --junit, --summary, --csv, --plot, ...), as
 // {option, path}; an empty path or standard output ("-") is none.
 struct WrittenFile {

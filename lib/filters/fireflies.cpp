@@ -11,7 +11,7 @@ namespace {
 
 float luminance_at(const Image& src, const Guides* g, int x, int y, const Fireflies& f) {
   const auto at = [&](int c) { return colour_at(src, g, x, y, c, f.demod, f.albedo_min); };
-  if (firefly_colours(src.color_channels()) == 3)
+  if (GUIDED_COLOURS(src.color_channels()) == 3)
     return 0.2126f * at(0) + 0.7152f * at(1) + 0.0722f * at(2);
   return at(0);
 }
@@ -20,6 +20,7 @@ float luminance_at(const Image& src, const Guides* g, int x, int y, const Firefl
 
 Image clamp_fireflies(const Image& src, const Guides* g, const Fireflies& f, Span rows) {
   const int w = src.width(), y0 = src.y0(), channels = src.color_channels();
+  const int colours = GUIDED_COLOURS(channels);  // alpha, if any, is not scaled
   Image dst = src.like(channels, false);
   const std::vector<int> xs = border_table(w, 1, f.border);
   const std::vector<int> ys = row_table(src, rows, 1, f.border);
@@ -46,7 +47,7 @@ Image clamp_fireflies(const Image& src, const Guides* g, const Fireflies& f, Spa
         if (centre > 0.0f && centre > bound) scale = std::fmax(bound, 0.0f) / centre;
       }
       for (int c = 0; c < channels; ++c)
-        dst.at(x, r, c) = c < firefly_colours(channels) ? src.at(x, r, c) * scale : src.at(x, r, c);
+        dst.at(x, r, c) = c < colours ? src.at(x, r, c) * scale : src.at(x, r, c);
     }
   return dst;
 }

@@ -194,11 +194,6 @@ inline const char* demodulation_detail(bool albedo_filter) {
 // brighter than anything around them; a filter spreads each into a bright blotch. The
 // result holds the colour planes of `src` with the rows `rows` computed; it reads one row more
 // each side.
-// The colour planes the firefly step weighs and scales among `planes` (firefly luminance).
-inline int firefly_colours(int planes) {
-  return planes >= 3 ? 3 : 1;
-}
-
 struct Fireflies {
   float ratio = 0;  // 0: off
   bool demod = false;

@@ -25,10 +25,10 @@ class MirrorStage : public Stage {
   // window, as oiiotool --flip and --flop move it.
   ImageDesc describe(const ImageDesc& in) const override {
     ImageDesc out = in;
-    if (Placement* p = out.placement ? &*out.placement : nullptr) {
-      if (flop_) p->x = 2 * p->full_x + p->full_width - p->x - in.size.width;
-      if (flip_) p->y = 2 * p->full_y + p->full_height - p->y - in.size.height;
-    }
+    if (!out.placement) return out;
+    Placement& p = *out.placement;
+    if (flop_) p.x = 2 * p.full_x + p.full_width - p.x - in.size.width;
+    if (flip_) p.y = 2 * p.full_y + p.full_height - p.y - in.size.height;
     return out;
   }
   std::string whole_image_reason(PixelType) const override {

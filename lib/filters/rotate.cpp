@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -128,11 +129,19 @@ class RotateStage : public Stage {
     const Turn t = turn({in.width(), in.full_height()}, size);
     Image result(size.width, out, size.height, in.channels(), in.alpha());
     result.set_source(in.source());
-    for (int c = 0; c < in.channels(); ++c) {
-      const float outside = in.alpha() && c == in.channels() - 1 ? 0.0f : background_;
-      for (int y = out.first; y < out.last; ++y) {
+    std::vector<Position> xs(std::size_t(size.width)), ys(xs.size());
+    for (int y = out.first; y < out.last; ++y) {
+      // Each pixel's position once, for all its channels.
+      for (int x = 0; x < size.width; ++x) {
+        const float dx = (float(x) + 0.5f) - t.out_cx, dy = (float(y) + 0.5f) - t.out_cy;
+        xs[std::size_t(x)] = turned(t.cos, t.cos_lo, t.sin, t.sin_lo, dx, dy, t.in_cx - 0.5f);
+        ys[std::size_t(x)] = turned(-t.sin, -t.sin_lo, t.cos, t.cos_lo, dx, dy, t.in_cy - 0.5f);
+      }
+      for (int c = 0; c < in.channels(); ++c) {
+        const float outside = in.alpha() && c == in.channels() - 1 ? 0.0f : background_;
         float* dst = result.row(c, y - result.y0());
-        for (int x = 0; x < size.width; ++x) dst[x] = sample(in, c, x, y, t, outside);
+        for (int x = 0; x < size.width; ++x)
+          dst[x] = sample(in, c, xs[std::size_t(x)], ys[std::size_t(x)], outside);
       }
     }
     return result;
@@ -182,11 +191,8 @@ class RotateStage : public Stage {
     return in.row(c, y - in.y0())[x];
   }
 
-  // Output pixel (x, y): its centre turned back into the input, in the input's pixel indices.
-  float sample(const Image& in, int c, int x, int y, const Turn& t, float outside) const {
-    const float dx = (float(x) + 0.5f) - t.out_cx, dy = (float(y) + 0.5f) - t.out_cy;
-    const Position px = turned(t.cos, t.cos_lo, t.sin, t.sin_lo, dx, dy, t.in_cx - 0.5f);
-    const Position py = turned(-t.sin, -t.sin_lo, t.cos, t.cos_lo, dx, dy, t.in_cy - 0.5f);
+  // Channel c of the input sampled at a turned position (index and fraction along each axis).
+  float sample(const Image& in, int c, Position px, Position py, float outside) const {
     if (taps_ == Taps::nearest)  // the nearest centre: ties go right and down, as floor(s + 0.5)
       return at(in, c, px.index + (px.frac >= 0.5f), py.index + (py.frac >= 0.5f), outside);
     const int ix = px.index, iy = py.index;

@@ -297,12 +297,10 @@ void warn_left_out(const std::string& path, const std::vector<std::string>& chan
   static std::set<std::string> warned;
   std::lock_guard lock(mutex);
   if (!warned.insert(path).second) return;
-  std::string names;
-  for (const auto& c : channels) names += (names.empty() ? "" : ", ") + c;
   spdlog::warn(
       "{}: channels {} are subsampled and left out (halo reads full-resolution "
       "channels)",
-      path, names);
+      path, fmt::join(channels, ", "));
 }
 
 }  // namespace
