@@ -140,6 +140,9 @@ struct FileFacts {
   bool has_chrm = false;
   bool srgb = false;    // PNG sRGB chunk
   int orientation = 1;  // EXIF Orientation, 1..8
+  // Where the stage's input lies in its frame (an EXR's windows as the stages before it moved
+  // them); nothing for an input without a frame.
+  std::optional<Placement> placement;
 };
 
 // What a stage costs per output sample (one colour channel of a pixel), in nanoseconds on one
@@ -198,8 +201,9 @@ struct ImageDesc {
   std::optional<std::array<int, 2>> origin = std::array<int, 2>{0, 0};
   // The data and display windows (EXR) as the stages moved them: a crop's or pad's data window
   // moves inside the same frame, a mirror mirrors it in the frame, a quarter turn turns both,
-  // a resize scales both (as oiiotool does). Nothing when the input has no frame, or once a
-  // stage moved the pixels in a way the windows cannot say (rotate by other angles).
+  // a resize scales both, a turn by another angle keeps the frame and makes the data window
+  // the turned box (as oiiotool does). Nothing when the input has no frame, or once a stage
+  // changed the size in a way the windows cannot say (orient's transposing orientations).
   std::optional<Placement> placement;
   // The ICC profile a stage converted the colour to (the output is tagged with it in place of
   // the input's); nothing while the colour is the input's.

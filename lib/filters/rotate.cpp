@@ -1,13 +1,17 @@
 // rotate by any angle: each output pixel's centre turned back into the input and sampled there
 // (nearest, bilinear or bicubic Catmull-Rom taps), outside the input the background colour
 // (alpha 0). The output holds the whole turned image (the pixels holding its turned pixel
-// centres, oiiotool's box) or keeps the input's size. Output rows read a band of input rows (the
-// band a turned strip covers), so it streams. Device side: kernels/rotate.cl, the same arithmetic
-// in the same order: bit for bit.
+// centres, oiiotool's box) or keeps the input's size. The turn is about the image's centre, or
+// about its frame's (an EXR's display window, as oiiotool --rotate) when it has one: the frame
+// stays, and the data window becomes the box. Output rows read a band of input rows (the band a
+// turned strip covers), so it streams. Device side: kernels/rotate.cl, the same arithmetic in
+// the same order: bit for bit.
 #include "filters/rotate.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -74,37 +78,77 @@ float cubic(float t) {
   return 0.0f;
 }
 
-class RotateStage : public Stage {
+// What a turn makes of an input of a size: the output's size, the turn's centre in the input's
+// and the output's pixel coordinates, and where the output's first pixel lies in the input's
+// coordinates (the data window moves by it).
+struct Geometry {
+  Size out;
+  double in_cx = 0, in_cy = 0, out_cx = 0, out_cy = 0;
+  int x = 0, y = 0;
+};
+
+// The whole pixels that hold every position from `lo` to `hi` (turned pixel centres), as
+// oiiotool --rotate's box (recompute_roi); less float noise (30x20 turned by 90.0000001 degrees
+// is 20x30).
+std::array<int, 2> pixels_holding(double lo, double hi) {
+  const int first = int(std::floor(lo + 1e-6));
+  return {first, std::max(first + 1, int(std::ceil(hi - 1e-6)))};
+}
+
+class RotateStage : public Stage, public BoundToFile {
  public:
-  RotateStage(std::string spec, double degrees, Taps taps, float background, bool keep_size)
+  // `centre`: the turn's centre in the input's pixel coordinates, for an input in a frame (its
+  // display window's centre); else the input's own centre.
+  RotateStage(std::string spec, double degrees, Taps taps, float background, bool keep_size,
+              std::optional<std::array<double, 2>> centre = std::nullopt)
       : Stage(std::move(spec)),
         degrees_(degrees),
         taps_(taps),
         background_(background),
-        keep_size_(keep_size) {}
+        keep_size_(keep_size),
+        centre_(centre) {}
 
   StageTraits traits() const override {
     return {.resizes = true, .cost = {.reference_ns = 20, .device_ns = 3}};
   }
-  ImageDesc describe(const ImageDesc& in) const override { return resized(in, size_for(in.size)); }
-  Size size_for(Size in) const {
-    if (keep_size_) return in;
-    const double r = degrees_ * M_PI / 180, c = std::fabs(std::cos(r)), s = std::fabs(std::sin(r));
-    const double across = (in.width - 1) * c + (in.height - 1) * s;  // the turned pixel centres
-    const double down = (in.width - 1) * s + (in.height - 1) * c;
-    return {pixels_holding(in.width / 2.0, across), pixels_holding(in.height / 2.0, down)};
+  ImageDesc describe(const ImageDesc& in) const override {
+    const Geometry g = geometry(in.size);
+    ImageDesc out = resized(in, g.out);
+    if (centre_ && in.placement) {  // the frame stays; the data window becomes the box
+      out.placement = in.placement;
+      out.placement->x += g.x, out.placement->y += g.y;
+    }
+    return out;
   }
-  // The whole pixels of the input's grid that hold centres spread `span` about `centre`, as
-  // oiiotool --rotate's box (recompute_roi): symmetric about the centre, so the turn stays
-  // at the output's centre; less float noise (30x20 turned by 90.0000001 degrees is 20x30).
-  static int pixels_holding(double centre, double span) {
-    const double first = std::floor(centre - span / 2 + 1e-6);
-    const double last = std::ceil(centre + span / 2 - 1e-6);
-    return std::max(1, int(last - first));
+  // Bound to where the input lies in its frame: turned about the frame's centre.
+  std::unique_ptr<Stage> for_file(const FileFacts& file) const override {
+    if (!file.placement || file.placement->full_width <= 0) return nullptr;
+    const Placement& p = *file.placement;
+    const std::array<double, 2> centre{p.full_x + p.full_width * 0.5 - p.x,
+                                       p.full_y + p.full_height * 0.5 - p.y};
+    return std::make_unique<RotateStage>(spec(), degrees_, taps_, background_, keep_size_, centre);
+  }
+  Geometry geometry(Size in) const {
+    const double cx = centre_ ? (*centre_)[0] : in.width * 0.5;
+    const double cy = centre_ ? (*centre_)[1] : in.height * 0.5;
+    if (keep_size_) return {in, cx, cy, cx, cy};
+    // The box of the turned pixel centres: output = R^T (input - centre) + centre.
+    const double r = degrees_ * M_PI / 180, c = std::cos(r), s = std::sin(r);
+    double x_lo = 1e300, x_hi = -1e300, y_lo = 1e300, y_hi = -1e300;
+    for (const double x : {0.5, in.width - 0.5})
+      for (const double y : {0.5, in.height - 0.5}) {
+        const double ox = c * (x - cx) - s * (y - cy) + cx, oy = s * (x - cx) + c * (y - cy) + cy;
+        x_lo = std::min(x_lo, ox), x_hi = std::max(x_hi, ox);
+        y_lo = std::min(y_lo, oy), y_hi = std::max(y_hi, oy);
+      }
+    const auto [x0, x1] = pixels_holding(x_lo, x_hi);
+    const auto [y0, y1] = pixels_holding(y_lo, y_hi);
+    return {{x1 - x0, y1 - y0}, cx, cy, cx - x0, cy - y0, x0, y0};
   }
   Span input_rows(Span out, Size in) const override {
-    const Turn t = turn(in, size_for(in));
-    const double x0 = 0.5 - t.out_cx, x1 = size_for(in).width - 0.5 - t.out_cx;
+    const Geometry g = geometry(in);
+    const Turn t = turn(g);
+    const double x0 = 0.5 - t.out_cx, x1 = g.out.width - 0.5 - t.out_cx;
     const double y0 = out.first + 0.5 - t.out_cy, y1 = out.last - 0.5 - t.out_cy;
     double lo = 1e300, hi = -1e300;
     for (const double dx : {x0, x1})
@@ -125,8 +169,9 @@ class RotateStage : public Stage {
   }
 
   Image reference_rows(const Image& in, Span out, StageRun&) const override {
-    const Size size = size_for({in.width(), in.full_height()});
-    const Turn t = turn({in.width(), in.full_height()}, size);
+    const Geometry g = geometry({in.width(), in.full_height()});
+    const Size size = g.out;
+    const Turn t = turn(g);
     Image result(size.width, out, size.height, in.channels(), in.alpha());
     result.set_source(in.source());
     std::vector<Position> xs(std::size_t(size.width)), ys(xs.size());
@@ -149,8 +194,9 @@ class RotateStage : public Stage {
 
   DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                            StageRun&) const override {
-    const Size size = size_for({in.width, in.full_height});
-    const Turn t = turn({in.width, in.full_height}, size);
+    const Geometry g = geometry({in.width, in.full_height});
+    const Size size = g.out;
+    const Turn t = turn(g);
     DeviceImage result = resized_result(device, in, size, out);
     auto kernel = device.kernel("rotate.cl", "rotate_any", {});
     const RotateArgs args{.move = move_args(in, result, out),
@@ -172,17 +218,17 @@ class RotateStage : public Stage {
   }
 
  private:
-  Turn turn(Size in, Size out) const {
+  Turn turn(const Geometry& g) const {
     const double r = degrees_ * M_PI / 180;
     const double c = std::cos(r), s = std::sin(r);
     return {.cos = float(c),
             .sin = float(s),
             .cos_lo = float(c - double(float(c))),
             .sin_lo = float(s - double(float(s))),
-            .in_cx = float(in.width * 0.5),
-            .in_cy = float(in.height * 0.5),
-            .out_cx = float(out.width * 0.5),
-            .out_cy = float(out.height * 0.5)};
+            .in_cx = float(g.in_cx),
+            .in_cy = float(g.in_cy),
+            .out_cx = float(g.out_cx),
+            .out_cy = float(g.out_cy)};
   }
 
   // Input sample (x, y) of channel c, or `outside` beyond the image.
@@ -217,6 +263,7 @@ class RotateStage : public Stage {
   Taps taps_;
   float background_;
   bool keep_size_;
+  std::optional<std::array<double, 2>> centre_;
 };
 
 }  // namespace

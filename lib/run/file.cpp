@@ -110,29 +110,38 @@ FileFacts file_facts(const Metadata& m) {
 }
 
 // `pipeline` for one file: after an `orient` stage (--auto-orient), its stages bound to the
-// file where they depend on it (BoundToFile), the others shared with `pipeline`, then `last` if
-// given. Nothing when it is `pipeline` as it is.
+// file where they depend on it (BoundToFile; each told where its input lies in the frame, as
+// the stages before it moved it), the others shared with `pipeline`, then `last` if given.
+// Nothing when it is `pipeline` as it is.
 std::optional<Pipeline> for_file(const Pipeline& pipeline, bool auto_orient,
-                                 const Metadata& metadata, std::unique_ptr<Stage> last) {
-  const FileFacts facts = file_facts(metadata);
-  std::vector<std::unique_ptr<Stage>> bound;
-  bool changed = auto_orient || last;
-  for (const auto& stage : pipeline.stages()) {
-    bound.push_back(halo::for_file(*stage, facts));
-    changed = changed || bound.back();
-  }
-  if (!changed) return std::nullopt;
+                                 const Metadata& metadata, ImageDesc given,
+                                 std::unique_ptr<Stage> last) {
+  FileFacts facts = file_facts(metadata);
   Pipeline result;
+  bool changed = auto_orient || last;
   if (auto_orient) {
     auto orient = make_stage(implied::upright());
     auto upright = halo::for_file(*orient, facts);
     result.append(upright ? std::move(upright) : std::move(orient));
+    given = result.stages().back()->describe(given);
   }
-  for (std::size_t i = 0; i < bound.size(); ++i)
-    result.append(bound[i] ? std::shared_ptr<const Stage>(std::move(bound[i]))
-                           : pipeline.stages()[i]);
+  for (const auto& stage : pipeline.stages()) {
+    facts.placement = given.placement;
+    auto bound = halo::for_file(*stage, facts);
+    changed = changed || bound;
+    result.append(bound ? std::shared_ptr<const Stage>(std::move(bound)) : stage);
+    given = result.stages().back()->describe(given);
+  }
+  if (!changed) return std::nullopt;
   if (last) result.append(std::move(last));
   return result;
+}
+
+// The input as the first stage sees it: its size and, in a frame, where it lies.
+ImageDesc input_desc(const InputStream& in) {
+  ImageDesc given{{in.input().width, in.input().height}};
+  if (in.header().placement.full_width > 0) given.placement = in.header().placement;
+  return given;
 }
 
 }  // namespace
@@ -176,7 +185,7 @@ FilePlan::FilePlan(const FileNames& names, const RunPipelines& pipelines, const 
                                                            : &pipelines.straight_alpha;
   // A format without alpha (JPEG) takes the colour over the background instead of refusing.
   flattens_ = probe.input().alpha && !stores_alpha(names.output);
-  own_ = for_file(*shared_, o.auto_orient, probe.header().metadata,
+  own_ = for_file(*shared_, o.auto_orient, probe.header().metadata, input_desc(probe),
                   flattens_ ? make_stage(implied::flatten(o.background)) : nullptr);
   moving_ = moving_stages(this->pipeline(), file_facts(probe.header().metadata));
   const SampleType requested = o.type.value_or(probe.stored());
@@ -220,9 +229,7 @@ FilePlan::FilePlan(const FileNames& names, const RunPipelines& pipelines, const 
 
 void FilePlan::describe(const FileNames& names, const FileRunOptions& o) {
   const InputStream& in = *input_;
-  ImageDesc given{{in.input().width, in.input().height}};
-  if (in.header().placement.full_width > 0) given.placement = in.header().placement;
-  const ImageDesc described = pipeline().describe(given);
+  const ImageDesc described = pipeline().describe(input_desc(in));
   output_size_ = described.size;
   metadata_ = output_metadata(in.header().metadata, o);
   describe_output(metadata_, described);

@@ -294,6 +294,45 @@ TEST_CASE("crop keeps an EXR's display window and moves its data window to the w
   CHECK((s.full_x == -1 && s.full_y == 0 && s.full_width == 20 && s.full_height == 10));
 }
 
+TEST_CASE("rotate by any angle turns an EXR about its display window's centre, as oiiotool") {
+  Sandbox box;
+  write_placed_exr(box / "dw.exr", photo(20, 10, 3, PixelType::u16));
+  const auto windows = [&](const std::string& name) {
+    auto in = OIIO::ImageInput::open(box / name);
+    REQUIRE(in);
+    const OIIO::ImageSpec& s = in->spec();
+    return std::array<int, 8>{s.x,      s.y,      s.width,      s.height,
+                              s.full_x, s.full_y, s.full_width, s.full_height};
+  };
+  const auto oiiotool = [&](const std::string& ops, const std::string& out) {
+    REQUIRE(
+        std::system(("oiiotool " + box / "dw.exr " + ops + " -o " + box / out + " >/dev/null 2>&1")
+                        .c_str()) == 0);
+  };
+  // The display window (40x20 at (-2, 0)) stays; the data window becomes the box of the
+  // turned pixel centres, turned about (18, 10): 22x18 at (7, -1).
+  Result r = box.halo("run " + box / "dw.exr -f rotate:angle=30 --strip-rows 4 -o " +
+                      box / "fit.exr --verify");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(windows("fit.exr") == std::array<int, 8>{7, -1, 22, 18, -2, 0, 40, 20});
+  oiiotool("--rotate:filter=catmull-rom:recompute_roi=1 30", "o-fit.exr");
+  CHECK(windows("o-fit.exr") == windows("fit.exr"));
+  CHECK(std::system(
+            ("idiff -fail 2e-3 " + box / "fit.exr " + box / "o-fit.exr >/dev/null").c_str()) == 0);
+  // size=same keeps the data window; after a crop, the turn is still about the frame's centre.
+  CHECK(box.halo("run " + box / "dw.exr -f rotate:angle=-115.5:size=same -o " + box / "same.exr")
+            .code == 0);
+  CHECK(windows("same.exr") == windows("dw.exr"));
+  oiiotool("--rotate:filter=catmull-rom -115.5", "o-same.exr");
+  CHECK(std::system(
+            ("idiff -fail 2e-3 " + box / "same.exr " + box / "o-same.exr >/dev/null").c_str()) ==
+        0);
+  CHECK(box.halo("run " + box / "dw.exr -f crop:x=4:y=3:w=12:h=5 -f rotate:angle=30 -o " +
+                 box / "cut.exr")
+            .code == 0);
+  CHECK(windows("cut.exr") == std::array<int, 8>{12, 3, 12, 10, -2, 0, 40, 20});
+}
+
 // 70 s on the 2-core machine: under the long label alone (tests/CMakeLists.txt).
 TEST_CASE("an image larger than the device's largest buffer streams on it in bounded memory" *
           doctest::test_suite("long")) {
