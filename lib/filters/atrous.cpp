@@ -221,14 +221,16 @@ class AtrousStage : public GuidedStage {
   Image reference_rows(const Image& in, Span out, StageRun& run) const override {
     check_size(run, in.width(), in.span(), in.full_height());
     const AtrousParams& a = a_;
-    const Remodulation remod(run.guides, demodulates(run.guides, in.color_channels()),
-                             a.albedo_filter, out, a.border);
-    const Fireflies f = fireflies(run.guides, in.color_channels());
+    const bool demod = demodulates(run.guides, in.color_channels());
+    std::optional<Guides> over;  // colour with alpha: the albedo over alpha (guides.hpp)
+    if (demod) over = albedo_over_alpha(*run.guides, in);
+    const Guides* g = over ? &*over : run.guides;
+    const Remodulation remod(g, demod, a.albedo_filter, out, a.border);
+    const Fireflies f = fireflies(g, in.color_channels());
     Image current =
-        f.ratio > 0 ? clamp_fireflies(in, run.guides, f, first_pass_reads(out, in.full_height()))
-                    : in;
+        f.ratio > 0 ? clamp_fireflies(in, g, f, first_pass_reads(out, in.full_height())) : in;
     for (int i = 0; i < a.iters; ++i)
-      current = pass_reference(current, run.guides, a, setup(run.guides, i, in.color_channels()),
+      current = pass_reference(current, g, a, setup(g, i, in.color_channels()),
                                pass_rows(i, out, in.full_height()), remod.albedo());
     return with_colour(in, current);
   }
@@ -236,8 +238,11 @@ class AtrousStage : public GuidedStage {
   DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                            StageRun& run) const override {
     check_size(run, in.width, in.span(), in.full_height);
-    const DeviceGuides& dg = device_guides(device, run);
     const int channels = in.color_channels();
+    const bool demod = demodulates(run.guides, channels);
+    const DeviceGuides& shared = device_guides(device, run);
+    // Colour with alpha: the albedo over alpha (guides.hpp).
+    const DeviceGuides dg = demod ? albedo_over_alpha(device, shared, run.guides, in) : shared;
     const AtrousParams& a = a_;
     DeviceImage ping = device.image_like(in, channels, false);
     DeviceImage pong = device.image_like(in, channels, false);
@@ -246,8 +251,7 @@ class AtrousStage : public GuidedStage {
                            {{"CHANNELS", std::to_string(channels)},
                             {"SIGMA_N_WHOLE", std::to_string(a.sigma_n_whole)}});
     const cl::Buffer remod_with =
-        remodulation_albedo(device, dg, run.guides, demodulates(run.guides, channels),
-                            a.albedo_filter, in, out, a.border);
+        remodulation_albedo(device, dg, run.guides, demod, a.albedo_filter, in, out, a.border);
     const Fireflies f = fireflies(run.guides, channels);
     DeviceImage clamped;
     if (f.ratio > 0)

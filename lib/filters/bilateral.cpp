@@ -268,17 +268,18 @@ class BilateralStage : public GuidedStage {
       if (run.keep_flags)
         run.state_as<FlagsState>().keep_rows(flags.data(), run.guides->any(), run.own);
     }
-    const Remodulation remod(run.guides, plan.demod, p_.albedo_filter, out, p_.border);
+    std::optional<Guides> over;  // colour with alpha: the albedo over alpha (guides.hpp)
+    if (plan.demod) over = albedo_over_alpha(*run.guides, in);
+    const Guides* g = over ? &*over : run.guides;
+    const Remodulation remod(g, plan.demod, p_.albedo_filter, out, p_.border);
     const Image clamped =
-        plan.fireflies.ratio > 0 ? clamp_fireflies(in, run.guides, plan.fireflies, inner) : Image();
+        plan.fireflies.ratio > 0 ? clamp_fireflies(in, g, plan.fireflies, inner) : Image();
     const Image& colour = plan.fireflies.ratio > 0 ? clamped : in;
     if (p_.walk_2d)
-      return with_colour(
-          in, pass_2d_reference(colour, flags, run.guides, p_, plan, out, remod.albedo()));
-    const Image rows =
-        pass_reference(colour, flags, run.guides, p_, plan, true, inner, plan.demod, nullptr);
+      return with_colour(in, pass_2d_reference(colour, flags, g, p_, plan, out, remod.albedo()));
+    const Image rows = pass_reference(colour, flags, g, p_, plan, true, inner, plan.demod, nullptr);
     const Image result =
-        pass_reference(rows, flags, run.guides, p_, plan, false, out, false, remod.albedo());
+        pass_reference(rows, flags, g, p_, plan, false, out, false, remod.albedo());
     return with_colour(in, result);
   }
 
@@ -286,7 +287,9 @@ class BilateralStage : public GuidedStage {
                            StageRun& run) const override {
     check_size(run, in.width, in.span(), in.full_height);
     const Plan plan = plan_for(run.guides, in.color_channels());
-    const DeviceGuides& dg = device_guides(device, run);
+    const DeviceGuides& shared = device_guides(device, run);
+    // Colour with alpha: the albedo over alpha (guides.hpp).
+    const DeviceGuides dg = plan.demod ? albedo_over_alpha(device, shared, run.guides, in) : shared;
     const Span inner = out.widened(p_.r, in.full_height);
     cl::Buffer flags = dg.placeholder;
     if (plan.use_flags) {

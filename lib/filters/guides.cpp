@@ -1,8 +1,10 @@
 // Guide buffers: validation, normalisation, upload, and the parameters guided filters share.
 #include "filters/guides.hpp"
 
+#include <algorithm>
 #include <cmath>
 
+#include "cl/groups.hpp"
 #include "core/error.hpp"
 
 namespace halo {
@@ -69,6 +71,32 @@ Guides guide_rows(const Guides& whole, Span rows) {
   copy_rows(whole.depth, strip.depth);
   copy_rows(whole.albedo, strip.albedo);
   return strip;
+}
+
+Guides albedo_over_alpha(const Guides& g, const Image& colour) {
+  if (!g.has_albedo() || colour.color_channels() != 4) return g;
+  Guides over = g;
+  // Row for row, as colour_at reads them.
+  for (int y = 0; y < std::min(over.albedo.height(), colour.height()); ++y) {
+    const float* alpha = colour.row(3, y);
+    for (int c = 0; c < 3; ++c) {
+      float* a = over.albedo.row(c, y);
+      for (int x = 0; x < over.albedo.width(); ++x) a[x] = alpha[x] > 0.0f ? a[x] / alpha[x] : 0.0f;
+    }
+  }
+  return over;
+}
+
+DeviceGuides albedo_over_alpha(Device& device, const DeviceGuides& dg, const Guides* g,
+                               const DeviceImage& colour) {
+  if (!g || !g->has_albedo() || colour.color_channels() != 4) return dg;
+  DeviceGuides over = dg;
+  const std::size_t plane = colour.plane_size();
+  over.albedo = device.buffer(3 * plane * sizeof(float), "albedo over alpha");
+  auto k = device.kernel("albedo.cl", "albedo_over_alpha", {});
+  set_args(k, dg.albedo, colour.buffer, over.albedo, cl_ulong(plane));
+  device.launch(k, "albedo_over_alpha", cl::NDRange(plane), groups::row, 7 * plane * sizeof(float));
+  return over;
 }
 
 DeviceGuides upload_guides(Device& device, const Guides* given) {

@@ -106,6 +106,21 @@ inline bool is_edge(const Surface& a, const Surface& b, float cos_angle, float d
   return false;
 }
 
+// Renders sum albedo over a pixel's samples as they sum colour, so where a transparent film
+// leaves a pixel partly covered its albedo (Blender's DiffCol) is scaled by the coverage as its
+// colour is. Colour with alpha (four planes, the fourth alpha, premultiplied) is divided and
+// multiplied back by the albedo over alpha instead (0 where alpha is 0): colour / albedo is then
+// irradiance premultiplied by alpha, filtered with alpha, and multiplied back by the surface's
+// own colour. With the albedo as stored, the colour came back scaled by its own pixel's
+// coverage while alpha, filtered, had its neighbours': bright and dark fringes at soft edges
+// (1.4x the colour over alpha on a Blender render of objects on a transparent film).
+// `colour` holds the guides' rows; guides without albedo, or colour without a fourth plane,
+// come back as they are.
+Guides albedo_over_alpha(const Guides& g, const Image& colour);
+// The same on the device: `dg` with its albedo replaced (kernels/albedo.cl).
+DeviceGuides albedo_over_alpha(Device& device, const DeviceGuides& dg, const Guides* g,
+                               const DeviceImage& colour);
+
 // Albedo demodulation: colour is divided by a' = albedo where albedo >= albedo_min, else by
 // 1 (metals and black surfaces, whose diffuse colour is ~0, are filtered as they are), and
 // multiplied back after filtering.
