@@ -686,6 +686,12 @@ int compare_command(const CompareOptions& o) {
   if (is_standard_input(o.a)) pairs.front().read_a = piped.emplace().path();
   if (is_standard_input(o.b)) pairs.front().read_b = piped.emplace().path();
   if (o.idiff_all) pairs = every_part(pairs);
+  // Every file a pair or part may write (diff-mip1.exr), against every input and each other.
+  std::vector<WrittenFile> written{{"--json", o.json}, {"--junit", o.junit}};
+  for (const Pair& pair : pairs)
+    written.insert(written.end(),
+                   {{"--diff-out", pair.diff_out}, {"--flip-exposure-map", pair.exposure_map}});
+  refuse_clobbering(written, compared);
   std::vector<PairResult> results;
   // FLIP and SSIM run on the device --device names; under auto on a GPU when there is one
   // (on PoCL a 4K pair's FLIP took 9.5 s of kernels against 4.4 s for the whole host run),

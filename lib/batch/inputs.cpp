@@ -3,11 +3,13 @@
 #include "core/text.hpp"
 
 #include <glob.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -188,19 +190,58 @@ bool same_file(const std::string& a, const std::string& b) {
   return same_name_key(a) == same_name_key(b) || (fs::equivalent(a, b, ec) && !ec);
 }
 
+namespace {
+
+// Who a path is, as same_file asks: its name's key, and the file it reaches where one exists
+// (through a link, or a hard link's other name).
+struct FileIdentity {
+  std::string name;
+  std::optional<std::pair<dev_t, ino_t>> inode;
+};
+
+FileIdentity identity_of(const std::string& path) {
+  FileIdentity id{same_name_key(path), std::nullopt};
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) id.inode = std::pair{st.st_dev, st.st_ino};
+  return id;
+}
+
+// Paths seen so far, found again by name or by file: each path is looked at once, so a
+// command writing a file for each of thousands of parts checks them in n log n.
+class SeenFiles {
+ public:
+  const std::string* find(const FileIdentity& id) const {
+    if (auto it = by_name_.find(id.name); it != by_name_.end()) return &it->second;
+    if (id.inode)
+      if (auto it = by_inode_.find(*id.inode); it != by_inode_.end()) return &it->second;
+    return nullptr;
+  }
+  void add(const FileIdentity& id, const std::string& label) {
+    by_name_.emplace(id.name, label);
+    if (id.inode) by_inode_.emplace(*id.inode, label);
+  }
+
+ private:
+  std::map<std::string, std::string> by_name_;
+  std::map<std::pair<dev_t, ino_t>, std::string> by_inode_;
+};
+
+}  // namespace
+
 void refuse_clobbering(const std::vector<WrittenFile>& written,
                        const std::vector<std::string>& inputs) {
-  for (std::size_t i = 0; i < written.size(); ++i) {
-    const WrittenFile& w = written[i];
+  SeenFiles read, made;
+  for (const std::string& input : inputs)
+    if (input != "-") read.add(identity_of(input), input);
+  for (const WrittenFile& w : written) {
     if (w.path.empty() || w.path == "-") continue;
-    for (const std::string& input : inputs)
-      if (input != "-" && same_file(w.path, input))
-        throw Error(ErrorKind::Usage,
-                    w.option + " " + w.path + ": refusing to overwrite the input " + input);
-    for (std::size_t j = 0; j < i; ++j)
-      if (!written[j].path.empty() && written[j].path != "-" && same_file(w.path, written[j].path))
-        throw Error(ErrorKind::Usage,
-                    written[j].option + " and " + w.option + " name the same file: " + w.path);
+    const FileIdentity id = identity_of(w.path);
+    if (const std::string* input = read.find(id))
+      throw Error(ErrorKind::Usage,
+                  w.option + " " + w.path + ": refusing to overwrite the input " + *input);
+    if (const std::string* other = made.find(id))
+      throw Error(ErrorKind::Usage, *other + " and " + w.option + " name the same file: " + w.path);
+    made.add(id, w.option);
   }
 }
 

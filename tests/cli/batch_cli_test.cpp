@@ -439,6 +439,19 @@ TEST_CASE("compare -a: every subimage and MIP level, each a pair of the report")
   CHECK(json["pairs"][3]["pixels"] == 1);
   CHECK(json["pairs"][3]["miplevel"] == 3);
   CHECK(has(r.out, "(MIP level 0): FAILURE"));
+  // A part's difference image never replaces an input (d-mip1.exr here) nor a report: 64
+  // before anything is compared, the input kept.
+  fs::copy_file(box / "ma.exr", box / "d-mip1.exr");
+  const auto before = fs::file_size(box / "d-mip1.exr");
+  r = box.halo("compare -a " + box / "d-mip1.exr " + box / "mb.exr --diff-out " + box / "d.exr");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "--diff-out " + box / "d-mip1.exr: refusing to overwrite the input"));
+  CHECK(fs::file_size(box / "d-mip1.exr") == before);
+  CHECK_FALSE(fs::exists(box / "d-mip0.exr"));
+  r = box.halo("compare -a " + box / "ma.exr " + box / "mb.exr --diff-out " + box / "e.exr" +
+               " --json " + box / "e-mip2.exr");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "--json and --diff-out name the same file"));
   // Counts that differ: not comparable (3); idiff 2.4.7 exits 2 for subimages, 3 for levels.
   r = box.halo("compare -a " + box / "aa.exr " + box / "aaa.exr");
   CHECK(r.code == 3);
