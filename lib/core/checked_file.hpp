@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -47,8 +48,11 @@ class CheckedFile {
       if (r == 0) break;
       got += std::size_t(r);
     }
+    bytes_read_.fetch_add(got, std::memory_order_relaxed);
     return static_cast<long long>(got);
   }
+  // What readers have read of it so far: a file read part by part reads its headers once.
+  std::uint64_t bytes_read() const { return bytes_read_.load(std::memory_order_relaxed); }
   // The whole file, for a decoder that takes it at once: BadData when over `max_bytes` or
   // --max-memory (naming `what`), before a byte is read.
   HostBytes read_whole(std::size_t max_bytes, const std::string& what) const;
@@ -58,6 +62,7 @@ class CheckedFile {
   std::string path_;
   int fd_ = -1;
   std::uint64_t size_ = 0;
+  mutable std::atomic<std::uint64_t> bytes_read_{0};
 };
 
 // A stdio stream over the file from its first byte, with its own position (for libpng and

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <memory>
+#include <mutex>
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
@@ -209,7 +212,21 @@ class HeaderWalk {
 }  // namespace
 
 void check_exr_header(const std::shared_ptr<const CheckedFile>& file) {
+  // The files checked lately: a multi-part file read part by part (compare -a) walks its
+  // headers once, not once a part. Held weakly, so a file closed is never taken for a new one
+  // at its address.
+  static std::mutex mutex;
+  static std::deque<std::weak_ptr<const CheckedFile>> checked;
+  constexpr std::size_t kRemembered = 8;
+  {
+    const std::lock_guard lock(mutex);
+    for (const auto& seen : checked)
+      if (seen.lock() == file) return;
+  }
   HeaderWalk(file).run();
+  const std::lock_guard lock(mutex);
+  checked.push_back(file);
+  if (checked.size() > kRemembered) checked.pop_front();
 }
 
 }  // namespace halo
