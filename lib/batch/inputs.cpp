@@ -107,21 +107,10 @@ std::optional<Sequence> parse_sequence(const std::string& path) {
   return s;
 }
 
-std::vector<InputFile> expand_sequence(const Sequence& s, const std::string& pattern,
-                                       const std::string& channels, const std::string& frames) {
+// The frames of `s` on disk, by number, with their digits as written.
+std::map<long, std::string> frames_on_disk(const Sequence& s, std::error_code& ec) {
   const fs::path dir = s.dir.empty() ? fs::path(".") : fs::path(s.dir);
-  const auto join = [&](const std::string& name) {
-    return s.dir.empty() ? name : (fs::path(s.dir) / name).string();
-  };
-  std::vector<InputFile> files;
-  if (!frames.empty()) {  // the frames asked for, missing ones included: the batch reports them
-    for (long frame : parse_frames(frames))
-      files.push_back(
-          {join(s.name(frame)), channels, "", fmt::format("{:0{}d}", frame, s.padding)});
-    return files;
-  }
   std::map<long, std::string> found;
-  std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.size() <= s.prefix.size() + s.suffix.size() || !name.starts_with(s.prefix) ||
@@ -129,11 +118,43 @@ std::vector<InputFile> expand_sequence(const Sequence& s, const std::string& pat
       continue;
     const std::string digits =
         name.substr(s.prefix.size(), name.size() - s.prefix.size() - s.suffix.size());
-    if (!std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;
+    if (digits.size() > 18 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;
     // shot.####.exr is shot.0042.exr and shot.12345.exr, not shot.042.exr.
     const bool padded = int(digits.size()) == s.padding;
     const bool wider = int(digits.size()) > s.padding && (digits[0] != '0' || digits.size() == 1);
     if (padded || wider) found.emplace(std::stol(digits), digits);
+  }
+  return found;
+}
+
+std::vector<InputFile> expand_sequence(const Sequence& s, const std::string& pattern,
+                                       const std::string& channels, const std::string& frames) {
+  const auto join = [&](const std::string& name) {
+    return s.dir.empty() ? name : (fs::path(s.dir) / name).string();
+  };
+  std::error_code ec;
+  const std::map<long, std::string> found = frames_on_disk(s, ec);
+  std::vector<InputFile> files;
+  if (!frames.empty()) {  // the frames asked for, missing ones included: the batch reports them
+    const std::vector<long> asked = parse_frames(frames);
+    // ... unless the range is a typo far larger than the sequence: refused at once, not
+    // reported frame by frame (2 million missing frames took 17 s and 1.5 GB to list).
+    constexpr std::size_t kMostMissing = 10'000;
+    const std::size_t missing = std::size_t(std::count_if(
+        asked.begin(), asked.end(), [&](long frame) { return !found.contains(frame); }));
+    if (missing > kMostMissing)
+      throw Error(ErrorKind::NoInput,
+                  fmt::format("{}: --frames '{}' asks for {} frames, {} of which do not exist "
+                              "(the sequence has {}{}); more than {} missing frames are refused",
+                              pattern, frames, asked.size(), missing, found.size(),
+                              found.empty() ? ""
+                                            : fmt::format(", {}-{}", found.begin()->first,
+                                                          found.rbegin()->first),
+                              kMostMissing));
+    for (long frame : asked)
+      files.push_back(
+          {join(s.name(frame)), channels, "", fmt::format("{:0{}d}", frame, s.padding)});
+    return files;
   }
   if (found.empty())
     throw Error(ErrorKind::NoInput, pattern + ": no file of the sequence exists" +

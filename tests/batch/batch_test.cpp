@@ -126,7 +126,8 @@ TEST_CASE("files and globs: order kept, duplicates once, missing plain files kep
 TEST_CASE("frame sequences: #### and %04d, the frames on disk or --frames with missing ones") {
   Folder f;
   for (const char* name : {"shot.0001.exr", "shot.0002.exr", "shot.0010.exr", "shot.12345.exr",
-                           "shot.001.exr", "shot.00003.exr", "shot.0004.png", "other.0005.exr"})
+                           "shot.001.exr", "shot.00003.exr", "shot.0004.png", "other.0005.exr",
+                           "shot.99999999999999999999.exr"})  // past long: not a frame
     f.touch(name);
   const auto found = expand_inputs({f / "shot.####.exr"}, {});
   CHECK(names(found.files, f.dir) == std::vector<std::string>{"shot.0001.exr", "shot.0002.exr",

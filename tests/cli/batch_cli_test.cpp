@@ -175,6 +175,16 @@ TEST_CASE("sequences, globs and templates name inputs and outputs; planning erro
   CHECK(has(r.err, "shot.0003.png: no such file"));
   CHECK(files_in(box / "o2") ==
         std::set<std::string>{"shot.0001.exr", "shot.0002.exr", "shot.0004.exr"});
+  // A range far larger than the sequence (a typo) is refused at once, not listed frame by
+  // frame (2 million frames: 17 s and 1.5 GB before anything ran).
+  const Measured m = run_measured(box, {"run", box / "seq/shot.####.png", "--frames", "1-2000000",
+                                        "-f", "edge", "-o", box / "o5/{stem}.png", "--mkdir"});
+  CHECK(m.code == 66);
+  CHECK(has(m.err,
+            "--frames '1-2000000' asks for 2000000 frames, 1999997 of which do not exist "
+            "(the sequence has 3, 1-4)"));
+  CHECK(m.peak_kib < 200 * 1024);
+  CHECK_FALSE(fs::exists(box / "o5"));
   r = box.halo("run " + q(box / "seq/*.png") + " -f edge -o " + q(box / "o3/{name}") + " --mkdir");
   CHECK(r.code == 0);
   CHECK(files_in(box / "o3").size() == 3);
