@@ -241,6 +241,16 @@ void filter_file(const FileJob& job, const RunContext& run, FileOutcome& outcome
   outcome.status = FileStatus::ok;
 }
 
+// How outputs are encoded and published: --skip-existing, like --no-clobber, publishes only
+// where no file exists at that moment (a no-replace rename), so concurrent runs over one
+// folder never replace each other's outputs; the check before a file is read only saves its
+// work.
+WriteOptions publishing(const RunOptionsCli& o) {
+  WriteOptions encoding = o.encoding;
+  encoding.no_clobber = o.encoding.no_clobber || o.skip_existing;
+  return encoding;
+}
+
 FileOutcome process_file(const FileJob& job, const RunContext& run) {
   FileOutcome outcome;
   std::error_code ec;
@@ -257,6 +267,15 @@ FileOutcome process_file(const FileJob& job, const RunContext& run) {
   }
   try {
     filter_file(job, run, outcome);
+  } catch (const OutputExists& e) {  // written meanwhile by another run: never replaced
+    const bool skip = run.options.skip_existing;
+    outcome = FileOutcome{};
+    outcome.status = skip ? FileStatus::skipped : FileStatus::failed;
+    outcome.error = job.output + (skip ? ": exists (written meanwhile); skipped (--skip-existing)"
+                                       : ": exists (written meanwhile); not overwritten "
+                                         "(--no-clobber)");
+    outcome.exit_code = skip ? 0 : e.exit_code();
+    if (!skip) outcome.exception = std::make_exception_ptr(Error(e.kind(), outcome.error));
   } catch (const Error& e) {
     outcome.status = e.kind() == ErrorKind::Mismatch ? FileStatus::mismatch : FileStatus::failed;
     outcome.error = e.what();
@@ -419,7 +438,7 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
        .background = o.background,
        .type = o.type.empty() ? std::nullopt : std::optional(parse_sample_type(o.type)),
        .stream = {.strip_rows = o.strip_rows, .verify = o.verify, .tolerance = o.tolerance},
-       .encoding = o.encoding,
+       .encoding = publishing(o),
        .workers = workers},
       global,
       {pipeline, straight_alpha, associated_alpha},
@@ -434,6 +453,7 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
   if (single) {  // one file: its own error and exit code, output as is
     const auto start = std::chrono::steady_clock::now();
     FileOutcome outcome = process_file(jobs.front(), context);
+    if (outcome.status == FileStatus::skipped) spdlog::info("{}", outcome.error);  // as a batch
     // A committed output goes out even when --verify found a mismatch, as a file would stay.
     std::error_code ec;
     if (stdout_file && fs::exists(stdout_file->path(), ec)) stdout_file->send();

@@ -240,11 +240,11 @@ void AtomicOutput::commit() {
     throw Error(ErrorKind::Io, target_.string() + ": its temporary " + temp_.string() +
                                    " was replaced by another process; not published");
   if (replace_ == Replace::never) {
-    if (rename_no_replace(temp_, target_) != 0)
+    if (rename_no_replace(temp_, target_) != 0) {
+      if (errno == EEXIST) throw OutputExists(target_.string());
       throw Error(ErrorKind::CantCreate,
-                  target_.string() +
-                      (errno == EEXIST ? ": exists; not overwritten (--no-clobber)"
-                                       : ": cannot create: " + std::string(std::strerror(errno))));
+                  target_.string() + ": cannot create: " + std::strerror(errno));
+    }
   } else if (::rename(temp_.c_str(), target_.c_str()) != 0) {
     throw Error(ErrorKind::Io,
                 target_.string() + ": cannot rename into place: " + std::strerror(errno));

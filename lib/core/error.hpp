@@ -32,4 +32,12 @@ class Error : public std::runtime_error {
   ErrorKind kind_;
 };
 
+// An output that came to exist while halo made it, so a publish that never replaces
+// (--no-clobber, --skip-existing) left it alone: another run wrote it first.
+class OutputExists : public Error {
+ public:
+  explicit OutputExists(const std::string& path)
+      : Error(ErrorKind::CantCreate, path + ": exists; not overwritten") {}
+};
+
 }  // namespace halo

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -553,6 +554,39 @@ TEST_CASE("hostile: signals and a reader that goes away leave no temporary and n
   CHECK(Sandbox::read(box / "err.txt").empty());
   CHECK(names_in(box / "tmp").empty());
   CHECK_FALSE(any_temporary(box.dir));
+}
+
+TEST_CASE("hostile: --skip-existing and --no-clobber never replace an output written meanwhile") {
+  // The check before a file is read only saves work: another run may publish the same output
+  // while this one computes it (8 runs over one folder all wrote, 7 replaced). Here the output
+  // appears once halo's temporary exists, i.e. after that check.
+  Sandbox box;
+  write_image(box / "in.png", photo(3000, 2000, 3), SampleType::u8);
+  fs::create_directories(box / "out");
+  fs::create_directories(box / "tmp");
+  for (const std::string flag : {"--skip-existing", "--no-clobber"}) {
+    INFO(flag);
+    const std::string out = box / "out/o.png";
+    fs::remove(out);
+    const int null = ::open("/dev/null", O_RDWR);
+    const pid_t pid = spawn_halo(
+        {"-v", "run", box / "in.png", "-f", "gaussian:r=12", "--device", "ref", "-o", out, flag},
+        null, null, box / "err.txt", box / "tmp");
+    ::close(null);
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!any_temporary(box / "out") && std::chrono::steady_clock::now() < end)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    REQUIRE(any_temporary(box / "out"));
+    std::ofstream(out) << "another run's output";
+    const int status = wait_for(pid, 120);
+    REQUIRE(WIFEXITED(status));
+    const std::string err = Sandbox::read(box / "err.txt");
+    INFO(err);
+    CHECK(WEXITSTATUS(status) == (flag == "--skip-existing" ? 0 : 73));
+    CHECK(has(err, "o.png: exists (written meanwhile)"));
+    CHECK(Sandbox::read(out) == "another run's output");
+    CHECK_FALSE(any_temporary(box / "out"));
+  }
 }
 
 TEST_CASE("hostile: standard input is spooled only up to --max-memory") {
