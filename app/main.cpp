@@ -148,8 +148,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "halo: error: {}\nRun 'halo --help' or 'halo SUBCOMMAND --help'.\n",
-               e.what());
+    halo::print_to_stderr(
+        fmt::format("halo: error: {}\nRun 'halo --help' or 'halo SUBCOMMAND --help'.\n", e.what()));
     return static_cast<int>(halo::ErrorKind::Usage);
   }
   // The settings, read once: the environment's, then the options over them.
@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
     return static_cast<int>(halo::ErrorKind::Usage);
   } catch (const halo::BuildError& e) {
     spdlog::error("{}", e.what());
-    fmt::print(stderr, "{}\n", e.log());
+    halo::print_to_stderr(e.log() + "\n");
     return e.exit_code();
   } catch (const halo::Error& e) {
     spdlog::error("{}", e.what());

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/record.hpp"
 #include "core/temporaries.hpp"
+#include "core/text.hpp"
 
 namespace halo {
 
@@ -182,7 +183,7 @@ int run_batch(const std::vector<FileJob>& jobs, const BatchSettings& settings,
   if (tally.failed || tally.mismatch || tally.not_run)
     spdlog::warn("{}", totals);
   else if (spdlog::default_logger()->should_log(spdlog::level::warn))
-    fmt::print(stderr, "halo: {}\n", totals);
+    print_to_stderr("halo: " + totals + "\n");
   if (StopSignals::raised())
     spdlog::error("interrupted: {} files not run; run again with --skip-existing to finish",
                   tally.not_run);

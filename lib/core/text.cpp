@@ -66,6 +66,10 @@ std::string fnv1a_hex(const std::string& text) {
   return hex;
 }
 
+void print_to_stderr(std::string_view text) noexcept {
+  if (std::fwrite(text.data(), 1, text.size(), stderr) != text.size()) std::clearerr(stderr);
+}
+
 void warn_once(const std::string& message) {
   static std::mutex mutex;
   static std::set<std::string> said;

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace halo {
@@ -34,6 +35,11 @@ std::string fnv1a_hex(const std::string& text);
 // spdlog::warn, once per process for each message: a file is opened more than once in a run
 // (its format recognised, then read), and what its content deserves is said once.
 void warn_once(const std::string& message);
+
+// `text` on standard error, as a log line halo writes itself (spdlog's lines never throw
+// either): a stderr that cannot be written (closed, a full disk) loses the line, never the
+// exit code of work that succeeded.
+void print_to_stderr(std::string_view text) noexcept;
 
 // The image formats halo reads and writes, by lower-case extension with the dot: halo's own
 // (PNG, JPEG, PFM), then OpenImageIO's that Debian's build has. Folder inputs take these

@@ -589,6 +589,35 @@ TEST_CASE("hostile: --skip-existing and --no-clobber never replace an output wri
   }
 }
 
+TEST_CASE("hostile: a standard error that cannot be written loses the log, not the exit code") {
+  // 2>/dev/full: every write to stderr fails (ENOSPC). A batch that wrote every file exited 70
+  // when its closing line could not be printed.
+  Sandbox box;
+  write_image(box / "a.png", photo(40, 30, 3), SampleType::u8);
+  write_image(box / "b.png", photo(30, 20, 3), SampleType::u8);
+  fs::create_directories(box / "tmp");
+  const auto exit_code = [&](const std::vector<std::string>& args) {
+    const int null = ::open("/dev/null", O_RDWR);
+    const pid_t pid = spawn_halo(args, null, null, "/dev/full", box / "tmp");
+    ::close(null);
+    const int status = wait_for(pid, 60);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  for (const char* verbosity : {"-v", "-q", "--progress"}) {
+    INFO(verbosity);
+    const std::string out = box / (std::string("o") + verbosity);
+    std::vector<std::string> args = {"run",  box / "a.png", box / "b.png",       "-f",
+                                     "edge", "-o",          out + "/{stem}.png", "--mkdir"};
+    args.insert(std::string(verbosity) == "--progress" ? args.end() : args.begin(), verbosity);
+    CHECK(exit_code(args) == 0);
+    CHECK(fs::exists(out + "/a.png"));
+    CHECK(fs::exists(out + "/b.png"));
+  }
+  CHECK(exit_code({"run", box / "a.png", box / "missing.png", "-o", box / "p/{stem}.png",
+                   "--mkdir"}) == 2);
+  CHECK(exit_code({"run", "--no-such-option"}) == 64);
+}
+
 TEST_CASE("hostile: standard input is spooled only up to --max-memory") {
   Sandbox box;
   fs::create_directories(box / "tmp");
