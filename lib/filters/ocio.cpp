@@ -112,12 +112,18 @@ void check_config(const OCIO::Config& config, const std::string& spec, const std
     for (const auto dir : {OCIO::TRANSFORM_DIR_FORWARD, OCIO::TRANSFORM_DIR_INVERSE})
       collect("", named->getTransform(dir));
   }
-  // Depth-first over the references: a space met again while still open is a cycle.
-  std::map<std::string, int> state;  // 1 open, 2 done
+  // Depth-first over the references: a space met again while still open is a cycle, and a
+  // space whose chain of references is longer than kMostChained is refused too: OpenColorIO
+  // follows each reference by recursion (a 9000-space chain overflowed its stack after 8 s);
+  // real configs chain a few.
+  constexpr std::size_t kMostChained = 64;
+  std::map<std::string, int> state;          // 1 open, 2 done
+  std::map<std::string, std::size_t> chain;  // done: the longest chain from the space
   std::vector<std::string> path;
   std::function<void(const std::string&)> visit = [&](const std::string& space) {
     state[space] = 1;
     path.push_back(space);
+    std::size_t longest = 0;
     for (const auto& next : edges[space]) {
       if (state[next] == 1) {
         std::string cycle;
@@ -128,7 +134,15 @@ void check_config(const OCIO::Config& config, const std::string& spec, const std
                                                   spec, where, cycle, next));
       }
       if (state[next] == 0) visit(next);
+      longest = std::max(longest, chain[next] + 1);
     }
+    if (longest > kMostChained)
+      throw Error(ErrorKind::Usage,
+                  fmt::format("filter '{}': OpenColorIO config {}: colour space {} refers to "
+                              "others through a chain of {} references, more than the {} "
+                              "halo follows",
+                              spec, where, space, longest, kMostChained));
+    chain[space] = longest;
     path.pop_back();
     state[space] = 2;
   };

@@ -298,6 +298,15 @@ TEST_CASE("hostile: side files are regular files of bounded size, refused at onc
          "  - !<ColorSpace> {name: b, from_scene_reference: !<ColorSpaceTransform> {src: a, dst: "
          "c}}\n"
          "  - !<ColorSpace> {name: c}\n";
+  {  // 100 spaces, each defined through the one before: a chain 99 deep, no cycle
+    std::ofstream chain(box / "chain.ocio");
+    chain << "ocio_profile_version: 2.1\nroles: {default: s0, scene_linear: s0}\n"
+             "displays: {sRGB: [!<View> {name: Raw, colorspace: s0}]}\ncolorspaces:\n"
+             "  - !<ColorSpace> {name: s0}\n";
+    for (int i = 1; i < 100; ++i)
+      chain << "  - !<ColorSpace> {name: s" << i
+            << ", from_scene_reference: !<ColorSpaceTransform> {src: s0, dst: s" << i - 1 << "}}\n";
+  }
   const auto lut_config = [&](const std::string& lut) {
     std::ofstream(box / "lut.ocio")
         << "ocio_profile_version: 2.1\nsearch_path: luts\nroles: {default: lin, scene_linear: "
@@ -319,6 +328,8 @@ TEST_CASE("hostile: side files are regular files of bounded size, refused at onc
       {"display", "OCIO=" + box / "fifo", 66, "a FIFO, not a regular file (OpenColorIO config)"},
       {"ocio:from=a:to=c:config=" + box / "cycle.ocio", "", 64,
        "colour spaces refer to each other in a cycle (a -> b -> a)"},
+      {"ocio:from=s0:to=s99:config=" + box / "chain.ocio", "", 64,
+       "colour space s65 refers to others through a chain of 65 references, more than the 64"},
       {"icc:from=" + box / "fifo", "", 66, "a FIFO, not a regular file (ICC profile)"},
   };
   for (const auto& c : cases) {
