@@ -989,6 +989,29 @@ TEST_CASE("hostile: metadata is held within its limits: a zTXt bomb, many attrib
   CHECK(chunks <= 1001);  // what was kept, and halo's Software
 }
 
+TEST_CASE("hostile: rotate's strips count the band of input rows a turned strip reads") {
+  // At 17.5 degrees a strip of one output row of this 4000x3000 image reads about 1300 input
+  // rows: that band is what the budget must hold (an 8000x8000 image took 824-995 MB at
+  // --max-memory 50M when only the strip's own rows were counted).
+  Sandbox box;
+  write_image(box / "g.png", photo(4000, 3000, 1), SampleType::u8, {.compression = "1"});
+  Measured m = run_measured(box, {"run", box / "g.png", "-f", "rotate:angle=17.5", "-o",
+                                  box / "r.png", "--max-memory", "50M"});
+  CHECK(m.code == 65);
+  CHECK(has(m.err, "g.png: a strip of one row ("));
+  CHECK(has(m.err, "rows read) of this 4000x3000 image needs"));
+  CHECK_FALSE(fs::exists(box / "r.png"));
+  m = run_measured(box, {"run", box / "g.png", "-f", "rotate:angle=17.5", "-o", box / "r.png",
+                         "--max-memory", "300M"});
+  CHECK(m.code == 0);
+  CHECK(m.peak_kib < rss_bound_kib((300 + 100) * 1024));  // the budget and OpenCL's own
+  // A small window cut first reads only its rows: no spurious refusal.
+  m = run_measured(box, {"run", box / "g.png", "-f", "crop:x=100:y=200:w=10:h=14", "-f",
+                         "rotate:angle=17.5", "-o", box / "c.png", "--max-memory", "60M"});
+  CHECK(m.code == 0);
+  CHECK(m.err.empty());
+}
+
 TEST_CASE("hostile: --max-memory is the process's: both images of compare, every job of a batch") {
   Sandbox box;
   // 1000x1000 RGB float: 24 MB held whole (as stored and as floats); two are 48 MB.
