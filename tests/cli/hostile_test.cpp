@@ -12,6 +12,7 @@
 #include <csignal>
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -122,6 +123,35 @@ TEST_CASE("hostile: a truncated TIFF or one claiming more pixels than it holds i
   CHECK(fs::exists(box / "out/a.png"));
   CHECK_FALSE(fs::exists(box / "out/b.png"));
   CHECK(has(batch.err, "b.tif: cannot read pixels"));
+  // A million strips of one row, every one past the end of the file: OpenImageIO's error
+  // text for them all passed 16 MB and aborted the process; the first error ends the file.
+  constexpr std::uint32_t kStrips = 1'000'000;
+  std::string many("II\x2a\0\x08\0\0\0", 8);
+  const auto put16 = [&](std::uint32_t v) { many += char(v & 0xff), many += char(v >> 8 & 0xff); };
+  const auto put32 = [&](std::uint32_t v) { put16(v & 0xffff), put16(v >> 16); };
+  const std::uint32_t offsets = 8 + 2 + 9 * 12 + 4, counts = offsets + 4 * kStrips;
+  put16(9);
+  for (const auto& [tag, type, count, value] :
+       std::vector<std::array<std::uint32_t, 4>>{{256, 4, 1, 1},
+                                                 {257, 4, 1, kStrips},
+                                                 {258, 3, 1, 8},
+                                                 {259, 3, 1, 1},
+                                                 {262, 3, 1, 1},
+                                                 {273, 4, kStrips, offsets},
+                                                 {277, 3, 1, 1},
+                                                 {278, 4, 1, 1},
+                                                 {279, 4, kStrips, counts}}) {
+    put16(tag), put16(type), put32(count), put32(value);
+  }
+  put32(0);
+  for (std::uint32_t i = 0; i < kStrips; ++i) put32(0x7ffffff0);  // past the end
+  for (std::uint32_t i = 0; i < kStrips; ++i) put32(1);
+  std::ofstream(box / "strips.tif", std::ios::binary) << many;
+  const Result strips = box.halo("run " + box / "strips.tif -o " + box / "strips.png");
+  CHECK(strips.code == 65);
+  CHECK(has(strips.err, "strips.tif: cannot read pixels: "));
+  CHECK(strips.err.size() < 1000);
+  CHECK_FALSE(fs::exists(box / "strips.png"));
 }
 
 // A swapped argument in a CI script (`compare golden.exr out.exr --json golden.exr`) replaced
