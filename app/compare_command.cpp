@@ -22,11 +22,13 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/record.hpp"
+#include "io/guides.hpp"
 #include "io/image_io.hpp"
 #include "io/standard_streams.hpp"
 #include "verify/compare.hpp"
 #include "verify/flip.hpp"
 #include "verify/ssim.hpp"
+#include "verify/temporal.hpp"
 
 namespace halo {
 
@@ -59,8 +61,10 @@ struct CompareOptions {
   double ssim_range = 1;             // --ssim-range
   std::optional<double> fail_ssim;   // --fail-ssim
   std::optional<double> fail_flip;   // --fail-flip
-  FlipOptions flip;                  // --flip-ppd, --flip-start, --flip-stop
-  std::string flip_mode = "auto";    // --flip-mode: auto (HDR for float files), ldr, hdr
+  std::string frames;                // --frames: the frames of two sequences
+  std::optional<double> fail_temporal, fail_flicker;  // the sequence's gates
+  FlipOptions flip;                                   // --flip-ppd, --flip-start, --flip-stop
+  std::string flip_mode = "auto";  // --flip-mode: auto (HDR for float files), ldr, hdr
   std::string flip_tonemapper = "aces";
   std::string flip_viewing;  // --flip-viewing DISTANCE,WIDTH,PIXELS
   bool idiff_rule = true;    // idiff's thresholds decide (not only the metrics' own)
@@ -88,6 +92,7 @@ struct Pair {
   // The files as opened and checked when their parts were counted (-a); null: opened when
   // compared. Each file is opened once and read only through that descriptor.
   std::shared_ptr<const CheckedFile> file_a, file_b;
+  std::optional<long> frame;  // two sequences: the frame both files are of
 };
 
 // "a vs b", and the part with -a: "a.exr vs b.exr (subimage 1)".
@@ -461,8 +466,115 @@ std::string failure_message(const PairResult& r, const Thresholds& t) {
                      percent(r.diff.failed_pixels, r.diff.pixels), t.fail);
 }
 
+// A frame as the temporal measures see it: its colour in display space, and the motion, depth
+// and normals the file holds (Blender's ViewLayer.Vector.X/Y, found like the guides).
+TemporalFrame temporal_frame(const std::string& path) {
+  const LoadedImage colour = read_image(parse_input_ref(path));
+  TemporalFrame frame;
+  frame.colour = display_colour(to_image(colour.pixels), colour.pixels.type == PixelType::f32);
+  const auto layer = [&](std::vector<std::string> channels) {
+    InputRef ref = parse_input_ref(path);
+    ref.channels = std::move(channels);
+    return to_image(read_image(ref).pixels);
+  };
+  const std::vector<std::string>& names = colour.file_channels;
+  for (const std::string& x : names)
+    if (lower(x).ends_with("vector.x")) {
+      const std::string y = x.substr(0, x.size() - 1) + (x.back() == 'X' ? "Y" : "y");
+      if (std::find(names.begin(), names.end(), y) != names.end()) frame.motion = layer({x, y});
+      break;
+    }
+  const GuideChannels guides = find_guide_channels(names);
+  if (!guides.depth.empty()) frame.depth = layer(guides.depth);
+  if (!guides.normal.empty()) frame.normal = layer(guides.normal);
+  return frame;
+}
+
+// The sequence measures over consecutive frames (t - 1, t) that both sequences hold.
+struct TemporalResult {
+  std::vector<long> frames;  // t of each step
+  std::vector<double> error;
+  std::vector<Flicker> flicker_a, flicker_b;
+  bool motion_a = false, motion_b = false;
+  std::vector<std::string> failed;  // the gates missed
+  double mean(const std::vector<double>& v) const {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return v.empty() ? 0 : sum / double(v.size());
+  }
+  double mean_flicker(const std::vector<Flicker>& v) const {
+    std::vector<double> means;
+    for (const Flicker& f : v) means.push_back(f.mean);
+    return mean(means);
+  }
+};
+
+// Reads each pair's frames once, in order, keeping the previous pair's.
+TemporalResult measure_sequence(const std::vector<Pair>& pairs,
+                                const std::vector<PairResult>& results, const CompareOptions& o) {
+  TemporalResult t;
+  std::optional<TemporalFrame> prev_a, prev_b;
+  std::optional<long> prev_frame;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    if (!results[i].error.empty()) {  // missing or unreadable: no step into or out of it
+      prev_a.reset(), prev_b.reset(), prev_frame.reset();
+      continue;
+    }
+    TemporalFrame a = temporal_frame(pairs[i].a), b = temporal_frame(pairs[i].b);
+    t.motion_a = t.motion_a || a.motion.width() > 0;
+    t.motion_b = t.motion_b || b.motion.width() > 0;
+    if (prev_frame && pairs[i].frame && *pairs[i].frame == *prev_frame + 1) {
+      t.frames.push_back(*pairs[i].frame);
+      t.error.push_back(temporal_error(prev_a->colour, a.colour, prev_b->colour, b.colour));
+      t.flicker_a.push_back(flicker(*prev_a, a));
+      t.flicker_b.push_back(flicker(*prev_b, b));
+    }
+    prev_a = std::move(a), prev_b = std::move(b), prev_frame = pairs[i].frame;
+  }
+  if (o.fail_temporal && t.mean(t.error) > *o.fail_temporal)
+    t.failed.push_back(fmt::format("temporal error {:.6g} above --fail-temporal {:g}",
+                                   t.mean(t.error), *o.fail_temporal));
+  if (o.fail_flicker && t.mean_flicker(t.flicker_a) > *o.fail_flicker)
+    t.failed.push_back(fmt::format("flicker {:.6g} above --fail-flicker {:g}",
+                                   t.mean_flicker(t.flicker_a), *o.fail_flicker));
+  return t;
+}
+
+std::string temporal_text(const TemporalResult& t) {
+  if (t.frames.empty()) return "temporal: no two consecutive frames compared\n";
+  std::size_t worst = 0;
+  for (std::size_t i = 0; i < t.error.size(); ++i)
+    if (t.error[i] > t.error[worst]) worst = i;
+  return fmt::format(
+      "temporal: {} steps, frames {}-{}: temporal error {:.6g} (largest {:.6g} into frame {}); "
+      "flicker a {:.6g}, b {:.6g} (warping error over the pixels seen in both frames{}){}\n",
+      t.frames.size(), t.frames.front() - 1, t.frames.back(), t.mean(t.error), t.error[worst],
+      t.frames[worst], t.mean_flicker(t.flicker_a), t.mean_flicker(t.flicker_b),
+      t.motion_a ? "" : "; a has no motion vectors: taken as still",
+      t.failed.empty() ? "" : ": FAILURE, " + t.failed.front());
+}
+
+nlohmann::json temporal_json(const TemporalResult& t) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (std::size_t i = 0; i < t.frames.size(); ++i)
+    steps.push_back({{"frame", t.frames[i]},
+                     {"temporal_error", t.error[i]},
+                     {"flicker_a", t.flicker_a[i].mean},
+                     {"flicker_b", t.flicker_b[i].mean},
+                     {"pixels_seen_a", t.flicker_a[i].pixels},
+                     {"pixels_seen_b", t.flicker_b[i].pixels}});
+  return {{"temporal_error", t.mean(t.error)},
+          {"flicker_a", t.mean_flicker(t.flicker_a)},
+          {"flicker_b", t.mean_flicker(t.flicker_b)},
+          {"motion_a", t.motion_a},
+          {"motion_b", t.motion_b},
+          {"steps", steps},
+          {"failed", t.failed}};
+}
+
 void write_junit_report(const std::string& path, const std::vector<Pair>& pairs,
-                        const std::vector<PairResult>& results, const Thresholds& t) {
+                        const std::vector<PairResult>& results, const Thresholds& t,
+                        const std::optional<TemporalResult>& temporal) {
   std::vector<JunitCase> cases;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const PairResult& r = results[i];
@@ -472,6 +584,11 @@ void write_junit_report(const std::string& path, const std::vector<Pair>& pairs,
     else
       c.details = pair_details(pairs[i], r, t);
     if (r.verdict == "FAILURE") c.failure = failure_message(r, t);
+    cases.push_back(std::move(c));
+  }
+  if (temporal) {
+    JunitCase c{.name = "temporal", .details = temporal_text(*temporal)};
+    if (!temporal->failed.empty()) c.failure = temporal->failed.front();
     cases.push_back(std::move(c));
   }
   write_junit(path, "halo compare", cases);
@@ -532,7 +649,8 @@ nlohmann::json to_json(const Pair& pair, const PairResult& r) {
 }
 
 void write_report(const std::string& path, const std::vector<Pair>& pairs,
-                  const std::vector<PairResult>& results, const CompareOptions& o, int exit_code) {
+                  const std::vector<PairResult>& results, const CompareOptions& o, int exit_code,
+                  const std::optional<TemporalResult>& temporal) {
   const Thresholds& t = o.thresholds;
   nlohmann::json report = {
       {"schema", "halo-compare/1"},
@@ -548,13 +666,16 @@ void write_report(const std::string& path, const std::vector<Pair>& pairs,
         {"hardwarn", number_or_null(t.hard_warn)},
         {"idiff_rule", o.idiff_rule},
         {"fail_ssim", o.fail_ssim ? nlohmann::json(*o.fail_ssim) : nlohmann::json()},
-        {"fail_flip", o.fail_flip ? nlohmann::json(*o.fail_flip) : nlohmann::json()}}},
+        {"fail_flip", o.fail_flip ? nlohmann::json(*o.fail_flip) : nlohmann::json()},
+        {"fail_temporal", o.fail_temporal ? nlohmann::json(*o.fail_temporal) : nlohmann::json()},
+        {"fail_flicker", o.fail_flicker ? nlohmann::json(*o.fail_flicker) : nlohmann::json()}}},
       {"flip_ppd", o.flip.ppd},
       {"metrics", o.metrics},
       {"pairs", nlohmann::json::array()},
       {"exit_code", exit_code}};
   for (std::size_t i = 0; i < pairs.size(); ++i)
     report["pairs"].push_back(to_json(pairs[i], results[i]));
+  if (temporal) report["temporal"] = temporal_json(*temporal);
   write_atomically(path, [&](std::ostream& out) { out << json_text(report, 2) << '\n'; });
 }
 
@@ -578,10 +699,47 @@ void refuse_diff_over_input(const std::string& diff_out,
   }
 }
 
-// Two files, or every image of either folder matched by its relative path. A name on one side
-// only becomes a pair with a missing file, which reports as not comparable.
+// "diff.exr" for frame 0004: "diff.0004.exr".
+std::string frame_file(const std::string& path, const std::string& digits) {
+  if (path.empty()) return path;
+  const fs::path p(path);
+  return (p.parent_path() / (p.stem().string() + "." + digits + p.extension().string())).string();
+}
+
+// Two frame sequences (shot.####.exr): the frames of a (on disk, or --frames), each paired
+// with b's frame of the same number; a frame b lacks is a pair with a missing file.
+std::vector<Pair> sequence_pairs(const CompareOptions& o) {
+  const InputList in_a = expand_inputs({o.a}, {.frames = o.frames});
+  std::string asked;
+  for (const InputFile& f : in_a.files) asked += (asked.empty() ? "" : ",") + f.frame;
+  const InputList in_b = expand_inputs({o.b}, {.frames = asked});
+  std::vector<Pair> pairs;
+  for (std::size_t i = 0; i < in_a.files.size() && i < in_b.files.size(); ++i) {
+    const std::string& digits = in_a.files[i].frame;
+    pairs.push_back({in_a.files[i].path, in_b.files[i].path, "", "", frame_file(o.diff_out, digits),
+                     frame_file(o.exposure_map, digits)});
+    pairs.back().frame = std::stol(digits);
+  }
+  return pairs;
+}
+
+// Two files, two folders (every image of either matched by its relative path: a name on one
+// side only becomes a pair with a missing file, which reports as not comparable), or two
+// frame sequences.
 std::vector<Pair> pairs_of(const CompareOptions& o) {
   std::error_code ec;
+  const bool named_a = fs::exists(o.a, ec), named_b = fs::exists(o.b, ec);
+  const bool sequence_a = !named_a && is_sequence_pattern(o.a);
+  const bool sequence_b = !named_b && is_sequence_pattern(o.b);
+  if (sequence_a != sequence_b)
+    throw Error(ErrorKind::Usage, "compare: give two frame sequences (" + (sequence_a ? o.a : o.b) +
+                                      " is one, " + (sequence_a ? o.b : o.a) + " is not)");
+  if (sequence_a) return sequence_pairs(o);
+  if (!o.frames.empty())
+    throw Error(ErrorKind::Usage, "compare: --frames needs two frame sequences (shot.####.exr)");
+  if (wants(o, "temporal"))
+    throw Error(ErrorKind::Usage,
+                "compare: --metrics temporal needs two frame sequences (shot.####.exr)");
   const bool folder_a = fs::is_directory(o.a, ec), folder_b = fs::is_directory(o.b, ec);
   if (folder_a != folder_b)
     throw Error(ErrorKind::Usage, "compare: give two files or two folders (" + o.a + " is " +
@@ -738,8 +896,14 @@ int compare_command(const CompareOptions& o) {
     fmt::print(text_out, "{} pairs: {} passed, {} warned, {} failed, {} not comparable\n",
                pairs.size(), pairs.size() - failed - warned - incomparable, warned, failed,
                incomparable);
-  if (!o.json.empty()) write_report(o.json, pairs, results, o, exit_code);
-  if (!o.junit.empty()) write_junit_report(o.junit, pairs, results, o.thresholds);
+  std::optional<TemporalResult> temporal;
+  if (wants(o, "temporal")) {
+    temporal = measure_sequence(pairs, results, o);
+    fmt::print(text_out, "{}", temporal_text(*temporal));
+    if (!temporal->failed.empty()) exit_code = std::max(exit_code, 1);
+  }
+  if (!o.json.empty()) write_report(o.json, pairs, results, o, exit_code, temporal);
+  if (!o.junit.empty()) write_junit_report(o.junit, pairs, results, o.thresholds, temporal);
   if (mismatch) {
     spdlog::error("verify: a metric on the device differs from the reference");
     return std::max(exit_code, int(ErrorKind::Mismatch));
@@ -912,13 +1076,27 @@ Command add_compare_command(CLI::App& app, const GlobalOptions& global) {
                 "exit as idiff does: 0 pass, 1 warning, 2 failure (sizes or channels that "
                 "differ too), 4 missing or unreadable (default: halo's codes, 0 pass or "
                 "warning, 1 failure, 3 not comparable, 65/66 unreadable or missing)");
-  cmd->add_option("--metrics", o->metrics,
-                  "also compute these metrics, comma-separated: ssim (Wang et al. 2004: "
-                  "11x11 Gaussian window, sigma 1.5, K1 0.01, K2 0.03, as scikit-image's "
-                  "structural_similarity; per channel and their mean), flip (NVIDIA's FLIP: "
-                  "LDR-FLIP for 8/16-bit files, HDR-FLIP for float ones; a is the reference)")
+  cmd->add_option(
+         "--metrics", o->metrics,
+         "also compute these metrics, comma-separated: ssim (Wang et al. 2004: "
+         "11x11 Gaussian window, sigma 1.5, K1 0.01, K2 0.03, as scikit-image's "
+         "structural_similarity; per channel and their mean), flip (NVIDIA's FLIP: "
+         "LDR-FLIP for 8/16-bit files, HDR-FLIP for float ones; a is the reference), temporal "
+         "(two frame sequences: the temporal error mean |(a_t - a_t-1) - (b_t - "
+         "b_t-1)| and each one's flicker, mean |c_t - warp(c_t-1)| over the pixels seen "
+         "in both frames through Blender's motion vectors; in display space, "
+         "clip(x, 0, 1)^(1/2.2) for float files)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"ssim", "flip"}));
+      ->check(CLI::IsMember({"ssim", "flip", "temporal"}));
+  cmd->add_option("--frames", o->frames,
+                  "the frames of two sequences (shot.####.exr): 1-100, 1-100x5, 1,4,9-12 "
+                  "(default: a's frames on disk)");
+  cmd->add_option("--fail-temporal", o->fail_temporal,
+                  "fail when the sequences' temporal error is above this (computes temporal)")
+      ->check(threshold(false));
+  cmd->add_option("--fail-flicker", o->fail_flicker,
+                  "fail when a's flicker (warping error) is above this (computes temporal)")
+      ->check(threshold(false));
   cmd->add_option("--ssim-range", o->ssim_range,
                   "the range of sample values SSIM's constants scale with (8/16-bit files are "
                   "read as [0,1]: 1; a float render: its white)")
@@ -996,7 +1174,8 @@ Examples:
   halo compare golden/ out/ --fail 0.004 --failpercent 0.1 --json compare.json
   halo compare -fail 0.004 -failpercent 0.1 --idiff-exit-codes a.exr b.exr
   halo compare golden/ out/ --fail-ssim 0.98 --junit report.xml
-  halo compare golden/ out/ --metrics flip,ssim --fail-flip 0.05 --junit report.xml)");
+  halo compare golden/ out/ --metrics flip,ssim --fail-flip 0.05 --junit report.xml
+  halo compare 'den/shot.####.exr' 'ref/shot.####.exr' --fail-temporal 0.01 --fail-flicker 0.05)");
   return [o, cmd] {
     if (o->verify && o->metrics.empty() && !o->fail_ssim && !o->fail_flip)
       throw Error(ErrorKind::Usage,
@@ -1004,6 +1183,8 @@ Examples:
                   "flip or ssim");
     if (o->fail_ssim && !wants(*o, "ssim")) o->metrics.push_back("ssim");
     if (o->fail_flip && !wants(*o, "flip")) o->metrics.push_back("flip");
+    if ((o->fail_temporal || o->fail_flicker) && !wants(*o, "temporal"))
+      o->metrics.push_back("temporal");
     o->flip.tonemapper = parse_flip_tonemapper(o->flip_tonemapper);
     if (!o->flip_viewing.empty()) o->flip.ppd = pixels_per_degree(o->flip_viewing);
     if (!o->idiff_o.empty()) {
@@ -1021,7 +1202,8 @@ Examples:
          {"--fail", "--failrelative", "--failpercent", "--hardfail", "--allowfailures", "--warn",
           "--warnrelative", "--warnpercent", "--hardwarn"})
       sample_thresholds |= cmd->count(name) > 0;
-    o->idiff_rule = !(o->fail_ssim || o->fail_flip) || sample_thresholds;
+    o->idiff_rule =
+        !(o->fail_ssim || o->fail_flip || o->fail_temporal || o->fail_flicker) || sample_thresholds;
     return compare_command(*o);
   };
 }

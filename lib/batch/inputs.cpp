@@ -192,6 +192,10 @@ long parse_number(const std::string& text, const std::string& whole) {
 
 }  // namespace
 
+bool is_sequence_pattern(const std::string& path) {
+  return parse_sequence(path).has_value();
+}
+
 std::string same_name_key(const std::string& path) {
   const fs::path given(path);
   std::error_code ec;

@@ -36,6 +36,9 @@ struct InputList {
 // kept: the batch reports them per file.
 InputList expand_inputs(const std::vector<std::string>& arguments, const InputOptions& options);
 
+// Whether `path` names a frame sequence (shot.####.exr, shot.%04d.exr) rather than a file.
+bool is_sequence_pattern(const std::string& path);
+
 // One text per file however it is named (./a.png, a.png, a link to it): the weakly canonical
 // path, or the lexically normal one when that cannot be had. Outputs written twice and outputs
 // over inputs are found by it.

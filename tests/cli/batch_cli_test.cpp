@@ -476,6 +476,64 @@ TEST_CASE("compare -a: every subimage and MIP level, each a pair of the report")
   CHECK_FALSE(has(r.out, "subimage"));
 }
 
+TEST_CASE("compare: two frame sequences, their temporal error and flicker by hand, gates") {
+  // Flat grey frames: a is 0.2, 0.4, 0.4 and b 0.2, 0.2, 0.4 (8-bit, so in display space as
+  // read). The steps into frames 2 and 3 change a by 0.2 and 0 and b by 0 and 0.2: temporal
+  // error |0.2 - 0| and |0 - 0.2|, 0.2 each; flicker (no motion vectors: still) 0.1 each.
+  Sandbox box;
+  const auto flat = [](std::uint8_t code) {
+    PixelBuffer p(16, 12, 1, PixelType::u8);
+    std::fill_n(p.samples<std::uint8_t>(), p.sample_count(), code);
+    return p;
+  };
+  fs::create_directories(box / "a");
+  fs::create_directories(box / "b");
+  const std::uint8_t a_codes[] = {51, 102, 102}, b_codes[] = {51, 51, 102};
+  for (int f = 1; f <= 3; ++f) {
+    write_image(box / ("a/shot." + std::to_string(1000 + f) + ".png"), flat(a_codes[f - 1]),
+                SampleType::u8);
+    write_image(box / ("b/shot." + std::to_string(1000 + f) + ".png"), flat(b_codes[f - 1]),
+                SampleType::u8);
+  }
+  const std::string seqs =
+      "compare " + q(box / "a/shot.####.png") + " " + q(box / "b/shot.####.png");
+  Result r = box.halo(seqs + " --metrics temporal --json " + box / "t.json");
+  CHECK(r.code == 1);  // idiff's rule still decides each pair: frame 1002 differs
+  CHECK(has(r.out,
+            "temporal: 2 steps, frames 1001-1003: temporal error 0.2 (largest 0.2 into "
+            "frame 1002); flicker a 0.1, b 0.1"));
+  CHECK(has(r.out, "a has no motion vectors: taken as still"));
+  const auto json = read_json(box / "t.json");
+  CHECK(json["temporal"]["temporal_error"].get<double>() == doctest::Approx(0.2));
+  CHECK(json["temporal"]["steps"].size() == 2);
+  CHECK(json["temporal"]["steps"][0]["frame"] == 1002);
+  CHECK(json["temporal"]["steps"][0]["flicker_a"].get<double>() == doctest::Approx(0.2));
+  CHECK(json["temporal"]["steps"][1]["flicker_b"].get<double>() == doctest::Approx(0.2));
+  CHECK(json["pairs"][1]["a"] == box / "a/shot.1002.png");
+  // A gate alone decides: the pairs' samples no longer do.
+  CHECK(box.halo(seqs + " --fail-temporal 0.3").code == 0);
+  r = box.halo(seqs + " --fail-temporal 0.1 --junit " + box / "t.xml");
+  CHECK(r.code == 1);
+  CHECK(has(r.out, "FAILURE, temporal error 0.2 above --fail-temporal 0.1"));
+  CHECK(has(read_text(box / "t.xml"), "temporal error 0.2 above --fail-temporal 0.1"));
+  CHECK(box.halo(seqs + " --fail-flicker 0.05").code == 1);
+  CHECK(box.halo(seqs + " --fail-flicker 0.15").code == 0);
+  // --frames picks; a frame b lacks is a pair that cannot be compared, and no step crosses it.
+  r = box.halo(seqs + " --frames 1001-1003x2 --fail-temporal 1");
+  CHECK(has(r.out, "temporal: no two consecutive frames compared"));
+  fs::remove(box / "b/shot.1002.png");
+  r = box.halo(seqs + " --fail-temporal 1");
+  CHECK(r.code == 3);
+  CHECK(has(r.out, "temporal: no two consecutive frames compared"));
+  // Sequences only.
+  const std::string file = box / "a/shot.1001.png";
+  CHECK(box.halo("compare " + q(box / "a/shot.####.png") + " " + file).code == 64);
+  CHECK(box.halo("compare " + file + " " + file + " --frames 1-2").code == 64);
+  r = box.halo("compare " + file + " " + file + " --metrics temporal");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "--metrics temporal needs two frame sequences"));
+}
+
 TEST_CASE("compare: SSIM by hand, a CI gate alone or beside idiff's rule; JUnit reports") {
   Sandbox box;
   // Flat images: means 0.5 and 0.25, no variance, so SSIM = (2 ux uy + C1) C2 / ((ux^2 + uy^2 +

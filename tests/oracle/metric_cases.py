@@ -7,7 +7,8 @@ import numpy as np
 from PIL import Image
 from skimage.metrics import structural_similarity
 
-from oracle import Mismatch, case, hdr, photo, read_png, to_codes, write_pfm, write_png
+from oracle import (Mismatch, case, hdr, photo, read_png, to_codes, write_oiio, write_pfm,
+                    write_png)
 
 
 def pairs():
@@ -205,3 +206,103 @@ def flip_nvidia(t):
             if np.abs(exposure - viridis[index]).max() > 1:
                 raise Mismatch(f"{name}: exposure map differs from NVIDIA's")
     return f"max |mean difference| {worst:.1e} over {len(known['pairs'])} pairs"
+
+
+def display(x):
+    """The display space of the temporal measures for float samples: clip(x, 0, 1)^(1/2.2)."""
+    return np.clip(x.astype(np.float64), 0, 1) ** (1 / 2.2)
+
+
+def warped(previous, mx, my):
+    """Bilinear samples of `previous` at (mx, my), edges clamped."""
+    h, w = previous.shape[:2]
+    fx, fy = np.floor(mx), np.floor(my)
+    u, v = (mx - fx)[..., None], (my - fy)[..., None]
+    at = lambda x, y: previous[np.clip(y, 0, h - 1).astype(int), np.clip(x, 0, w - 1).astype(int)]
+    return ((at(fx, fy) * (1 - u) + at(fx + 1, fy) * u) * (1 - v) +
+            (at(fx, fy + 1) * (1 - u) + at(fx + 1, fy + 1) * u) * v)
+
+
+def warping_error(prev, cur):
+    """Lai et al.'s warping error over pixels seen in both frames, from the definitions in
+    halo compare's help: Blender's vectors ((x + X, y - Y) in the previous frame), depth within 5%
+    and normals within 25 degrees of the nearest pixel there."""
+    h, w = cur["rgb"].shape[:2]
+    y, x = np.mgrid[0:h, 0:w].astype(np.float64)
+    mx, my = x + cur["vec"][..., 0], y - cur["vec"][..., 1]
+    seen = (mx >= 0) & (my >= 0) & (mx <= w - 1) & (my <= h - 1)
+    nx = np.clip(np.floor(mx + 0.5), 0, w - 1).astype(int)  # nearest, halves away from zero
+    ny = np.clip(np.floor(my + 0.5), 0, h - 1).astype(int)
+    z, before = cur["z"].astype(np.float64), prev["z"][ny, nx].astype(np.float64)
+    seen &= np.abs(z - before) <= 0.05 * np.minimum(np.abs(z), np.abs(before))
+    n, m = cur["n"].astype(np.float64), prev["n"][ny, nx].astype(np.float64)
+    seen &= (n * m).sum(-1) >= np.cos(np.radians(25)) * np.sqrt((n * n).sum(-1) * (m * m).sum(-1))
+    diff = np.abs(display(cur["rgb"]) - warped(display(prev["rgb"]), mx, my))
+    return diff[seen].mean(), int(seen.sum())
+
+
+def moving_sequence(frames, seed, noise):
+    """A textured square sliding over a textured floor by fractional pixels a frame (Blender's
+    Vector.X/Y for it, 0 elsewhere), at another depth and facing, so its trailing edge uncovers
+    floor; HDR colour (up to 3) and a little noise that changes every frame."""
+    rng = np.random.default_rng(seed)
+    h, w = 29, 41
+    floor, square = photo(w, h, 3, seed=11) * 3, photo(12, 10, 3, seed=12) * 2
+    result = []
+    for f in range(frames):
+        x0 = 6 + 1.7 * f  # the square's left edge, moving right
+        rgb, z, n = floor.copy(), np.full((h, w), 10.0), np.tile([0.0, 1.0, 0.0], (h, w, 1))
+        vec = np.zeros((h, w, 4))
+        ix = int(np.floor(x0))
+        rgb[8:18, ix:ix + 12] = square
+        z[8:18, ix:ix + 12] = 4.0
+        n[8:18, ix:ix + 12] = [0.0, 0.0, 1.0]
+        vec[8:18, ix:ix + 12, 0] = -1.7  # to the previous frame: left
+        vec[8:18, ix:ix + 12, 2] = -1.7  # to the next: right (x - Z)
+        rgb = rgb + rng.normal(0, noise, rgb.shape)
+        result.append({"rgb": rgb.astype(np.float32), "z": z.astype(np.float32),
+                       "n": n.astype(np.float32), "vec": vec.astype(np.float32)})
+    return result
+
+
+def write_frame(path, frame):
+    names = [f"ViewLayer.{c}" for c in ["Combined.R", "Combined.G", "Combined.B", "Depth.Z",
+                                          "Normal.X", "Normal.Y", "Normal.Z", "Vector.X",
+                                          "Vector.Y", "Vector.Z", "Vector.W"]]
+    planes = np.concatenate([frame["rgb"], frame["z"][..., None], frame["n"], frame["vec"]], -1)
+    write_oiio(path, planes, names)
+
+
+@case("metric:temporal", "NumPy from the definitions halo compare states: the temporal error mean "
+      "|(a_t - a_t-1) - (b_t - b_t-1)| and Lai et al.'s warping error through Blender's motion "
+      "vectors, in display space clip(x, 0, 1)^(1/2.2)",
+      "1e-6 (float32 samples summed in double)")
+def temporal(t):
+    a, b = moving_sequence(5, 1, 0.05), moving_sequence(5, 2, 0.01)
+    for k, (fa, fb) in enumerate(zip(a, b), start=1):
+        write_frame(t.path(f"a.{k:04d}.exr"), fa)
+        write_frame(t.path(f"b.{k:04d}.exr"), fb)
+    t.halo("compare", t.path("a.####.exr"), t.path("b.####.exr"), "--metrics", "temporal",
+           "--json", t.path("r.json"), expect=1)
+    with open(t.path("r.json")) as f:
+        got = json.load(f)["temporal"]
+    errors, fa, fb = [], [], []
+    for k in range(1, 5):
+        da = display(a[k]["rgb"]) - display(a[k - 1]["rgb"])
+        db = display(b[k]["rgb"]) - display(b[k - 1]["rgb"])
+        errors.append(np.abs(da - db).mean())
+        fa.append(warping_error(a[k - 1], a[k]))
+        fb.append(warping_error(b[k - 1], b[k]))
+    for k, step in enumerate(got["steps"]):
+        for key, want in [("temporal_error", errors[k]), ("flicker_a", fa[k][0]),
+                          ("flicker_b", fb[k][0])]:
+            if abs(step[key] - want) > 1e-6:
+                raise Mismatch(f"frame {step['frame']} {key}: halo {step[key]:.9g}, "
+                               f"NumPy {want:.9g}")
+        if (step["pixels_seen_a"], step["pixels_seen_b"]) != (fa[k][1], fb[k][1]):
+            raise Mismatch(f"frame {step['frame']}: pixels seen {step['pixels_seen_a']}, "
+                           f"{step['pixels_seen_b']}; NumPy {fa[k][1]}, {fb[k][1]}")
+    if len(got["steps"]) != 4 or abs(got["temporal_error"] - np.mean(errors)) > 1e-6:
+        raise Mismatch(f"temporal error {got['temporal_error']}, NumPy {np.mean(errors)}")
+    return (f"4 steps: temporal error {np.mean(errors):.4g}, flicker {np.mean([f[0] for f in fa]):.4g}"
+            f" and {np.mean([f[0] for f in fb]):.4g}, {fa[0][1]} of {41 * 29} pixels seen")

@@ -28,7 +28,7 @@ import guided_cases  # noqa: E402,F401
 import metric_cases  # noqa: E402,F401
 
 FORMATS = ["format:png", "format:jpeg", "format:webp", "format:tiff", "format:exr", "format:pfm"]
-METRICS = ["metric:ssim", "metric:flip"]  # halo compare --metrics
+METRICS = ["metric:ssim", "metric:flip", "metric:temporal"]  # halo compare --metrics
 
 
 def listed_filters(halo):
