@@ -546,11 +546,11 @@ std::string temporal_text(const TemporalResult& t) {
   for (std::size_t i = 0; i < t.error.size(); ++i)
     if (t.error[i] > t.error[worst]) worst = i;
   return fmt::format(
-      "temporal: {} steps, frames {}-{}: temporal error {:.6g} (largest {:.6g} into frame {}); "
+      "temporal: {} step{}, frames {}-{}: temporal error {:.6g} (largest {:.6g} into frame {}); "
       "flicker a {:.6g}, b {:.6g} (warping error over the pixels seen in both frames{}){}\n",
-      t.frames.size(), t.frames.front() - 1, t.frames.back(), t.mean(t.error), t.error[worst],
-      t.frames[worst], t.mean_flicker(t.flicker_a), t.mean_flicker(t.flicker_b),
-      t.motion_a ? "" : "; a has no motion vectors: taken as still",
+      t.frames.size(), t.frames.size() == 1 ? "" : "s", t.frames.front() - 1, t.frames.back(),
+      t.mean(t.error), t.error[worst], t.frames[worst], t.mean_flicker(t.flicker_a),
+      t.mean_flicker(t.flicker_b), t.motion_a ? "" : "; a has no motion vectors: taken as still",
       t.failed.empty() ? "" : ": FAILURE, " + t.failed.front());
 }
 
