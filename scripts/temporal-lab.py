@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Candidate forms of temporal denoising, measured on rendered frame sequences before one is
+built into halo: halo's per-frame `denoise` outputs, then each candidate, against references.
+
+  /usr/bin/python3 scripts/temporal-lab.py NOISY REF DENOISED [--frames 1-8]
+      [--form outputs|inputs|both] [--n 2] [--sigma 0.08] [--patch 5] [--zero]
+
+NOISY, REF and DENOISED are sequence patterns (dolly_4spp_####.exr): the noisy frames as
+tests/data/render/make_sequence.py renders them (colour with Vector, Depth, Normal and DiffCol
+passes), the references (more samples, denoised), and halo's per-frame denoise of NOISY
+(`halo run NOISY -f denoise -o DENOISED`). Forms:
+  outputs  each denoised frame averaged with its neighbours t-n..t+n followed through the
+           motion vectors (bilinear), each weighted exp(-d / sigma^2), d the patch x patch mean
+           of the squared display-space difference from frame t, and 0 where depth (5%),
+           normals (cos 0.9) or albedo (0.1) say the surface was not seen there;
+  inputs   the noisy colour accumulated the same way (nearest samples, guides deciding),
+           then denoised by halo again;
+  both     inputs, then outputs.
+--zero takes every motion as 0 (a still camera and scene). Measures, in display space
+clip(x, 0, 1)^(1/2.2): PSNR against the references, the temporal error (the figure `halo
+compare --metrics temporal` gives), the frame-to-frame difference, and PSNR over pixels not
+seen in the previous frame (ghosting shows there first). Needs Debian's python3-numpy,
+python3-openimageio and python3-opencv.
+"""
+import argparse
+import os
+import subprocess
+import tempfile
+
+import cv2
+import numpy as np
+import OpenImageIO as oiio
+
+PASSES = {"rgb": ["Combined.R", "Combined.G", "Combined.B"],
+          "alb": ["DiffCol.R", "DiffCol.G", "DiffCol.B"],
+          "nrm": ["Normal.X", "Normal.Y", "Normal.Z"], "z": ["Depth.Z"],
+          "vec": ["Vector.X", "Vector.Y", "Vector.Z", "Vector.W"]}
+
+
+def read(path):
+    image = oiio.ImageInput.open(path)
+    if not image:
+        raise SystemExit(f"{path}: {oiio.geterror()}")
+    names, pixels = list(image.spec().channelnames), image.read_image("float")
+    image.close()
+    frame = {}
+    for key, channels in PASSES.items():
+        found = [names.index("ViewLayer." + c) for c in channels if "ViewLayer." + c in names]
+        if len(found) == len(channels):
+            frame[key] = pixels[..., found]
+    if "rgb" not in frame:
+        frame["rgb"] = pixels[..., :3]
+    return frame
+
+
+def display(x):
+    return np.clip(x, 0, 1) ** (1 / 2.2)
+
+
+def psnr(a, b, mask=None):
+    d = (display(a) - display(b)) ** 2
+    return 10 * np.log10(1 / (d[mask] if mask is not None else d).mean())
+
+
+def remap(image, mx, my, interpolation=cv2.INTER_LINEAR):
+    return cv2.remap(image.astype(np.float32), mx.astype(np.float32), my.astype(np.float32),
+                     interpolation, borderMode=cv2.BORDER_REPLICATE)
+
+
+class Sequence:
+    def __init__(self, frames, zero):
+        self.frames, self.zero = frames, zero
+        h, w = frames[0]["rgb"].shape[:2]
+        self.ys, self.xs = np.mgrid[0:h, 0:w].astype(np.float32)
+
+    def step(self, t, back):
+        """Where frame t's pixels lie in frame t - 1 (back) or t + 1 (Blender's vectors)."""
+        if self.zero:
+            return self.xs, self.ys
+        v = self.frames[t]["vec"]
+        return (self.xs + v[..., 0], self.ys - v[..., 1]) if back else \
+            (self.xs - v[..., 2], self.ys + v[..., 3])
+
+    def seen(self, t, s, mx, my):
+        g, h = self.frames[t], self.frames[s]
+        rows, cols = mx.shape
+        ok = (mx >= 0) & (mx <= cols - 1) & (my >= 0) & (my <= rows - 1)
+        z = remap(h["z"][..., 0], mx, my, cv2.INTER_NEAREST)
+        ok &= np.abs(z - g["z"][..., 0]) <= 0.05 * np.minimum(np.abs(z), np.abs(g["z"][..., 0]))
+        n = remap(h["nrm"], mx, my, cv2.INTER_NEAREST)
+        ok &= (n * g["nrm"]).sum(-1) >= 0.9 * np.linalg.norm(n, axis=-1) * np.linalg.norm(
+            g["nrm"], axis=-1) - 1e-6
+        a = remap(h["alb"], mx, my, cv2.INTER_NEAREST)
+        return ok & (np.abs(a - g["alb"]).max(-1) <= 0.1)
+
+    def follow(self, t, s):
+        """Frame t's pixels' positions in frame s, the steps between composed; where seen."""
+        mx, my, cur = self.xs.copy(), self.ys.copy(), t
+        while cur != s:
+            fx, fy = self.step(cur, s < cur)
+            mx, my = mx + remap(fx - self.xs, mx, my), my + remap(fy - self.ys, mx, my)
+            cur += -1 if s < cur else 1
+        return mx, my, self.seen(t, s, mx, my)
+
+
+def weighted(seq, images, t, n, sigma, patch, interpolation=cv2.INTER_LINEAR, guide=None):
+    """Image t averaged with its followed neighbours; weights from `guide` (the images)."""
+    guide = images if guide is None else guide
+    total, weights = images[t].astype(np.float64).copy(), np.ones(images[t].shape[:2])
+    for s in range(max(0, t - n), min(len(images), t + n + 1)):
+        if s == t:
+            continue
+        mx, my, ok = seq.follow(t, s)
+        w = ok.astype(np.float64)
+        if sigma:
+            d = ((display(remap(guide[s], mx, my)) - display(guide[t])) ** 2).mean(-1)
+            w *= np.exp(-cv2.blur(d, (patch, patch)) / sigma ** 2)
+        total += remap(images[s], mx, my, interpolation) * w[..., None]
+        weights += w
+    return (total / weights[..., None]).astype(np.float32)
+
+
+def measure(seq, outputs, refs):
+    steps = range(1, len(outputs))
+    temporal = [np.abs((display(outputs[t]) - display(outputs[t - 1])) -
+                       (display(refs[t]) - display(refs[t - 1]))).mean() for t in steps]
+    f2f = [np.abs(display(outputs[t]) - display(outputs[t - 1])).mean() for t in steps]
+    uncovered = [psnr(outputs[t], refs[t], ~seq.follow(t, t - 1)[2]) for t in steps
+                 if (~seq.follow(t, t - 1)[2]).sum() > 50]
+    return {"psnr": np.mean([psnr(o, r) for o, r in zip(outputs, refs)]),
+            "temporal": np.mean(temporal), "f2f": np.mean(f2f),
+            "uncovered_psnr": np.mean(uncovered) if uncovered else float("nan")}
+
+
+def denoise_inputs(noisy_paths, colours, halo):
+    """halo's denoise of each noisy frame with its colour replaced."""
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for k, (path, rgb) in enumerate(zip(noisy_paths, colours)):
+            image = oiio.ImageInput.open(path)
+            spec, pixels = image.spec(), image.read_image("float").copy()
+            image.close()
+            names = list(spec.channelnames)
+            for c, name in enumerate(PASSES["rgb"]):
+                pixels[..., names.index("ViewLayer." + name)] = rgb[..., c]
+            given, made = os.path.join(tmp, f"in{k}.exr"), os.path.join(tmp, f"out{k}.exr")
+            buf = oiio.ImageBuf(oiio.ImageSpec(spec.width, spec.height, spec.nchannels, "float"))
+            buf.specmod().channelnames = names
+            buf.set_pixels(oiio.ROI(), pixels)
+            buf.write(given)
+            subprocess.run([halo, "run", given, "-f", "denoise", "-o", made, "-q"], check=True)
+            out.append(read(made)["rgb"])
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("noisy")
+    parser.add_argument("ref")
+    parser.add_argument("denoised")
+    parser.add_argument("--frames", default="1-8")
+    parser.add_argument("--form", choices=["outputs", "inputs", "both"], default="outputs")
+    parser.add_argument("--n", type=int, default=2)
+    parser.add_argument("--sigma", type=float, default=0.08)
+    parser.add_argument("--patch", type=int, default=5)
+    parser.add_argument("--zero", action="store_true")
+    parser.add_argument("--halo", default="build/app/halo")
+    args = parser.parse_args()
+    first, last = (int(x) for x in args.frames.split("-"))
+    name = lambda pattern, f: pattern.replace("####", f"{f:04d}")
+    noisy_paths = [name(args.noisy, f) for f in range(first, last + 1)]
+    frames = [read(p) for p in noisy_paths]
+    refs = [read(name(args.ref, f))["rgb"] for f in range(first, last + 1)]
+    outputs = [read(name(args.denoised, f))["rgb"] for f in range(first, last + 1)]
+    seq = Sequence(frames, args.zero)
+    print("per frame      ", {k: round(float(v), 4) for k, v in measure(seq, outputs, refs).items()})
+    if args.form in ("inputs", "both"):
+        colours = [weighted(seq, [f["rgb"] for f in frames], t, args.n, 0, 1, cv2.INTER_NEAREST)
+                   for t in range(len(frames))]
+        outputs = denoise_inputs(noisy_paths, colours, args.halo)
+        print("inputs         ", {k: round(float(v), 4) for k, v in measure(seq, outputs, refs).items()})
+    if args.form in ("outputs", "both"):
+        outputs = [weighted(seq, outputs, t, args.n, args.sigma, args.patch)
+                   for t in range(len(outputs))]
+        print(f"{args.form:15s}", {k: round(float(v), 4) for k, v in measure(seq, outputs, refs).items()})
+
+
+if __name__ == "__main__":
+    main()
