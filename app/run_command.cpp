@@ -397,12 +397,12 @@ int run(const RunOptionsCli& given, const CLI::App& cli, const GlobalOptions& gl
     std::vector<std::string> read;
     for (const auto& job : jobs) read.push_back(job.input.path);
     refuse_clobbering({{"--summary", o.summary}}, read);
-    // -o over its input has its own rule (--overwrite-input); not over the other outputs.
-    if (jobs.size() == 1)
-      refuse_clobbering({{"-o", jobs.front().output},
-                         {"--summary", o.summary},
-                         {"--write-flags", jobs.front().flags_output}},
-                        {});
+    // -o over its input has its own rule (--overwrite-input); not over the other outputs:
+    // the summary is no image a template names (--summary out/a.png beside -o out/{stem}.png).
+    std::vector<WrittenFile> written{{"--summary", o.summary}};
+    for (const auto& job : jobs)
+      written.insert(written.end(), {{"-o", job.output}, {"--write-flags", job.flags_output}});
+    refuse_clobbering(written, {});
   }
   prepare_folders(jobs, o.mkdir);
   if (jobs.empty()) {

@@ -169,6 +169,8 @@ TEST_CASE("hostile: reports never replace an input or another output of the comm
         "run " + box / "golden.png -f box:r=1 -o " + box / "o.png --summary " + box / "o.png",
         "run " + box / "golden.png -f bilateral -o " + box / "o.png --write-flags " +
             box / "f.png --summary " + box / "f.png",
+        "run " + box / "golden.png " + box / "out.png -f box:r=1 -o '" + box / "{stem}-x.png' " +
+            "--summary " + box / "golden-x.png",
         "hist " + box / "golden.png --json " + box / "golden.png",
         "hist " + box / "golden.png --json " + box / "h.x --csv " + box / "h.x"}) {
     INFO(args);
