@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/commands.hpp"
+#include "batch/inputs.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
@@ -192,7 +193,11 @@ std::string report_text(const Merged& m) {
 }
 
 int summary_command(const SummaryOptions& o) {
-  const Merged merged = merge(expand_reports(o.reports));
+  const std::vector<std::string> reports = expand_reports(o.reports);
+  // A merged report named like a shard's ('out/*.json' --json out/all.json, run twice) would
+  // replace the report it read.
+  refuse_clobbering({{"--json", o.json_out}}, reports);
+  const Merged merged = merge(reports);
   const bool json_to_stdout = is_standard_output(o.json_out);
   fmt::print(json_to_stdout ? stderr : stdout, "{}", report_text(merged));
   if (!o.json_out.empty())

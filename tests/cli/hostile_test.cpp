@@ -172,6 +172,7 @@ TEST_CASE("hostile: reports never replace an input or another output of the comm
         "run " + box / "golden.png " + box / "out.png -f box:r=1 -o '" + box / "{stem}-x.png' " +
             "--summary " + box / "golden-x.png",
         "hist " + box / "golden.png --json " + box / "golden.png",
+        "summary '" + box / "*.png' --json " + box / "out.png",
         "hist " + box / "golden.png --json " + box / "h.x --csv " + box / "h.x"}) {
     INFO(args);
     const Result r = box.halo(args);
