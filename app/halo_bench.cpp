@@ -26,6 +26,7 @@
 #include "filters/registry.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/stream.hpp"
+#include "pipeline/strips.hpp"
 #include "pipeline/transfer.hpp"
 #include "verify/compare.hpp"
 

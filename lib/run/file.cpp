@@ -11,6 +11,7 @@
 #include "filters/registry.hpp"
 #include "io/codec.hpp"
 #include "io/metadata.hpp"
+#include "pipeline/strips.hpp"
 #include "run/input_stream.hpp"
 #include "run/layers.hpp"
 #include "spec/spec.hpp"

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "filters/registry.hpp"
 #include "pipeline/stream.hpp"
+#include "pipeline/strips.hpp"
 
 namespace halo {
 

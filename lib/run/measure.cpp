@@ -2,6 +2,7 @@
 #include "run/measure.hpp"
 
 #include "core/error.hpp"
+#include "pipeline/strips.hpp"
 
 namespace halo {
 

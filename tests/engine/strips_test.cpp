@@ -7,6 +7,7 @@
 #include "filters/histogram.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/stream.hpp"
+#include "pipeline/strips.hpp"
 #include "support.hpp"
 
 using namespace halo;
