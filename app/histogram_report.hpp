@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "filters/histogram.hpp"
+#include "filters/measure/histogram.hpp"
 
 namespace halo {
 

@@ -1,5 +1,5 @@
 // albedo_over_alpha: the guided filters' albedo for colour with alpha, divided by the colour's
-// alpha (its fourth plane), 0 where alpha is 0 (lib/filters/guides.cpp, the same operation;
+// alpha (its fourth plane), 0 where alpha is 0 (lib/filters/guided/guides.cpp, the same operation;
 // why there). The guide and the colour share their planes' layout.
 #pragma OPENCL FP_CONTRACT OFF
 

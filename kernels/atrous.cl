@@ -1,9 +1,9 @@
 // atrous: the edge-avoiding à-trous wavelet filter (Dammertz et al. 2010, with SVGF's normal
-// weight), one pass per launch (lib/filters/atrous.cpp). Pass i reads a 5x5 B3-spline kernel
+// weight), one pass per launch (lib/filters/guided/atrous.cpp). Pass i reads a 5x5 B3-spline kernel
 // (1/16, 1/4, 3/8, 1/4, 1/16) with holes of step = 2^i pixels and weighs each tap by
 //   colour  exp2(-|c_q - c_p|^2 * colour_inv) (colour_inv = log2(e) / sigma^2: exp2 is the
 //           cheaper call), radiance_inv instead with `split` where the
-//           pixel has no albedo to divide by (lib/filters/atrous.cpp PassSetup)
+//           pixel has no albedo to divide by (lib/filters/guided/atrous.cpp PassSetup)
 //   normal  max(0, n_p . n_q)^sigma_n
 //   depth   exp2(-|z_p - z_q| / (sigma_z * min(|z_p|, |z_q|))) (sigma_z given times ln 2)
 // Geometry against no geometry weighs 0; two pixels without geometry weigh 1. Outline pixels
@@ -16,7 +16,7 @@
 __constant float kSpline[5] = {0.0625f, 0.25f, 0.375f, 0.25f, 0.0625f};
 
 // SIGMA_N_WHOLE >= 0: sigma_n is that whole number and the normal weight is a power by
-// squaring (lib/filters/atrous.cpp whole_power, the same multiplications); else pow.
+// squaring (lib/filters/guided/atrous.cpp whole_power, the same multiplications); else pow.
 #ifndef SIGMA_N_WHOLE
 #define SIGMA_N_WHOLE -1
 #endif
@@ -70,7 +70,7 @@ inline bool no_albedo(__global const float* albedo, const ulong plane, const ulo
   return true;
 }
 
-// Outline pixels (lib/filters/atrous.cpp TapSums::finish_outline, the same operations): when
+// Outline pixels (lib/filters/guided/atrous.cpp TapSums::finish_outline, the same operations): when
 // the own-surface share cover / spread of the spatial weight is under `outline`, the sums
 // under the relaxed normal weight are blended in by 1 - share / outline.
 inline void finish_outline(const float cover, const float spread, const float outline,

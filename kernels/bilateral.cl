@@ -1,4 +1,4 @@
-// bilateral: edge-stopping separable Gaussian for renders (lib/filters/bilateral.cpp).
+// bilateral: edge-stopping separable Gaussian for renders (lib/filters/guided/bilateral.cpp).
 //
 // bilateral_flags marks discontinuities between each pixel and its four neighbours from the
 // normal and depth guides (bit 1 left, 2 right, 4 top, 8 bottom), reading a tile of guides
@@ -76,7 +76,7 @@ inline void walk(__global const float* src, __global const uchar* flags,
 }
 
 // One pass: horizontal (dx = 1) or vertical; `remod` multiplies the result by the centre's
-// remodulating albedo (the guide, or its smoothed copy: lib/filters/guides.hpp).
+// remodulating albedo (the guide, or its smoothed copy: lib/filters/guided/guides.hpp).
 inline void bilateral_pass(__global const float* src, __global float* dst,
                            __global const uchar* flags, __global const float* albedo,
                            __global const float* remod_albedo, __constant const float* weights,
@@ -121,7 +121,7 @@ __kernel void bilateral_cols(PASS_ARGS) {
   bilateral_pass(PASS_VALUES, 0);
 }
 
-// walk=2d (lib/filters/bilateral.cpp pass_2d_reference, the same operation order): one pass
+// walk=2d (lib/filters/guided/bilateral.cpp pass_2d_reference, the same operation order): one pass
 // over the (2r+1)^2 square, weights w[|dx|] w[|dy|]; a tap counts when an L-shaped path from
 // the centre reaches it without crossing a flag (along the centre's row then the tap's column,
 // or the centre's column then the tap's row). A step is blocked by the flag between the two

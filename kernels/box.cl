@@ -1,6 +1,6 @@
 // box:r=R as running sums: each output costs an add and a subtract whatever the radius. Sums
 // are kept in double so the sliding window never drifts; each pass rounds to float once, as
-// the reference (lib/filters/box.cpp) does.
+// the reference (lib/filters/convolve/box.cpp) does.
 // box_rows: a BOX_ROWS x 1 group stages BOX_ROWS image rows of BOX_SEG outputs plus the halo
 //   in local memory, each work-item slides along one row, and the results leave coalesced.
 // box_cols: each work-item slides down one column for BOX_SEG outputs; neighbours read
@@ -90,7 +90,7 @@ inline double box_tap(__global const float* column, const int y, const int pitch
 }
 
 // The column's window around image row y summed afresh, in order (after a NaN or infinity
-// made the running sum non-finite: lib/filters/box.cpp running_mean).
+// made the running sum non-finite: lib/filters/convolve/box.cpp running_mean).
 inline double box_window(__global const float* column, const int y, const int pitch,
                          const int y0, const int rows, const int height, const int border,
                          const bool interior) {
@@ -296,7 +296,7 @@ __kernel __attribute__((reqd_work_group_size(BOX_WALK, 1, 1))) void box_walk(
     barrier(CLK_LOCAL_MEM_FENCE);
 
     // A NaN or infinity in a row makes its prefixes after it non-finite, and in the column
-    // sums stays until summed afresh (lib/filters/box.cpp running_mean). The rows' totals tell
+    // sums stays until summed afresh (lib/filters/convolve/box.cpp running_mean). The rows' totals tell
     // the whole group at once whether this step, or one less than TAPS rows back, had one:
     // only then does it take the checked copy of the loop. Measured on an H100 (8K float,
     // 2026-11-26): r = 32 and 64 within 2% of the walk without checks, r = 17 15-17% slower.

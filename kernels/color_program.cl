@@ -1,5 +1,5 @@
 // A colour transform as its library computes it on GPUs: OpenColorIO's shader for the
-// processor (HLSL, made OpenCL C by lib/filters/ocio.cpp) defines
+// processor (HLSL, made OpenCL C by lib/filters/colour/ocio.cpp) defines
 // `float4 ocio_transform(float4, __global const float* textures)`, put in place of the marker
 // below, with its LUT textures in one buffer; this file gives it what
 // HLSL has and OpenCL C lacks, and runs it on every pixel (color_pixel.cl). Alpha, if any, is
@@ -7,7 +7,7 @@
 #include "color_pixel.cl"
 
 // HLSL's matrices as OpenColorIO writes them: float4x4 with 16 values, row by row, and
-// mul(row vector, matrix); lib/filters/ocio.cpp names them halo_make_float4x4 and halo_mul
+// mul(row vector, matrix); lib/filters/colour/ocio.cpp names them halo_make_float4x4 and halo_mul
 // (OpenCL C reserves float4x4: NVIDIA's compiler takes no macro of that name).
 typedef struct {
   float4 r0, r1, r2, r3;

@@ -33,7 +33,7 @@
 #define BORDER_REFLECT 2
 #define BORDER_WRAP 3
 
-// Discontinuity flags of the guided filters, a bit per side (lib/filters/guides.hpp).
+// Discontinuity flags of the guided filters, a bit per side (lib/filters/guided/guides.hpp).
 #define FLAG_LEFT 1
 #define FLAG_RIGHT 2
 #define FLAG_TOP 4
@@ -44,12 +44,12 @@
 // colour), else the first (grey, grey with alpha).
 #define GUIDED_COLOURS(planes) ((planes) >= 3 ? 3 : 1)
 
-// The denoise network's input and output transfer functions (lib/filters/denoise.cpp).
+// The denoise network's input and output transfer functions (lib/filters/denoise/denoise.cpp).
 #define TRANSFER_LINEAR 0
 #define TRANSFER_SRGB 1
 #define TRANSFER_PU 2
 
-// Histograms (lib/filters/histogram.cpp): the input's layout (INPUT), what is counted (MODE)
+// Histograms (lib/filters/measure/histogram.cpp): the input's layout (INPUT), what is counted (MODE)
 // and the counting strategy (METHOD).
 #define HIST_INPUT_U8 1     // 8-bit interleaved
 #define HIST_INPUT_U16 2    // 16-bit interleaved
@@ -64,7 +64,7 @@
 // histogram_local reads 8/16-bit pixels in blocks of this many (16 bytes a channel).
 #define HIST_BLOCK 16
 
-// Colour tables' shapers (Shaper::Kind in lib/filters/color_lut.hpp).
+// Colour tables' shapers (Shaper::Kind in lib/filters/colour/color_lut.hpp).
 #define SHAPER_LINEAR 0
 #define SHAPER_LOG 1
 // What colour stages give their library (ColorTransformStage::bounds): samples clamped to
@@ -95,7 +95,7 @@
    {0.231683f, 0.013791f, 0.0f, 0.18f, 0.3f, 0.018f}}
 // clang-format on
 
-// rotate's interpolation (lib/filters/rotate.cpp).
+// rotate's interpolation (lib/filters/geometry/rotate.cpp).
 #define TAPS_NEAREST 0
 #define TAPS_BILINEAR 1
 #define TAPS_BICUBIC 2
@@ -137,7 +137,7 @@ typedef struct {
 } RotateArgs;
 
 // The scalars of a guided filter's pass, one kernel argument by value instead of a row of
-// positional ones (lib/filters/bilateral.cpp, atrous.cpp fill them). Members of 4 bytes only,
+// positional ones (lib/filters/guided/bilateral.cpp, atrous.cpp fill them). Members of 4 bytes only,
 // so OpenCL C and C++ lay them out alike (the C++ side static_asserts the size). First the
 // strip, as every strip kernel takes it.
 typedef struct {
@@ -152,7 +152,7 @@ typedef struct {
   float colour_inv, radiance_inv, sigma_n, sigma_z, albedo_min, outline;
 } AtrousPassArgs;
 
-// The denoise filter's kernels (kernels/denoise.cl, lib/filters/denoise.cpp). Where a planar
+// The denoise filter's kernels (kernels/denoise.cl, lib/filters/denoise/denoise.cpp). Where a planar
 // source's samples lie: sample (c, x, y) at c * plane + ((y - oy) * pitch + (x - ox)) * step;
 // `image`: read through the canvas's border rule.
 typedef struct {

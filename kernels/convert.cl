@@ -1,5 +1,5 @@
 // Sample conversion on the device: file samples (interleaved 8/16-bit or float) to planar
-// float32 and back, and luminance. CPU references: lib/core/image.cpp, lib/filters/convert.cpp.
+// float32 and back, and luminance. CPU references: lib/core/image.cpp, lib/filters/colour/convert.cpp.
 // CPU devices convert with host code instead (lib/core/planar_rows.cpp, through
 // lib/pipeline/transfer.cpp), in place in their buffers: faster than PoCL runs these kernels,
 // and no copy in or out.

@@ -1,4 +1,4 @@
-// clamp_fireflies: the guided filters' first step (lib/filters/fireflies.cpp, the same
+// clamp_fireflies: the guided filters' first step (lib/filters/guided/fireflies.cpp, the same
 // operations). A pixel whose luminance is over `ratio` times the brightest of its 8
 // neighbours' (the border rule applied; copies of the pixel itself left out) is scaled down
 // to that bound; luminance is Rec. 709's on the first 3 of 3 or 4 planes (a fourth is alpha),

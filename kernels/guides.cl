@@ -1,5 +1,5 @@
 // What the edge-aware filters (bilateral.cl, atrous.cl) share: the geometry guides and the
-// discontinuity test. Must match lib/filters/guides.hpp operation for operation (the
+// discontinuity test. Must match lib/filters/guided/guides.hpp operation for operation (the
 // flags are compared bit for bit).
 //
 // Geometry buffer: 4 floats a pixel (unit normal x, y, z, then depth), interleaved so a tap
@@ -41,7 +41,7 @@ inline bool is_edge(const surface_t a, const surface_t b, const float cos_angle,
   return false;
 }
 
-// Albedo demodulation (lib/filters/guides.hpp demodulating_albedo).
+// Albedo demodulation (lib/filters/guided/guides.hpp demodulating_albedo).
 inline float demodulating_albedo(const float albedo, const float albedo_min) {
   return albedo >= albedo_min ? albedo : 1.0f;
 }
@@ -89,7 +89,7 @@ inline void accumulate(const float w, const float* v, const int channels, float*
 }
 
 // sum / wsum, multiplied back by `albedo` (the guide, or its smoothed copy) at `at` when
-// remodulating (lib/filters/guides.hpp store_normalised).
+// remodulating (lib/filters/guided/guides.hpp store_normalised).
 inline void store_normalised(__global float* dst, __global const float* albedo, const ulong plane,
                              const ulong at, const int channels, const float* sum, const float wsum,
                              const int remod, const float albedo_min) {

@@ -1,6 +1,6 @@
 // Exact histograms. Every pixel maps to one bin (or to one of the apart counters) by integer
 // arithmetic for integer data and by correctly rounded float operations for float data, the
-// same steps as lib/filters/histogram.cpp, so device and reference agree bin for bin.
+// same steps as lib/filters/measure/histogram.cpp, so device and reference agree bin for bin.
 //
 // Input (INPUT, contract.h's HIST_INPUT_*): 8-bit interleaved, 16-bit interleaved, float planar
 // (`plane` floats per channel, rows of `pitch`, `width` wide, the counted rows starting `origin`

@@ -1,4 +1,4 @@
-// pad (lib/filters/pad.cpp): output pixel (x, y) is the input's (x - left, y - top), or, past
+// pad (lib/filters/geometry/pad.cpp): output pixel (x, y) is the input's (x - left, y - top), or, past
 // the input's edges, what the border rule reads there (border_index, as the filters read past
 // their edges); zero where the rule gives none. Samples are copied. One work-item per sample
 // and plane.

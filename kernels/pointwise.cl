@@ -1,11 +1,11 @@
-// Sample-by-sample stages (lib/filters/pointwise.cpp): the sRGB transfer curve both ways, and
+// Sample-by-sample stages (lib/filters/colour/pointwise.cpp): the sRGB transfer curve both ways, and
 // alpha premultiplication both ways. One work-item per pixel of the image rows [first, last)
 // and colour plane; `alpha_plane` is the alpha channel's plane, or -1.
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "common.cl"
 
-// sRGB's transfer curve (IEC 61966-2-1), as lib/filters/pointwise.cpp computes it.
+// sRGB's transfer curve (IEC 61966-2-1), as lib/filters/colour/pointwise.cpp computes it.
 inline float to_linear(const float v, const float a) {
   return v <= 0.04045f ? v / 12.92f : pow((v + 0.055f) / 1.055f, 2.4f);
 }

@@ -1,6 +1,6 @@
 // Separable filtering in two passes: rows (horizontal), then columns (vertical), with weights
 // computed on the host (gaussian, box, sep, rank-1 conv). Kernel names come from FILTER, so
-// gaussian runs gaussian_rows / gaussian_cols. CPU reference: lib/filters/separable.cpp.
+// gaussian runs gaussian_rows / gaussian_cols. CPU reference: lib/filters/convolve/separable.cpp.
 //
 // rows: a ROWS_W x ROWS_H work-group loads ROWS_STEPS output spans of ROWS_W pixels plus
 //   ROWS_HALO spans each side (ROWS_HALO * ROWS_W >= RADIUS_X) into local memory with coalesced

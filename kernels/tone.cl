@@ -1,4 +1,4 @@
-// Tone and value stages (lib/filters/tone.cpp): the same formulas in the same order, so each
+// Tone and value stages (lib/filters/colour/tone.cpp): the same formulas in the same order, so each
 // result equals the reference's bit for bit. One work-item per pixel of the image rows
 // [first, last): the colour planes are 0 .. colours-1; alpha, if any, is copied by the host.
 #pragma OPENCL FP_CONTRACT OFF

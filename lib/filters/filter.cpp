@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
-#include "filters/guides.hpp"
+#include "filters/guided/guides.hpp"
 
 namespace halo {
 

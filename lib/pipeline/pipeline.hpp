@@ -11,7 +11,7 @@
 
 #include "cl/device.hpp"
 #include "filters/filter.hpp"
-#include "filters/guides.hpp"
+#include "filters/guided/guides.hpp"
 #include "verify/compare.hpp"
 
 namespace halo {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "filters/guides.hpp"
+#include "filters/guided/guides.hpp"
 #include "io/image_io.hpp"
 #include "pipeline/stream.hpp"
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "cl/device.hpp"
-#include "filters/histogram.hpp"
+#include "filters/measure/histogram.hpp"
 #include "pipeline/pipeline.hpp"
 #include "run/input_stream.hpp"
 

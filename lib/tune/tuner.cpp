@@ -15,7 +15,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/record.hpp"
-#include "filters/histogram.hpp"
+#include "filters/measure/histogram.hpp"
 #include "filters/registry.hpp"
 #include "pipeline/transfer.hpp"
 #include "verify/compare.hpp"

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "cl/program_cache.hpp"
-#include "filters/convert.hpp"
+#include "filters/colour/convert.hpp"
 #include "pipeline/transfer.hpp"
 #include "support.hpp"
 #include "verify/compare.hpp"

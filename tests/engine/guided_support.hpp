@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "engine/separable_support.hpp"
-#include "filters/guides.hpp"
+#include "filters/guided/guides.hpp"
 #include "filters/registry.hpp"
 #include "pipeline/transfer.hpp"
 #include "support.hpp"

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "core/error.hpp"
-#include "filters/histogram.hpp"
+#include "filters/measure/histogram.hpp"
 #include "filters/registry.hpp"
 #include "support.hpp"
 

@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
-#include "filters/color_lut.hpp"
+#include "filters/colour/color_lut.hpp"
 #include "filters/registry.hpp"
 #include "separable_support.hpp"
 

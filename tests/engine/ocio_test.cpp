@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "core/error.hpp"
-#include "filters/color_lut.hpp"
+#include "filters/colour/color_lut.hpp"
 #include "filters/registry.hpp"
 #include "pipeline/pipeline.hpp"
 #include "separable_support.hpp"

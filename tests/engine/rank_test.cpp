@@ -6,7 +6,7 @@
 #include <cstring>
 #include <limits>
 
-#include "filters/rank.hpp"
+#include "filters/rank/rank.hpp"
 #include "filters/registry.hpp"
 #include "separable_support.hpp"
 

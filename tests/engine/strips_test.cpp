@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "engine/guided_support.hpp"
-#include "filters/histogram.hpp"
+#include "filters/measure/histogram.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/stream.hpp"
 #include "pipeline/strips.hpp"

@@ -1,6 +1,6 @@
 // Baked colour tables (color_lut.hpp); the device side is kernels/color_lut.cl, with the same
 // arithmetic as ColorLut::apply.
-#include "filters/color_lut.hpp"
+#include "filters/colour/color_lut.hpp"
 
 #include <algorithm>
 #include <cmath>

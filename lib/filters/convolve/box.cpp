@@ -10,8 +10,8 @@
 
 #include "cl/groups.hpp"
 #include "cl/tuning.hpp"
-#include "filters/convert.hpp"
-#include "filters/separable.hpp"
+#include "filters/colour/convert.hpp"
+#include "filters/convolve/separable.hpp"
 
 namespace halo {
 

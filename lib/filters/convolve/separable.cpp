@@ -1,6 +1,6 @@
 // Separable filtering: CPU reference and device enqueue of kernels/separable.cl, and the `sep`
 // filter (any pair of 1D kernels).
-#include "filters/separable.hpp"
+#include "filters/convolve/separable.hpp"
 
 #include <fmt/format.h>
 
@@ -14,7 +14,7 @@
 
 #include "cl/tuning.hpp"
 #include "core/error.hpp"
-#include "filters/convert.hpp"
+#include "filters/colour/convert.hpp"
 
 namespace halo {
 

@@ -10,7 +10,7 @@
 
 #include "cl/groups.hpp"
 #include "filters/filter.hpp"
-#include "filters/rank.hpp"
+#include "filters/rank/rank.hpp"
 
 namespace halo {
 

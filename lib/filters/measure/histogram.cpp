@@ -1,6 +1,6 @@
 // Histograms: parameters, the exact CPU reference, the device strategies of
 // kernels/histogram.cl, and the pass-through pipeline stage `histogram`.
-#include "filters/histogram.hpp"
+#include "filters/measure/histogram.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include "cl/groups.hpp"
 #include "cl/tuning.hpp"
 #include "core/error.hpp"
-#include "filters/convert.hpp"
+#include "filters/colour/convert.hpp"
 #include "filters/filter.hpp"
 #include "kernels/contract.h"
 

@@ -6,7 +6,7 @@
 // stays, and the data window becomes the box. Output rows read a band of input rows (the band a
 // turned strip covers), so it streams. Device side: kernels/rotate.cl, the same arithmetic in
 // the same order: bit for bit.
-#include "filters/rotate.hpp"
+#include "filters/geometry/rotate.hpp"
 
 #include <algorithm>
 #include <array>

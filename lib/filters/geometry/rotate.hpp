@@ -1,5 +1,5 @@
-// Turning by an angle that is not a multiple of 90 degrees (lib/filters/rotate.cpp); the
-// `rotate` filter (lib/filters/mirror.cpp) takes the exact paths for the multiples.
+// Turning by an angle that is not a multiple of 90 degrees (lib/filters/geometry/rotate.cpp); the
+// `rotate` filter (lib/filters/geometry/mirror.cpp) takes the exact paths for the multiples.
 #pragma once
 
 #include <memory>

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "cl/groups.hpp"
-#include "filters/separable.hpp"
+#include "filters/convolve/separable.hpp"
 
 namespace halo {
 

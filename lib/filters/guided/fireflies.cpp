@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "cl/groups.hpp"
-#include "filters/guides.hpp"
+#include "filters/guided/guides.hpp"
 
 namespace halo {
 

@@ -2,7 +2,7 @@
 // the file's own: its embedded profile, else a profile built from PNG's gAMA and cHRM chunks,
 // else sRGB (what viewers assume of an untagged file). The output is tagged with the profile
 // converted to. LittleCMS's float transform is the reference; devices run it baked
-// (filters/color_lut.hpp).
+// (filters/colour/color_lut.hpp).
 #include <lcms2.h>
 
 #include <array>
@@ -13,7 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/paths.hpp"
-#include "filters/color_lut.hpp"
+#include "filters/colour/color_lut.hpp"
 
 namespace halo {
 

@@ -2,7 +2,7 @@
 // scene values into a display's through one of its views (a render to a viewable image). The
 // config is config=FILE, else $OCIO, else halo's built-in one (presets/ocio/config.ocio, built
 // into the program). OpenColorIO's CPU processor is the reference; devices run it baked
-// (filters/color_lut.hpp).
+// (filters/colour/color_lut.hpp).
 #include <algorithm>
 #include <filesystem>
 #include <functional>
@@ -20,7 +20,7 @@
 #include "core/paths.hpp"
 #include "core/settings.hpp"
 #include "core/text.hpp"
-#include "filters/color_lut.hpp"
+#include "filters/colour/color_lut.hpp"
 
 namespace OCIO = OCIO_NAMESPACE;
 

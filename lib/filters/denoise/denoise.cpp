@@ -23,8 +23,8 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/srgb.hpp"
-#include "filters/denoise_net.hpp"
-#include "filters/guides.hpp"
+#include "filters/denoise/denoise_net.hpp"
+#include "filters/guided/guides.hpp"
 #include "kernels/contract.h"
 
 // Kernel arguments laid out as OpenCL C lays them out: 4-byte members only.

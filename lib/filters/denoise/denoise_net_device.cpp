@@ -9,7 +9,7 @@
 
 #include "cl/groups.hpp"
 #include "cl/tuning.hpp"
-#include "filters/denoise_net.hpp"
+#include "filters/denoise/denoise_net.hpp"
 #include "filters/filter.hpp"
 
 namespace halo {

@@ -1,5 +1,5 @@
 // orient: the image put upright as its file's EXIF Orientation says (a camera's JPEG stored
-// sideways), by the mirrors and quarter turns of lib/filters/mirror.cpp; the output's
+// sideways), by the mirrors and quarter turns of lib/filters/geometry/mirror.cpp; the output's
 // Orientation becomes 1. `halo run --auto-orient` puts this stage first. Bound to each file
 // (BoundToFile); without a file, or for Orientation 1, the image passes unchanged.
 #include <fmt/format.h>

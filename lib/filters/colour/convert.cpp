@@ -1,5 +1,5 @@
 // Luminance: the host side of kernels/convert.cl's to_gray and its CPU reference.
-#include "filters/convert.hpp"
+#include "filters/colour/convert.hpp"
 
 #include "cl/groups.hpp"
 #include "core/error.hpp"

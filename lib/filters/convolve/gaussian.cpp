@@ -2,7 +2,7 @@
 // Device side: gaussian_rows / gaussian_cols in kernels/separable.cl.
 #include <cmath>
 
-#include "filters/separable.hpp"
+#include "filters/convolve/separable.hpp"
 
 namespace halo {
 

@@ -2,12 +2,12 @@
 // strip), `flip` (top and bottom swapped), `rotate` by 180 (both) and by 90 or 270 (width and
 // height swapped). A flipped strip's rows come from the other end of the image and a turned
 // row from every input row, so these take the whole image at once. Samples are copied
-// (kernels/mirror.cl): exact, alpha included. Other angles: lib/filters/rotate.cpp.
+// (kernels/mirror.cl): exact, alpha included. Other angles: lib/filters/geometry/rotate.cpp.
 #include <cmath>
 
 #include "cl/groups.hpp"
 #include "filters/filter.hpp"
-#include "filters/rotate.hpp"
+#include "filters/geometry/rotate.hpp"
 
 namespace halo {
 

@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "cl/tuning.hpp"
-#include "filters/convert.hpp"
+#include "filters/colour/convert.hpp"
 #include "filters/filter.hpp"
-#include "filters/separable.hpp"
+#include "filters/convolve/separable.hpp"
 
 namespace halo {
 

@@ -1,5 +1,5 @@
 // Guide buffers: validation, normalisation, upload, and the parameters guided filters share.
-#include "filters/guides.hpp"
+#include "filters/guided/guides.hpp"
 
 #include <algorithm>
 #include <cmath>
