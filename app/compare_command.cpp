@@ -63,6 +63,7 @@ struct CompareOptions {
   std::optional<double> fail_flip;   // --fail-flip
   std::string frames;                // --frames: the frames of two sequences
   std::optional<double> fail_temporal, fail_flicker;  // the sequence's gates
+  std::vector<std::string> motion;                    // --motion X,Y: the motion's channels
   FlipOptions flip;                                   // --flip-ppd, --flip-start, --flip-stop
   std::string flip_mode = "auto";  // --flip-mode: auto (HDR for float files), ldr, hdr
   std::string flip_tonemapper = "aces";
@@ -467,8 +468,9 @@ std::string failure_message(const PairResult& r, const Thresholds& t) {
 }
 
 // A frame as the temporal measures see it: its colour in display space, and the motion, depth
-// and normals the file holds (Blender's ViewLayer.Vector.X/Y, found like the guides).
-TemporalFrame temporal_frame(const std::string& path) {
+// and normals the file holds: `motion` names its two channels (another renderer's, in
+// Blender's convention), else Blender's ViewLayer.Vector.X/Y are found like the guides.
+TemporalFrame temporal_frame(const std::string& path, const std::vector<std::string>& motion) {
   const LoadedImage colour = read_image(parse_input_ref(path));
   TemporalFrame frame;
   frame.colour = display_colour(to_image(colour.pixels), colour.pixels.type == PixelType::f32);
@@ -478,12 +480,8 @@ TemporalFrame temporal_frame(const std::string& path) {
     return to_image(read_image(ref).pixels);
   };
   const std::vector<std::string>& names = colour.file_channels;
-  for (const std::string& x : names)
-    if (lower(x).ends_with("vector.x")) {
-      const std::string y = x.substr(0, x.size() - 1) + (x.back() == 'X' ? "Y" : "y");
-      if (std::find(names.begin(), names.end(), y) != names.end()) frame.motion = layer({x, y});
-      break;
-    }
+  const std::vector<std::string> vectors = motion.empty() ? find_motion_channels(names) : motion;
+  if (!vectors.empty()) frame.motion = layer(vectors);
   const GuideChannels guides = find_guide_channels(names);
   if (!guides.depth.empty()) frame.depth = layer(guides.depth);
   if (!guides.normal.empty()) frame.normal = layer(guides.normal);
@@ -520,7 +518,8 @@ TemporalResult measure_sequence(const std::vector<Pair>& pairs,
       prev_a.reset(), prev_b.reset(), prev_frame.reset();
       continue;
     }
-    TemporalFrame a = temporal_frame(pairs[i].a), b = temporal_frame(pairs[i].b);
+    TemporalFrame a = temporal_frame(pairs[i].a, o.motion),
+                  b = temporal_frame(pairs[i].b, o.motion);
     t.motion_a = t.motion_a || a.motion.width() > 0;
     t.motion_b = t.motion_b || b.motion.width() > 0;
     if (prev_frame && pairs[i].frame && *pairs[i].frame == *prev_frame + 1) {
@@ -1091,6 +1090,13 @@ Command add_compare_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--frames", o->frames,
                   "the frames of two sequences (shot.####.exr): 1-100, 1-100x5, 1,4,9-12 "
                   "(default: a's frames on disk)");
+  cmd->add_option("--motion", o->motion,
+                  "the two channels of the sequences' motion towards the previous frame in "
+                  "pixels, in Blender's convention (the previous position of pixel (x, y) is "
+                  "(x + X, y - Y)), for a renderer that names them otherwise (default: a "
+                  "layer's Vector.X,Vector.Y)")
+      ->delimiter(',')
+      ->expected(2);
   cmd->add_option("--fail-temporal", o->fail_temporal,
                   "fail when the sequences' temporal error is above this (computes temporal)")
       ->check(threshold(false));

@@ -71,4 +71,12 @@ GuideChannels find_guide_channels(const std::vector<std::string>& names) {
   return g;
 }
 
+std::vector<std::string> find_motion_channels(const std::vector<std::string>& names) {
+  for (const auto& n : names)
+    if (matches(lower(n), "vector.x"))
+      if (const std::string y = named(names, lower(n).substr(0, n.size() - 1) + "y"); !y.empty())
+        return {n, y};
+  return {};
+}
+
 }  // namespace halo

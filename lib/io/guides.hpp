@@ -17,4 +17,9 @@ struct GuideChannels {
 };
 GuideChannels find_guide_channels(const std::vector<std::string>& names);
 
+// The two channels of a render's motion towards the previous frame, in pixels: Blender's
+// ViewLayer.Vector.X and .Y (any layer's Vector.X/Y, case-insensitive), whose previous position
+// of pixel (x, y) is (x + X, y - Y). Empty where not found.
+std::vector<std::string> find_motion_channels(const std::vector<std::string>& names);
+
 }  // namespace halo

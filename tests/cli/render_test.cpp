@@ -172,6 +172,21 @@ TEST_CASE(
   const double followed = json["flicker_a"], still = json["flicker_b"];
   CHECK(followed < 0.6 * still);  // measured 0.0246 against 0.0539
   CHECK(json["steps"][0]["pixels_seen_a"].get<int>() > 128 * 72 * 9 / 10);
+  // Another renderer's names for the same vectors: --motion names them.
+  for (const char* f : {"1", "2"})
+    REQUIRE(std::system(("oiiotool " HALO_RENDER_DATA "/dolly_32spp.000" + std::string(f) +
+                         ".exr --chnames ,,,,,,,,,,,mv.u,mv.v -o " + box / "mv.000" + f +
+                         ".exr >/dev/null 2>&1")
+                            .c_str()) == 0);
+  const std::string renamed = "compare '" + box / "mv.####.exr' '" + box / "mv.####.exr" +
+                              "' --fail-temporal 1 --json " + box / "m.json";
+  REQUIRE(box.halo(renamed + " --motion mv.u,mv.v").code == 0);
+  std::ifstream named(box / "m.json");
+  CHECK(nlohmann::json::parse(named)["temporal"]["flicker_a"].get<double>() ==
+        doctest::Approx(followed));
+  const Result missing = box.halo(renamed + " --motion mv.x,mv.y");
+  CHECK(missing.code == 64);
+  CHECK(has(missing.err, "no channel 'mv.x'"));
 }
 
 TEST_CASE("bad guides: missing 66, unknown channel 64, wrong size 65; photos run self-guided") {
