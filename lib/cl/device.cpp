@@ -26,6 +26,20 @@ DeviceProfile device_profile(const DeviceInfo& info, const Tuning& tuning) {
   return p;
 }
 
+DeviceCosts device_costs(const std::string& type, unsigned compute_units) {
+  // Starting a device when none was measured yet: NVIDIA's OpenCL takes 0.2-0.4 s to create a
+  // context on an H100 machine, PoCL 0.03-0.05 s on the 2-core one with its kernels cached.
+  // A GPU's kernels are worth this many CPU cores (StageCost::device_ns): an H100 ran gaussian
+  // r=2 at 1800 and the denoise network at 740 cores' worth of PoCL; its transfers cost 0.2 ns a
+  // sample both ways. A CPU runtime adds its threads' start and unloading at exit beyond the
+  // start measured (PoCL, 2 cores, 2026-11-28: a 512x512 gaussian took 0.16 s on it against
+  // the reference's 0.04 s, where listing and start measured 0.072 s).
+  if (type == "gpu") return {.start_seconds = 0.3, .parallel = 1000, .transfer_ns = 0.2};
+  return {.start_seconds = 0.05,
+          .parallel = double(std::max(1u, compute_units)),
+          .runtime_seconds = 0.05};
+}
+
 namespace {
 
 // A wait list for the C++ bindings: none when empty.

@@ -72,6 +72,21 @@ struct DeviceProfile {
 
 DeviceProfile device_profile(const DeviceInfo& info, const Tuning& tuning);
 
+// What --device auto assumes of a device before opening it (pipeline/device_choice.cpp), from
+// its kind ("gpu", "cpu", as DeviceInfo::type) and compute units: what its start costs when
+// none was measured yet, how many of the host's cores its kernels are worth, what a sample
+// costs across a bus, and what its runtime adds to a run beyond the start measured.
+struct DeviceCosts {
+  double start_seconds = 0;
+  double parallel = 1;
+  double transfer_ns = 0;  // a sample, both ways; 0: the host's own memory
+  double runtime_seconds = 0;
+};
+DeviceCosts device_costs(const std::string& type, unsigned compute_units);
+inline DeviceCosts device_costs(const DeviceInfo& info) {
+  return device_costs(info.type, info.compute_units);
+}
+
 // Every device of every platform; empty when there is no OpenCL platform at all.
 std::vector<DeviceInfo> list_devices();
 

@@ -60,11 +60,12 @@ double cheapest_start(const nlohmann::json& costs) {
     for (const auto& [key, d] : devices->items())
       if (const auto start = fresh(d, "start_seconds"))
         best = std::min(best.value_or(*start), *start);
-  return fresh(costs, "list_seconds").value_or(0) + best.value_or(kCpuDeviceStartSeconds);
+  return fresh(costs, "list_seconds").value_or(0) +
+         best.value_or(device_costs("cpu", 1).start_seconds);
 }
 
 double start_of(const nlohmann::json& costs, const DeviceInfo& info) {
-  const double fallback = info.gpu ? kGpuStartSeconds : kCpuDeviceStartSeconds;
+  const double fallback = device_costs(info).start_seconds;
   const auto devices = costs.find("devices");
   if (devices == costs.end() || !devices->is_object()) return fallback;
   const auto d = devices->find(device_identity(info));
@@ -78,11 +79,10 @@ void record(nlohmann::json& doc, const std::string& key, double measured) {
   doc[key + "_at"] = now_seconds();
 }
 
-double device_seconds(const Workload& work, const DeviceInfo& info, double start) {
+double device_seconds(const Workload& work, const DeviceCosts& costs, double start) {
   const double samples = work.samples * work.files;
-  const double parallel = info.gpu ? kGpuCores : std::max(1u, info.compute_units);
-  return start + samples * work.per_sample.device_ns * 1e-9 / parallel +
-         (info.gpu ? samples * kGpuTransferNs * 1e-9 : 0);
+  return start + samples * work.per_sample.device_ns * 1e-9 / costs.parallel +
+         samples * costs.transfer_ns * 1e-9;
 }
 
 // The estimate on the fastest device of the record (listing included), or nothing when the
@@ -95,10 +95,12 @@ std::optional<double> fastest_recorded(const Workload& work, const nlohmann::jso
   for (const auto& [key, d] : devices->items()) {
     const auto start = fresh(d, "start_seconds");
     if (!start) continue;
-    DeviceInfo info;
-    info.gpu = d.value("gpu", true);
-    info.compute_units = unsigned(std::max(1.0, number_or(d, "compute_units", 1)));
-    const double seconds = list + device_seconds(work, info, *start);
+    // A hint: records written before the kind was named say "gpu" (true or false).
+    const std::string type = d.contains("type")     ? d.value("type", std::string("gpu"))
+                             : d.value("gpu", true) ? "gpu"
+                                                    : "cpu";
+    const auto units = unsigned(std::max(1.0, number_or(d, "compute_units", 1)));
+    const double seconds = list + device_seconds(work, device_costs(type, units), *start);
     best = std::min(best.value_or(seconds), seconds);
   }
   return best;
@@ -134,7 +136,7 @@ DeviceChoice choose_device(const Workload& work, const std::optional<fs::path>& 
   double best_seconds = 0;
   std::string estimates = fmt::format("reference {:.3f} s", reference);
   for (const DeviceInfo& info : devices) {
-    const double seconds = device_seconds(work, info, start_of(costs, info));
+    const double seconds = device_seconds(work, device_costs(info), start_of(costs, info));
     estimates += fmt::format(", {} {:.3f} s", info.name, seconds);
     if (!best || seconds < best_seconds) best = info, best_seconds = seconds;
   }
@@ -156,9 +158,9 @@ void record_start_cost(const std::optional<fs::path>& cache_dir, const DeviceInf
   if (!device.is_object()) device = nlohmann::json::object();
   device["name"] = info.name;
   device["platform"] = info.platform_name;
-  device["gpu"] = info.gpu;
+  device["type"] = info.type;
   device["compute_units"] = info.compute_units;
-  record(device, "start_seconds", start_seconds + (info.gpu ? 0 : kCpuRuntimeSeconds));
+  record(device, "start_seconds", start_seconds + device_costs(info).runtime_seconds);
   try {
     fs::create_directories(*cache_dir);
     write_record(costs_file(*cache_dir), costs);

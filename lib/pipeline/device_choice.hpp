@@ -29,25 +29,12 @@ struct DeviceChoice {
   double list_seconds = 0;           // listing the platforms cost this time (0: not listed)
 };
 
-// What starting a device costs when none was measured yet (seconds): NVIDIA's OpenCL takes
-// 0.2-0.4 s to create a context on an H100 machine, PoCL 0.03-0.05 s on the 2-core one with
-// its kernels cached.
-constexpr double kGpuStartSeconds = 0.3;
-constexpr double kCpuDeviceStartSeconds = 0.05;
 // A start cost on record counts until this many days pass without a new measurement (then it
 // is measured anew); a new measurement replaces it only when lower. A single start measured on a
 // busy machine (6 s to list the platforms, seen) once sent every file under 6 s of work to the
-// reference, and the reference never lists the platforms to find out otherwise.
+// reference, and the reference never lists the platforms to find out otherwise. What a device
+// is assumed to cost otherwise: cl/device.hpp's device_costs.
 constexpr double kStartRecordDays = 7;
-// A GPU's kernels as this many CPU cores (StageCost::device_ns): an H100 ran gaussian r=2 at
-// 1800 and the denoise network at 740 cores' worth of PoCL. Transfers: ns a sample, both ways.
-constexpr double kGpuCores = 1000;
-constexpr double kGpuTransferNs = 0.2;
-// What an OpenCL runtime on the CPU costs a run beyond the start measured (opening it, loading
-// programs) and its listing: its threads' start and unloading it at exit, added to the start
-// recorded. PoCL, 2 cores, 2026-11-28: a 512x512 gaussian took 0.16 s on it against the
-// reference's 0.04 s, where listing and start measured 0.072 s.
-constexpr double kCpuRuntimeSeconds = 0.05;
 
 DeviceChoice choose_device(const Workload& work,
                            const std::optional<std::filesystem::path>& cache_dir);
