@@ -530,6 +530,9 @@ TemporalResult measure_sequence(const std::vector<Pair>& pairs,
     }
     prev_a = std::move(a), prev_b = std::move(b), prev_frame = pairs[i].frame;
   }
+  // A gate that measured nothing holds nothing: failed, never passed.
+  if ((o.fail_temporal || o.fail_flicker) && t.frames.empty())
+    t.failed.push_back("no two consecutive frames compared: the temporal gates cannot hold");
   if (o.fail_temporal && t.mean(t.error) > *o.fail_temporal)
     t.failed.push_back(fmt::format("temporal error {:.6g} above --fail-temporal {:g}",
                                    t.mean(t.error), *o.fail_temporal));
@@ -540,7 +543,9 @@ TemporalResult measure_sequence(const std::vector<Pair>& pairs,
 }
 
 std::string temporal_text(const TemporalResult& t) {
-  if (t.frames.empty()) return "temporal: no two consecutive frames compared\n";
+  if (t.frames.empty())
+    return "temporal: no two consecutive frames compared" +
+           (t.failed.empty() ? std::string() : ": FAILURE, " + t.failed.front()) + "\n";
   std::size_t worst = 0;
   for (std::size_t i = 0; i < t.error.size(); ++i)
     if (t.error[i] > t.error[worst]) worst = i;

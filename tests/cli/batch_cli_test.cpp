@@ -520,7 +520,9 @@ TEST_CASE("compare: two frame sequences, their temporal error and flicker by han
   CHECK(box.halo(seqs + " --fail-flicker 0.15").code == 0);
   // --frames picks; a frame b lacks is a pair that cannot be compared, and no step crosses it.
   r = box.halo(seqs + " --frames 1001-1003x2 --fail-temporal 1");
-  CHECK(has(r.out, "temporal: no two consecutive frames compared"));
+  CHECK(r.code == 1);  // a gate that measured nothing fails
+  CHECK(has(r.out, "temporal: no two consecutive frames compared: FAILURE"));
+  CHECK(box.halo(seqs + " --frames 1001-1003x2 --metrics temporal --fail 1").code == 0);
   fs::remove(box / "b/shot.1002.png");
   r = box.halo(seqs + " --fail-temporal 1");
   CHECK(r.code == 3);
