@@ -500,10 +500,12 @@ struct TemporalResult {
     for (double x : v) sum += x;
     return v.empty() ? 0 : sum / double(v.size());
   }
+  // Over the steps that saw any pixel in both frames (a cut sees none); NaN when none did.
   double mean_flicker(const std::vector<Flicker>& v) const {
     std::vector<double> means;
-    for (const Flicker& f : v) means.push_back(f.mean);
-    return mean(means);
+    for (const Flicker& f : v)
+      if (f.pixels > 0) means.push_back(f.mean);
+    return means.empty() ? std::numeric_limits<double>::quiet_NaN() : mean(means);
   }
 };
 
@@ -536,9 +538,13 @@ TemporalResult measure_sequence(const std::vector<Pair>& pairs,
   if (o.fail_temporal && t.mean(t.error) > *o.fail_temporal)
     t.failed.push_back(fmt::format("temporal error {:.6g} above --fail-temporal {:g}",
                                    t.mean(t.error), *o.fail_temporal));
-  if (o.fail_flicker && t.mean_flicker(t.flicker_a) > *o.fail_flicker)
-    t.failed.push_back(fmt::format("flicker {:.6g} above --fail-flicker {:g}",
-                                   t.mean_flicker(t.flicker_a), *o.fail_flicker));
+  if (const double flicker = t.mean_flicker(t.flicker_a);
+      o.fail_flicker && !t.frames.empty() && !(flicker <= *o.fail_flicker))
+    t.failed.push_back(
+        std::isnan(flicker)
+            ? std::string("no pixel seen in both frames of any step: "
+                          "--fail-flicker cannot hold")
+            : fmt::format("flicker {:.6g} above --fail-flicker {:g}", flicker, *o.fail_flicker));
   return t;
 }
 
@@ -558,6 +564,10 @@ std::string temporal_text(const TemporalResult& t) {
       t.failed.empty() ? "" : ": FAILURE, " + t.failed.front());
 }
 
+nlohmann::json number_or_null(double value) {
+  return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json();
+}
+
 nlohmann::json temporal_json(const TemporalResult& t) {
   nlohmann::json steps = nlohmann::json::array();
   for (std::size_t i = 0; i < t.frames.size(); ++i)
@@ -568,8 +578,8 @@ nlohmann::json temporal_json(const TemporalResult& t) {
                      {"pixels_seen_a", t.flicker_a[i].pixels},
                      {"pixels_seen_b", t.flicker_b[i].pixels}});
   return {{"temporal_error", t.mean(t.error)},
-          {"flicker_a", t.mean_flicker(t.flicker_a)},
-          {"flicker_b", t.mean_flicker(t.flicker_b)},
+          {"flicker_a", number_or_null(t.mean_flicker(t.flicker_a))},
+          {"flicker_b", number_or_null(t.mean_flicker(t.flicker_b))},
           {"motion_a", t.motion_a},
           {"motion_b", t.motion_b},
           {"steps", steps},
@@ -596,10 +606,6 @@ void write_junit_report(const std::string& path, const std::vector<Pair>& pairs,
     cases.push_back(std::move(c));
   }
   write_junit(path, "halo compare", cases);
-}
-
-nlohmann::json number_or_null(double value) {
-  return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json();
 }
 
 nlohmann::json to_json(const Pair& pair, const PairResult& r) {

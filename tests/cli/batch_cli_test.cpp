@@ -527,6 +527,18 @@ TEST_CASE("compare: two frame sequences, their temporal error and flicker by han
   r = box.halo(seqs + " --fail-temporal 1");
   CHECK(r.code == 3);
   CHECK(has(r.out, "temporal: no two consecutive frames compared"));
+  // A cut: every pixel's depth changes (1 to 10), so none is seen in both frames: the flicker
+  // is not measured (null), and its gate fails rather than passing on nothing.
+  for (const auto& [f, z] : {std::pair{"1", "1"}, std::pair{"2", "10"}})
+    REQUIRE(std::system(("oiiotool --pattern constant:color=0.5,0.5,0.5," + std::string(z) +
+                         " 16x12 4 --chnames R,G,B,Z -d float -o " + box / "cut.000" + f +
+                         ".exr >/dev/null 2>&1")
+                            .c_str()) == 0);
+  r = box.halo("compare " + q(box / "cut.####.exr") + " " + q(box / "cut.####.exr") +
+               " --fail-flicker 0.5 --json " + box / "cut.json");
+  CHECK(r.code == 1);
+  CHECK(has(r.out, "no pixel seen in both frames of any step: --fail-flicker cannot hold"));
+  CHECK(read_json(box / "cut.json")["temporal"]["flicker_a"].is_null());
   // Sequences only.
   const std::string file = box / "a/shot.1001.png";
   CHECK(box.halo("compare " + q(box / "a/shot.####.png") + " " + file).code == 64);
