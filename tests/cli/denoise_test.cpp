@@ -97,6 +97,7 @@ TEST_CASE("denoise: guides from files, aux modes, tiles, strips and odd sizes ag
   const Result tiles = box.halo(run + " -f denoise:tile=32" + guides + " -o " + box / "t.exr");
   const Result strips =
       box.halo(run + " -f denoise" + guides + " --strip-rows 20 -o " + box / "s.exr");
+  INFO(whole.err, tiles.err, strips.err);
   REQUIRE(whole.code == 0);
   REQUIRE(tiles.code == 0);
   REQUIRE(strips.code == 0);
