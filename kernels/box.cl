@@ -296,8 +296,8 @@ __kernel __attribute__((reqd_work_group_size(BOX_WALK, 1, 1))) void box_walk(
     barrier(CLK_LOCAL_MEM_FENCE);
 
     // A NaN or infinity in a row makes its prefixes after it non-finite, and in the column
-    // sums stays until summed afresh (lib/filters/convolve/box.cpp running_mean). The rows' totals tell
-    // the whole group at once whether this step, or one less than TAPS rows back, had one:
+    // sums stays until summed afresh (lib/filters/convolve/box.cpp running_mean). The rows' totals
+    // tell the whole group at once whether this step, or one less than TAPS rows back, had one:
     // only then does it take the checked copy of the loop. Measured on an H100 (8K float,
     // 2026-11-26): r = 32 and 64 within 2% of the walk without checks, r = 17 15-17% slower.
     bool bad = false;

@@ -1,6 +1,6 @@
-// Baked colour tables (lib/filters/colour/color_lut.cpp, whose ColorLut::apply is the same arithmetic):
-// one work-item per pixel of the image rows [first, last) of the three colour planes; alpha, if
-// any, is copied by the host. The table is float4 entries (r, g, b, unused).
+// Baked colour tables (lib/filters/colour/color_lut.cpp, whose ColorLut::apply is the same
+// arithmetic): one work-item per pixel of the image rows [first, last) of the three colour planes;
+// alpha, if any, is copied by the host. The table is float4 entries (r, g, b, unused).
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "color_pixel.cl"

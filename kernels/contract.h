@@ -49,8 +49,8 @@
 #define TRANSFER_SRGB 1
 #define TRANSFER_PU 2
 
-// Histograms (lib/filters/measure/histogram.cpp): the input's layout (INPUT), what is counted (MODE)
-// and the counting strategy (METHOD).
+// Histograms (lib/filters/measure/histogram.cpp): the input's layout (INPUT), what is counted
+// (MODE) and the counting strategy (METHOD).
 #define HIST_INPUT_U8 1     // 8-bit interleaved
 #define HIST_INPUT_U16 2    // 16-bit interleaved
 #define HIST_INPUT_FLOAT 3  // float planes of a strip
@@ -137,8 +137,8 @@ typedef struct {
 } RotateArgs;
 
 // The scalars of a guided filter's pass, one kernel argument by value instead of a row of
-// positional ones (lib/filters/guided/bilateral.cpp, atrous.cpp fill them). Members of 4 bytes only,
-// so OpenCL C and C++ lay them out alike (the C++ side static_asserts the size). First the
+// positional ones (lib/filters/guided/bilateral.cpp, atrous.cpp fill them). Members of 4 bytes
+// only, so OpenCL C and C++ lay them out alike (the C++ side static_asserts the size). First the
 // strip, as every strip kernel takes it.
 typedef struct {
   StripArgs strip;
@@ -152,9 +152,9 @@ typedef struct {
   float colour_inv, radiance_inv, sigma_n, sigma_z, albedo_min, outline;
 } AtrousPassArgs;
 
-// The denoise filter's kernels (kernels/denoise.cl, lib/filters/denoise/denoise.cpp). Where a planar
-// source's samples lie: sample (c, x, y) at c * plane + ((y - oy) * pitch + (x - ox)) * step;
-// `image`: read through the canvas's border rule.
+// The denoise filter's kernels (kernels/denoise.cl, lib/filters/denoise/denoise.cpp). Where a
+// planar source's samples lie: sample (c, x, y) at c * plane + ((y - oy) * pitch + (x - ox)) *
+// step; `image`: read through the canvas's border rule.
 typedef struct {
   int ox, oy, pitch, plane, step, image;
 } PlanarLayout;

@@ -10,8 +10,9 @@
 // (GPUs, where conv_vec is set) it runs conv_slide instead: aligned row loads; small kernels
 // load all their rows first, larger ones slide row by row.
 // Defines: KW, KH (odd kernel size), CONV_W, CONV_H, CONV_RUN, MAGNITUDE (1: out =
-// sqrt(a^2 + b^2) of two kernels, for Sobel), VEC, VEC_CONV, CONV_SLIDE. Rows: see STRIP_ARGS in common.cl; the launch
-// covers rows [first, last) in groups of CONV_H * CONV_RUN. CPU reference: lib/filters/convolve/conv.cpp.
+// sqrt(a^2 + b^2) of two kernels, for Sobel), VEC, VEC_CONV, CONV_SLIDE. Rows: see STRIP_ARGS in
+// common.cl; the launch covers rows [first, last) in groups of CONV_H * CONV_RUN. CPU reference:
+// lib/filters/convolve/conv.cpp.
 #include "common.cl"
 // Taps are fma(w, v, acc) in the reference's order; the magnitude keeps plain operations.
 #pragma OPENCL FP_CONTRACT OFF

@@ -1,11 +1,11 @@
 // Sample conversion on the device: file samples (interleaved 8/16-bit or float) to planar
-// float32 and back, and luminance. CPU references: lib/core/image.cpp, lib/filters/colour/convert.cpp.
-// CPU devices convert with host code instead (lib/core/planar_rows.cpp, through
-// lib/pipeline/transfer.cpp), in place in their buffers: faster than PoCL runs these kernels,
-// and no copy in or out.
-// Defines: SAMPLE (uchar|ushort|float), CHANNELS, QUANTIZE (1 for integer samples) and MAX_CODE
-// (255.0f, 65535.0f). Planar buffers hold `rows` rows (a strip's, or the whole image's), their
-// planes pitch * rows floats apart; conversions work row for row, so borders never matter.
+// float32 and back, and luminance. CPU references: lib/core/image.cpp,
+// lib/filters/colour/convert.cpp. CPU devices convert with host code instead
+// (lib/core/planar_rows.cpp, through lib/pipeline/transfer.cpp), in place in their buffers: faster
+// than PoCL runs these kernels, and no copy in or out. Defines: SAMPLE (uchar|ushort|float),
+// CHANNELS, QUANTIZE (1 for integer samples) and MAX_CODE (255.0f, 65535.0f). Planar buffers hold
+// `rows` rows (a strip's, or the whole image's), their planes pitch * rows floats apart;
+// conversions work row for row, so borders never matter.
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "common.cl"

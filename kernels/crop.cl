@@ -1,5 +1,5 @@
-// crop (lib/filters/geometry/crop.cpp): the output's rows [first, last) are the input's rows moved by the
-// window's top, each from column `left` on. Samples are copied. One work-item per sample and
+// crop (lib/filters/geometry/crop.cpp): the output's rows [first, last) are the input's rows moved
+// by the window's top, each from column `left` on. Samples are copied. One work-item per sample and
 // plane.
 #include "common.cl"
 

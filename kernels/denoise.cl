@@ -1,5 +1,5 @@
-// The denoise filter's network (lib/filters/denoise/denoise_net.hpp, OIDN's U-Net) and its input and
-// output transforms (lib/filters/denoise/denoise.cpp), on planar float32 tensors: channel after
+// The denoise filter's network (lib/filters/denoise/denoise_net.hpp, OIDN's U-Net) and its input
+// and output transforms (lib/filters/denoise/denoise.cpp), on planar float32 tensors: channel after
 // channel, height x width floats each.
 //
 // A convolution sums bias, then input channel by input channel, the 3x3 window row by row, as

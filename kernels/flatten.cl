@@ -1,5 +1,5 @@
-// flatten (lib/filters/colour/flatten.cpp): the colour over a background, alpha gone. One work-item per
-// pixel of the image rows [first, last); `premultiplied` says how the colour holds alpha.
+// flatten (lib/filters/colour/flatten.cpp): the colour over a background, alpha gone. One work-item
+// per pixel of the image rows [first, last); `premultiplied` says how the colour holds alpha.
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "common.cl"

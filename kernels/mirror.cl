@@ -1,5 +1,5 @@
-// Mirrors and turns (lib/filters/geometry/mirror.cpp): flop reverses each row, flip the order of the
-// rows (on a whole image), rotate=180 both, rotate=90/270 below. Samples are copied, never
+// Mirrors and turns (lib/filters/geometry/mirror.cpp): flop reverses each row, flip the order of
+// the rows (on a whole image), rotate=180 both, rotate=90/270 below. Samples are copied, never
 // computed. One work-item per sample of the image rows [first, last) and plane (alpha too).
 #include "common.cl"
 

@@ -1,5 +1,5 @@
-// pad (lib/filters/geometry/pad.cpp): output pixel (x, y) is the input's (x - left, y - top), or, past
-// the input's edges, what the border rule reads there (border_index, as the filters read past
+// pad (lib/filters/geometry/pad.cpp): output pixel (x, y) is the input's (x - left, y - top), or,
+// past the input's edges, what the border rule reads there (border_index, as the filters read past
 // their edges); zero where the rule gives none. Samples are copied. One work-item per sample
 // and plane.
 #include "common.cl"

@@ -1,5 +1,5 @@
-// Sample-by-sample stages (lib/filters/colour/pointwise.cpp): the sRGB transfer curve both ways, and
-// alpha premultiplication both ways. One work-item per pixel of the image rows [first, last)
+// Sample-by-sample stages (lib/filters/colour/pointwise.cpp): the sRGB transfer curve both ways,
+// and alpha premultiplication both ways. One work-item per pixel of the image rows [first, last)
 // and colour plane; `alpha_plane` is the alpha channel's plane, or -1.
 #pragma OPENCL FP_CONTRACT OFF
 

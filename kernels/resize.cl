@@ -1,7 +1,7 @@
-// resize (lib/filters/geometry/resize.cpp): a horizontal pass into the rows the vertical pass reads,
-// then the vertical pass. Each output sample is the sum of `taps` input samples from `start`,
-// weighted by the host's table for its column (or row), in ascending order: the reference sums
-// the same floats in the same order, so the results are equal bit for bit.
+// resize (lib/filters/geometry/resize.cpp): a horizontal pass into the rows the vertical pass
+// reads, then the vertical pass. Each output sample is the sum of `taps` input samples from
+// `start`, weighted by the host's table for its column (or row), in ascending order: the reference
+// sums the same floats in the same order, so the results are equal bit for bit.
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "contract.h"

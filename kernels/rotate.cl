@@ -1,5 +1,5 @@
-// rotate by any angle (lib/filters/geometry/rotate.cpp, the same arithmetic in the same order: bit for
-// bit). One work-item per output sample of rows [first, last), channel get_global_id(2); the
+// rotate by any angle (lib/filters/geometry/rotate.cpp, the same arithmetic in the same order: bit
+// for bit). One work-item per output sample of rows [first, last), channel get_global_id(2); the
 // input holds rows [y0, y0 + rows) of an image `height` tall (RotateArgs, contract.h).
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -28,7 +28,8 @@ inline void two_sum(const float a, const float b, float* s, float* e) {
 }
 
 // (c + c_lo) d1 + (s + s_lo) d2 + offset as a whole pixel (*index) and the fraction past it,
-// kept as float pairs: lib/filters/geometry/rotate.cpp turned(), the same operations in the same order.
+// kept as float pairs: lib/filters/geometry/rotate.cpp turned(), the same operations in the same
+// order.
 inline float turned(const float c, const float c_lo, const float s, const float s_lo,
                     const float d1, const float d2, const float offset, int* index) {
   const float p1 = c * d1, e1 = fma(c, d1, -p1);

@@ -1,7 +1,8 @@
 // Unsharp mask, the step after the Gaussian (kernels/separable.cl blurs): each colour sample
 // moves away from its blurred value by `amount` times their difference, where the difference
 // exceeds `threshold` (so flat noise is left alone). The same operations in the same order as
-// the reference in lib/filters/convolve/unsharp.cpp, without contraction, so both agree bit for bit.
+// the reference in lib/filters/convolve/unsharp.cpp, without contraction, so both agree bit for
+// bit.
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "common.cl"

@@ -8,8 +8,8 @@
 
 #include "cl/tuning.hpp"
 #include "filters/colour/convert.hpp"
-#include "filters/filter.hpp"
 #include "filters/convolve/separable.hpp"
+#include "filters/filter.hpp"
 
 namespace halo {
 

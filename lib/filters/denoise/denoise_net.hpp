@@ -1,7 +1,7 @@
 // The network behind the denoise filter: the U-Net of Intel Open Image Denoise (OIDN) with the
-// weights it publishes (lib/filters/denoise/tza.hpp), built from whatever an archive holds (the default,
-// _small and _large variants differ in widths and in one or two convolutions per level), run
-// layer by layer on the plain C++ reference or enqueued on an OpenCL device
+// weights it publishes (lib/filters/denoise/tza.hpp), built from whatever an archive holds (the
+// default, _small and _large variants differ in widths and in one or two convolutions per level),
+// run layer by layer on the plain C++ reference or enqueued on an OpenCL device
 // (kernels/denoise.cl).
 //
 // Every layer is a 3x3 convolution (zero padding, bias) with ReLU, except the last; 2x2 max

@@ -7,8 +7,8 @@
 
 #include "cl/groups.hpp"
 #include "core/error.hpp"
-#include "filters/guided/guides.hpp"
 #include "filters/convolve/separable.hpp"
+#include "filters/guided/guides.hpp"
 #include "kernels/contract.h"
 
 // One kernel argument, laid out as OpenCL C lays it out: 4-byte members only.

@@ -199,8 +199,8 @@ inline const char* demodulation_detail(bool albedo_filter) {
                        : "albedo demodulation";
 }
 
-// Fireflies (lib/filters/guided/fireflies.cpp, kernels/fireflies.cl), the guided filters' first step:
-// a pixel whose luminance is over `ratio` times the brightest of its 8 neighbours' (border
+// Fireflies (lib/filters/guided/fireflies.cpp, kernels/fireflies.cl), the guided filters' first
+// step: a pixel whose luminance is over `ratio` times the brightest of its 8 neighbours' (border
 // rule applied; copies of the pixel itself, as clamp makes at the edges, left out) is scaled
 // down to that bound. Luminance is Rec. 709's on the first 3 of 3 or 4 planes (a fourth is
 // alpha, filtered with premultiplied colour), the first plane's otherwise (grey, and grey with
