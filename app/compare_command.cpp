@@ -22,6 +22,7 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/record.hpp"
+#include "io/codec.hpp"
 #include "io/guides.hpp"
 #include "io/image_io.hpp"
 #include "io/standard_streams.hpp"
@@ -467,24 +468,42 @@ std::string failure_message(const PairResult& r, const Thresholds& t) {
                      percent(r.diff.failed_pixels, r.diff.pixels), t.fail);
 }
 
+// Channels [first, first + count) of `image`, as an image of their own.
+Image planes_of(const Image& image, int first, int count) {
+  Image out(image.width(), image.height(), count);
+  for (int c = 0; c < count; ++c)
+    for (int y = 0; y < image.height(); ++y)
+      std::copy_n(image.row(first + c, y), image.width(), out.row(c, y));
+  return out;
+}
+
 // A frame as the temporal measures see it: its colour in display space, and the motion, depth
 // and normals the file holds: `motion` names its two channels (another renderer's, in
-// Blender's convention), else Blender's ViewLayer.Vector.X/Y are found like the guides.
+// Blender's convention), else Blender's ViewLayer.Vector.X/Y are found like the guides. The
+// file is decoded once, for all of them.
 TemporalFrame temporal_frame(const std::string& path, const std::vector<std::string>& motion) {
-  const LoadedImage colour = read_image(parse_input_ref(path));
+  InputRef ref = parse_input_ref(path);
+  ref.file = opened_file(ref);
+  const ImageHeader header = open_reader(ref.file)->header();
+  const ChannelChoice colour = choose_channels(header, ref);
+  const int colours = int(colour.names.size()) - (colour.alpha ? 1 : 0);
+  const std::vector<std::string> vectors =
+      motion.empty() ? find_motion_channels(header.channels) : motion;
+  const GuideChannels guides = find_guide_channels(header.channels);
+  ref.channels.assign(colour.names.begin(), colour.names.begin() + colours);
+  for (const auto* layer : {&vectors, &guides.depth, &guides.normal})
+    ref.channels.insert(ref.channels.end(), layer->begin(), layer->end());
+  const LoadedImage loaded = read_image(ref);
+  const Image all = to_image(loaded.pixels);
   TemporalFrame frame;
-  frame.colour = display_colour(to_image(colour.pixels), colour.pixels.type == PixelType::f32);
-  const auto layer = [&](std::vector<std::string> channels) {
-    InputRef ref = parse_input_ref(path);
-    ref.channels = std::move(channels);
-    return to_image(read_image(ref).pixels);
-  };
-  const std::vector<std::string>& names = colour.file_channels;
-  const std::vector<std::string> vectors = motion.empty() ? find_motion_channels(names) : motion;
-  if (!vectors.empty()) frame.motion = layer(vectors);
-  const GuideChannels guides = find_guide_channels(names);
-  if (!guides.depth.empty()) frame.depth = layer(guides.depth);
-  if (!guides.normal.empty()) frame.normal = layer(guides.normal);
+  frame.colour = display_colour(planes_of(all, 0, colours), loaded.pixels.type == PixelType::f32);
+  int next = colours;
+  for (auto [layer, image] :
+       {std::pair{&vectors, &frame.motion}, std::pair{&guides.depth, &frame.depth},
+        std::pair{&guides.normal, &frame.normal}}) {
+    if (!layer->empty()) *image = planes_of(all, next, int(layer->size()));
+    next += int(layer->size());
+  }
   return frame;
 }
 
@@ -849,6 +868,8 @@ int compare_command(const CompareOptions& o) {
   std::vector<Pair> pairs = pairs_of(o);
   std::vector<std::string> compared;
   for (const Pair& pair : pairs) compared.insert(compared.end(), {pair.a, pair.b});
+  // The reports first, before standard input is spooled or any part counted; the files of
+  // every pair and part below, once their names are known.
   refuse_clobbering({{"--json", o.json}, {"--junit", o.junit}}, compared);
   std::optional<StandardInput> piped;  // "-" is never a folder: one pair
   if (is_standard_input(o.a)) pairs.front().read_a = piped.emplace().path();
