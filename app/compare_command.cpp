@@ -487,8 +487,9 @@ TemporalFrame temporal_frame(const std::string& path, const std::vector<std::str
   const ImageHeader header = open_reader(ref.file)->header();
   const ChannelChoice colour = choose_channels(header, ref);
   const int colours = int(colour.names.size()) - (colour.alpha ? 1 : 0);
-  const std::vector<std::string> vectors =
-      motion.empty() ? find_motion_channels(header.channels) : motion;
+  std::vector<std::string> found = motion.empty() ? find_motion_channels(header.channels) : motion;
+  found.resize(std::min<std::size_t>(found.size(), 2));  // towards the previous frame
+  const std::vector<std::string> vectors = std::move(found);
   const GuideChannels guides = find_guide_channels(header.channels);
   ref.channels.assign(colour.names.begin(), colour.names.begin() + colours);
   for (const auto* layer : {&vectors, &guides.depth, &guides.normal})

@@ -184,4 +184,15 @@ typedef struct {
   DenoiseTransfer transfer;
 } DenoiseOutputArgs;
 
+// Temporal denoising (kernels/temporal.cl): a frame of the window is its colour's planes,
+// then these guide planes in this order, and which guides a pair of frames both hold.
+#define TEMPORAL_NORMAL 0
+#define TEMPORAL_DEPTH 3
+#define TEMPORAL_ALBEDO 4
+#define TEMPORAL_MOTION 7
+#define TEMPORAL_GUIDE_PLANES 11
+#define TEMPORAL_HAS_NORMAL 1
+#define TEMPORAL_HAS_DEPTH 2
+#define TEMPORAL_HAS_ALBEDO 4
+
 #endif

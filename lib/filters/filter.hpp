@@ -25,6 +25,7 @@ namespace halo {
 
 struct Guides;
 struct GuideSources;
+class FrameSequence;
 struct DeviceGuides;
 struct Histogram;
 class HistogramTotals;
@@ -143,6 +144,8 @@ struct FileFacts {
   // Where the stage's input lies in its frame (an EXR's windows as the stages before it moved
   // them); nothing for an input without a frame.
   std::optional<Placement> placement;
+  // The frames around this one, where its name has a frame number (temporal denoising).
+  std::shared_ptr<const FrameSequence> sequence;
 };
 
 // What a stage costs per output sample (one colour channel of a pixel), in nanoseconds on one
@@ -163,6 +166,9 @@ struct StageMemory {
   // The share of the file's memory budget (--max-memory over -j) its own working set takes
   // (the denoise network's tiles and tensors: half); strips are planned in the rest.
   double budget_share = 0;
+  // Float planes of the whole image it holds beside its strips (temporal denoising's window
+  // of frames), counted before any strip is planned.
+  int image_planes = 0;
 };
 
 // What a stage declares of itself, for planning a pipeline and its strips.

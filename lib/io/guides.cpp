@@ -73,9 +73,14 @@ GuideChannels find_guide_channels(const std::vector<std::string>& names) {
 
 std::vector<std::string> find_motion_channels(const std::vector<std::string>& names) {
   for (const auto& n : names)
-    if (matches(lower(n), "vector.x"))
-      if (const std::string y = named(names, lower(n).substr(0, n.size() - 1) + "y"); !y.empty())
-        return {n, y};
+    if (matches(lower(n), "vector.x")) {
+      const std::string stem = lower(n).substr(0, n.size() - 1);
+      const std::string y = named(names, stem + "y");
+      if (y.empty()) continue;
+      const std::string z = named(names, stem + "z"), w = named(names, stem + "w");
+      if (z.empty() || w.empty()) return {n, y};
+      return {n, y, z, w};
+    }
   return {};
 }
 

@@ -17,9 +17,10 @@ struct GuideChannels {
 };
 GuideChannels find_guide_channels(const std::vector<std::string>& names);
 
-// The two channels of a render's motion towards the previous frame, in pixels: Blender's
-// ViewLayer.Vector.X and .Y (any layer's Vector.X/Y, case-insensitive), whose previous position
-// of pixel (x, y) is (x + X, y - Y). Empty where not found.
+// The channels of a render's motion in pixels: Blender's ViewLayer.Vector.X and .Y towards the
+// previous frame (any layer's Vector.X/Y, case-insensitive), whose previous position of pixel
+// (x, y) is (x + X, y - Y), then .Z and .W towards the next, where the file has them (next
+// position (x - Z, y + W)). Empty where not found.
 std::vector<std::string> find_motion_channels(const std::vector<std::string>& names);
 
 }  // namespace halo

@@ -168,6 +168,7 @@ HostStrip make_strip(const StreamInput& in, Span rows, std::pmr::memory_resource
     g.normal = make(shape.normal);
     g.depth = make(shape.depth);
     g.albedo = make(shape.albedo);
+    g.motion = make(shape.motion);
     strip.guides.push_back(std::move(g));
   }
   return strip;
@@ -633,6 +634,7 @@ void copy_rows(const Guides& from, Guides& to, Span rows) {
   copy_rows(from.normal, to.normal, rows);
   copy_rows(from.depth, to.depth, rows);
   copy_rows(from.albedo, to.albedo, rows);
+  copy_rows(from.motion, to.motion, rows);
 }
 
 void copy_rows(const HostStrip& from, HostStrip& to, Span rows) {

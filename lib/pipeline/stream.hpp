@@ -38,7 +38,7 @@ struct StreamInput {
   // The planes of each guide set as the source holds them (normal 3, depth 1, albedo 3; 0:
   // absent), so the executor can allocate a strip's guides.
   struct GuideShape {
-    int normal = 0, depth = 0, albedo = 0;
+    int normal = 0, depth = 0, albedo = 0, motion = 0;
     std::string described;
   };
   std::vector<GuideShape> guide_shapes;

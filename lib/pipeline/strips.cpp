@@ -29,7 +29,7 @@ StripSizing size_strips(const Pipeline& pipeline, const StreamInput& input, Pixe
   const std::size_t raw_in = std::size_t(input.width) * channels * sample_size(input.type);
   const std::size_t raw_out = std::size_t(input.width) * channels * sample_size(out_type);
   std::size_t guide_planes = 0;
-  for (const auto& g : input.guide_shapes) guide_planes += g.normal + g.depth + g.albedo;
+  for (const auto& g : input.guide_shapes) guide_planes += g.normal + g.depth + g.albedo + g.motion;
   // What the stages declare (StageMemory): the most strip buffers any holds at once, and the
   // largest share of the budget any keeps for its own working set (denoise, whose tiles also
   // want tall strips).
@@ -39,6 +39,7 @@ StripSizing size_strips(const Pipeline& pipeline, const StreamInput& input, Pixe
     const StageTraits traits = stage->traits();
     held.strip_buffers = std::max(held.strip_buffers, traits.memory.strip_buffers);
     held.budget_share = std::max(held.budget_share, traits.memory.budget_share);
+    held.image_planes = std::max(held.image_planes, traits.memory.image_planes);
     tall = tall || traits.tall_strips;
   }
   // A window row on the device: the stages' strip buffers, the guides (with the flags), and
@@ -53,8 +54,18 @@ StripSizing size_strips(const Pipeline& pipeline, const StreamInput& input, Pixe
   const bool whole = !pipeline.whole_image_reason(input.type).empty();  // one strip, none queued
   const std::size_t host_row =
       (whole ? 1 : queued) * strip_row + (limits.device_is_host ? device_row : 0);
-  const std::size_t kept = std::size_t(double(limits.host_bytes) *
-                                       std::clamp(held.budget_share, 0.0, 0.9));  // the stage's
+  // What a stage holds of the whole image (a window of frames), then its share of the rest.
+  const std::size_t image_bytes =
+      std::size_t(held.image_planes) * pitch * std::size_t(input.height) * sizeof(float);
+  if (image_bytes >= limits.host_bytes)
+    throw Error(ErrorKind::BadData,
+                fmt::format("the stages hold {} planes of this {}x{} image ({}), over the limit "
+                            "of {}; --max-memory or HALO_MAX_MEMORY raise it",
+                            held.image_planes, input.width, input.height, size_text(image_bytes),
+                            size_text(limits.host_bytes)));
+  const std::size_t kept =
+      image_bytes + std::size_t(double(limits.host_bytes - image_bytes) *
+                                std::clamp(held.budget_share, 0.0, 0.9));  // the stages'
   const std::size_t host_budget = limits.host_bytes - kept;
   const std::size_t host_window = host_budget / host_row;  // input rows the host holds
   std::size_t window = host_window;

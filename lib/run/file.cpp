@@ -14,6 +14,7 @@
 #include "pipeline/strips.hpp"
 #include "run/input_stream.hpp"
 #include "run/layers.hpp"
+#include "run/sequence.hpp"
 #include "spec/spec.hpp"
 
 namespace halo {
@@ -69,6 +70,7 @@ void log_details(const Pipeline& pipeline, const InputStream& in, const std::str
       if (shape.normal) guides.normal = Image(1, 1, shape.normal);
       if (shape.depth) guides.depth = Image(1, 1, shape.depth);
       if (shape.albedo) guides.albedo = Image(1, 1, shape.albedo);
+      if (shape.motion) guides.motion = Image(1, 1, shape.motion);
       guides.described = shape.described;
       described.guides = &guides;
       if (!guides.any_geometry())
@@ -116,8 +118,10 @@ FileFacts file_facts(const Metadata& m) {
 // Nothing when it is `pipeline` as it is.
 std::optional<Pipeline> for_file(const Pipeline& pipeline, bool auto_orient,
                                  const Metadata& metadata, ImageDesc given,
-                                 std::unique_ptr<Stage> last) {
+                                 std::unique_ptr<Stage> last,
+                                 std::shared_ptr<const FrameSequence> sequence) {
   FileFacts facts = file_facts(metadata);
+  facts.sequence = std::move(sequence);
   Pipeline result;
   bool changed = auto_orient || last;
   if (auto_orient) {
@@ -187,7 +191,8 @@ FilePlan::FilePlan(const FileNames& names, const RunPipelines& pipelines, const 
   // A format without alpha (JPEG) takes the colour over the background instead of refusing.
   flattens_ = probe.input().alpha && !stores_alpha(names.output);
   own_ = for_file(*shared_, o.auto_orient, probe.header().metadata, input_desc(probe),
-                  flattens_ ? make_stage(implied::flatten(o.background)) : nullptr);
+                  flattens_ ? make_stage(implied::flatten(o.background)) : nullptr,
+                  std::make_shared<FileSequence>(names.input, names.channels));
   moving_ = moving_stages(this->pipeline(), file_facts(probe.header().metadata));
   const SampleType requested = o.type.value_or(probe.stored());
   type_ = storable_type(names.output, requested);

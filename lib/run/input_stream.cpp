@@ -11,8 +11,13 @@ namespace halo {
 
 namespace {
 
-constexpr const char* kGuideNames[] = {"normal", "depth", "albedo"};
-constexpr int kGuideChannels[] = {3, 1, 3};
+constexpr const char* kGuideNames[] = {"normal", "depth", "albedo", "motion"};
+// Motion has 2 channels (towards the previous frame) or 4 (and towards the next).
+constexpr int kGuideChannels[] = {3, 1, 3, 4};
+
+bool channel_count_fits(int which, std::size_t count) {
+  return int(count) == kGuideChannels[which] || (which == 3 && count == 2);
+}
 
 std::string describe(const char* what, const std::string& path,
                      const std::vector<std::string>& channels) {
@@ -35,7 +40,7 @@ float sample_at(const std::byte* row, std::size_t i, PixelType type) {
 }
 
 Image& guide_image(Guides& g, int which) {
-  return which == 0 ? g.normal : which == 1 ? g.depth : g.albedo;
+  return which == 0 ? g.normal : which == 1 ? g.depth : which == 2 ? g.albedo : g.motion;
 }
 
 }  // namespace
@@ -84,13 +89,18 @@ std::size_t InputStream::file_for(const std::string& path) {
 void InputStream::add_guides(std::size_t set, const GuideSources& sources) {
   const ImageHeader& h = header();
   const GuideChannels found = find_guide_channels(h.channels);
-  const std::vector<std::string>* in_input[] = {&found.normal, &found.depth, &found.albedo};
-  const std::string* wanted[] = {&sources.normal, &sources.depth, &sources.albedo};
+  const std::vector<std::string> motion = find_motion_channels(h.channels);
+  const std::vector<std::string>* in_input[] = {&found.normal, &found.depth, &found.albedo,
+                                                &motion};
+  const std::string* wanted[] = {&sources.normal, &sources.depth, &sources.albedo,
+                                 &sources.motion};
   StreamInput::GuideShape shape;
-  int* planes[] = {&shape.normal, &shape.depth, &shape.albedo};
-  for (int which = 0; which < 3; ++which) {
+  int* planes[] = {&shape.normal, &shape.depth, &shape.albedo, &shape.motion};
+  for (int which = 0; which < 4; ++which) {
     const std::string& source = *wanted[which];
-    if (source == "off" || (source == "auto" && in_input[which]->empty())) continue;
+    // A frame's motion is "zero" when asked for: no channels read, the stage knows.
+    if (source == "off" || source == "zero" || (source == "auto" && in_input[which]->empty()))
+      continue;
     const InputRef ref = source == "auto"
                              ? InputRef{h.channels.empty() ? "" : files_[0].path, *in_input[which]}
                              : parse_input_ref(source);
@@ -105,11 +115,12 @@ void InputStream::add_guides(std::size_t set, const GuideSources& sources) {
                     std::string(kGuideNames[which]) + " guide is " + std::to_string(g.width) + "x" +
                         std::to_string(g.height) + ", the image is " + std::to_string(h.width) +
                         "x" + std::to_string(h.height));
-      if (int(part.picked.size()) != kGuideChannels[which])
+      if (!channel_count_fits(which, part.picked.size()))
         throw Error(ErrorKind::BadData, std::string(kGuideNames[which]) + " guide has " +
                                             std::to_string(part.picked.size()) +
                                             " channels, needs " +
-                                            std::to_string(kGuideChannels[which]) +
+                                            (which == 3 ? std::string("2 or 4")
+                                                        : std::to_string(kGuideChannels[which])) +
                                             " (pick them with file.exr[A,B,C])");
       shape.described += (shape.described.empty() ? "" : "; ") +
                          describe(kGuideNames[which], ref.path, chosen.names);
@@ -119,7 +130,7 @@ void InputStream::add_guides(std::size_t set, const GuideSources& sources) {
     File& f = files_[part.file];
     f.lo = std::min(f.lo, *std::min_element(part.picked.begin(), part.picked.end()));
     f.hi = std::max(f.hi, *std::max_element(part.picked.begin(), part.picked.end()) + 1);
-    *planes[which] = kGuideChannels[which];
+    *planes[which] = int(part.picked.size());
     parts_.push_back(std::move(part));
   }
   input_.guide_shapes.push_back(std::move(shape));

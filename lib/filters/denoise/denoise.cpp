@@ -24,6 +24,7 @@
 #include "core/limits.hpp"
 #include "core/srgb.hpp"
 #include "filters/denoise/denoise_net.hpp"
+#include "filters/denoise/temporal.hpp"
 #include "filters/guided/guides.hpp"
 #include "kernels/contract.h"
 
@@ -815,7 +816,30 @@ FilterDef denoise_filter() {
        .type = ParamType::File,
        .fallback = "auto",
        .doc =
-           std::string("normals, 3 channels in [-1, 1] (any space), used with albedo") + sources}};
+           std::string("normals, 3 channels in [-1, 1] (any space), used with albedo") + sources},
+      {.name = "temporal",
+       .type = ParamType::Integer,
+       .fallback = "0",
+       .doc = "frames of a sequence on each side averaged with each frame after denoising, "
+              "followed through the motion vectors where depth, normals and albedo say the same "
+              "surface is seen (shot.0041.exr reads shot.0039-0043.exr; the ends of a sequence "
+              "use the frames that exist); 0: each frame alone",
+       .min = 0,
+       .max = 8},
+      {.name = "motion",
+       .type = ParamType::File,
+       .fallback = "auto",
+       .doc = "temporal: the motion in pixels, Blender's Vector pass (X, Y towards the previous "
+              "frame, Z, W towards the next; a pixel (x, y) was at (x + X, y - Y)); auto: the "
+              "input's Vector layer; FILE[X,Y,Z,W] another renderer's in that convention (2 "
+              "channels: only earlier frames); zero: a still camera and scene"},
+      {.name = "temporal_sigma",
+       .type = ParamType::Number,
+       .fallback = "0.065",
+       .doc = "temporal: how far a neighbour's 5x5 patch may differ from the frame's (tone-mapped "
+              "display values) and still count; larger smooths more in time and ghosts sooner",
+       .min = 1e-4,
+       .max = 10}};
   return {
       .name = "denoise",
       .summary =
@@ -857,7 +881,22 @@ FilterDef denoise_filter() {
           args.fail("normal", "needs albedo: OIDN has no network for colour and normals alone");
         if (p.weights != "auto" && p.aux == Aux::prefilter)
           args.fail("aux", "prefilter chooses OIDN's networks itself; not with weights=");
-        return std::make_unique<DenoiseStage>(args.spec_text(), std::move(p), std::move(sources));
+        const int temporal = args.integer("temporal");
+        if (temporal == 0) {
+          for (const char* name : {"motion", "temporal_sigma"})
+            if (args.given(name)) args.fail(name, "needs temporal=N (N frames each side)");
+          return std::make_unique<DenoiseStage>(args.spec_text(), std::move(p), sources);
+        }
+        auto per_frame = std::make_shared<DenoiseStage>(args.spec_text(), std::move(p), sources);
+        TemporalParams t{.radius = temporal, .sigma = float(args.number("temporal_sigma"))};
+        GuideSources with_motion = sources;
+        with_motion.depth = "auto";
+        with_motion.motion = args.text("motion");
+        t.zero_motion = with_motion.motion == "zero";
+        if (with_motion.motion == "off")
+          args.fail("motion", "cannot be off: auto, a file, or zero for a still camera");
+        return make_temporal_denoise(args.spec_text(), std::move(per_frame), t,
+                                     std::move(with_motion));
       },
       .guided = true,
       .swept = false};

@@ -70,6 +70,7 @@ Guides guide_rows(const Guides& whole, Span rows) {
   copy_rows(whole.normal, strip.normal);
   copy_rows(whole.depth, strip.depth);
   copy_rows(whole.albedo, strip.albedo);
+  copy_rows(whole.motion, strip.motion);
   return strip;
 }
 

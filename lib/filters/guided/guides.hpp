@@ -24,6 +24,8 @@ struct GuideSources {
   // Normals made unit length (and zero, NaN and infinite ones (0,0,0)) as they are read; the
   // denoise filter takes them as the render wrote them.
   bool unit_normals = true;
+  // Motion towards the neighbour frames (temporal denoising): "off" unless a stage asks.
+  std::string motion = "off";
 
   bool operator==(const GuideSources&) const = default;
 };
@@ -45,11 +47,16 @@ struct Guides {
   Image normal;           // 3 channels, or empty
   Image depth;            // 1 channel, or empty
   Image albedo;           // 3 channels, or empty
+  // Motion in pixels as Blender's Vector pass holds it: towards the previous frame (X, Y) and,
+  // with 4 channels, towards the next (Z, W); pixel (x, y) lies at (x + X, y - Y) in the
+  // previous frame and at (x - Z, y + W) in the next. 2 or 4 channels, or empty.
+  Image motion;
   std::string described;  // where each came from, for --verbose
 
   bool has_normal() const { return normal.width() > 0; }
   bool has_depth() const { return depth.width() > 0; }
   bool has_albedo() const { return albedo.width() > 0; }
+  bool has_motion() const { return motion.width() > 0; }
   bool any_geometry() const { return has_normal() || has_depth(); }
   // The first guide present (all have the image's size and pitch).
   const Image& any() const { return has_normal() ? normal : has_depth() ? depth : albedo; }

@@ -9,7 +9,8 @@
 #   orbit    the camera orbits the objects while a sphere bobs and the lamp moves (kept out of
 #            any tuning: the shot to report on)
 # SEED: "animated" (default: the sampling pattern changes every frame, as production renders
-# do) or a number (one pattern for every frame: the noise sticks to the screen).
+# do), "animated:N" (the same from base seed N: references whose samples are not the noisy
+# frames' own) or a number (one pattern for every frame: the noise sticks to the screen).
 # Motion blur is off, so Vector holds the motion of each pixel's surface to the previous frame
 # (X, Y) and to the next (Z, W) in pixels (docs/temporal.md states the signs).
 import bpy, sys, math
@@ -25,8 +26,9 @@ sc.render.engine = 'CYCLES'
 sc.cycles.device = 'CPU'
 sc.cycles.samples = spp
 sc.cycles.use_denoising = False
-sc.cycles.use_animated_seed = seed == "animated"
-sc.cycles.seed = 7 if seed == "animated" else int(seed)
+animated = seed.split(":")[0] == "animated"
+sc.cycles.use_animated_seed = animated
+sc.cycles.seed = (int(seed.split(":")[1]) if ":" in seed else 7) if animated else int(seed)
 sc.render.use_motion_blur = False
 sc.render.resolution_x, sc.render.resolution_y = w, h
 sc.render.resolution_percentage = 100

@@ -1,0 +1,584 @@
+// denoise:temporal=N (temporal.hpp says what it does; docs/denoising.md why this form).
+#include "filters/denoise/temporal.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <future>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "cl/groups.hpp"
+#include "core/error.hpp"
+#include "kernels/contract.h"
+
+namespace halo {
+
+namespace {
+
+constexpr int kGuidePlanes = TEMPORAL_GUIDE_PLANES;
+
+// ---- the reference: kernels/temporal.cl, operation for operation ----
+
+float bilinear(const Image& image, int c, float x, float y) {
+  const int width = image.width(), height = image.height();
+  x = std::clamp(x, 0.0f, float(width - 1));
+  y = std::clamp(y, 0.0f, float(height - 1));
+  const int x0 = int(std::floor(x)), y0 = int(std::floor(y));
+  const int x1 = std::min(x0 + 1, width - 1), y1 = std::min(y0 + 1, height - 1);
+  const float fx = x - float(x0), fy = y - float(y0);
+  const float* r0 = image.row(c, y0);
+  const float* r1 = image.row(c, y1);
+  const float top = (1.0f - fx) * r0[x0] + fx * r0[x1];
+  const float bottom = (1.0f - fx) * r1[x0] + fx * r1[x1];
+  return (1.0f - fy) * top + fy * bottom;
+}
+
+float tone(float v) {
+  v = std::max(v, 0.0f);
+  return std::pow(v / (1.0f + v), 1.0f / 2.2f);
+}
+
+// Blender's vectors: towards the previous frame (x + X, y - Y), towards the next (x - Z, y + W).
+struct Direction {
+  int plane;  // of the motion image
+  float sx, sy;
+};
+Direction direction(bool back) {
+  return back ? Direction{0, 1.0f, -1.0f} : Direction{2, -1.0f, 1.0f};
+}
+
+// Positions of the centre's pixels in another frame: x and y planes.
+Image start_positions(int width, int height) {
+  Image pos(width, height, 2);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) pos.at(x, y, 0) = float(x), pos.at(x, y, 1) = float(y);
+  return pos;
+}
+
+void step(Image& pos, const Image& motion, Direction d, bool first) {
+  for (int y = 0; y < pos.height(); ++y)
+    for (int x = 0; x < pos.width(); ++x) {
+      const float px = first ? float(x) : pos.at(x, y, 0);
+      const float py = first ? float(y) : pos.at(x, y, 1);
+      const float mx = bilinear(motion, d.plane, px, py);
+      const float my = bilinear(motion, d.plane + 1, px, py);
+      pos.at(x, y, 0) = px + d.sx * mx;
+      pos.at(x, y, 1) = py + d.sy * my;
+    }
+}
+
+int shared_guides(const Guides& a, const Guides& b) {
+  return (a.has_normal() && b.has_normal() ? TEMPORAL_HAS_NORMAL : 0) |
+         (a.has_depth() && b.has_depth() ? TEMPORAL_HAS_DEPTH : 0) |
+         (a.has_albedo() && b.has_albedo() ? TEMPORAL_HAS_ALBEDO : 0);
+}
+
+float length(const Image& n, int x, int y) {
+  const float a = n.at(x, y, 0), b = n.at(x, y, 1), c = n.at(x, y, 2);
+  return std::sqrt(a * a + b * b + c * c);
+}
+
+// Whether `other` sees at (px, py) the surface the centre has at (x, y) (temporal_distance).
+bool seen_at(const DenoisedFrame& centre, const DenoisedFrame& other, int has, int x, int y,
+             float px, float py) {
+  const int width = centre.colour.width(), height = centre.colour.height();
+  if (!(px >= 0.0f && px <= float(width - 1) && py >= 0.0f && py <= float(height - 1)))
+    return false;
+  const int qx = std::clamp(int(std::floor(px + 0.5f)), 0, width - 1);
+  const int qy = std::clamp(int(std::floor(py + 0.5f)), 0, height - 1);
+  const Guides& c = centre.guides;
+  const Guides& o = other.guides;
+  float zmin = INFINITY, zmax = -INFINITY, best = -2.0f;
+  float amin[3] = {INFINITY, INFINITY, INFINITY}, amax[3] = {-INFINITY, -INFINITY, -INFINITY};
+  const float ls = (has & TEMPORAL_HAS_NORMAL) ? length(o.normal, qx, qy) : 0.0f;
+  for (int dy = -1; dy <= 1; ++dy)
+    for (int dx = -1; dx <= 1; ++dx) {
+      const int jx = std::clamp(x + dx, 0, width - 1), jy = std::clamp(y + dy, 0, height - 1);
+      if (has & TEMPORAL_HAS_DEPTH) {
+        zmin = std::fmin(zmin, c.depth.at(jx, jy, 0));
+        zmax = std::fmax(zmax, c.depth.at(jx, jy, 0));
+      }
+      if (has & TEMPORAL_HAS_NORMAL) {
+        const float lt = length(c.normal, jx, jy);
+        float cosine = -1.0f;
+        if (ls == 0.0f && lt == 0.0f)
+          cosine = 1.0f;
+        else if (ls != 0.0f && lt != 0.0f)
+          cosine = (o.normal.at(qx, qy, 0) * c.normal.at(jx, jy, 0) +
+                    o.normal.at(qx, qy, 1) * c.normal.at(jx, jy, 1) +
+                    o.normal.at(qx, qy, 2) * c.normal.at(jx, jy, 2)) /
+                   (ls * lt);
+        best = std::fmax(best, cosine);
+      }
+      if (has & TEMPORAL_HAS_ALBEDO)
+        for (int k = 0; k < 3; ++k) {
+          amin[k] = std::fmin(amin[k], c.albedo.at(jx, jy, k));
+          amax[k] = std::fmax(amax[k], c.albedo.at(jx, jy, k));
+        }
+    }
+  bool ok = true;
+  if (has & TEMPORAL_HAS_DEPTH) {
+    const float zs = o.depth.at(qx, qy, 0);
+    ok = zs >= 0.95f * zmin && zs <= 1.05f * zmax;
+  }
+  if (has & TEMPORAL_HAS_NORMAL) ok = ok && best >= 0.9f;
+  if (has & TEMPORAL_HAS_ALBEDO)
+    for (int k = 0; k < 3; ++k) {
+      const float a = o.albedo.at(qx, qy, k);
+      ok = ok && a >= amin[k] - 0.1f && a <= amax[k] + 0.1f;
+    }
+  return ok;
+}
+
+// The neighbours in the order they are followed: outwards from the centre, back then forward,
+// each step from the frame before it.
+std::vector<int> neighbour_order(int size, int centre) {
+  std::vector<int> order;
+  for (int s = centre - 1; s >= 0; --s) order.push_back(s);
+  for (int s = centre + 1; s < size; ++s) order.push_back(s);
+  return order;
+}
+
+// The frames a chain from the centre to `s` steps over (all must exist), null when one is
+// missing or cannot be followed (no motion that way).
+bool followable(const std::vector<const DenoisedFrame*>& window, int centre, int s,
+                bool zero_motion) {
+  const int toward = s < centre ? -1 : 1;
+  for (int k = centre; k != s; k += toward) {
+    if (!window[k]) return false;
+    if (zero_motion) continue;
+    const Image& m = window[k]->guides.motion;
+    if (m.width() == 0 || (toward > 0 && m.channels() < 4)) return false;
+  }
+  return window[s] != nullptr;
+}
+
+void check_window(const std::vector<const DenoisedFrame*>& window, int centre) {
+  const Image& c = window.at(centre)->colour;
+  for (const DenoisedFrame* f : window)
+    if (f && (f->colour.width() != c.width() || f->colour.height() != c.height() ||
+              f->colour.channels() != c.channels()))
+      throw Error(ErrorKind::BadData,
+                  fmt::format("temporal denoising: a frame of the sequence is {}x{} ({} colour "
+                              "channels), this one {}x{} ({})",
+                              f->colour.width(), f->colour.height(), f->colour.channels(),
+                              c.width(), c.height(), c.channels()));
+}
+
+}  // namespace
+
+Image temporal_blend_reference(const std::vector<const DenoisedFrame*>& window, int centre,
+                               const TemporalParams& params) {
+  check_window(window, centre);
+  const DenoisedFrame& t = *window[centre];
+  const int width = t.colour.width(), height = t.colour.height(), planes = t.colour.channels();
+  Image sum(width, height, planes), weight(width, height, 1);
+  Image warped(width, height, planes), distance(width, height, 1), seen(width, height, 1);
+  const float inv_sigma2 = 1.0f / (params.sigma * params.sigma);
+  Image pos = start_positions(width, height);
+  int last = centre;  // the frame `pos` has reached
+  for (const int s : neighbour_order(int(window.size()), centre)) {
+    if (!followable(window, centre, s, params.zero_motion)) continue;
+    const bool back = s < centre;
+    if ((back && last > centre) || (!back && last < centre) || last == centre) last = centre;
+    if (!params.zero_motion)
+      for (int k = last; k != s; k += back ? -1 : 1)
+        step(pos, window[k]->guides.motion, direction(back), k == centre);
+    last = s;
+    const DenoisedFrame& o = *window[s];
+    const int has = shared_guides(t.guides, o.guides);
+    for (int y = 0; y < height; ++y)
+      for (int x = 0; x < width; ++x) {
+        const float px = pos.at(x, y, 0), py = pos.at(x, y, 1);
+        float d = 0.0f;
+        for (int c = 0; c < planes; ++c) {
+          const float v = bilinear(o.colour, c, px, py);
+          warped.at(x, y, c) = v;
+          const float e = tone(v) - tone(t.colour.at(x, y, c));
+          d += e * e;
+        }
+        distance.at(x, y, 0) = d / float(planes);
+        seen.at(x, y, 0) = seen_at(t, o, has, x, y, px, py) ? 1.0f : 0.0f;
+      }
+    const int patch = params.patch_radius;
+    for (int y = 0; y < height; ++y)
+      for (int x = 0; x < width; ++x) {
+        if (seen.at(x, y, 0) == 0.0f) continue;
+        float total = 0.0f;
+        int n = 0;
+        for (int yy = std::max(y - patch, 0); yy <= std::min(y + patch, height - 1); ++yy)
+          for (int xx = std::max(x - patch, 0); xx <= std::min(x + patch, width - 1); ++xx)
+            total += distance.at(xx, yy, 0), ++n;
+        const float w = std::exp(-(total / float(n)) * inv_sigma2);
+        for (int c = 0; c < planes; ++c) sum.at(x, y, c) += w * warped.at(x, y, c);
+        weight.at(x, y, 0) += w;
+      }
+  }
+  Image result = t.colour.like(planes, false);
+  for (int c = 0; c < planes; ++c)
+    for (int y = 0; y < height; ++y)
+      for (int x = 0; x < width; ++x)
+        result.at(x, y, c) = (t.colour.at(x, y, c) + sum.at(x, y, c)) / (1.0f + weight.at(x, y, 0));
+  return result;
+}
+
+int temporal_image_planes(int radius) {
+  // Each frame of the window: colour (3) and its guides; the blend: positions (2), warped
+  // colour (3), distance, seen, sum (3) and weight.
+  return (2 * radius + 1) * (3 + kGuidePlanes) + 2 + 3 + 1 + 1 + 3 + 1;
+}
+
+namespace {
+
+// A frame packed for the device: colour planes, then the guide planes (zero where absent).
+cl::Buffer upload_frame(Device& device, const DenoisedFrame& f) {
+  const Image& c = f.colour;
+  const std::size_t plane = c.plane_size();
+  const int planes = c.channels();
+  std::vector<float> pack((planes + kGuidePlanes) * plane, 0.0f);
+  std::copy_n(c.data().data(), planes * plane, pack.begin());
+  const auto put = [&](const Image& g, int at, int count) {
+    if (g.width() == 0) return;
+    for (int k = 0; k < std::min(count, g.channels()); ++k)
+      std::copy_n(g.data().data() + k * g.plane_size(), plane,
+                  pack.begin() + std::ptrdiff_t((planes + at + k) * plane));
+  };
+  put(f.guides.normal, TEMPORAL_NORMAL, 3);
+  put(f.guides.depth, TEMPORAL_DEPTH, 1);
+  put(f.guides.albedo, TEMPORAL_ALBEDO, 3);
+  put(f.guides.motion, TEMPORAL_MOTION, 4);
+  cl::Buffer buffer = device.buffer(pack.size() * sizeof(float), "temporal frame");
+  device.write(buffer, pack.data(), pack.size() * sizeof(float), "temporal upload");
+  return buffer;
+}
+
+}  // namespace
+
+void temporal_blend_device(Device& device, const std::vector<const DenoisedFrame*>& window,
+                           int centre, const TemporalParams& params, DeviceImage& result) {
+  check_window(window, centre);
+  const DenoisedFrame& t = *window[centre];
+  const int width = t.colour.width(), height = t.colour.height(), planes = t.colour.channels();
+  const int pitch = t.colour.pitch();
+  const cl_ulong plane = t.colour.plane_size();
+  if (result.pitch != pitch || result.height != height || result.y0 != 0)
+    throw Error(ErrorKind::Internal, "temporal denoising: the result is not the whole image");
+  const std::size_t bytes = plane * sizeof(float);
+  cl::Buffer pos = device.buffer(2 * bytes, "temporal positions");
+  cl::Buffer warped = device.buffer(planes * bytes, "temporal warped");
+  cl::Buffer distance = device.buffer(bytes, "temporal distance");
+  cl::Buffer seen = device.buffer(bytes, "temporal seen");
+  cl::Buffer sum = device.buffer(planes * bytes, "temporal sum");
+  cl::Buffer weight = device.buffer(bytes, "temporal weight");
+  device.fill_zero(sum, planes * bytes, "temporal sum");
+  device.fill_zero(weight, bytes, "temporal weight");
+  std::map<int, cl::Buffer> packs;
+  const auto pack = [&](int k) -> cl::Buffer& {
+    auto it = packs.find(k);
+    if (it == packs.end()) it = packs.emplace(k, upload_frame(device, *window[k])).first;
+    return it->second;
+  };
+  const cl::NDRange global(width, height);
+  const std::size_t moved = std::size_t(width) * height * sizeof(float);
+  int last = centre;
+  for (const int s : neighbour_order(int(window.size()), centre)) {
+    if (!followable(window, centre, s, params.zero_motion)) continue;
+    const bool back = s < centre;
+    if ((back && last > centre) || (!back && last < centre) || last == centre) last = centre;
+    if (params.zero_motion) {
+      auto k = device.kernel("temporal.cl", "temporal_still", {});
+      set_args(k, pos, width, height, pitch, plane);
+      device.launch(k, "still", global, groups::square, 2 * moved);
+    } else {
+      for (int f = last; f != s; f += back ? -1 : 1) {
+        const Direction d = direction(back);
+        auto k = device.kernel("temporal.cl", "temporal_step", {});
+        set_args(k, pos, pack(f), planes + TEMPORAL_MOTION + d.plane, d.sx, d.sy,
+                 int(f == centre), width, height, pitch, plane);
+        device.launch(k, "follow", global, groups::square, 4 * moved);
+      }
+    }
+    last = s;
+    const int has = shared_guides(t.guides, window[s]->guides);
+    auto k = device.kernel("temporal.cl", "temporal_distance", {});
+    set_args(k, pos, pack(centre), pack(s), planes, has, width, height, pitch, plane, warped,
+             distance, seen);
+    device.launch(k, "distance", global, groups::square, (2 * planes + 4) * moved);
+    auto a = device.kernel("temporal.cl", "temporal_accumulate", {});
+    set_args(a, distance, seen, warped, planes, params.patch_radius,
+             1.0f / (params.sigma * params.sigma), width, height, pitch, plane, sum, weight);
+    device.launch(a, "accumulate", global, groups::square, (3 * planes + 3) * moved);
+  }
+  auto f = device.kernel("temporal.cl", "temporal_finish", {});
+  set_args(f, result.buffer, sum, weight, planes, width, height, pitch, plane);
+  device.launch(f, "finish", global, groups::square, (3 * planes + 1) * moved);
+}
+
+namespace {
+
+// The per-frame results of a run, one per frame and device (the reference: no device), each
+// computed once by whichever frame needs it first and kept while a frame in flight needs it:
+// a frame's neighbours are the next frame's too.
+class FrameResults {
+ public:
+  using Compute = std::function<std::shared_ptr<const DenoisedFrame>()>;
+
+  // Frame `number` (its key: name) for `device`, computed by `compute` unless kept.
+  std::shared_ptr<const DenoisedFrame> get(const void* device, const std::string& name, long number,
+                                           const Compute& compute) {
+    std::promise<std::shared_ptr<const DenoisedFrame>> promise;
+    std::shared_future<std::shared_ptr<const DenoisedFrame>> future;
+    bool mine = false;
+    {
+      std::lock_guard lock(mutex_);
+      auto& entry = kept_[{device, name}];
+      if (!entry.future.valid()) {
+        entry.future = promise.get_future().share();
+        entry.number = number;
+        mine = true;
+      }
+      future = entry.future;
+    }
+    if (mine) {
+      try {
+        promise.set_value(compute());
+      } catch (...) {
+        promise.set_exception(std::current_exception());
+        std::lock_guard lock(mutex_);
+        kept_.erase({device, name});  // a later frame tries again, and fails on its own
+      }
+    }
+    return future.get();
+  }
+
+  // A frame starts or ends its blend: frames outside every window in flight are let go.
+  void begin(const void* device, long number, int radius) {
+    std::lock_guard lock(mutex_);
+    in_flight_.insert({device, number});
+    release(device, radius);
+  }
+  void end(const void* device, long number) {
+    std::lock_guard lock(mutex_);
+    in_flight_.erase(in_flight_.find({device, number}));
+  }
+
+ private:
+  struct Entry {
+    std::shared_future<std::shared_ptr<const DenoisedFrame>> future;
+    long number = 0;
+  };
+  void release(const void* device, int radius) {
+    for (auto it = kept_.begin(); it != kept_.end();) {
+      const bool needed =
+          it->first.first != device ||
+          std::any_of(in_flight_.begin(), in_flight_.end(), [&](const auto& f) {
+            return f.first == device && std::labs(f.second - it->second.number) <= radius;
+          });
+      it = needed ? std::next(it) : kept_.erase(it);
+    }
+  }
+
+  std::mutex mutex_;
+  std::map<std::pair<const void*, std::string>, Entry> kept_;
+  std::multiset<std::pair<const void*, long>> in_flight_;
+};
+
+// Ends a frame's blend however it leaves.
+class InFlight {
+ public:
+  InFlight(FrameResults& results, const void* device, long number, int radius)
+      : results_(results), device_(device), number_(number) {
+    results_.begin(device, number, radius);
+  }
+  ~InFlight() { results_.end(device_, number_); }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+ private:
+  FrameResults& results_;
+  const void* device_;
+  long number_;
+};
+
+Image download(Device& device, const DeviceImage& image) {
+  Image host(image.width, image.height, image.channels, image.alpha);
+  host.set_source(image.source);
+  device.read(image.buffer, host.data().data(), image.bytes(), "temporal download");
+  return host;
+}
+
+// The colour planes of a denoised image, with the guides the blend reads.
+std::shared_ptr<const DenoisedFrame> denoised_frame(const Image& denoised, const Guides& guides) {
+  auto frame = std::make_shared<DenoisedFrame>();
+  const int planes = denoised.color_channels();
+  frame->colour = Image(denoised.width(), denoised.height(), planes);
+  std::copy_n(denoised.data().data(), planes * denoised.plane_size(),
+              frame->colour.data().begin());
+  frame->guides = guides;
+  return frame;
+}
+
+class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public StatesTolerance {
+ public:
+  TemporalDenoiseStage(std::string spec, std::shared_ptr<const Stage> per_frame,
+                       TemporalParams params, GuideSources sources,
+                       std::shared_ptr<const FrameSequence> sequence = nullptr,
+                       std::shared_ptr<FrameResults> results = std::make_shared<FrameResults>())
+      : GuidedStage(std::move(spec), std::move(sources)),
+        per_frame_(std::move(per_frame)),
+        params_(params),
+        sequence_(std::move(sequence)),
+        results_(std::move(results)) {}
+
+  StageTraits traits() const override {
+    StageTraits t = per_frame_->traits();
+    t.memory.image_planes = temporal_image_planes(params_.radius);
+    // The network's time and the blend's: about 2 us a sample a neighbour on the reference.
+    t.cost.reference_ns += 2000 * params_.radius;
+    t.cost.device_ns += 200 * params_.radius;
+    return t;
+  }
+  std::string whole_image_reason(PixelType) const override {
+    return "temporal denoising follows whole neighbour frames";
+  }
+  double verify_tolerance(const Device& device, double given) const override {
+    const auto* stated = facet<StatesTolerance>(*per_frame_);
+    return stated ? stated->verify_tolerance(device, given) : given;
+  }
+  std::vector<std::string> details(const StageRun& run) const override {
+    std::vector<std::string> d = per_frame_->details(run);
+    d.push_back(fmt::format("temporal: {} frames each side, motion {}", params_.radius,
+                            params_.zero_motion ? "zero (a still camera and scene)"
+                                                : sources().motion));
+    return d;
+  }
+
+  std::unique_ptr<Stage> for_file(const FileFacts& file) const override {
+    return std::make_unique<TemporalDenoiseStage>(spec(), per_frame_, params_, sources(),
+                                                  file.sequence, results_);
+  }
+
+  Image reference_rows(const Image& in, Span, StageRun& run) const override {
+    const Window w = window(run, nullptr, [&](StageRun& r) {
+      return per_frame_->reference_rows(in, {0, in.full_height()}, r);
+    });
+    const Image blended = temporal_blend_reference(w.pointers(), w.centre, params_);
+    // Alpha passes denoise unchanged.
+    Image result = in.like(in.channels(), in.alpha());
+    std::copy_n(blended.data().data(), blended.channels() * blended.plane_size(),
+                result.data().begin());
+    for (int c = blended.channels(); c < in.channels(); ++c)
+      std::copy_n(in.row(c, 0), in.plane_size(), result.row(c, 0));
+    return result;
+  }
+
+  DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
+                           StageRun& run) const override {
+    DeviceImage result;
+    const Window w = window(run, &device, [&](StageRun& r) {
+      result = per_frame_->enqueue_rows(device, in, out, r);
+      return download(device, result);
+    });
+    if (!result.buffer()) {  // the centre was denoised as a neighbour of a frame before it
+      result = device.image_like(in, in.channels, in.alpha);
+      const Image& colour = w.frames[w.centre]->colour;
+      device.write(result.buffer, colour.data().data(),
+                   colour.channels() * colour.plane_size() * sizeof(float), "temporal upload");
+      const std::size_t plane = in.plane_size() * sizeof(float);
+      for (int c = colour.channels(); c < in.channels; ++c)  // alpha, unchanged
+        device.copy(in.buffer, result.buffer, c * plane, c * plane, plane, "alpha");
+    }
+    temporal_blend_device(device, w.pointers(), w.centre, params_, result);
+    return result;
+  }
+
+ private:
+  struct Window {
+    std::vector<std::shared_ptr<const DenoisedFrame>> frames;
+    int centre = 0;
+    std::shared_ptr<InFlight> in_flight;
+    std::vector<const DenoisedFrame*> pointers() const {
+      std::vector<const DenoisedFrame*> p;
+      for (const auto& f : frames) p.push_back(f.get());
+      return p;
+    }
+  };
+
+  // The centre frame (denoised by `own` unless kept) and its neighbours (read and denoised
+  // unless kept), each on the same device as the centre.
+  Window window(StageRun& run, Device* device,
+                const std::function<Image(StageRun&)>& own) const {
+    if (!sequence_ || sequence_->name(0).empty())
+      throw Error(ErrorKind::Usage,
+                  fmt::format("'{}': temporal denoising needs frames of a sequence: a file name "
+                              "with a frame number (shot.0001.exr)",
+                              spec()));
+    const Guides* g = run.guides;
+    check_motion(g, sequence_->name(0));
+    // Frames are kept per device (any worker's queue on it), and apart for the reference.
+    const void* key = device ? static_cast<const void*>(device->shared().get()) : nullptr;
+    Window w;
+    w.centre = params_.radius;
+    w.in_flight = std::make_shared<InFlight>(*results_, key, sequence_->number(0), params_.radius);
+    for (int offset = -params_.radius; offset <= params_.radius; ++offset) {
+      if (offset == 0) {
+        w.frames.push_back(results_->get(key, sequence_->name(0), sequence_->number(0), [&] {
+          return denoised_frame(own(run), *g);
+        }));
+        continue;
+      }
+      if (sequence_->name(offset).empty() || !sequence_->exists(offset)) {
+        w.frames.push_back(nullptr);
+        continue;
+      }
+      w.frames.push_back(results_->get(key, sequence_->name(offset), sequence_->number(offset),
+                                       [&] { return neighbour(offset, device); }));
+    }
+    return w;
+  }
+
+  std::shared_ptr<const DenoisedFrame> neighbour(int offset, Device* device) const {
+    const std::string name = sequence_->name(offset);
+    SequenceFrame frame = sequence_->read(offset, sources());
+    check_motion(&frame.guides, name);
+    StageRun r;
+    r.guides = &frame.guides;
+    const Span all{0, frame.image.full_height()};
+    if (!device) return denoised_frame(per_frame_->reference_rows(frame.image, all, r), frame.guides);
+    DeviceImage up = device->image(frame.image.width(), frame.image.height(),
+                                   frame.image.channels(), frame.image.alpha());
+    up.source = frame.image.source();
+    device->write(up.buffer, frame.image.data().data(), up.bytes(), "temporal upload");
+    return denoised_frame(download(*device, per_frame_->enqueue_rows(*device, up, all, r)),
+                          frame.guides);
+  }
+
+  void check_motion(const Guides* g, const std::string& name) const {
+    if (params_.zero_motion) return;
+    if (!g || !g->has_motion())
+      throw Error(ErrorKind::BadData,
+                  fmt::format("{}: '{}' needs motion vectors and the file has none (Blender's "
+                              "Vector pass, or motion=FILE[X,Y,Z,W]); motion=zero takes the "
+                              "camera and scene as still",
+                              name, spec()));
+  }
+
+  std::shared_ptr<const Stage> per_frame_;
+  TemporalParams params_;
+  std::shared_ptr<const FrameSequence> sequence_;
+  std::shared_ptr<FrameResults> results_;
+};
+
+}  // namespace
+
+std::unique_ptr<Stage> make_temporal_denoise(std::string spec, std::shared_ptr<const Stage> per_frame,
+                                             TemporalParams params, GuideSources sources) {
+  return std::make_unique<TemporalDenoiseStage>(std::move(spec), std::move(per_frame), params,
+                                                std::move(sources));
+}
+
+}  // namespace halo

@@ -1,0 +1,30 @@
+// The frames around a file of a sequence, read from their files as the file itself is: what
+// temporal denoising (lib/filters/denoise/temporal.hpp) blends each frame with.
+#pragma once
+
+#include <string>
+
+#include "filters/denoise/temporal.hpp"
+
+namespace halo {
+
+// The frame number of a file is the last run of digits in its name (not its folder's):
+// shot.0041.exr is frame 41 of shot.####.exr, and frame 40 is shot.0040.exr (the same digits,
+// zero-padded to the same width; wider where the number needs it).
+class FileSequence : public FrameSequence {
+ public:
+  // path: the file; channels: the selection it is read with ("[R,G,B]", or empty).
+  FileSequence(std::string path, std::string channels);
+
+  std::string name(int offset) const override;
+  long number(int offset) const override;
+  bool exists(int offset) const override;
+  SequenceFrame read(int offset, const GuideSources& sources) const override;
+
+ private:
+  std::string path_, channels_;
+  std::size_t digits_at_ = std::string::npos, digits_ = 0;  // in path_
+  long number_ = -1;
+};
+
+}  // namespace halo
