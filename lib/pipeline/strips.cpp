@@ -79,10 +79,13 @@ StripSizing size_strips(const Pipeline& pipeline, const StreamInput& input, Pixe
           "largest buffer {})",
           what, input.width, input.height, size_text(limits.device_bytes),
           size_text(limits.max_allocation));
+    const std::string stages_keep =
+        kept ? fmt::format(" ({} of it what the stages keep)", size_text(kept)) : "";
     return fmt::format(
-        "{} of this {}x{} image needs {} of host memory, over the limit of {}; "
+        "{} of this {}x{} image needs {} of host memory{}, over the limit of {}; "
         "--max-memory or HALO_MAX_MEMORY raise it",
-        what, input.width, input.height, size_text(rows * host_row), size_text(limits.host_bytes));
+        what, input.width, input.height, size_text(rows * host_row + kept), stages_keep,
+        size_text(limits.host_bytes));
   };
   if (whole) {
     if (window < std::size_t(input.height))
