@@ -189,6 +189,37 @@ TEST_CASE(
   CHECK(has(missing.err, "no channel 'mv.x'"));
 }
 
+TEST_CASE("Blender's motion vectors towards the next frame: the next frame at (x - Z, y + W)") {
+  // The same rendered pair read directly: frame 2 followed from frame 1 through Vector.Z/W
+  // (what denoise:temporal reads for later frames) is much nearer frame 1 than frame 2 where
+  // it is; the other three sign choices are farther.
+  const std::string first = HALO_RENDER_DATA "/dolly_32spp.0001.exr";
+  const std::string second = HALO_RENDER_DATA "/dolly_32spp.0002.exr";
+  const auto layer = [](const std::string& path, const std::string& channels) {
+    return to_image(read_image(parse_input_ref(path + "[" + channels + "]")).pixels);
+  };
+  const std::string rgb = "ViewLayer.Combined.R,ViewLayer.Combined.G,ViewLayer.Combined.B";
+  const Image a = layer(first, rgb), b = layer(second, rgb);
+  const Image v = layer(first, "ViewLayer.Vector.Z,ViewLayer.Vector.W");
+  const auto mean_error = [&](float sx, float sy) {
+    double sum = 0;
+    int n = 0;
+    for (int y = 0; y < a.height(); ++y)
+      for (int x = 0; x < a.width(); ++x) {
+        const int px = int(std::lround(x + sx * v.at(x, y, 0)));
+        const int py = int(std::lround(y + sy * v.at(x, y, 1)));
+        if (px < 0 || py < 0 || px >= a.width() || py >= a.height()) continue;
+        for (int c = 0; c < 3; ++c) sum += std::fabs(b.at(px, py, c) - a.at(x, y, c));
+        ++n;
+      }
+    return sum / std::max(1, n);
+  };
+  const double blender = mean_error(-1, 1), still = mean_error(0, 0);
+  CHECK(blender < 0.6 * still);
+  for (const auto& [sx, sy] : {std::pair{1.0f, 1.0f}, {1.0f, -1.0f}, {-1.0f, -1.0f}})
+    CHECK(mean_error(sx, sy) > 1.5 * blender);
+}
+
 TEST_CASE("bad guides: missing 66, unknown channel 64, wrong size 65; photos run self-guided") {
   Sandbox box;
   Result r = box.halo(std::string("run ") + kNoisy + " -f bilateral:normal=" + box / "no.exr" +
