@@ -2,7 +2,10 @@
 #include "run/sequence.hpp"
 
 #include <cctype>
+#include <deque>
 #include <filesystem>
+#include <future>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -10,6 +13,42 @@
 #include "run/input_stream.hpp"
 
 namespace halo {
+
+namespace {
+
+// Frames being decoded ahead of their read, shared by every file of the run (each file's
+// FileSequence starts the next one's): a few at most, the oldest dropped.
+class ReadAhead {
+ public:
+  static ReadAhead& instance() {
+    static ReadAhead kept;
+    return kept;
+  }
+  void start(const std::string& key, std::function<SequenceFrame()> decode) {
+    std::lock_guard lock(mutex_);
+    for (const auto& [k, f] : frames_)
+      if (k == key) return;
+    frames_.emplace_back(key, std::async(std::launch::async, std::move(decode)).share());
+    if (frames_.size() > kMost) frames_.pop_front();
+  }
+  std::optional<std::shared_future<SequenceFrame>> take(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    for (auto it = frames_.begin(); it != frames_.end(); ++it)
+      if (it->first == key) {
+        auto frame = std::move(it->second);
+        frames_.erase(it);
+        return frame;
+      }
+    return std::nullopt;
+  }
+
+ private:
+  static constexpr std::size_t kMost = 4;
+  std::mutex mutex_;
+  std::deque<std::pair<std::string, std::shared_future<SequenceFrame>>> frames_;
+};
+
+}  // namespace
 
 FileSequence::FileSequence(std::string path, std::string channels)
     : path_(std::move(path)), channels_(std::move(channels)) {
@@ -43,8 +82,28 @@ bool FileSequence::exists(int offset) const {
   return !n.empty() && std::filesystem::is_regular_file(n, ec);
 }
 
+std::string FileSequence::key(const std::string& frame_name, const GuideSources& s) const {
+  return frame_name + channels_ + "|" + s.normal + "|" + s.depth + "|" + s.albedo + "|" +
+         s.motion + "|" + (s.unit_normals ? "1" : "0");
+}
+
+void FileSequence::read_ahead(int offset, const GuideSources& sources) const {
+  if (!exists(offset)) return;
+  const std::string frame_name = name(offset);
+  ReadAhead::instance().start(key(frame_name, sources), [frame_name, sources,
+                                                         channels = channels_] {
+    return FileSequence(frame_name, channels).decode(frame_name, sources);
+  });
+}
+
 SequenceFrame FileSequence::read(int offset, const GuideSources& sources) const {
   const std::string frame_name = name(offset);
+  if (auto ahead = ReadAhead::instance().take(key(frame_name, sources))) return ahead->get();
+  return decode(frame_name, sources);
+}
+
+SequenceFrame FileSequence::decode(const std::string& frame_name,
+                                   const GuideSources& sources) const {
   try {
     InputStream stream(parse_input_ref(frame_name + channels_), {sources});
     const StreamInput& in = stream.input();

@@ -20,8 +20,12 @@ class FileSequence : public FrameSequence {
   long number(int offset) const override;
   bool exists(int offset) const override;
   SequenceFrame read(int offset, const GuideSources& sources) const override;
+  void read_ahead(int offset, const GuideSources& sources) const override;
 
  private:
+  SequenceFrame decode(const std::string& frame_name, const GuideSources& sources) const;
+  std::string key(const std::string& frame_name, const GuideSources& sources) const;
+
   std::string path_, channels_;
   std::size_t digits_at_ = std::string::npos, digits_ = 0;  // in path_
   long number_ = -1;

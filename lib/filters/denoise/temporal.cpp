@@ -232,9 +232,6 @@ int temporal_image_planes(int radius) {
   return (2 * radius + 1) * (3 + kGuidePlanes) + 2 + 3 + 1 + 1 + 3 + 1;
 }
 
-namespace {
-
-// A frame packed for the device: colour planes, then the guide planes (zero where absent).
 cl::Buffer upload_frame(Device& device, const DenoisedFrame& f) {
   const Image& c = f.colour;
   const std::size_t plane = c.plane_size();
@@ -255,8 +252,6 @@ cl::Buffer upload_frame(Device& device, const DenoisedFrame& f) {
   device.write(buffer, pack.data(), pack.size() * sizeof(float), "temporal upload");
   return buffer;
 }
-
-}  // namespace
 
 void temporal_blend_device(Device& device, const std::vector<const DenoisedFrame*>& window,
                            int centre, const TemporalParams& params, DeviceImage& result) {
@@ -279,7 +274,9 @@ void temporal_blend_device(Device& device, const std::vector<const DenoisedFrame
   std::map<int, cl::Buffer> packs;
   const auto pack = [&](int k) -> cl::Buffer& {
     auto it = packs.find(k);
-    if (it == packs.end()) it = packs.emplace(k, upload_frame(device, *window[k])).first;
+    if (it == packs.end())
+      it = packs.emplace(k, window[k]->pack() ? window[k]->pack : upload_frame(device, *window[k]))
+               .first;
     return it->second;
   };
   const cl::NDRange global(width, height);
@@ -411,14 +408,17 @@ Image download(Device& device, const DeviceImage& image) {
   return host;
 }
 
-// The colour planes of a denoised image, with the guides the blend reads.
-std::shared_ptr<const DenoisedFrame> denoised_frame(const Image& denoised, const Guides& guides) {
+// The colour planes of a denoised image, with the guides the blend reads (and packed on the
+// device it was denoised on).
+std::shared_ptr<const DenoisedFrame> denoised_frame(const Image& denoised, const Guides& guides,
+                                                    Device* device) {
   auto frame = std::make_shared<DenoisedFrame>();
   const int planes = denoised.color_channels();
   frame->colour = Image(denoised.width(), denoised.height(), planes);
   std::copy_n(denoised.data().data(), planes * denoised.plane_size(),
               frame->colour.data().begin());
   frame->guides = guides;
+  if (device) frame->pack = upload_frame(*device, *frame);
   return frame;
 }
 
@@ -527,7 +527,7 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
     for (int offset = -params_.radius; offset <= params_.radius; ++offset) {
       if (offset == 0) {
         w.frames.push_back(results_->get(key, sequence_->name(0), sequence_->number(0), [&] {
-          return denoised_frame(own(run), *g);
+          return denoised_frame(own(run), *g, device);
         }));
         continue;
       }
@@ -538,6 +538,8 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
       w.frames.push_back(results_->get(key, sequence_->name(offset), sequence_->number(offset),
                                        [&] { return neighbour(offset, device); }));
     }
+    // The frame the next window adds, decoded meanwhile.
+    sequence_->read_ahead(params_.radius + 1, sources());
     return w;
   }
 
@@ -548,13 +550,14 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
     StageRun r;
     r.guides = &frame.guides;
     const Span all{0, frame.image.full_height()};
-    if (!device) return denoised_frame(per_frame_->reference_rows(frame.image, all, r), frame.guides);
+    if (!device)
+      return denoised_frame(per_frame_->reference_rows(frame.image, all, r), frame.guides, nullptr);
     DeviceImage up = device->image(frame.image.width(), frame.image.height(),
                                    frame.image.channels(), frame.image.alpha());
     up.source = frame.image.source();
     device->write(up.buffer, frame.image.data().data(), up.bytes(), "temporal upload");
     return denoised_frame(download(*device, per_frame_->enqueue_rows(*device, up, all, r)),
-                          frame.guides);
+                          frame.guides, device);
   }
 
   void check_motion(const Guides* g, const std::string& name) const {

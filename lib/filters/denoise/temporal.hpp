@@ -42,6 +42,9 @@ class FrameSequence {
   virtual bool exists(int offset) const = 0;
   // Reads it whole with the guides `sources` names; Error naming the file when it cannot.
   virtual SequenceFrame read(int offset, const GuideSources& sources) const = 0;
+  // Starts reading it on another thread, for a read() soon (the next frame a window takes,
+  // decoded while this one is filtered); nothing where it does not exist.
+  virtual void read_ahead(int /*offset*/, const GuideSources& /*sources*/) const {}
 };
 
 // How frames are blended: N neighbours each side, the patch distance's scale, the patch.
@@ -52,11 +55,17 @@ struct TemporalParams {
   bool zero_motion = false;
 };
 
-// A frame of the window: its per-frame denoised colour (colour planes only) and its guides.
+// A frame of the window: its per-frame denoised colour (colour planes only) and its guides;
+// on a device also both packed there once (kernels/temporal.cl's layout), for every window
+// that holds the frame.
 struct DenoisedFrame {
   Image colour;
   Guides guides;
+  cl::Buffer pack;
 };
+
+// The frame packed on `device` (its colour, then the guide planes, zero where absent).
+cl::Buffer upload_frame(Device& device, const DenoisedFrame& frame);
 
 // Frame `window[centre]` blended with the others (null: a frame that does not exist). Every
 // frame has the same size; a frame followed past its neighbour needs its motion (unless
