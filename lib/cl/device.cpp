@@ -324,6 +324,16 @@ cl::Event Device::write(cl::Buffer& buffer, const void* data, std::size_t bytes,
   return event;
 }
 
+cl::Event Device::write_at(cl::Buffer& buffer, std::size_t offset, const void* data,
+                           std::size_t bytes, const std::string& label) {
+  cl::Event event;
+  check(current().enqueueWriteBuffer(buffer, CL_TRUE, offset, bytes, data, nullptr, &event),
+        "clEnqueueWriteBuffer", label + ", " + std::to_string(bytes) + " bytes at " +
+                                    std::to_string(offset));
+  record(event, label, bytes);
+  return event;
+}
+
 cl::Event Device::read(const cl::Buffer& buffer, void* data, std::size_t bytes,
                        const std::string& label, const std::vector<cl::Event>& after) {
   cl::Event event;

@@ -192,6 +192,10 @@ class Device {
                  const std::vector<cl::Event>& after = {});
   void copy(const cl::Buffer& from, cl::Buffer& to, std::size_t from_offset, std::size_t to_offset,
             std::size_t bytes, const std::string& label);
+  // write() into `buffer` from byte `offset` on: one part of a buffer filled from its own
+  // host memory, with no copy gathering the parts first.
+  cl::Event write_at(cl::Buffer& buffer, std::size_t offset, const void* data, std::size_t bytes,
+                     const std::string& label);
   cl::Event fill_zero(cl::Buffer& buffer, std::size_t bytes, const std::string& label,
                       const std::vector<cl::Event>& after = {});
 

@@ -205,7 +205,7 @@ TEST_CASE("denoise:temporal on a rendered pair: verified, steadier, the same wit
   copy_pair(box);
   const std::string shot = "'" + box / "shot.####.exr" + "'";
   Result r = box.halo("run " + shot + " -f denoise:temporal=1 -o '" + box / "t/{stem}.exr" +
-                      "' --mkdir --verify");
+                      "' --mkdir --verify --strict");
   INFO(r.out, r.err);
   REQUIRE(r.code == 0);
   REQUIRE(box.halo("run " + shot + " -f denoise:temporal=1 -j2 -q -o '" + box / "j/{stem}.exr" +

@@ -17,6 +17,13 @@
 
 namespace halo {
 
+FrameShape DenoisedFrame::shape() const {
+  if (pack()) return packed;
+  return {colour.width(),        colour.height(),       colour.channels(),
+          guides.has_normal(),   guides.has_depth(),    guides.has_albedo(),
+          guides.motion.channels()};
+}
+
 namespace {
 
 constexpr int kGuidePlanes = TEMPORAL_GUIDE_PLANES;
@@ -71,10 +78,10 @@ void step(Image& pos, const Image& motion, Direction d, bool first) {
     }
 }
 
-int shared_guides(const Guides& a, const Guides& b) {
-  return (a.has_normal() && b.has_normal() ? TEMPORAL_HAS_NORMAL : 0) |
-         (a.has_depth() && b.has_depth() ? TEMPORAL_HAS_DEPTH : 0) |
-         (a.has_albedo() && b.has_albedo() ? TEMPORAL_HAS_ALBEDO : 0);
+int shared_guides(const FrameShape& a, const FrameShape& b) {
+  return (a.normal && b.normal ? TEMPORAL_HAS_NORMAL : 0) |
+         (a.depth && b.depth ? TEMPORAL_HAS_DEPTH : 0) |
+         (a.albedo && b.albedo ? TEMPORAL_HAS_ALBEDO : 0);
 }
 
 float length(const Image& n, int x, int y) {
@@ -151,22 +158,23 @@ bool followable(const std::vector<const DenoisedFrame*>& window, int centre, int
   for (int k = centre; k != s; k += toward) {
     if (!window[k]) return false;
     if (zero_motion) continue;
-    const Image& m = window[k]->guides.motion;
-    if (m.width() == 0 || (toward > 0 && m.channels() < 4)) return false;
+    const int motion = window[k]->shape().motion;
+    if (motion == 0 || (toward > 0 && motion < 4)) return false;
   }
   return window[s] != nullptr;
 }
 
 void check_window(const std::vector<const DenoisedFrame*>& window, int centre) {
-  const Image& c = window.at(centre)->colour;
-  for (const DenoisedFrame* f : window)
-    if (f && (f->colour.width() != c.width() || f->colour.height() != c.height() ||
-              f->colour.channels() != c.channels()))
+  const FrameShape c = window.at(centre)->shape();
+  for (const DenoisedFrame* f : window) {
+    if (!f) continue;
+    const FrameShape s = f->shape();
+    if (s.width != c.width || s.height != c.height || s.planes != c.planes)
       throw Error(ErrorKind::BadData,
                   fmt::format("temporal denoising: a frame of the sequence is {}x{} ({} colour "
                               "channels), this one {}x{} ({})",
-                              f->colour.width(), f->colour.height(), f->colour.channels(),
-                              c.width(), c.height(), c.channels()));
+                              s.width, s.height, s.planes, c.width, c.height, c.planes));
+  }
 }
 
 }  // namespace
@@ -190,7 +198,7 @@ Image temporal_blend_reference(const std::vector<const DenoisedFrame*>& window, 
         step(pos, window[k]->guides.motion, direction(back), k == centre);
     last = s;
     const DenoisedFrame& o = *window[s];
-    const int has = shared_guides(t.guides, o.guides);
+    const int has = shared_guides(t.shape(), o.shape());
     for (int y = 0; y < height; ++y)
       for (int x = 0; x < width; ++x) {
         const float px = pos.at(x, y, 0), py = pos.at(x, y, 1);
@@ -227,29 +235,31 @@ Image temporal_blend_reference(const std::vector<const DenoisedFrame*>& window, 
 }
 
 int temporal_image_planes(int radius) {
-  // Each frame of the window: colour (3) and its guides; the blend: positions (2), warped
-  // colour (3), distance, seen, sum (3) and weight.
-  return (2 * radius + 1) * (3 + kGuidePlanes) + 2 + 3 + 1 + 1 + 3 + 1;
+  // On the reference (a device holds the window in its own memory, the host less): each frame
+  // of the window, colour (3) and its guides; the blend's positions (2), warped colour (3),
+  // distance, seen, sum (3) and weight; a frame read ahead (colour and alpha, guides); a
+  // neighbour being denoised (the same, and its result).
+  const int frame = 3 + kGuidePlanes, read = 4 + kGuidePlanes;
+  return (2 * radius + 1) * frame + (2 + 3 + 1 + 1 + 3 + 1) + read + (read + 4);
 }
 
 cl::Buffer upload_frame(Device& device, const DenoisedFrame& f) {
   const Image& c = f.colour;
-  const std::size_t plane = c.plane_size();
+  const std::size_t plane = c.plane_size() * sizeof(float);
   const int planes = c.channels();
-  std::vector<float> pack((planes + kGuidePlanes) * plane, 0.0f);
-  std::copy_n(c.data().data(), planes * plane, pack.begin());
+  const std::size_t bytes = (planes + kGuidePlanes) * plane;
+  cl::Buffer buffer = device.buffer(bytes, "temporal frame");
+  device.fill_zero(buffer, bytes, "temporal frame");
+  device.write_at(buffer, 0, c.data().data(), planes * plane, "temporal upload");
   const auto put = [&](const Image& g, int at, int count) {
     if (g.width() == 0) return;
-    for (int k = 0; k < std::min(count, g.channels()); ++k)
-      std::copy_n(g.data().data() + k * g.plane_size(), plane,
-                  pack.begin() + std::ptrdiff_t((planes + at + k) * plane));
+    device.write_at(buffer, (planes + at) * plane, g.data().data(),
+                    std::min(count, g.channels()) * plane, "temporal upload");
   };
   put(f.guides.normal, TEMPORAL_NORMAL, 3);
   put(f.guides.depth, TEMPORAL_DEPTH, 1);
   put(f.guides.albedo, TEMPORAL_ALBEDO, 3);
   put(f.guides.motion, TEMPORAL_MOTION, 4);
-  cl::Buffer buffer = device.buffer(pack.size() * sizeof(float), "temporal frame");
-  device.write(buffer, pack.data(), pack.size() * sizeof(float), "temporal upload");
   return buffer;
 }
 
@@ -257,9 +267,10 @@ void temporal_blend_device(Device& device, const std::vector<const DenoisedFrame
                            int centre, const TemporalParams& params, DeviceImage& result) {
   check_window(window, centre);
   const DenoisedFrame& t = *window[centre];
-  const int width = t.colour.width(), height = t.colour.height(), planes = t.colour.channels();
-  const int pitch = t.colour.pitch();
-  const cl_ulong plane = t.colour.plane_size();
+  const FrameShape shape = t.shape();
+  const int width = shape.width, height = shape.height, planes = shape.planes;
+  const int pitch = aligned_pitch(width);
+  const cl_ulong plane = cl_ulong(pitch) * height;
   if (result.pitch != pitch || result.height != height || result.y0 != 0)
     throw Error(ErrorKind::Internal, "temporal denoising: the result is not the whole image");
   const std::size_t bytes = plane * sizeof(float);
@@ -300,7 +311,7 @@ void temporal_blend_device(Device& device, const std::vector<const DenoisedFrame
       }
     }
     last = s;
-    const int has = shared_guides(t.guides, window[s]->guides);
+    const int has = shared_guides(t.shape(), window[s]->shape());
     auto k = device.kernel("temporal.cl", "temporal_distance", {});
     set_args(k, pos, pack(centre), pack(s), planes, has, width, height, pitch, plane, warped,
              distance, seen);
@@ -418,7 +429,12 @@ std::shared_ptr<const DenoisedFrame> denoised_frame(const Image& denoised, const
   std::copy_n(denoised.data().data(), planes * denoised.plane_size(),
               frame->colour.data().begin());
   frame->guides = guides;
-  if (device) frame->pack = upload_frame(*device, *frame);
+  if (device) {  // the window reads the pack from now on
+    frame->packed = frame->shape();
+    frame->pack = upload_frame(*device, *frame);
+    frame->colour = Image();
+    frame->guides = Guides();
+  }
   return frame;
 }
 
@@ -485,11 +501,11 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
     });
     if (!result.buffer()) {  // the centre was denoised as a neighbour of a frame before it
       result = device.image_like(in, in.channels, in.alpha);
-      const Image& colour = w.frames[w.centre]->colour;
-      device.write(result.buffer, colour.data().data(),
-                   colour.channels() * colour.plane_size() * sizeof(float), "temporal upload");
+      const DenoisedFrame& centre = *w.frames[w.centre];
       const std::size_t plane = in.plane_size() * sizeof(float);
-      for (int c = colour.channels(); c < in.channels; ++c)  // alpha, unchanged
+      const int planes = centre.shape().planes;
+      device.copy(centre.pack, result.buffer, 0, 0, planes * plane, "temporal colour");
+      for (int c = planes; c < in.channels; ++c)  // alpha, unchanged
         device.copy(in.buffer, result.buffer, c * plane, c * plane, plane, "alpha");
     }
     temporal_blend_device(device, w.pointers(), w.centre, params_, result);

@@ -58,10 +58,19 @@ struct TemporalParams {
 // A frame of the window: its per-frame denoised colour (colour planes only) and its guides;
 // on a device also both packed there once (kernels/temporal.cl's layout), for every window
 // that holds the frame.
+struct FrameShape {
+  int width = 0, height = 0, planes = 0;
+  bool normal = false, depth = false, albedo = false;
+  int motion = 0;  // channels: 2 (towards the previous frame), 4, or 0
+};
 struct DenoisedFrame {
   Image colour;
   Guides guides;
+  // On a device: the pack, and the shape of what it holds (the host's images then let go).
   cl::Buffer pack;
+  FrameShape packed;
+
+  FrameShape shape() const;
 };
 
 // The frame packed on `device` (its colour, then the guide planes, zero where absent).
