@@ -7,8 +7,8 @@ import numpy as np
 from PIL import Image
 from skimage.metrics import structural_similarity
 
-from oracle import (Mismatch, case, hdr, photo, read_png, to_codes, write_oiio, write_pfm,
-                    write_png)
+from oracle import (Mismatch, agree, case, hdr, photo, read_oiio, read_png, to_codes, write_oiio,
+                    write_pfm, write_png)
 
 
 def pairs():
@@ -306,3 +306,92 @@ def temporal(t):
         raise Mismatch(f"temporal error {got['temporal_error']}, NumPy {np.mean(errors)}")
     return (f"4 steps: temporal error {np.mean(errors):.4g}, flicker {np.mean([f[0] for f in fa]):.4g}"
             f" and {np.mean([f[0] for f in fb]):.4g}, {fa[0][1]} of {41 * 29} pixels seen")
+
+
+def temporal_blend(denoised, frames, t, radius, sigma=0.065, patch=2):
+    """denoise:temporal's blend from docs/denoising.md's definition: frame t's denoised colour
+    averaged with its neighbours' (weight 1 for t), each followed through Blender's vectors
+    (bilinear, positions clamped), where it sees the surface t's 3x3 neighbourhood has (depth
+    within [0.95 min, 1.05 max], some normal within cos 0.9), weighted exp(-d / sigma^2), d the
+    mean over t's (2 patch + 1)^2 window (inside the image) of the squared difference of
+    (v / (1 + v))^(1/2.2) averaged over colour channels."""
+    centre = denoised[t].astype(np.float64)
+    h, w = centre.shape[:2]
+    y, x = np.mgrid[0:h, 0:w].astype(np.float64)
+    tone = lambda v: (np.maximum(v, 0) / (1 + np.maximum(v, 0))) ** (1 / 2.2)
+    pad = lambda a: np.pad(a, [(1, 1), (1, 1)] + [(0, 0)] * (a.ndim - 2), mode="edge")
+    near = lambda a: [pad(a)[1 + dy:1 + dy + h, 1 + dx:1 + dx + w]
+                      for dy in (-1, 0, 1) for dx in (-1, 0, 1)]
+    z = frames[t]["z"].astype(np.float64)
+    zmin, zmax = np.min(near(z), 0), np.max(near(z), 0)
+    n = frames[t]["n"].astype(np.float64)
+    total, weight = centre.copy(), np.ones((h, w))
+    for step in (-1, 1):
+        mx, my = x.copy(), y.copy()
+        for k in range(1, radius + 1):
+            s = t + step * k
+            if not 0 <= s < len(denoised):
+                break
+            v = frames[s - step]["vec"].astype(np.float64)
+            at = warped(v, mx, my)  # the frame stepped from, at the positions so far
+            if step < 0:
+                mx, my = mx + at[..., 0], my - at[..., 1]
+            else:
+                mx, my = mx - at[..., 2], my + at[..., 3]
+            other = warped(denoised[s].astype(np.float64), mx, my)
+            d = ((tone(other) - tone(centre)) ** 2).mean(-1)
+            sums, count = np.zeros((h, w)), np.zeros((h, w))
+            inside = np.pad(np.ones((h, w)), patch)
+            padded = np.pad(d, patch)
+            for dy in range(2 * patch + 1):
+                for dx in range(2 * patch + 1):
+                    sums += padded[dy:dy + h, dx:dx + w]
+                    count += inside[dy:dy + h, dx:dx + w]
+            mean = sums / count
+            qx = np.clip(np.floor(mx + 0.5), 0, w - 1).astype(int)
+            qy = np.clip(np.floor(my + 0.5), 0, h - 1).astype(int)
+            seen = (mx >= 0) & (my >= 0) & (mx <= w - 1) & (my <= h - 1)
+            zs = frames[s]["z"][qy, qx]
+            seen &= (zs >= 0.95 * zmin) & (zs <= 1.05 * zmax)
+            ns = frames[s]["n"][qy, qx].astype(np.float64)
+            ls = np.sqrt((ns * ns).sum(-1))
+            best = np.full((h, w), -2.0)
+            for m in near(n):
+                lt = np.sqrt((m * m).sum(-1))
+                both = (ls > 0) & (lt > 0)
+                cosine = np.where(both, (ns * m).sum(-1) / np.where(both, ls * lt, 1), -1.0)
+                cosine = np.where((ls == 0) & (lt == 0), 1.0, cosine)
+                best = np.maximum(best, cosine)
+            seen &= best >= 0.9
+            wgt = seen * np.exp(-mean / sigma ** 2)
+            total += other * wgt[..., None]
+            weight += wgt
+    return total / weight[..., None]
+
+
+@case("denoise", "NumPy from the definition of denoise:temporal's blend (docs/denoising.md) over "
+      "halo's own per-frame denoise of the same frames (itself checked against OIDN by "
+      "tests/denoise/agree.py)", "1e-5 x max(1, |v|) (float32 against float64)")
+def denoise_temporal(t):
+    frames = moving_sequence(6, 3, 0.2)
+    for k, f in enumerate(frames, start=1):
+        write_frame(t.path(f"s.{k:04d}.exr"), f)
+    rgb = "[ViewLayer.Combined.R,ViewLayer.Combined.G,ViewLayer.Combined.B]"
+    t.halo("run", t.path("s.####.exr") + rgb, "-f", "denoise", "-o", t.path("d.{frame}.exr"), "-q")
+    t.halo("run", t.path("s.####.exr") + rgb, "-f", "denoise:temporal=2", "-o",
+           t.path("t.{frame}.exr"), "-q")
+    names = ["ViewLayer.Combined.R", "ViewLayer.Combined.G", "ViewLayer.Combined.B"]
+
+    def colour(path):
+        pixels, channels, _ = read_oiio(path)
+        return pixels[..., [channels.index(c) for c in names]]
+    denoised = [colour(t.path(f"d.{k:04d}.exr")) for k in range(1, 7)]
+    worst = moved = 0.0
+    for k in range(6):
+        want = temporal_blend(denoised, frames, k, 2)
+        got = colour(t.path(f"t.{k + 1:04d}.exr"))
+        agree(got, want, 1e-5, f"frame {k + 1}")
+        worst = max(worst, float(np.abs(got - want).max()))
+        moved = max(moved, float(np.abs(want - denoised[k]).max()))
+    return (f"6 frames of 41x29, 2 each side: the blend moved samples by up to {moved:.3g}, "
+            f"halo within {worst:.2g} of NumPy")
