@@ -3,7 +3,8 @@
 built into halo: halo's per-frame `denoise` outputs, then each candidate, against references.
 
   /usr/bin/python3 scripts/temporal-lab.py NOISY REF DENOISED [--frames 1-8]
-      [--form outputs|inputs|both] [--n 2] [--sigma 0.08] [--patch 5] [--zero]
+      [--form outputs|inputs|both|none] [--n 2] [--sigma 0.065] [--patch 5] [--zero]
+      [--pointwise]
 
 NOISY, REF and DENOISED are sequence patterns (dolly_4spp_####.exr): the noisy frames as
 tests/data/render/make_sequence.py renders them (colour with Vector, Depth, Normal and DiffCol
@@ -11,11 +12,14 @@ passes), the references (more samples, denoised), and halo's per-frame denoise o
 (`halo run NOISY -f denoise -o DENOISED`). Forms:
   outputs  each denoised frame averaged with its neighbours t-n..t+n followed through the
            motion vectors (bilinear), each weighted exp(-d / sigma^2), d the patch x patch mean
-           of the squared display-space difference from frame t, and 0 where depth (5%),
-           normals (cos 0.9) or albedo (0.1) say the surface was not seen there;
+           of the squared difference of (v / (1 + v))^(1/2.2) from frame t, and 0 where depth
+           (5%), normals (cos 0.9) or albedo (0.1) say the surface was not seen there, against
+           frame t's 3x3 neighbourhood (--pointwise: its pixel alone, which rejects antialiased
+           edges): the form halo builds as denoise:temporal=n;
   inputs   the noisy colour accumulated the same way (nearest samples, guides deciding),
            then denoised by halo again;
-  both     inputs, then outputs.
+  both     inputs, then outputs;
+  none     DENOISED measured as it is (halo's own denoise:temporal outputs, say).
 --zero takes every motion as 0 (a still camera and scene). Measures, in display space
 clip(x, 0, 1)^(1/2.2): PSNR against the references, the temporal error (the figure `halo
 compare --metrics temporal` gives), the frame-to-frame difference, and PSNR over pixels not
@@ -57,6 +61,12 @@ def display(x):
     return np.clip(x, 0, 1) ** (1 / 2.2)
 
 
+def tone(x):
+    """The weights' display space: HDR compressed, (v / (1 + v))^(1/2.2)."""
+    x = np.maximum(x, 0)
+    return (x / (1 + x)) ** (1 / 2.2)
+
+
 def psnr(a, b, mask=None):
     d = (display(a) - display(b)) ** 2
     return 10 * np.log10(1 / (d[mask] if mask is not None else d).mean())
@@ -68,8 +78,8 @@ def remap(image, mx, my, interpolation=cv2.INTER_LINEAR):
 
 
 class Sequence:
-    def __init__(self, frames, zero):
-        self.frames, self.zero = frames, zero
+    def __init__(self, frames, zero, pointwise=False):
+        self.frames, self.zero, self.pointwise = frames, zero, pointwise
         h, w = frames[0]["rgb"].shape[:2]
         self.ys, self.xs = np.mgrid[0:h, 0:w].astype(np.float32)
 
@@ -86,12 +96,30 @@ class Sequence:
         rows, cols = mx.shape
         ok = (mx >= 0) & (mx <= cols - 1) & (my >= 0) & (my <= rows - 1)
         z = remap(h["z"][..., 0], mx, my, cv2.INTER_NEAREST)
-        ok &= np.abs(z - g["z"][..., 0]) <= 0.05 * np.minimum(np.abs(z), np.abs(g["z"][..., 0]))
         n = remap(h["nrm"], mx, my, cv2.INTER_NEAREST)
-        ok &= (n * g["nrm"]).sum(-1) >= 0.9 * np.linalg.norm(n, axis=-1) * np.linalg.norm(
-            g["nrm"], axis=-1) - 1e-6
         a = remap(h["alb"], mx, my, cv2.INTER_NEAREST)
-        return ok & (np.abs(a - g["alb"]).max(-1) <= 0.1)
+        if self.pointwise:
+            gz = g["z"][..., 0]
+            ok &= np.abs(z - gz) <= 0.05 * np.minimum(np.abs(z), np.abs(gz))
+            ok &= (n * g["nrm"]).sum(-1) >= 0.9 * np.linalg.norm(n, axis=-1) * np.linalg.norm(
+                g["nrm"], axis=-1) - 1e-6
+            return ok & (np.abs(a - g["alb"]).max(-1) <= 0.1)
+        box = np.ones((3, 3), np.uint8)
+        gz = g["z"][..., 0]
+        ok &= (z >= 0.95 * cv2.erode(gz, box)) & (z <= 1.05 * cv2.dilate(gz, box))
+        unit = lambda v: v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), 1e-30)
+        padded = np.pad(g["nrm"], ((1, 1), (1, 1), (0, 0)), mode="edge")
+        ls, best = np.linalg.norm(n, axis=-1), np.full(mx.shape, -2.0)
+        for dy in range(3):
+            for dx in range(3):
+                m = padded[dy:dy + rows, dx:dx + cols]
+                lt = np.linalg.norm(m, axis=-1)
+                cosine = np.where((ls > 0) & (lt > 0), (unit(n) * unit(m)).sum(-1), -1.0)
+                best = np.maximum(best, np.where((ls == 0) & (lt == 0), 1.0, cosine))
+        ok &= best >= 0.9
+        low = np.stack([cv2.erode(g["alb"][..., c], box) for c in range(3)], -1)
+        high = np.stack([cv2.dilate(g["alb"][..., c], box) for c in range(3)], -1)
+        return ok & ((a >= low - 0.1) & (a <= high + 0.1)).all(-1)
 
     def follow(self, t, s):
         """Frame t's pixels' positions in frame s, the steps between composed; where seen."""
@@ -113,7 +141,7 @@ def weighted(seq, images, t, n, sigma, patch, interpolation=cv2.INTER_LINEAR, gu
         mx, my, ok = seq.follow(t, s)
         w = ok.astype(np.float64)
         if sigma:
-            d = ((display(remap(guide[s], mx, my)) - display(guide[t])) ** 2).mean(-1)
+            d = ((tone(remap(guide[s], mx, my)) - tone(guide[t])) ** 2).mean(-1)
             w *= np.exp(-cv2.blur(d, (patch, patch)) / sigma ** 2)
         total += remap(images[s], mx, my, interpolation) * w[..., None]
         weights += w
@@ -159,11 +187,12 @@ def main():
     parser.add_argument("ref")
     parser.add_argument("denoised")
     parser.add_argument("--frames", default="1-8")
-    parser.add_argument("--form", choices=["outputs", "inputs", "both"], default="outputs")
+    parser.add_argument("--form", choices=["outputs", "inputs", "both", "none"], default="outputs")
     parser.add_argument("--n", type=int, default=2)
-    parser.add_argument("--sigma", type=float, default=0.08)
+    parser.add_argument("--sigma", type=float, default=0.065)
     parser.add_argument("--patch", type=int, default=5)
     parser.add_argument("--zero", action="store_true")
+    parser.add_argument("--pointwise", action="store_true")
     parser.add_argument("--halo", default="build/app/halo")
     args = parser.parse_args()
     first, last = (int(x) for x in args.frames.split("-"))
@@ -172,7 +201,7 @@ def main():
     frames = [read(p) for p in noisy_paths]
     refs = [read(name(args.ref, f))["rgb"] for f in range(first, last + 1)]
     outputs = [read(name(args.denoised, f))["rgb"] for f in range(first, last + 1)]
-    seq = Sequence(frames, args.zero)
+    seq = Sequence(frames, args.zero, args.pointwise)
     print("per frame      ", {k: round(float(v), 4) for k, v in measure(seq, outputs, refs).items()})
     if args.form in ("inputs", "both"):
         colours = [weighted(seq, [f["rgb"] for f in frames], t, args.n, 0, 1, cv2.INTER_NEAREST)

@@ -2,6 +2,7 @@
 #include "run/input_stream.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -41,6 +42,31 @@ float sample_at(const std::byte* row, std::size_t i, PixelType type) {
 
 Image& guide_image(Guides& g, int which) {
   return which == 0 ? g.normal : which == 1 ? g.depth : which == 2 ? g.albedo : g.motion;
+}
+
+// A guide source for the input `input`: "[A,B]" names channels of the input itself; a run of
+// '#' in a file name stands for the input's frame number (shot.0041.exr's guide
+// mv.####.exr is mv.0041.exr), so each frame of a sequence reads its own guide file.
+std::string guide_source(const std::string& source, const std::string& input) {
+  if (source.starts_with('[')) return input + source;
+  const std::size_t hash = source.find('#');
+  if (hash == std::string::npos) return source;
+  std::size_t run = hash;
+  while (run < source.size() && source[run] == '#') ++run;
+  const std::size_t slash = input.find_last_of('/');
+  const std::size_t name_at = slash == std::string::npos ? 0 : slash + 1;
+  std::size_t end = input.size();
+  while (end > name_at && !std::isdigit(static_cast<unsigned char>(input[end - 1]))) --end;
+  std::size_t begin = end;
+  while (begin > name_at && std::isdigit(static_cast<unsigned char>(input[begin - 1]))) --begin;
+  if (begin == end)
+    throw Error(ErrorKind::Usage, "'" + source + "' names a file per frame, and " + input +
+                                      " has no frame number in its name");
+  std::string digits = input.substr(begin, end - begin);
+  const std::size_t width = run - hash;
+  while (digits.size() > width && digits.front() == '0') digits.erase(0, 1);
+  if (digits.size() < width) digits.insert(0, width - digits.size(), '0');
+  return source.substr(0, hash) + digits + source.substr(run);
 }
 
 }  // namespace
@@ -103,7 +129,7 @@ void InputStream::add_guides(std::size_t set, const GuideSources& sources) {
       continue;
     const InputRef ref = source == "auto"
                              ? InputRef{h.channels.empty() ? "" : files_[0].path, *in_input[which]}
-                             : parse_input_ref(source);
+                             : parse_input_ref(guide_source(source, files_[0].path));
     GuidePart part{set, which, 0, {}};
     try {
       part.file = file_for(ref.path);

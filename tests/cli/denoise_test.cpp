@@ -188,6 +188,12 @@ void copy_pair(const Sandbox& box) {
                                box / ("shot.000" + std::string(f) + ".exr"));
 }
 
+// The render's layers but its vectors.
+const std::string kLayers =
+    "ViewLayer.Combined.R,ViewLayer.Combined.G,ViewLayer.Combined.B,ViewLayer.Combined.A,"
+    "ViewLayer.Depth.Z,ViewLayer.DiffCol.R,ViewLayer.DiffCol.G,ViewLayer.DiffCol.B,"
+    "ViewLayer.Normal.X,ViewLayer.Normal.Y,ViewLayer.Normal.Z";
+
 float max_difference(const PixelBuffer& a, const PixelBuffer& b) {
   const Image x = to_image(a), y = to_image(b);
   float most = 0;
@@ -248,6 +254,38 @@ TEST_CASE("denoise:temporal refuses what it cannot follow, and says how to go on
   r = box.halo("run '" + box / "flat/shot.0001.exr" + "' -f denoise:temporal=1:motion=zero -o " +
                box / "o.exr");
   CHECK(r.code == 0);
+  // Another renderer's vectors: the frame's own channels by name, or a file per frame; one
+  // file for every frame is refused (every frame would get the same vectors).
+  for (const char* f : {"1", "2"}) {
+    const std::string n = std::string("000") + f + ".exr";
+    REQUIRE(std::system(("oiiotool " + box / ("shot." + n) +
+                         " --chnames ,,,,,,,,,,,mv.x,mv.y,mv.z,mv.w -o " + box / ("named." + n) +
+                         " && oiiotool " + box / ("named." + n) +
+                         " --ch mv.x,mv.y,mv.z,mv.w -o " + box / ("mv." + n) + " && oiiotool " +
+                         box / ("named." + n) + " --ch " + kLayers + " -o " + box / ("novec." + n) +
+                         " >/dev/null 2>&1")
+                            .c_str()) == 0);
+  }
+  REQUIRE(box.halo("run '" + box / "shot.####.exr" + "' -q -f denoise:temporal=1 -o '" +
+                   box / "a/{stem}.exr' --mkdir")
+              .code == 0);
+  REQUIRE(box.halo("run '" + box / "named.####.exr" +
+                   "' -q -f 'denoise:temporal=1:motion=[mv.x,mv.y,mv.z,mv.w]' -o '" +
+                   box / "b/{stem}.exr' --mkdir")
+              .code == 0);
+  REQUIRE(box.halo("run '" + box / "novec.####.exr" + "' -q -f 'denoise:temporal=1:motion=" +
+                   box / "mv.####.exr[mv.x,mv.y,mv.z,mv.w]' -o '" + box / "c/{stem}.exr' --mkdir")
+              .code == 0);
+  for (const char* f : {"1", "2"}) {
+    const std::string n = std::string("000") + f + ".exr";
+    const PixelBuffer a = pixels_of(box / ("a/shot." + n) + kRGB);
+    CHECK(max_difference(a, pixels_of(box / ("b/named." + n) + kRGB)) == 0.0f);
+    CHECK(max_difference(a, pixels_of(box / ("c/novec." + n) + kRGB)) == 0.0f);
+  }
+  r = box.halo("run " + box / "named.0001.exr" + " -f denoise:temporal=1:motion=" +
+               box / "mv.0001.exr" + " -o " + box / "one.exr");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "every frame the same vectors"));
   // A name without a frame number is not a sequence.
   std::filesystem::copy_file(box / "shot.0001.exr", box / "still.exr");
   r = box.halo("run " + box / "still.exr" + " -f denoise:temporal=1 -o " + box / "s.exr");

@@ -831,8 +831,10 @@ FilterDef denoise_filter() {
        .fallback = "auto",
        .doc = "temporal: the motion in pixels, Blender's Vector pass (X, Y towards the previous "
               "frame, Z, W towards the next; a pixel (x, y) was at (x + X, y - Y)); auto: the "
-              "input's Vector layer; FILE[X,Y,Z,W] another renderer's in that convention (2 "
-              "channels: only earlier frames); zero: a still camera and scene"},
+              "input's Vector layer; [X,Y,Z,W]: the frame's own channels of that name, "
+              "mv.####.exr[X,Y,Z,W]: a file per frame (#### its number), another renderer's in "
+              "this convention (2 channels: only earlier frames); zero: a still camera and "
+              "scene"},
       {.name = "temporal_sigma",
        .type = ParamType::Number,
        .fallback = "0.065",
@@ -893,8 +895,14 @@ FilterDef denoise_filter() {
         with_motion.depth = "auto";
         with_motion.motion = args.text("motion");
         t.zero_motion = with_motion.motion == "zero";
-        if (with_motion.motion == "off")
+        const std::string& motion = with_motion.motion;
+        if (motion == "off")
           args.fail("motion", "cannot be off: auto, a file, or zero for a still camera");
+        if (motion != "auto" && motion != "zero" && !motion.starts_with('[') &&
+            motion.find('#') == std::string::npos)
+          args.fail("motion", "'" + motion + "' would give every frame the same vectors: name "
+                              "each frame's own, [X,Y,Z,W] in the frame's file or a file per "
+                              "frame, mv.####.exr[X,Y,Z,W]");
         return make_temporal_denoise(args.spec_text(), std::move(per_frame), t,
                                      std::move(with_motion));
       },

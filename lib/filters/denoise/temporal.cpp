@@ -581,8 +581,9 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
     if (!g || !g->has_motion())
       throw Error(ErrorKind::BadData,
                   fmt::format("{}: '{}' needs motion vectors and the file has none (Blender's "
-                              "Vector pass, or motion=FILE[X,Y,Z,W]); motion=zero takes the "
-                              "camera and scene as still",
+                              "Vector pass; motion=[X,Y,Z,W] names the frame's own channels, "
+                              "motion=mv.####.exr[X,Y,Z,W] a file per frame); motion=zero "
+                              "takes the camera and scene as still",
                               name, spec()));
   }
 
