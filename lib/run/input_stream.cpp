@@ -1,12 +1,15 @@
 // Streaming input: readers for the image and its guide files, read in step, strip by strip.
 #include "run/input_stream.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstring>
 
 #include "core/error.hpp"
 #include "io/guides.hpp"
+#include "run/sequence.hpp"
 
 namespace halo {
 
@@ -89,6 +92,15 @@ InputStream::InputStream(const InputRef& input, const std::vector<GuideSources>&
     add_guides(s, guide_sets[s]);
     unit_normals_.push_back(guide_sets[s].unit_normals);
   }
+  // Read whole already as a neighbour of an earlier frame (temporal denoising): its rows come
+  // from there, the file is not decoded again.
+  if (guide_sets.size() == 1 && shrink_ == 1) {
+    kept_ = take_decoded(input, guide_sets[0]);
+    if (kept_ && (kept_->pixels.width != input_.width || kept_->pixels.height != input_.height ||
+                  kept_->pixels.channels != input_.channels || kept_->pixels.type != input_.type))
+      kept_.reset();
+    if (kept_) spdlog::debug("{}: read as a neighbour frame already, not decoded again", input.path);
+  }
   input_.read = [this](HostStrip& strip, Span rows) { read(strip, rows); };
   input_.rewind = [this] { rewind(); };
 }
@@ -163,6 +175,10 @@ void InputStream::add_guides(std::size_t set, const GuideSources& sources) {
 }
 
 void InputStream::read(HostStrip& strip, Span rows) {
+  if (kept_) {
+    copy_rows(*kept_, strip, rows);
+    return;
+  }
   const std::size_t pixels = std::size_t(input_.width) * rows.count();
   const std::size_t row0 = std::size_t(rows.first - strip.rows.first);
   std::byte* image =

@@ -57,6 +57,7 @@ class InputStream {
   std::vector<GuidePart> parts_;
   std::vector<bool> unit_normals_;  // per guide set: GuideSources::unit_normals
   StreamInput input_;
+  std::shared_ptr<const HostStrip> kept_;  // the whole input, decoded already (take_decoded)
 };
 
 }  // namespace halo

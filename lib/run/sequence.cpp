@@ -16,39 +16,101 @@ namespace halo {
 
 namespace {
 
-// Frames being decoded ahead of their read, shared by every file of the run (each file's
-// FileSequence starts the next one's): a few at most, the oldest dropped.
-class ReadAhead {
+using Strip = std::shared_ptr<const HostStrip>;
+
+// Frames decoded for temporal denoising, shared by every file of the run: those being decoded
+// ahead of their read (each file's FileSequence starts the next one's), and those read as a
+// neighbour and kept for the frame's own run, which then takes its rows from memory instead of
+// decoding the file again. A few of each; the oldest let go (its run decodes the file).
+class DecodedFrames {
  public:
-  static ReadAhead& instance() {
-    static ReadAhead kept;
-    return kept;
+  static DecodedFrames& instance() {
+    static DecodedFrames frames;
+    return frames;
   }
-  void start(const std::string& key, std::function<SequenceFrame()> decode) {
+  void read_ahead(const std::string& key, std::function<Strip()> decode) {
     std::lock_guard lock(mutex_);
-    for (const auto& [k, f] : frames_)
+    for (const auto& [k, f] : ahead_)
       if (k == key) return;
-    frames_.emplace_back(key, std::async(std::launch::async, std::move(decode)).share());
-    if (frames_.size() > kMost) frames_.pop_front();
+    ahead_.emplace_back(key, std::async(std::launch::async, std::move(decode)).share());
+    if (ahead_.size() > kAhead) ahead_.pop_front();
   }
-  std::optional<std::shared_future<SequenceFrame>> take(const std::string& key) {
+  std::optional<std::shared_future<Strip>> take_ahead(const std::string& key) {
     std::lock_guard lock(mutex_);
-    for (auto it = frames_.begin(); it != frames_.end(); ++it)
+    return take(ahead_, key);
+  }
+  void keep(const std::string& key, Strip strip, std::size_t most) {
+    std::lock_guard lock(mutex_);
+    if (most == 0) return;
+    kept_.emplace_back(key, std::move(strip));
+    while (kept_.size() > most) kept_.pop_front();
+  }
+  Strip take_kept(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    return take(kept_, key).value_or(nullptr);
+  }
+
+ private:
+  template <class T>
+  static std::optional<T> take(std::deque<std::pair<std::string, T>>& from, const std::string& key) {
+    for (auto it = from.begin(); it != from.end(); ++it)
       if (it->first == key) {
-        auto frame = std::move(it->second);
-        frames_.erase(it);
-        return frame;
+        T found = std::move(it->second);
+        from.erase(it);
+        return found;
       }
     return std::nullopt;
   }
 
- private:
-  static constexpr std::size_t kMost = 4;
+  static constexpr std::size_t kAhead = 4;
   std::mutex mutex_;
-  std::deque<std::pair<std::string, std::shared_future<SequenceFrame>>> frames_;
+  std::deque<std::pair<std::string, std::shared_future<Strip>>> ahead_;
+  std::deque<std::pair<std::string, Strip>> kept_;
 };
 
+// What identifies a decode: the file, its channels, the guides read with it.
+std::string decode_key(const InputRef& input, const GuideSources& s) {
+  std::string key = input.path + "[";
+  for (const auto& c : input.channels) key += c + ",";
+  return key + "]|" + s.normal + "|" + s.depth + "|" + s.albedo + "|" + s.motion + "|" +
+         (s.unit_normals ? "1" : "0");
+}
+
+// The whole file as its InputStream reads it: interleaved samples of its stored type and the
+// guides.
+Strip decode_strip(const std::string& frame_name, const std::string& channels,
+                   const GuideSources& sources) {
+  try {
+    InputStream stream(parse_input_ref(frame_name + channels), {sources});
+    const StreamInput& in = stream.input();
+    auto strip = std::make_shared<HostStrip>();
+    strip->rows = {0, in.height};
+    strip->pixels = PixelBuffer(in.width, in.height, in.channels, in.type, in.alpha);
+    for (const auto& shape : in.guide_shapes) {
+      Guides g;
+      g.described = shape.described;
+      const auto make = [&](int planes) {
+        return planes ? Image(in.width, strip->rows, in.height, planes) : Image();
+      };
+      g.normal = make(shape.normal);
+      g.depth = make(shape.depth);
+      g.albedo = make(shape.albedo);
+      g.motion = make(shape.motion);
+      strip->guides.push_back(std::move(g));
+    }
+    in.read(*strip, strip->rows);
+    return strip;
+  } catch (const Error& e) {
+    throw Error(e.kind(), fmt::format("neighbour frame {}: {}", frame_name, e.what()));
+  }
+}
+
 }  // namespace
+
+std::shared_ptr<const HostStrip> take_decoded(const InputRef& input,
+                                              const GuideSources& sources) {
+  return DecodedFrames::instance().take_kept(decode_key(input, sources));
+}
 
 FileSequence::FileSequence(std::string path, std::string channels)
     : path_(std::move(path)), channels_(std::move(channels)) {
@@ -82,51 +144,24 @@ bool FileSequence::exists(int offset) const {
   return !n.empty() && std::filesystem::is_regular_file(n, ec);
 }
 
-std::string FileSequence::key(const std::string& frame_name, const GuideSources& s) const {
-  return frame_name + channels_ + "|" + s.normal + "|" + s.depth + "|" + s.albedo + "|" +
-         s.motion + "|" + (s.unit_normals ? "1" : "0");
-}
-
 void FileSequence::read_ahead(int offset, const GuideSources& sources) const {
   if (!exists(offset)) return;
   const std::string frame_name = name(offset);
-  ReadAhead::instance().start(key(frame_name, sources), [frame_name, sources,
-                                                         channels = channels_] {
-    return FileSequence(frame_name, channels).decode(frame_name, sources);
-  });
+  DecodedFrames::instance().read_ahead(
+      decode_key(parse_input_ref(frame_name + channels_), sources),
+      [frame_name, sources, channels = channels_] {
+        return decode_strip(frame_name, channels, sources);
+      });
 }
 
-SequenceFrame FileSequence::read(int offset, const GuideSources& sources) const {
+SequenceFrame FileSequence::read(int offset, const GuideSources& sources, int keep) const {
   const std::string frame_name = name(offset);
-  if (auto ahead = ReadAhead::instance().take(key(frame_name, sources))) return ahead->get();
-  return decode(frame_name, sources);
-}
-
-SequenceFrame FileSequence::decode(const std::string& frame_name,
-                                   const GuideSources& sources) const {
-  try {
-    InputStream stream(parse_input_ref(frame_name + channels_), {sources});
-    const StreamInput& in = stream.input();
-    HostStrip strip;
-    strip.rows = {0, in.height};
-    strip.pixels = PixelBuffer(in.width, in.height, in.channels, in.type, in.alpha);
-    for (const auto& shape : in.guide_shapes) {
-      Guides g;
-      g.described = shape.described;
-      const auto make = [&](int planes) {
-        return planes ? Image(in.width, strip.rows, in.height, planes) : Image();
-      };
-      g.normal = make(shape.normal);
-      g.depth = make(shape.depth);
-      g.albedo = make(shape.albedo);
-      g.motion = make(shape.motion);
-      strip.guides.push_back(std::move(g));
-    }
-    in.read(strip, strip.rows);
-    return {to_image(strip.pixels), std::move(strip.guides.at(0))};
-  } catch (const Error& e) {
-    throw Error(e.kind(), fmt::format("neighbour frame {}: {}", frame_name, e.what()));
-  }
+  const std::string key = decode_key(parse_input_ref(frame_name + channels_), sources);
+  auto ahead = DecodedFrames::instance().take_ahead(key);
+  const Strip strip = ahead ? ahead->get() : decode_strip(frame_name, channels_, sources);
+  // A later frame's run takes its rows from here instead of decoding the file again.
+  if (offset > 0) DecodedFrames::instance().keep(key, strip, std::size_t(std::max(0, keep)));
+  return {to_image(strip->pixels), strip->guides.at(0)};
 }
 
 }  // namespace halo

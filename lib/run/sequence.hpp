@@ -5,6 +5,8 @@
 #include <string>
 
 #include "filters/denoise/temporal.hpp"
+#include "io/image_io.hpp"
+#include "pipeline/stream.hpp"
 
 namespace halo {
 
@@ -19,16 +21,17 @@ class FileSequence : public FrameSequence {
   std::string name(int offset) const override;
   long number(int offset) const override;
   bool exists(int offset) const override;
-  SequenceFrame read(int offset, const GuideSources& sources) const override;
+  SequenceFrame read(int offset, const GuideSources& sources, int keep) const override;
   void read_ahead(int offset, const GuideSources& sources) const override;
 
  private:
-  SequenceFrame decode(const std::string& frame_name, const GuideSources& sources) const;
-  std::string key(const std::string& frame_name, const GuideSources& sources) const;
-
   std::string path_, channels_;
   std::size_t digits_at_ = std::string::npos, digits_ = 0;  // in path_
   long number_ = -1;
 };
+
+// The file `input` as decoded whole with `sources` when it was read as a later frame's
+// neighbour (FileSequence::read kept it), taken once; null when not kept.
+std::shared_ptr<const HostStrip> take_decoded(const InputRef& input, const GuideSources& sources);
 
 }  // namespace halo

@@ -214,6 +214,13 @@ TEST_CASE("denoise:temporal on a rendered pair: verified, steadier, the same wit
                       "' --mkdir --verify --strict");
   INFO(r.out, r.err);
   REQUIRE(r.code == 0);
+  // Frame 2, read whole as frame 1's neighbour, is not decoded again for its own run (one file
+  // at a time: with -j, frames run at once decode themselves).
+  r = box.halo("-vv run " + shot + " -j1 -f denoise:temporal=1 -o '" + box / "v/{stem}.exr" +
+               "' --mkdir");
+  REQUIRE(r.code == 0);
+  CHECK(has(r.err, box / "shot.0002.exr" + ": read as a neighbour frame already"));
+  CHECK_FALSE(has(r.err, box / "shot.0001.exr" + ": read as a neighbour frame already"));
   REQUIRE(box.halo("run " + shot + " -f denoise:temporal=1 -j2 -q -o '" + box / "j/{stem}.exr" +
                    "' --mkdir")
               .code == 0);

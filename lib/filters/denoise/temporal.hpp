@@ -40,8 +40,9 @@ class FrameSequence {
   virtual long number(int offset) const = 0;
   // Whether it exists (a regular file; a neighbour that does not is not used).
   virtual bool exists(int offset) const = 0;
-  // Reads it whole with the guides `sources` names; Error naming the file when it cannot.
-  virtual SequenceFrame read(int offset, const GuideSources& sources) const = 0;
+  // Reads it whole with the guides `sources` names; Error naming the file when it cannot. A
+  // later frame (offset > 0) is kept decoded for its own run, `keep` such frames at most.
+  virtual SequenceFrame read(int offset, const GuideSources& sources, int keep) const = 0;
   // Starts reading it on another thread, for a read() soon (the next frame a window takes,
   // decoded while this one is filtered); nothing where it does not exist.
   virtual void read_ahead(int /*offset*/, const GuideSources& /*sources*/) const {}
