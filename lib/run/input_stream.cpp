@@ -92,14 +92,16 @@ InputStream::InputStream(const InputRef& input, const std::vector<GuideSources>&
     add_guides(s, guide_sets[s]);
     unit_normals_.push_back(guide_sets[s].unit_normals);
   }
-  // Read whole already as a neighbour of an earlier frame (temporal denoising): its rows come
-  // from there, the file is not decoded again.
-  if (guide_sets.size() == 1 && shrink_ == 1) {
-    kept_ = take_decoded(input, guide_sets[0]);
+  // A frame of temporal denoising (its guides hold motion): decoded once, whole, for its own
+  // run and the windows that read it as a neighbour.
+  if (guide_sets.size() == 1 && shrink_ == 1 && guide_sets[0].motion != "off") {
+    bool decoded = false;
+    kept_ = shared_decode(input, guide_sets[0], &decoded);
     if (kept_ && (kept_->pixels.width != input_.width || kept_->pixels.height != input_.height ||
                   kept_->pixels.channels != input_.channels || kept_->pixels.type != input_.type))
       kept_.reset();
-    if (kept_) spdlog::debug("{}: read as a neighbour frame already, not decoded again", input.path);
+    if (kept_ && !decoded)
+      spdlog::debug("{}: read as a neighbour frame already, not decoded again", input.path);
   }
   input_.read = [this](HostStrip& strip, Span rows) { read(strip, rows); };
   input_.rewind = [this] { rewind(); };

@@ -4,8 +4,11 @@
 #include <cctype>
 #include <deque>
 #include <filesystem>
+#include <atomic>
 #include <future>
+#include <map>
 #include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -18,54 +21,91 @@ namespace {
 
 using Strip = std::shared_ptr<const HostStrip>;
 
-// Frames decoded for temporal denoising, shared by every file of the run: those being decoded
-// ahead of their read (each file's FileSequence starts the next one's), and those read as a
-// neighbour and kept for the frame's own run, which then takes its rows from memory instead of
-// decoding the file again. A few of each; the oldest let go (its run decodes the file).
+// Frames decoded whole for temporal denoising, shared by every file of the run: each frame is
+// decoded once, by whichever comes first (its own run, a window's neighbour read, or the read
+// ahead on another thread), the others wait for it. The last `most` frames stay, the oldest let
+// go (a frame read again after that is decoded again).
 class DecodedFrames {
  public:
   static DecodedFrames& instance() {
     static DecodedFrames frames;
     return frames;
   }
+
+  // The frame `key`, decoded by `decode` unless kept or being decoded (`decoded`: whether it
+  // was decoded here).
+  Strip get(const std::string& key, const std::function<Strip()>& decode,
+            bool* decoded = nullptr) {
+    std::promise<Strip> promise;
+    std::shared_future<Strip> future;
+    bool mine = false;
+    {
+      std::lock_guard lock(mutex_);
+      if (const Strip* kept = find(key)) {
+        if (decoded) *decoded = false;
+        return *kept;
+      }
+      auto it = decoding_.find(key);
+      if (it == decoding_.end()) {
+        it = decoding_.emplace(key, promise.get_future().share()).first;
+        mine = true;
+      }
+      future = it->second;
+    }
+    if (decoded) *decoded = mine;
+    if (mine) {
+      try {
+        Strip strip = decode();
+        std::lock_guard lock(mutex_);
+        kept_.emplace_back(key, strip);
+        while (kept_.size() > most_) kept_.pop_front();
+        decoding_.erase(key);
+        promise.set_value(std::move(strip));
+      } catch (...) {
+        std::lock_guard lock(mutex_);
+        decoding_.erase(key);
+        promise.set_exception(std::current_exception());
+      }
+    }
+    return future.get();
+  }
+  // Starts get() on another thread.
   void read_ahead(const std::string& key, std::function<Strip()> decode) {
-    std::lock_guard lock(mutex_);
-    for (const auto& [k, f] : ahead_)
-      if (k == key) return;
-    ahead_.emplace_back(key, std::async(std::launch::async, std::move(decode)).share());
-    if (ahead_.size() > kAhead) ahead_.pop_front();
+    {
+      std::lock_guard lock(mutex_);
+      if (find(key) || decoding_.count(key)) return;
+    }
+    std::thread([this, key, decode = std::move(decode)] {
+      try {
+        get(key, decode);
+      } catch (...) {  // the read that needs it fails with the same error
+      }
+    }).detach();
   }
-  std::optional<std::shared_future<Strip>> take_ahead(const std::string& key) {
+  void keep_at_least(std::size_t most) {
     std::lock_guard lock(mutex_);
-    return take(ahead_, key);
+    most_ = std::max(most_.load(), most);
   }
-  void keep(const std::string& key, Strip strip, std::size_t most) {
+  // Whether the frame is kept or being decoded.
+  bool has(const std::string& key) {
     std::lock_guard lock(mutex_);
-    if (most == 0) return;
-    kept_.emplace_back(key, std::move(strip));
-    while (kept_.size() > most) kept_.pop_front();
-  }
-  Strip take_kept(const std::string& key) {
-    std::lock_guard lock(mutex_);
-    return take(kept_, key).value_or(nullptr);
+    return find(key) || decoding_.count(key);
   }
 
  private:
-  template <class T>
-  static std::optional<T> take(std::deque<std::pair<std::string, T>>& from, const std::string& key) {
-    for (auto it = from.begin(); it != from.end(); ++it)
-      if (it->first == key) {
-        T found = std::move(it->second);
-        from.erase(it);
-        return found;
-      }
-    return std::nullopt;
+  const Strip* find(const std::string& key) const {
+    for (const auto& [k, strip] : kept_)
+      if (k == key) return &strip;
+    return nullptr;
   }
 
-  static constexpr std::size_t kAhead = 4;
   std::mutex mutex_;
-  std::deque<std::pair<std::string, std::shared_future<Strip>>> ahead_;
+  std::map<std::string, std::shared_future<Strip>> decoding_;
   std::deque<std::pair<std::string, Strip>> kept_;
+  std::atomic<std::size_t> most_{kFewest};
+  // Until a window says how many it needs: a frame and its two neighbours (temporal=2 would
+  // keep 5).
+  static constexpr std::size_t kFewest = 3;
 };
 
 // What identifies a decode: the file, its channels, the guides read with it.
@@ -76,10 +116,18 @@ std::string decode_key(const InputRef& input, const GuideSources& s) {
          (s.unit_normals ? "1" : "0");
 }
 
+// Set while this thread decodes a frame for the store: that decode's own InputStream reads
+// the file (asking the store for the frame it is decoding would wait for itself).
+thread_local bool t_decoding = false;
+
 // The whole file as its InputStream reads it: interleaved samples of its stored type and the
 // guides.
 Strip decode_strip(const std::string& frame_name, const std::string& channels,
                    const GuideSources& sources) {
+  struct Decoding {
+    Decoding() { t_decoding = true; }
+    ~Decoding() { t_decoding = false; }
+  } decoding;
   try {
     InputStream stream(parse_input_ref(frame_name + channels), {sources});
     const StreamInput& in = stream.input();
@@ -107,9 +155,18 @@ Strip decode_strip(const std::string& frame_name, const std::string& channels,
 
 }  // namespace
 
-std::shared_ptr<const HostStrip> take_decoded(const InputRef& input,
-                                              const GuideSources& sources) {
-  return DecodedFrames::instance().take_kept(decode_key(input, sources));
+std::shared_ptr<const HostStrip> shared_decode(const InputRef& input, const GuideSources& sources,
+                                               bool* decoded) {
+  DecodedFrames& frames = DecodedFrames::instance();
+  if (t_decoding) return nullptr;
+  const std::string channels = [&] {
+    if (input.channels.empty()) return std::string();
+    std::string list = "[";
+    for (const auto& c : input.channels) list += (list.size() > 1 ? "," : "") + c;
+    return list + "]";
+  }();
+  return frames.get(decode_key(input, sources),
+                    [&] { return decode_strip(input.path, channels, sources); }, decoded);
 }
 
 FileSequence::FileSequence(std::string path, std::string channels)
@@ -156,11 +213,11 @@ void FileSequence::read_ahead(int offset, const GuideSources& sources) const {
 
 SequenceFrame FileSequence::read(int offset, const GuideSources& sources, int keep) const {
   const std::string frame_name = name(offset);
-  const std::string key = decode_key(parse_input_ref(frame_name + channels_), sources);
-  auto ahead = DecodedFrames::instance().take_ahead(key);
-  const Strip strip = ahead ? ahead->get() : decode_strip(frame_name, channels_, sources);
-  // A later frame's run takes its rows from here instead of decoding the file again.
-  if (offset > 0) DecodedFrames::instance().keep(key, strip, std::size_t(std::max(0, keep)));
+  DecodedFrames& frames = DecodedFrames::instance();
+  frames.keep_at_least(std::size_t(std::max(1, keep)));
+  const Strip strip =
+      frames.get(decode_key(parse_input_ref(frame_name + channels_), sources),
+                 [&] { return decode_strip(frame_name, channels_, sources); });
   return {to_image(strip->pixels), strip->guides.at(0)};
 }
 

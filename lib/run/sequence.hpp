@@ -30,8 +30,10 @@ class FileSequence : public FrameSequence {
   long number_ = -1;
 };
 
-// The file `input` as decoded whole with `sources` when it was read as a later frame's
-// neighbour (FileSequence::read kept it), taken once; null when not kept.
-std::shared_ptr<const HostStrip> take_decoded(const InputRef& input, const GuideSources& sources);
+// The file `input` decoded whole with `sources`, shared with the windows of temporal denoising
+// (FileSequence::read): decoded here unless a window has it or is decoding it. `decoded`:
+// whether it was decoded here.
+std::shared_ptr<const HostStrip> shared_decode(const InputRef& input, const GuideSources& sources,
+                                               bool* decoded);
 
 }  // namespace halo

@@ -237,11 +237,11 @@ Image temporal_blend_reference(const std::vector<const DenoisedFrame*>& window, 
 int temporal_image_planes(int radius) {
   // On the reference (a device holds the window in its own memory, the host less): each frame
   // of the window, colour (3) and its guides; the blend's positions (2), warped colour (3),
-  // distance, seen, sum (3) and weight; a frame read ahead (colour and alpha, guides); a
-  // neighbour being denoised (the same, and its result); the later frames kept decoded for
-  // their own runs.
-  const int frame = 3 + kGuidePlanes, read = 4 + kGuidePlanes;
-  return (2 * radius + 1) * frame + (2 + 3 + 1 + 1 + 3 + 1) + read + (read + 4) + radius * read;
+  // distance, seen, sum (3) and weight; the frames kept decoded (colour and alpha, guides: as
+  // many as the window) for the windows and their own runs; a neighbour being denoised (its
+  // planes and its result).
+  const int frame = 3 + kGuidePlanes, decoded = 4 + kGuidePlanes, window = 2 * radius + 1;
+  return window * frame + (2 + 3 + 1 + 1 + 3 + 1) + window * decoded + (decoded + 4);
 }
 
 cl::Buffer upload_frame(Device& device, const DenoisedFrame& f) {
@@ -562,7 +562,7 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
 
   std::shared_ptr<const DenoisedFrame> neighbour(int offset, Device* device) const {
     const std::string name = sequence_->name(offset);
-    SequenceFrame frame = sequence_->read(offset, sources(), params_.radius);
+    SequenceFrame frame = sequence_->read(offset, sources(), 2 * params_.radius + 1);
     check_motion(&frame.guides, name);
     StageRun r;
     r.guides = &frame.guides;
