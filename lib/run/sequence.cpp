@@ -8,7 +8,6 @@
 #include <future>
 #include <map>
 #include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -69,18 +68,18 @@ class DecodedFrames {
     }
     return future.get();
   }
-  // Starts get() on another thread.
-  void read_ahead(const std::string& key, std::function<Strip()> decode) {
+  // Starts get() on another thread; the caller waits for it before the run ends.
+  std::shared_future<void> read_ahead(const std::string& key, std::function<Strip()> decode) {
     {
       std::lock_guard lock(mutex_);
-      if (find(key) || decoding_.count(key)) return;
+      if (find(key) || decoding_.count(key)) return {};
     }
-    std::thread([this, key, decode = std::move(decode)] {
-      try {
-        get(key, decode);
-      } catch (...) {  // the read that needs it fails with the same error
-      }
-    }).detach();
+    return std::async(std::launch::async, [this, key, decode = std::move(decode)] {
+             try {
+               get(key, decode);
+             } catch (...) {  // the read that needs it fails with the same error
+             }
+           }).share();
   }
   void keep_at_least(std::size_t most) {
     std::lock_guard lock(mutex_);
@@ -201,10 +200,10 @@ bool FileSequence::exists(int offset) const {
   return !n.empty() && std::filesystem::is_regular_file(n, ec);
 }
 
-void FileSequence::read_ahead(int offset, const GuideSources& sources) const {
-  if (!exists(offset)) return;
+std::shared_future<void> FileSequence::read_ahead(int offset, const GuideSources& sources) const {
+  if (!exists(offset)) return {};
   const std::string frame_name = name(offset);
-  DecodedFrames::instance().read_ahead(
+  return DecodedFrames::instance().read_ahead(
       decode_key(parse_input_ref(frame_name + channels_), sources),
       [frame_name, sources, channels = channels_] {
         return decode_strip(frame_name, channels, sources);

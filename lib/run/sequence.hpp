@@ -22,7 +22,7 @@ class FileSequence : public FrameSequence {
   long number(int offset) const override;
   bool exists(int offset) const override;
   SequenceFrame read(int offset, const GuideSources& sources, int keep) const override;
-  void read_ahead(int offset, const GuideSources& sources) const override;
+  std::shared_future<void> read_ahead(int offset, const GuideSources& sources) const override;
 
  private:
   std::string path_, channels_;

@@ -2,6 +2,7 @@
 #include "filters/denoise/temporal.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <future>
 #include <limits>
@@ -364,6 +365,20 @@ class FrameResults {
     return future.get();
   }
 
+  ~FrameResults() {
+    for (auto& f : reading_)
+      if (f.valid()) f.wait();
+  }
+  // A read ahead, waited for before the run ends; those finished are let go.
+  void hold(std::shared_future<void> reading) {
+    if (!reading.valid()) return;
+    std::lock_guard lock(mutex_);
+    std::erase_if(reading_, [](const std::shared_future<void>& f) {
+      return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    });
+    reading_.push_back(std::move(reading));
+  }
+
   // A frame starts or ends its blend: frames outside every window in flight are let go.
   void begin(const void* device, long number, int radius) {
     std::lock_guard lock(mutex_);
@@ -394,6 +409,7 @@ class FrameResults {
   std::mutex mutex_;
   std::map<std::pair<const void*, std::string>, Entry> kept_;
   std::multiset<std::pair<const void*, long>> in_flight_;
+  std::vector<std::shared_future<void>> reading_;
 };
 
 // Ends a frame's blend however it leaves.
@@ -556,7 +572,7 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
                                        [&] { return neighbour(offset, device); }));
     }
     // The frame the next window adds, decoded meanwhile.
-    sequence_->read_ahead(params_.radius + 1, sources());
+    results_->hold(sequence_->read_ahead(params_.radius + 1, sources()));
     return w;
   }
 

@@ -11,6 +11,7 @@
 // it. Device side: kernels/temporal.cl.
 #pragma once
 
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,8 +45,12 @@ class FrameSequence {
   // later frame (offset > 0) is kept decoded for its own run, `keep` such frames at most.
   virtual SequenceFrame read(int offset, const GuideSources& sources, int keep) const = 0;
   // Starts reading it on another thread, for a read() soon (the next frame a window takes,
-  // decoded while this one is filtered); nothing where it does not exist.
-  virtual void read_ahead(int /*offset*/, const GuideSources& /*sources*/) const {}
+  // decoded while this one is filtered); the caller waits for it before its run ends (a thread
+  // left decoding at exit would outlive what it uses). Nothing where it does not exist.
+  virtual std::shared_future<void> read_ahead(int /*offset*/,
+                                              const GuideSources& /*sources*/) const {
+    return {};
+  }
 };
 
 // How frames are blended: N neighbours each side, the patch distance's scale, the patch.
