@@ -316,3 +316,30 @@ TEST_CASE("denoise:temporal refuses what it cannot follow, and says how to go on
   CHECK(r.code == 65);
   CHECK(has(r.err, "planes of this 128x72 image"));
 }
+
+TEST_CASE("denoise:temporal: a chunk of a sequence gives the frames the whole run gives") {
+  // --frames 3-4 still reads frames 1, 2, 5 and 6 as neighbours, so a farm's chunks of a shot
+  // equal one run over it, bit for bit.
+  Sandbox box;
+  const std::string shot = "'" HALO_RENDER_DATA "/static_4spp.####.exr'";
+  REQUIRE(box.halo("run " + shot + " -q -f denoise:temporal=2 -o '" + box / "all/{stem}.exr" +
+                   "' --mkdir")
+              .code == 0);
+  REQUIRE(box.halo("run " + shot + " --frames 3-4 -q -j1 -f denoise:temporal=2 -o '" +
+                   box / "part/{stem}.exr" + "' --mkdir")
+              .code == 0);
+  CHECK_FALSE(std::filesystem::exists(box / "part/static_4spp.0002.exr"));
+  for (const char* f : {"3", "4"}) {
+    const std::string name = std::string("static_4spp.000") + f + ".exr";
+    CAPTURE(name);
+    CHECK(max_difference(pixels_of(box / ("all/" + name) + kRGB),
+                         pixels_of(box / ("part/" + name) + kRGB)) == 0.0f);
+  }
+  // Frame 1 has no earlier frames: it is its two later neighbours' average with it, not
+  // the per-frame result.
+  REQUIRE(box.halo("run " + shot + " --frames 1 -q -f denoise -o '" + box / "one/{stem}.exr" +
+                   "' --mkdir")
+              .code == 0);
+  CHECK(max_difference(pixels_of(box / "all/static_4spp.0001.exr" + kRGB),
+                       pixels_of(box / "one/static_4spp.0001.exr" + kRGB)) > 1e-3f);
+}
