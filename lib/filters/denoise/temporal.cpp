@@ -557,20 +557,17 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
     Window w;
     w.centre = params_.radius;
     w.in_flight = std::make_shared<InFlight>(*results_, key, sequence_->number(0), params_.radius);
+    // The neighbours first, the frame itself last: the network's working set of one frame at
+    // a time (the frame's own stays with its run until the file ends).
+    w.frames.resize(2 * params_.radius + 1);
     for (int offset = -params_.radius; offset <= params_.radius; ++offset) {
-      if (offset == 0) {
-        w.frames.push_back(results_->get(key, sequence_->name(0), sequence_->number(0), [&] {
-          return denoised_frame(own(run), *g, device);
-        }));
-        continue;
-      }
-      if (sequence_->name(offset).empty() || !sequence_->exists(offset)) {
-        w.frames.push_back(nullptr);
-        continue;
-      }
-      w.frames.push_back(results_->get(key, sequence_->name(offset), sequence_->number(offset),
-                                       [&] { return neighbour(offset, device); }));
+      if (offset == 0 || sequence_->name(offset).empty() || !sequence_->exists(offset)) continue;
+      w.frames[offset + params_.radius] =
+          results_->get(key, sequence_->name(offset), sequence_->number(offset),
+                        [&] { return neighbour(offset, device); });
     }
+    w.frames[params_.radius] = results_->get(key, sequence_->name(0), sequence_->number(0),
+                                             [&] { return denoised_frame(own(run), *g, device); });
     // The frame the next window adds, decoded meanwhile.
     results_->hold(sequence_->read_ahead(params_.radius + 1, sources()));
     return w;
