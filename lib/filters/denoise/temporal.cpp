@@ -497,7 +497,9 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
 
   Image reference_rows(const Image& in, Span, StageRun& run) const override {
     const Window w = window(run, nullptr, [&](StageRun& r) {
-      return per_frame_->reference_rows(in, {0, in.full_height()}, r);
+      Image denoised = per_frame_->reference_rows(in, {0, in.full_height()}, r);
+      r.state.reset();  // the network's tensors: the blend needs none
+      return denoised;
     });
     const Image blended = temporal_blend_reference(w.pointers(), w.centre, params_);
     // Alpha passes denoise unchanged.
@@ -514,6 +516,7 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
     DeviceImage result;
     const Window w = window(run, &device, [&](StageRun& r) {
       result = per_frame_->enqueue_rows(device, in, out, r);
+      r.state.reset();  // the network's tensors: the blend needs none
       return download(device, result);
     });
     if (!result.buffer()) {  // the centre was denoised as a neighbour of a frame before it
