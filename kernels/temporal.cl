@@ -57,8 +57,8 @@ __kernel void temporal_still(__global float* pos, const int width, const int hei
 __kernel void temporal_distance(__global const float* pos, __global const float* centre,
                                 __global const float* other, const int planes, const int has,
                                 const int width, const int height, const int pitch,
-                                const ulong plane, __global float* warped,
-                                __global float* distance, __global float* seen) {
+                                const ulong plane, __global float* warped, __global float* distance,
+                                __global float* seen) {
   const int x = get_global_id(0), y = get_global_id(1);
   if (x >= width || y >= height) return;
   const int i = y * pitch + x;
@@ -93,9 +93,10 @@ __kernel void temporal_distance(__global const float* pos, __global const float*
         const float ntx = centre[normal + j], nty = centre[normal + plane + j],
                     ntz = centre[normal + 2 * plane + j];
         const float lt = sqrt(ntx * ntx + nty * nty + ntz * ntz);
-        const float cosine = ls == 0.0f && lt == 0.0f   ? 1.0f
-                             : ls == 0.0f || lt == 0.0f ? -1.0f
-                                                        : (nsx * ntx + nsy * nty + nsz * ntz) / (ls * lt);
+        const float cosine = ls == 0.0f && lt == 0.0f ? 1.0f
+                             : ls == 0.0f || lt == 0.0f
+                                 ? -1.0f
+                                 : (nsx * ntx + nsy * nty + nsz * ntz) / (ls * lt);
         best = fmax(best, cosine);
         for (int c = 0; c < 3; ++c) {
           const float a = centre[albedo + (ulong)c * plane + j];
@@ -117,10 +118,10 @@ __kernel void temporal_distance(__global const float* pos, __global const float*
 // Adds the neighbour where seen, weighted by exp(-patch mean distance / sigma^2) (the patch's
 // pixels inside the image).
 __kernel void temporal_accumulate(__global const float* distance, __global const float* seen,
-                                  __global const float* warped, const int planes,
-                                  const int patch, const float inv_sigma2, const int width,
-                                  const int height, const int pitch, const ulong plane,
-                                  __global float* sum, __global float* weight) {
+                                  __global const float* warped, const int planes, const int patch,
+                                  const float inv_sigma2, const int width, const int height,
+                                  const int pitch, const ulong plane, __global float* sum,
+                                  __global float* weight) {
   const int x = get_global_id(0), y = get_global_id(1);
   if (x >= width || y >= height) return;
   const int i = y * pitch + x;
@@ -143,6 +144,6 @@ __kernel void temporal_finish(__global float* image, __global const float* sum,
   if (x >= width || y >= height) return;
   const int i = y * pitch + x;
   for (int c = 0; c < planes; ++c)
-    image[(ulong)c * plane + i] = (image[(ulong)c * plane + i] + sum[(ulong)c * plane + i]) /
-                                  (1.0f + weight[i]);
+    image[(ulong)c * plane + i] =
+        (image[(ulong)c * plane + i] + sum[(ulong)c * plane + i]) / (1.0f + weight[i]);
 }

@@ -328,8 +328,8 @@ cl::Event Device::write_at(cl::Buffer& buffer, std::size_t offset, const void* d
                            std::size_t bytes, const std::string& label) {
   cl::Event event;
   check(current().enqueueWriteBuffer(buffer, CL_TRUE, offset, bytes, data, nullptr, &event),
-        "clEnqueueWriteBuffer", label + ", " + std::to_string(bytes) + " bytes at " +
-                                    std::to_string(offset));
+        "clEnqueueWriteBuffer",
+        label + ", " + std::to_string(bytes) + " bytes at " + std::to_string(offset));
   record(event, label, bytes);
   return event;
 }

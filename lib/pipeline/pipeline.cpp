@@ -203,9 +203,8 @@ StreamInput memory_input(const PixelBuffer& pixels, const std::vector<Guides>& g
   in.type = pixels.type;
   in.alpha = pixels.alpha;
   for (const auto& g : guides)
-    in.guide_shapes.push_back(
-        {g.normal.channels(), g.depth.channels(), g.albedo.channels(), g.motion.channels(),
-         g.described});
+    in.guide_shapes.push_back({g.normal.channels(), g.depth.channels(), g.albedo.channels(),
+                               g.motion.channels(), g.described});
   in.read = [&pixels, &guides](HostStrip& strip, Span rows) {
     const std::size_t row_bytes = pixels.bytes.size() / pixels.height;
     std::memcpy(strip.pixels.bytes.data() + (rows.first - strip.rows.first) * row_bytes,

@@ -132,8 +132,7 @@ void InputStream::add_guides(std::size_t set, const GuideSources& sources) {
   const std::vector<std::string> motion = find_motion_channels(h.channels);
   const std::vector<std::string>* in_input[] = {&found.normal, &found.depth, &found.albedo,
                                                 &motion};
-  const std::string* wanted[] = {&sources.normal, &sources.depth, &sources.albedo,
-                                 &sources.motion};
+  const std::string* wanted[] = {&sources.normal, &sources.depth, &sources.albedo, &sources.motion};
   StreamInput::GuideShape shape;
   int* planes[] = {&shape.normal, &shape.depth, &shape.albedo, &shape.motion};
   for (int which = 0; which < 4; ++which) {
@@ -156,12 +155,12 @@ void InputStream::add_guides(std::size_t set, const GuideSources& sources) {
                         std::to_string(g.height) + ", the image is " + std::to_string(h.width) +
                         "x" + std::to_string(h.height));
       if (!channel_count_fits(which, part.picked.size()))
-        throw Error(ErrorKind::BadData, std::string(kGuideNames[which]) + " guide has " +
-                                            std::to_string(part.picked.size()) +
-                                            " channels, needs " +
-                                            (which == 3 ? std::string("2 or 4")
-                                                        : std::to_string(kGuideChannels[which])) +
-                                            " (pick them with file.exr[A,B,C])");
+        throw Error(
+            ErrorKind::BadData,
+            std::string(kGuideNames[which]) + " guide has " + std::to_string(part.picked.size()) +
+                " channels, needs " +
+                (which == 3 ? std::string("2 or 4") : std::to_string(kGuideChannels[which])) +
+                " (pick them with file.exr[A,B,C])");
       shape.described += (shape.described.empty() ? "" : "; ") +
                          describe(kGuideNames[which], ref.path, chosen.names);
     } catch (const Error& e) {

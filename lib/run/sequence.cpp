@@ -1,10 +1,10 @@
 // Frames of a sequence by name (run/sequence.hpp).
 #include "run/sequence.hpp"
 
+#include <atomic>
 #include <cctype>
 #include <deque>
 #include <filesystem>
-#include <atomic>
 #include <future>
 #include <map>
 #include <mutex>
@@ -33,8 +33,7 @@ class DecodedFrames {
 
   // The frame `key`, decoded by `decode` unless kept or being decoded (`decoded`: whether it
   // was decoded here).
-  Strip get(const std::string& key, const std::function<Strip()>& decode,
-            bool* decoded = nullptr) {
+  Strip get(const std::string& key, const std::function<Strip()>& decode, bool* decoded = nullptr) {
     std::promise<Strip> promise;
     std::shared_future<Strip> future;
     bool mine = false;
@@ -74,12 +73,14 @@ class DecodedFrames {
       std::lock_guard lock(mutex_);
       if (find(key) || decoding_.count(key)) return {};
     }
-    return std::async(std::launch::async, [this, key, decode = std::move(decode)] {
-             try {
-               get(key, decode);
-             } catch (...) {  // the read that needs it fails with the same error
-             }
-           }).share();
+    return std::async(std::launch::async,
+                      [this, key, decode = std::move(decode)] {
+                        try {
+                          get(key, decode);
+                        } catch (...) {  // the read that needs it fails with the same error
+                        }
+                      })
+        .share();
   }
   void keep_at_least(std::size_t most) {
     std::lock_guard lock(mutex_);
@@ -164,8 +165,9 @@ std::shared_ptr<const HostStrip> shared_decode(const InputRef& input, const Guid
     for (const auto& c : input.channels) list += (list.size() > 1 ? "," : "") + c;
     return list + "]";
   }();
-  return frames.get(decode_key(input, sources),
-                    [&] { return decode_strip(input.path, channels, sources); }, decoded);
+  return frames.get(
+      decode_key(input, sources), [&] { return decode_strip(input.path, channels, sources); },
+      decoded);
 }
 
 FileSequence::FileSequence(std::string path, std::string channels)
@@ -214,9 +216,8 @@ SequenceFrame FileSequence::read(int offset, const GuideSources& sources, int ke
   const std::string frame_name = name(offset);
   DecodedFrames& frames = DecodedFrames::instance();
   frames.keep_at_least(std::size_t(std::max(1, keep)));
-  const Strip strip =
-      frames.get(decode_key(parse_input_ref(frame_name + channels_), sources),
-                 [&] { return decode_strip(frame_name, channels_, sources); });
+  const Strip strip = frames.get(decode_key(parse_input_ref(frame_name + channels_), sources),
+                                 [&] { return decode_strip(frame_name, channels_, sources); });
   return {to_image(strip->pixels), strip->guides.at(0)};
 }
 

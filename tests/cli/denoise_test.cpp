@@ -224,8 +224,9 @@ TEST_CASE("denoise:temporal on a rendered pair: verified, steadier, the same wit
   REQUIRE(box.halo("run " + shot + " -f denoise:temporal=1 -j2 -q -o '" + box / "j/{stem}.exr" +
                    "' --mkdir")
               .code == 0);
-  REQUIRE(box.halo("run " + shot + " -f denoise -q -o '" + box / "p/{stem}.exr" + "' --mkdir")
-              .code == 0);
+  REQUIRE(
+      box.halo("run " + shot + " -f denoise -q -o '" + box / "p/{stem}.exr" + "' --mkdir").code ==
+      0);
   for (const char* f : {"1", "2"}) {
     const std::string name = "shot.000" + std::string(f) + ".exr";
     CAPTURE(name);
@@ -267,10 +268,9 @@ TEST_CASE("denoise:temporal refuses what it cannot follow, and says how to go on
     const std::string n = std::string("000") + f + ".exr";
     REQUIRE(std::system(("oiiotool " + box / ("shot." + n) +
                          " --chnames ,,,,,,,,,,,mv.x,mv.y,mv.z,mv.w -o " + box / ("named." + n) +
-                         " && oiiotool " + box / ("named." + n) +
-                         " --ch mv.x,mv.y,mv.z,mv.w -o " + box / ("mv." + n) + " && oiiotool " +
-                         box / ("named." + n) + " --ch " + kLayers + " -o " + box / ("novec." + n) +
-                         " >/dev/null 2>&1")
+                         " && oiiotool " + box / ("named." + n) + " --ch mv.x,mv.y,mv.z,mv.w -o " +
+                         box / ("mv." + n) + " && oiiotool " + box / ("named." + n) + " --ch " +
+                         kLayers + " -o " + box / ("novec." + n) + " >/dev/null 2>&1")
                             .c_str()) == 0);
   }
   REQUIRE(box.halo("run '" + box / "shot.####.exr" + "' -q -f denoise:temporal=1 -o '" +
@@ -289,8 +289,8 @@ TEST_CASE("denoise:temporal refuses what it cannot follow, and says how to go on
     CHECK(max_difference(a, pixels_of(box / ("b/named." + n) + kRGB)) == 0.0f);
     CHECK(max_difference(a, pixels_of(box / ("c/novec." + n) + kRGB)) == 0.0f);
   }
-  r = box.halo("run " + box / "named.0001.exr" + " -f denoise:temporal=1:motion=" +
-               box / "mv.0001.exr" + " -o " + box / "one.exr");
+  r = box.halo("run " + box / "named.0001.exr" +
+               " -f denoise:temporal=1:motion=" + box / "mv.0001.exr" + " -o " + box / "one.exr");
   CHECK(r.code == 64);
   CHECK(has(r.err, "every frame the same vectors"));
   // A name without a frame number is not a sequence.

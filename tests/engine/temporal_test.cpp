@@ -118,8 +118,7 @@ TEST_CASE("temporal blend: a neighbour whose depth, normals or albedo differ is 
   before.guides = centre.guides = g;
   const TemporalParams params{.radius = 1, .sigma = 10.0f, .zero_motion = true};
   // The same surface: used (sigma large: weight about 1).
-  CHECK(temporal_blend_reference({&before, &centre, nullptr}, 1, params).at(4, 3, 0) <
-        0.4f);
+  CHECK(temporal_blend_reference({&before, &centre, nullptr}, 1, params).at(4, 3, 0) < 0.4f);
   DenoisedFrame far = before;
   for (auto& z : far.guides.depth.data()) z *= 2.0f;  // another surface behind
   CHECK(temporal_blend_reference({&far, &centre, nullptr}, 1, params).at(4, 3, 0) == 0.5f);

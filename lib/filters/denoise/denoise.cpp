@@ -900,9 +900,10 @@ FilterDef denoise_filter() {
           args.fail("motion", "cannot be off: auto, a file, or zero for a still camera");
         if (motion != "auto" && motion != "zero" && !motion.starts_with('[') &&
             motion.find('#') == std::string::npos)
-          args.fail("motion", "'" + motion + "' would give every frame the same vectors: name "
-                              "each frame's own, [X,Y,Z,W] in the frame's file or a file per "
-                              "frame, mv.####.exr[X,Y,Z,W]");
+          args.fail("motion", "'" + motion +
+                                  "' would give every frame the same vectors: name "
+                                  "each frame's own, [X,Y,Z,W] in the frame's file or a file per "
+                                  "frame, mv.####.exr[X,Y,Z,W]");
         return make_temporal_denoise(args.spec_text(), std::move(per_frame), t,
                                      std::move(with_motion));
       },

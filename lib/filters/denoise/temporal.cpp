@@ -20,9 +20,8 @@ namespace halo {
 
 FrameShape DenoisedFrame::shape() const {
   if (pack()) return packed;
-  return {colour.width(),        colour.height(),       colour.channels(),
-          guides.has_normal(),   guides.has_depth(),    guides.has_albedo(),
-          guides.motion.channels()};
+  return {colour.width(),     colour.height(),     colour.channels(),       guides.has_normal(),
+          guides.has_depth(), guides.has_albedo(), guides.motion.channels()};
 }
 
 namespace {
@@ -307,8 +306,8 @@ void temporal_blend_device(Device& device, const std::vector<const DenoisedFrame
       for (int f = last; f != s; f += back ? -1 : 1) {
         const Direction d = direction(back);
         auto k = device.kernel("temporal.cl", "temporal_step", {});
-        set_args(k, pos, pack(f), planes + TEMPORAL_MOTION + d.plane, d.sx, d.sy,
-                 int(f == centre), width, height, pitch, plane);
+        set_args(k, pos, pack(f), planes + TEMPORAL_MOTION + d.plane, d.sx, d.sy, int(f == centre),
+                 width, height, pitch, plane);
         device.launch(k, "follow", global, groups::square, 4 * moved);
       }
     }
@@ -443,8 +442,7 @@ std::shared_ptr<const DenoisedFrame> denoised_frame(const Image& denoised, const
   auto frame = std::make_shared<DenoisedFrame>();
   const int planes = denoised.color_channels();
   frame->colour = Image(denoised.width(), denoised.height(), planes);
-  std::copy_n(denoised.data().data(), planes * denoised.plane_size(),
-              frame->colour.data().begin());
+  std::copy_n(denoised.data().data(), planes * denoised.plane_size(), frame->colour.data().begin());
   frame->guides = guides;
   if (device) {  // the window reads the pack from now on
     frame->packed = frame->shape();
@@ -484,9 +482,9 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
   }
   std::vector<std::string> details(const StageRun& run) const override {
     std::vector<std::string> d = per_frame_->details(run);
-    d.push_back(fmt::format("temporal: {} frames each side, motion {}", params_.radius,
-                            params_.zero_motion ? "zero (a still camera and scene)"
-                                                : sources().motion));
+    d.push_back(
+        fmt::format("temporal: {} frames each side, motion {}", params_.radius,
+                    params_.zero_motion ? "zero (a still camera and scene)" : sources().motion));
     return d;
   }
 
@@ -546,8 +544,7 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
 
   // The centre frame (denoised by `own` unless kept) and its neighbours (read and denoised
   // unless kept), each on the same device as the centre.
-  Window window(StageRun& run, Device* device,
-                const std::function<Image(StageRun&)>& own) const {
+  Window window(StageRun& run, Device* device, const std::function<Image(StageRun&)>& own) const {
     if (!sequence_ || sequence_->name(0).empty())
       throw Error(ErrorKind::Usage,
                   fmt::format("'{}': temporal denoising needs frames of a sequence: a file name "
@@ -612,7 +609,8 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
 
 }  // namespace
 
-std::unique_ptr<Stage> make_temporal_denoise(std::string spec, std::shared_ptr<const Stage> per_frame,
+std::unique_ptr<Stage> make_temporal_denoise(std::string spec,
+                                             std::shared_ptr<const Stage> per_frame,
                                              TemporalParams params, GuideSources sources) {
   return std::make_unique<TemporalDenoiseStage>(std::move(spec), std::move(per_frame), params,
                                                 std::move(sources));

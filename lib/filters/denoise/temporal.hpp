@@ -97,7 +97,8 @@ void temporal_blend_device(Device& device, const std::vector<const DenoisedFrame
 int temporal_image_planes(int radius);
 
 // denoise:temporal=N around `per_frame` (the stage with the same parameters, temporal=0).
-std::unique_ptr<Stage> make_temporal_denoise(std::string spec, std::shared_ptr<const Stage> per_frame,
+std::unique_ptr<Stage> make_temporal_denoise(std::string spec,
+                                             std::shared_ptr<const Stage> per_frame,
                                              TemporalParams params, GuideSources sources);
 
 }  // namespace halo

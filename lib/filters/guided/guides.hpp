@@ -44,9 +44,9 @@ struct DeviceGuides {
 // is NaN: background and holes form one region that filters never cross into. The guides of a
 // whole image, or of a strip (the images hold that strip's rows).
 struct Guides {
-  Image normal;           // 3 channels, or empty
-  Image depth;            // 1 channel, or empty
-  Image albedo;           // 3 channels, or empty
+  Image normal;  // 3 channels, or empty
+  Image depth;   // 1 channel, or empty
+  Image albedo;  // 3 channels, or empty
   // Motion in pixels as Blender's Vector pass holds it: towards the previous frame (X, Y) and,
   // with 4 channels, towards the next (Z, W); pixel (x, y) lies at (x + X, y - Y) in the
   // previous frame and at (x - Z, y + W) in the next. 2 or 4 channels, or empty.
