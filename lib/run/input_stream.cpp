@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -56,16 +55,11 @@ std::string guide_source(const std::string& source, const std::string& input) {
   if (hash == std::string::npos) return source;
   std::size_t run = hash;
   while (run < source.size() && source[run] == '#') ++run;
-  const std::size_t slash = input.find_last_of('/');
-  const std::size_t name_at = slash == std::string::npos ? 0 : slash + 1;
-  std::size_t end = input.size();
-  while (end > name_at && !std::isdigit(static_cast<unsigned char>(input[end - 1]))) --end;
-  std::size_t begin = end;
-  while (begin > name_at && std::isdigit(static_cast<unsigned char>(input[begin - 1]))) --begin;
-  if (begin == end)
+  const FrameDigits frame = frame_digits(input);
+  if (frame.count == 0)
     throw Error(ErrorKind::Usage, "'" + source + "' names a file per frame, and " + input +
                                       " has no frame number in its name");
-  std::string digits = input.substr(begin, end - begin);
+  std::string digits = input.substr(frame.at, frame.count);
   const std::size_t width = run - hash;
   while (digits.size() > width && digits.front() == '0') digits.erase(0, 1);
   if (digits.size() < width) digits.insert(0, width - digits.size(), '0');

@@ -170,19 +170,24 @@ std::shared_ptr<const HostStrip> shared_decode(const InputRef& input, const Guid
       decoded);
 }
 
+FrameDigits frame_digits(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  const std::size_t name_at = slash == std::string::npos ? 0 : slash + 1;
+  std::size_t end = path.size();
+  while (end > name_at && !std::isdigit(static_cast<unsigned char>(path[end - 1]))) --end;
+  std::size_t begin = end;
+  while (begin > name_at && std::isdigit(static_cast<unsigned char>(path[begin - 1]))) --begin;
+  return {begin, end - begin};
+}
+
 FileSequence::FileSequence(std::string path, std::string channels)
     : path_(std::move(path)), channels_(std::move(channels)) {
-  const std::size_t slash = path_.find_last_of('/');
-  const std::size_t name_at = slash == std::string::npos ? 0 : slash + 1;
-  std::size_t end = path_.size();
-  while (end > name_at && !std::isdigit(static_cast<unsigned char>(path_[end - 1]))) --end;
-  std::size_t begin = end;
-  while (begin > name_at && std::isdigit(static_cast<unsigned char>(path_[begin - 1]))) --begin;
+  const FrameDigits digits = frame_digits(path_);
   // More than 15 digits is not a frame number (and would not fit a long).
-  if (end == begin || end - begin > 15) return;
-  digits_at_ = begin;
-  digits_ = end - begin;
-  number_ = std::stol(path_.substr(begin, digits_));
+  if (digits.count == 0 || digits.count > 15) return;
+  digits_at_ = digits.at;
+  digits_ = digits.count;
+  number_ = std::stol(path_.substr(digits_at_, digits_));
 }
 
 long FileSequence::number(int offset) const {

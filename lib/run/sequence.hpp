@@ -10,6 +10,13 @@
 
 namespace halo {
 
+// Where the frame number of `path` is: the last run of digits in its file name (not its
+// folder's), as [at, at + count); count 0 when there is none.
+struct FrameDigits {
+  std::size_t at = 0, count = 0;
+};
+FrameDigits frame_digits(const std::string& path);
+
 // The frame number of a file is the last run of digits in its name (not its folder's):
 // shot.0041.exr is frame 41 of shot.####.exr, and frame 40 is shot.0040.exr (the same digits,
 // zero-padded to the same width; wider where the number needs it).
