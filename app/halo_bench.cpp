@@ -20,7 +20,7 @@
 #include "cl/cl_error.hpp"
 #include "cl/pinned_pool.hpp"
 #include "core/record.hpp"
-#include "filters/denoise/denoise_net.hpp"
+#include "net/denoise_net.hpp"
 #include "filters/guided/guides.hpp"
 #include "filters/measure/histogram.hpp"
 #include "filters/registry.hpp"

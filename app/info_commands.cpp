@@ -10,7 +10,7 @@
 #include "app/commands.hpp"
 #include "core/error.hpp"
 #include "filters/colour/color_lut.hpp"
-#include "filters/denoise/denoise_net.hpp"
+#include "net/denoise_net.hpp"
 #include "filters/registry.hpp"
 #include "io/codec.hpp"
 #include "spec/preset.hpp"

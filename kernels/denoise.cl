@@ -1,4 +1,4 @@
-// The denoise filter's network (lib/filters/denoise/denoise_net.hpp, OIDN's U-Net) and its input
+// The denoise filter's network (lib/net/denoise_net.hpp, OIDN's U-Net) and its input
 // and output transforms (lib/filters/denoise/denoise.cpp), on planar float32 tensors: channel after
 // channel, height x width floats each.
 //

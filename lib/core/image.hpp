@@ -139,6 +139,11 @@ class Image {
 
 int aligned_pitch(int width);
 
+// Groups needed to cover n items, `per` at a time (work-groups, tiles, bins).
+inline int ceil_div(int n, int per) {
+  return (n + per - 1) / per;
+}
+
 // CPU references of the device conversions in kernels/convert.cl; results are identical.
 Image to_image(const PixelBuffer& pixels);
 // The rows of a strip: `pixels` holds the image rows `span` of an image `full_height` tall.

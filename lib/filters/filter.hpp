@@ -389,11 +389,6 @@ std::vector<int> row_table(const Image& in, Span rows, int r, Border border);
 // Why a border rule cannot stream ("" when it can): wrap reads the image's other edge.
 std::string border_whole_image_reason(Border border);
 
-// Work-groups needed to cover n items, `per` at a time.
-inline int ceil_div(int n, int per) {
-  return (n + per - 1) / per;
-}
-
 // Weights as both paths use them: each value divided by scale, rounded once to float.
 std::vector<float> scaled_weights(const std::vector<double>& values, double scale);
 // scale=auto: the sum of the values, or 1 when they sum to 0 (edge and emboss kernels).

@@ -10,8 +10,8 @@
 
 #include "core/error.hpp"
 #include "engine/guided_support.hpp"
-#include "filters/denoise/denoise_net.hpp"
-#include "filters/denoise/tza.hpp"
+#include "net/denoise_net.hpp"
+#include "net/tza.hpp"
 #include "pipeline/pipeline.hpp"
 
 using namespace halo;

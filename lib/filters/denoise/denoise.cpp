@@ -1,4 +1,4 @@
-// denoise: Intel Open Image Denoise's trained networks (OIDN, Apache-2.0; lib/filters/
+// denoise: Intel Open Image Denoise's trained networks (OIDN, Apache-2.0; lib/net/
 // denoise_net.hpp) with OIDN's own input and output transforms: HDR colour scaled by its
 // autoexposure and mapped by the PU curve, LDR colour as it is (or through the sRGB curve when
 // linear), albedo clamped to [0, 1], normals mapped from [-1, 1] to [0, 1]. The network is
@@ -23,7 +23,7 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/srgb.hpp"
-#include "filters/denoise/denoise_net.hpp"
+#include "net/denoise_net.hpp"
 #include "filters/denoise/temporal.hpp"
 #include "filters/guided/guides.hpp"
 #include "kernels/contract.h"

@@ -1,6 +1,6 @@
 // OIDN's U-Net: the layers an archive describes, its receptive field, and the reference of
 // every layer kind. The device side is in denoise_net_device.cpp.
-#include "filters/denoise/denoise_net.hpp"
+#include "net/denoise_net.hpp"
 
 #include <openssl/evp.h>
 

@@ -1,5 +1,5 @@
 // The network behind the denoise filter: the U-Net of Intel Open Image Denoise (OIDN) with the
-// weights it publishes (lib/filters/denoise/tza.hpp), built from whatever an archive holds (the
+// weights it publishes (lib/net/tza.hpp), built from whatever an archive holds (the
 // default, _small and _large variants differ in widths and in one or two convolutions per level),
 // run layer by layer on the plain C++ reference or enqueued on an OpenCL device
 // (kernels/denoise.cl).
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "cl/device.hpp"
-#include "filters/denoise/tza.hpp"
+#include "net/tza.hpp"
 
 namespace halo {
 

@@ -1,6 +1,6 @@
 // Reading OIDN's Tensor Archives: every offset and size checked against the file's length, so a
 // truncated or altered file is a one-line error, never a read past the end.
-#include "filters/denoise/tza.hpp"
+#include "net/tza.hpp"
 
 #include <bit>
 #include <cstdint>

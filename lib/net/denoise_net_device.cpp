@@ -9,8 +9,8 @@
 
 #include "cl/groups.hpp"
 #include "cl/tuning.hpp"
-#include "filters/denoise/denoise_net.hpp"
-#include "filters/filter.hpp"
+#include "net/denoise_net.hpp"
+#include "core/image.hpp"
 
 namespace halo {
 
