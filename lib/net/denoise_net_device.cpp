@@ -9,8 +9,8 @@
 
 #include "cl/groups.hpp"
 #include "cl/tuning.hpp"
-#include "net/denoise_net.hpp"
 #include "core/image.hpp"
+#include "net/denoise_net.hpp"
 
 namespace halo {
 

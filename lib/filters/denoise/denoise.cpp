@@ -23,10 +23,12 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/srgb.hpp"
-#include "net/denoise_net.hpp"
 #include "filters/denoise/temporal.hpp"
 #include "filters/guided/guides.hpp"
 #include "kernels/contract.h"
+#include "net/denoise_net.hpp"
+#include "net/tiles.hpp"
+#include "net/transfer.hpp"
 
 // Kernel arguments laid out as OpenCL C lays them out: 4-byte members only.
 static_assert(sizeof(PlanarLayout) == 6 * 4 && sizeof(DenoiseTransfer) == 5 * 4);
@@ -39,133 +41,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// ---- OIDN's transfer functions (training/color.py; kernels/denoise.cl has the same) ----
+// ---- autoexposure: the scan the executor feeds before the first strip ----
 
-enum class Transfer { linear = TRANSFER_LINEAR, srgb = TRANSFER_SRGB, pu = TRANSFER_PU };
-
-constexpr float kPuA = 1.41283765e+03f, kPuB = 1.64593172e+00f, kPuC = 4.31384981e-01f,
-                kPuD = -2.94139609e-03f, kPuE = 1.92653254e-01f, kPuF = 6.26026094e-03f,
-                kPuG = 9.98620152e-01f, kPuY0 = 1.57945760e-06f, kPuY1 = 3.22087631e-02f,
-                kPuX0 = 2.23151711e-03f, kPuX1 = 3.70974749e-01f;
-
-float pu_forward(float y) {
-  return y <= kPuY0   ? kPuA * y
-         : y <= kPuY1 ? kPuB * std::pow(y, kPuC) + kPuD
-                      : kPuE * std::log(y + kPuF) + kPuG;
-}
-
-// 1 / pu_forward(65504): the largest half float maps to 1.
-const float kPuNorm = 1.0f / pu_forward(65504.0f);
-
-float forward(float y, Transfer t) {
-  switch (t) {
-    case Transfer::srgb:
-      return linear_to_srgb(y);
-    case Transfer::pu:
-      return pu_forward(y) * kPuNorm;
-    default:
-      return y;
-  }
-}
-
-float inverse(float x, Transfer t) {
-  switch (t) {
-    case Transfer::srgb:
-      return srgb_to_linear(x);
-    case Transfer::pu:
-      x /= kPuNorm;
-      return x <= kPuX0   ? x / kPuA
-             : x <= kPuX1 ? std::pow((x - kPuD) / kPuB, 1.0f / kPuC)
-                          : std::exp((x - kPuG) / kPuE) - kPuF;
-    default:
-      return x;
-  }
-}
-
-float nan_to_zero(float v) {
-  return std::isnan(v) ? 0.0f : v;
-}
-
-// ---- autoexposure (OIDN: key 0.18 over the log-mean luminance of ~16x16 bins) ----
-
-// What the autoexposure found: OIDN's scale, and whether a bin holds colour far past a
-// render's (a bin of at most 16x16 samples with one at the largest float has a mean over
-// 1e34; no render's light comes near 1e30).
-struct ExposureFound {
-  float scale = 1;
-  bool extreme = false;
-};
-
-class Exposure : public InputScan {
+class Exposure : public InputScan, public Autoexposure {
  public:
-  Exposure(int width, int height)
-      : width_(width),
-        height_(height),
-        bins_w_(ceil_div(width, 16)),
-        bins_h_(ceil_div(height, 16)),
-        sums_(std::size_t(bins_w_) * bins_h_, 0.0) {
-    for (int x = 0; x < width; ++x) column_bin_.push_back(bin_of(x, width, bins_w_));
-  }
-
-  void add(const Image& rows) override {
-    const int planes = rows.color_channels() >= 3 ? 3 : 1;
-    for (int y = rows.y0(); y < rows.y0() + rows.height(); ++y) {
-      double* sums = sums_.data() + std::size_t(bin_of(y, height_, bins_h_)) * bins_w_;
-      const float* c[3];
-      for (int k = 0; k < 3; ++k) c[k] = rows.row(planes == 1 ? 0 : k, y - rows.y0());
-      for (int x = 0; x < width_; ++x) {
-        float v[3];
-        for (int k = 0; k < 3; ++k) v[k] = std::clamp(nan_to_zero(c[k][x]), 0.0f, FLT_MAX);
-        sums[column_bin_[x]] += 0.212671f * v[0] + 0.715160f * v[1] + 0.072169f * v[2];
-      }
-    }
-  }
-
-  // The bins' mean luminance, as kernels/denoise.cl's denoise_exposure_bins gives them.
-  std::vector<float> means() const {
-    std::vector<float> m(sums_.size());
-    for (int i = 0; i < bins_h_; ++i)
-      for (int j = 0; j < bins_w_; ++j) {
-        const double count = double(span(i, height_, bins_h_)) * span(j, width_, bins_w_);
-        m[std::size_t(i) * bins_w_ + j] = float(sums_[std::size_t(i) * bins_w_ + j] / count);
-      }
-    return m;
-  }
-  ExposureFound value() const {
-    const std::vector<float> m = means();
-    return {from_means(m), extreme(m)};
-  }
-  static bool extreme(const std::vector<float>& means) {
-    return std::any_of(means.begin(), means.end(), [](float m) { return !(m < 1e30f); });
-  }
-
-  // A bin whose mean overflowed float (infinite samples, clamped to FLT_MAX as OIDN does) is
-  // left out: OIDN counts it, which makes its exposure 0 and its output NaN.
-  static float from_means(const std::vector<float>& means) {
-    double log_sum = 0;
-    int count = 0;
-    for (const float m : means)
-      if (m > 1e-8f && std::isfinite(m)) log_sum += std::log2(double(m)), ++count;
-    return count ? float(0.18 / std::exp2(log_sum / count)) : 1.0f;
-  }
-  int bins_w() const { return bins_w_; }
-  int bins_h() const { return bins_h_; }
-
- private:
-  // Bin i of n over a line of `size` covers [i * size / n, (i + 1) * size / n).
-  static int bin_of(int p, int size, int n) {
-    int i = int(std::int64_t(p) * n / size);
-    while (std::int64_t(i + 1) * size / n <= p) ++i;
-    while (std::int64_t(i) * size / n > p) --i;
-    return i;
-  }
-  static int span(int i, int size, int n) {
-    return int(std::int64_t(i + 1) * size / n - std::int64_t(i) * size / n);
-  }
-
-  int width_, height_, bins_w_, bins_h_;
-  std::vector<double> sums_;
-  std::vector<int> column_bin_;
+  using Autoexposure::Autoexposure;
+  void add(const Image& rows) override { Autoexposure::add(rows); }
 };
 
 // ---- parameters, and what one run does ----
@@ -213,22 +94,7 @@ struct Plan {
 const Transform kAlbedoPrefilter{Transfer::srgb, false, false, 1};   // OIDN: albedo, not hdr
 const Transform kNormalPrefilter{Transfer::linear, false, true, 1};  // OIDN: normals, snorm
 
-// ---- tiles ----
-
-struct Box {
-  int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
-  int width() const { return x1 - x0; }
-  int height() const { return y1 - y0; }
-};
-
-int round_up(int v, int to) {
-  return ceil_div(v, to) * to;
-}
-
-// v rounded down to a multiple of `to`, negative values too.
-int round_down(int v, int to) {
-  return v >= 0 ? v / to * to : -round_up(-v, to);
-}
+// ---- tiles (net/tiles.hpp), on the canvas ----
 
 // Where the network runs: the image, widened by `extent` pixels on each side where the border
 // rule extends it (0 for border=zero: OIDN's own zero padding). Its first pixel is a
@@ -247,37 +113,6 @@ Box net_input(const Box& core, int radius, const Canvas& c) {
           std::max(-c.extent, round_down(core.y0 - radius, a)),
           std::min(c.width + c.extent, round_up(core.x1 + radius, a)),
           std::min(c.height + c.extent, round_up(core.y1 + radius, a))};
-}
-
-// Cores that cover the rows `out` of a `width` wide image, each with `margin` pixels around
-// it at most `max_pixels` in all: the whole rows when they fit, else bands of full rows, else
-// squares; no side longer than `side` when that is given.
-std::vector<Box> tile_cores(Span out, int width, int height, int margin, double max_pixels,
-                            int side) {
-  const auto fits = [&](int w, int h) {
-    return double(std::min(width, w + 2 * margin)) * std::min(height, h + 2 * margin) <= max_pixels;
-  };
-  int cw = side ? std::min(side, width) : width,
-      ch = side ? std::min(side, out.count()) : out.count();
-  if (!fits(cw, ch)) {
-    ch = int(max_pixels / width) - 2 * margin;
-    if (ch < 64) {
-      const int side = int(std::sqrt(max_pixels)) - 2 * margin;
-      if (side < DenoiseNet::kAlignment)
-        throw Error(ErrorKind::BadData,
-                    fmt::format("denoise: not even a 16x16 tile fits the memory for the "
-                                "network ({:.0f} pixels of activations; --max-memory)",
-                                max_pixels));
-      cw = ch = side / DenoiseNet::kAlignment * DenoiseNet::kAlignment;
-    }
-  }
-  const int nx = ceil_div(width, cw), ny = ceil_div(out.count(), ch);
-  cw = ceil_div(width, nx), ch = ceil_div(out.count(), ny);
-  std::vector<Box> cores;
-  for (int y = out.first; y < out.last; y += ch)
-    for (int x = 0; x < width; x += cw)
-      cores.push_back({x, y, std::min(width, x + cw), std::min(out.last, y + ch)});
-  return cores;
 }
 
 // A float image in canvas coordinates: channel c of pixel (x, y) at
