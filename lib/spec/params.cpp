@@ -68,8 +68,10 @@ std::string Param::describe() const {
     case ParamType::Flag:
       range = "0|1";
       break;
-    case ParamType::File:
-      range = "file[channels]|auto|off";
+    case ParamType::File:  // `choices`: the words it takes besides a file, where not auto|off
+      range = "file[channels]";
+      for (const auto& c : choices.empty() ? std::vector<std::string>{"auto", "off"} : choices)
+        range += "|" + c;
       break;
     case ParamType::Text:
       range = "name";

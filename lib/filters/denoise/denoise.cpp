@@ -669,7 +669,8 @@ FilterDef denoise_filter() {
               "input's Vector layer; [X,Y,Z,W]: the frame's own channels of that name, "
               "mv.####.exr[X,Y,Z,W]: a file per frame (#### its number), another renderer's in "
               "this convention (2 channels: only earlier frames); zero: a still camera and "
-              "scene"},
+              "scene",
+       .choices = {"[channels]", "auto", "zero"}},
       {.name = "temporal_sigma",
        .type = ParamType::Number,
        .fallback = "0.065",
