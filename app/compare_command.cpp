@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include "app/commands.hpp"
@@ -883,16 +884,19 @@ int compare_command(const CompareOptions& o) {
                    {{"--diff-out", pair.diff_out}, {"--flip-exposure-map", pair.exposure_map}});
   refuse_clobbering(written, compared);
   std::vector<PairResult> results;
-  // FLIP and SSIM run on the device --device names; under auto on a GPU when there is one
-  // (on PoCL a 4K pair's FLIP took 9.5 s of kernels against 4.4 s for the whole host run),
-  // else on the host; --verify asks for a device whatever the choice.
+  // FLIP and SSIM run on the device --device names; under auto on a device whose kernels are
+  // worth many times the host's cores (DeviceCosts: a GPU) when there is one (on PoCL a 4K
+  // pair's FLIP took 9.5 s of kernels against 4.4 s for the whole host run), else on the host;
+  // --verify asks for a device whatever the choice.
   std::optional<DevicePool> devices;
   GlobalOptions choice = *o.global;
   if (choice.device == "auto" && !o.verify && (wants(o, "flip") || wants(o, "ssim"))) {
+    const double cores = std::max(1u, std::thread::hardware_concurrency());
     const auto all = list_devices();
-    const bool gpu =
-        std::any_of(all.begin(), all.end(), [](const DeviceInfo& d) { return d.type == "gpu"; });
-    choice.device = gpu ? "gpu" : "ref";
+    const auto faster = std::find_if(all.begin(), all.end(), [&](const DeviceInfo& d) {
+      return device_costs(d).parallel > 4 * cores;
+    });
+    choice.device = faster != all.end() ? std::to_string(faster->index) : "ref";
   }
   if ((wants(o, "flip") || wants(o, "ssim")) &&
       (o.verify || (choice.device != "auto" && choice.device != "ref"))) {
