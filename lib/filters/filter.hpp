@@ -192,6 +192,9 @@ struct StageTraits {
   // Recomputes many rows at each strip's edges (a large reach): wants strips as tall as the
   // memory limits allow instead of cache-sized ones.
   bool tall_strips = false;
+  // Reads other frames of its file's sequence from their files, as they are stored
+  // (denoise:temporal): no stage may come before it, or its input and theirs would differ.
+  bool reads_frames = false;
   // Per output sample, for --device auto's estimates.
   StageCost cost;
   StageMemory memory;

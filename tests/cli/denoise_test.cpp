@@ -306,6 +306,15 @@ TEST_CASE("denoise:temporal refuses what it cannot follow, and says how to go on
   CHECK(has(r.err, "neighbour frame " + box / "shot.0003.exr"));
   CHECK(std::filesystem::exists(box / "n/shot.0001.exr"));
   CHECK_FALSE(std::filesystem::exists(box / "n/shot.0002.exr"));
+  // Its neighbours are read as stored: a stage before it (the user's, --linear's) is refused.
+  r = box.halo("run " + box / "shot.0001.exr" + " -f exposure:stops=1 -f denoise:temporal=1 -o " +
+               box / "e.exr");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "comes first; 'exposure:stops=1' is before it"));
+  r = box.halo("run " + box / "shot.0001.exr" + " --linear -f denoise:temporal=1 -o " +
+               box / "e.exr");
+  CHECK(r.code == 64);
+  CHECK(has(r.err, "comes first"));
   // Options that only temporal denoising reads need it.
   r = box.halo("run " + box / "shot.0001.exr" + " -f denoise:motion=zero -o " + box / "m.exr");
   CHECK(r.code == 64);

@@ -468,6 +468,7 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
   StageTraits traits() const override {
     StageTraits t = per_frame_->traits();
     t.memory.image_planes = temporal_image_planes(params_.radius);
+    t.reads_frames = true;
     // The network's time and the blend's: about 2 us a sample a neighbour on the reference.
     t.cost.reference_ns += 2000 * params_.radius;
     t.cost.device_ns += 200 * params_.radius;
