@@ -306,6 +306,16 @@ TEST_CASE("denoise:temporal refuses what it cannot follow, and says how to go on
   CHECK(has(r.err, "neighbour frame " + box / "shot.0003.exr"));
   CHECK(std::filesystem::exists(box / "n/shot.0001.exr"));
   CHECK_FALSE(std::filesystem::exists(box / "n/shot.0002.exr"));
+  // A neighbour of another size is refused, naming both sizes.
+  std::filesystem::create_directories(box / "odd");
+  std::filesystem::copy_file(box / "shot.0001.exr", box / "odd/shot.0001.exr");
+  REQUIRE(std::system(("oiiotool " + box / "shot.0002.exr" + " --resize 64x36 -o " +
+                       box / "odd/shot.0002.exr" + " >/dev/null 2>&1")
+                          .c_str()) == 0);
+  r = box.halo("run " + box / "odd/shot.0001.exr" + " -f denoise:temporal=1 -o " + box / "d.exr");
+  CHECK(r.code == 65);
+  CHECK(
+      has(r.err, "neighbour frame " + box / "odd/shot.0002.exr" + " is 64x36, this frame 128x72"));
   // Its neighbours are read as stored: a stage before it (the user's, --linear's) is refused.
   r = box.halo("run " + box / "shot.0001.exr" + " -f exposure:stops=1 -f denoise:temporal=1 -o " +
                box / "e.exr");

@@ -495,7 +495,7 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
   }
 
   Image reference_rows(const Image& in, Span, StageRun& run) const override {
-    const Window w = window(run, nullptr, [&](StageRun& r) {
+    const Window w = window(run, nullptr, {in.width(), in.full_height()}, [&](StageRun& r) {
       Image denoised = per_frame_->reference_rows(in, {0, in.full_height()}, r);
       r.state.reset();  // the network's tensors: the blend needs none
       return denoised;
@@ -513,7 +513,7 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
   DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                            StageRun& run) const override {
     DeviceImage result;
-    const Window w = window(run, &device, [&](StageRun& r) {
+    const Window w = window(run, &device, {in.width, in.full_height}, [&](StageRun& r) {
       result = per_frame_->enqueue_rows(device, in, out, r);
       r.state.reset();  // the network's tensors: the blend needs none
       return download(device, result);
@@ -545,7 +545,8 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
 
   // The centre frame (denoised by `own` unless kept) and its neighbours (read and denoised
   // unless kept), each on the same device as the centre.
-  Window window(StageRun& run, Device* device, const std::function<Image(StageRun&)>& own) const {
+  Window window(StageRun& run, Device* device, Size size,
+                const std::function<Image(StageRun&)>& own) const {
     if (!sequence_ || sequence_->name(0).empty())
       throw Error(ErrorKind::Usage,
                   fmt::format("'{}': temporal denoising needs frames of a sequence: a file name "
@@ -565,7 +566,7 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
       if (offset == 0 || sequence_->name(offset).empty() || !sequence_->exists(offset)) continue;
       w.frames[offset + params_.radius] =
           results_->get(key, sequence_->name(offset), sequence_->number(offset),
-                        [&] { return neighbour(offset, device); });
+                        [&] { return neighbour(offset, device, size); });
     }
     w.frames[params_.radius] = results_->get(key, sequence_->name(0), sequence_->number(0),
                                              [&] { return denoised_frame(own(run), *g, device); });
@@ -574,9 +575,14 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
     return w;
   }
 
-  std::shared_ptr<const DenoisedFrame> neighbour(int offset, Device* device) const {
+  std::shared_ptr<const DenoisedFrame> neighbour(int offset, Device* device, Size size) const {
     const std::string name = sequence_->name(offset);
     SequenceFrame frame = sequence_->read(offset, sources(), 2 * params_.radius + 1);
+    const Image& image = frame.image;
+    if (image.width() != size.width || image.full_height() != size.height)
+      throw Error(ErrorKind::BadData,
+                  fmt::format("neighbour frame {} is {}x{}, this frame {}x{}", name, image.width(),
+                              image.full_height(), size.width, size.height));
     check_motion(&frame.guides, name);
     StageRun r;
     r.guides = &frame.guides;
