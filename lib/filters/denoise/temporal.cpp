@@ -179,58 +179,83 @@ void check_window(const std::vector<const DenoisedFrame*>& window, int centre) {
 
 }  // namespace
 
+namespace {
+
+// The blend's working planes on the host.
+struct Accumulation {
+  Image sum, weight, warped, distance, seen;
+
+  Accumulation(int width, int height, int planes)
+      : sum(width, height, planes),
+        weight(width, height, 1),
+        warped(width, height, planes),
+        distance(width, height, 1),
+        seen(width, height, 1) {}
+};
+
+// Neighbour `o` at the centre's followed positions `pos`: its colour there, the squared
+// tone-mapped difference, and whether it sees the centre's surface (temporal_distance).
+void measure(const DenoisedFrame& t, const DenoisedFrame& o, const Image& pos, Accumulation& a) {
+  const int has = shared_guides(t.shape(), o.shape()), planes = t.colour.channels();
+  for (int y = 0; y < pos.height(); ++y)
+    for (int x = 0; x < pos.width(); ++x) {
+      const float px = pos.at(x, y, 0), py = pos.at(x, y, 1);
+      float d = 0.0f;
+      for (int c = 0; c < planes; ++c) {
+        const float v = bilinear(o.colour, c, px, py);
+        a.warped.at(x, y, c) = v;
+        const float e = tone(v) - tone(t.colour.at(x, y, c));
+        d += e * e;
+      }
+      a.distance.at(x, y, 0) = d / float(planes);
+      a.seen.at(x, y, 0) = seen_at(t, o, has, x, y, px, py) ? 1.0f : 0.0f;
+    }
+}
+
+// Adds the measured neighbour where seen, weighted by its patch (temporal_accumulate).
+void accumulate(Accumulation& a, int patch, float inv_sigma2) {
+  const int width = a.sum.width(), height = a.sum.height(), planes = a.sum.channels();
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      if (a.seen.at(x, y, 0) == 0.0f) continue;
+      float total = 0.0f;
+      int n = 0;
+      for (int yy = std::max(y - patch, 0); yy <= std::min(y + patch, height - 1); ++yy)
+        for (int xx = std::max(x - patch, 0); xx <= std::min(x + patch, width - 1); ++xx)
+          total += a.distance.at(xx, yy, 0), ++n;
+      const float w = std::exp(-(total / float(n)) * inv_sigma2);
+      for (int c = 0; c < planes; ++c) a.sum.at(x, y, c) += w * a.warped.at(x, y, c);
+      a.weight.at(x, y, 0) += w;
+    }
+}
+
+}  // namespace
+
 Image temporal_blend_reference(const std::vector<const DenoisedFrame*>& window, int centre,
                                const TemporalParams& params) {
   check_window(window, centre);
   const DenoisedFrame& t = *window[centre];
   const int width = t.colour.width(), height = t.colour.height(), planes = t.colour.channels();
-  Image sum(width, height, planes), weight(width, height, 1);
-  Image warped(width, height, planes), distance(width, height, 1), seen(width, height, 1);
-  const float inv_sigma2 = 1.0f / (params.sigma * params.sigma);
+  Accumulation a(width, height, planes);
   Image pos = start_positions(width, height);
   int last = centre;  // the frame `pos` has reached
   for (const int s : neighbour_order(int(window.size()), centre)) {
     if (!followable(window, centre, s, params.zero_motion)) continue;
     const bool back = s < centre;
-    if ((back && last > centre) || (!back && last < centre) || last == centre) last = centre;
+    if (back != (last < centre)) last = centre;  // each way starts from the centre
     if (!params.zero_motion)
       for (int k = last; k != s; k += back ? -1 : 1)
         step(pos, window[k]->guides.motion, direction(back), k == centre);
     last = s;
-    const DenoisedFrame& o = *window[s];
-    const int has = shared_guides(t.shape(), o.shape());
-    for (int y = 0; y < height; ++y)
-      for (int x = 0; x < width; ++x) {
-        const float px = pos.at(x, y, 0), py = pos.at(x, y, 1);
-        float d = 0.0f;
-        for (int c = 0; c < planes; ++c) {
-          const float v = bilinear(o.colour, c, px, py);
-          warped.at(x, y, c) = v;
-          const float e = tone(v) - tone(t.colour.at(x, y, c));
-          d += e * e;
-        }
-        distance.at(x, y, 0) = d / float(planes);
-        seen.at(x, y, 0) = seen_at(t, o, has, x, y, px, py) ? 1.0f : 0.0f;
-      }
-    const int patch = params.patch_radius;
-    for (int y = 0; y < height; ++y)
-      for (int x = 0; x < width; ++x) {
-        if (seen.at(x, y, 0) == 0.0f) continue;
-        float total = 0.0f;
-        int n = 0;
-        for (int yy = std::max(y - patch, 0); yy <= std::min(y + patch, height - 1); ++yy)
-          for (int xx = std::max(x - patch, 0); xx <= std::min(x + patch, width - 1); ++xx)
-            total += distance.at(xx, yy, 0), ++n;
-        const float w = std::exp(-(total / float(n)) * inv_sigma2);
-        for (int c = 0; c < planes; ++c) sum.at(x, y, c) += w * warped.at(x, y, c);
-        weight.at(x, y, 0) += w;
-      }
+    measure(t, *window[s], pos, a);
+    accumulate(a, params.patch_radius, 1.0f / (params.sigma * params.sigma));
   }
   Image result = t.colour.like(planes, false);
   for (int c = 0; c < planes; ++c)
     for (int y = 0; y < height; ++y)
       for (int x = 0; x < width; ++x)
-        result.at(x, y, c) = (t.colour.at(x, y, c) + sum.at(x, y, c)) / (1.0f + weight.at(x, y, 0));
+        result.at(x, y, c) =
+            (t.colour.at(x, y, c) + a.sum.at(x, y, c)) / (1.0f + a.weight.at(x, y, 0));
   return result;
 }
 
@@ -264,67 +289,107 @@ cl::Buffer upload_frame(Device& device, const DenoisedFrame& f) {
   return buffer;
 }
 
+namespace {
+
+// The blend on a device: the window's packs, the working buffers, one launch per step.
+class DeviceBlend {
+ public:
+  DeviceBlend(Device& device, const std::vector<const DenoisedFrame*>& window, int centre)
+      : device_(device), window_(window), centre_(centre) {
+    const FrameShape shape = window[centre]->shape();
+    width_ = shape.width, height_ = shape.height, planes_ = shape.planes;
+    pitch_ = aligned_pitch(width_);
+    plane_ = cl_ulong(pitch_) * height_;
+    const std::size_t bytes = plane_ * sizeof(float);
+    pos_ = device.buffer(2 * bytes, "temporal positions");
+    warped_ = device.buffer(planes_ * bytes, "temporal warped");
+    distance_ = device.buffer(bytes, "temporal distance");
+    seen_ = device.buffer(bytes, "temporal seen");
+    sum_ = device.buffer(planes_ * bytes, "temporal sum");
+    weight_ = device.buffer(bytes, "temporal weight");
+    device.fill_zero(sum_, planes_ * bytes, "temporal sum");
+    device.fill_zero(weight_, bytes, "temporal weight");
+  }
+
+  bool fits(const DeviceImage& result) const {
+    return result.pitch == pitch_ && result.height == height_ && result.y0 == 0;
+  }
+  // Positions every pixel where it is (motion=zero).
+  void stay() {
+    auto k = device_.kernel("temporal.cl", "temporal_still", {});
+    set_args(k, pos_, width_, height_, pitch_, plane_);
+    launch(k, "still", 2);
+  }
+  // Positions moved one frame on through frame f's vectors, back or forward.
+  void follow(int f, bool back) {
+    const Direction d = direction(back);
+    auto k = device_.kernel("temporal.cl", "temporal_step", {});
+    set_args(k, pos_, pack(f), planes_ + TEMPORAL_MOTION + d.plane, d.sx, d.sy, int(f == centre_),
+             width_, height_, pitch_, plane_);
+    launch(k, "follow", 4);
+  }
+  // Neighbour s measured at the positions, then added where seen.
+  void add(int s, const TemporalParams& params) {
+    const int has = shared_guides(window_[centre_]->shape(), window_[s]->shape());
+    auto k = device_.kernel("temporal.cl", "temporal_distance", {});
+    set_args(k, pos_, pack(centre_), pack(s), planes_, has, width_, height_, pitch_, plane_,
+             warped_, distance_, seen_);
+    launch(k, "distance", 2 * planes_ + 4);
+    auto a = device_.kernel("temporal.cl", "temporal_accumulate", {});
+    set_args(a, distance_, seen_, warped_, planes_, params.patch_radius,
+             1.0f / (params.sigma * params.sigma), width_, height_, pitch_, plane_, sum_, weight_);
+    launch(a, "accumulate", 3 * planes_ + 3);
+  }
+  void finish(DeviceImage& result) {
+    auto k = device_.kernel("temporal.cl", "temporal_finish", {});
+    set_args(k, result.buffer, sum_, weight_, planes_, width_, height_, pitch_, plane_);
+    launch(k, "finish", 3 * planes_ + 1);
+  }
+
+ private:
+  cl::Buffer& pack(int k) {
+    auto it = packs_.find(k);
+    if (it == packs_.end()) {
+      const DenoisedFrame& f = *window_[k];
+      it = packs_.emplace(k, f.pack() ? f.pack : upload_frame(device_, f)).first;
+    }
+    return it->second;
+  }
+  // `planes` planes' worth of floats moved, for --timings.
+  void launch(cl::Kernel& k, const char* label, int planes) {
+    device_.launch(k, label, cl::NDRange(width_, height_), groups::square,
+                   std::size_t(planes) * width_ * height_ * sizeof(float));
+  }
+
+  Device& device_;
+  const std::vector<const DenoisedFrame*>& window_;
+  int centre_, width_ = 0, height_ = 0, planes_ = 0, pitch_ = 0;
+  cl_ulong plane_ = 0;
+  cl::Buffer pos_, warped_, distance_, seen_, sum_, weight_;
+  std::map<int, cl::Buffer> packs_;
+};
+
+}  // namespace
+
 void temporal_blend_device(Device& device, const std::vector<const DenoisedFrame*>& window,
                            int centre, const TemporalParams& params, DeviceImage& result) {
   check_window(window, centre);
-  const DenoisedFrame& t = *window[centre];
-  const FrameShape shape = t.shape();
-  const int width = shape.width, height = shape.height, planes = shape.planes;
-  const int pitch = aligned_pitch(width);
-  const cl_ulong plane = cl_ulong(pitch) * height;
-  if (result.pitch != pitch || result.height != height || result.y0 != 0)
+  DeviceBlend blend(device, window, centre);
+  if (!blend.fits(result))
     throw Error(ErrorKind::Internal, "temporal denoising: the result is not the whole image");
-  const std::size_t bytes = plane * sizeof(float);
-  cl::Buffer pos = device.buffer(2 * bytes, "temporal positions");
-  cl::Buffer warped = device.buffer(planes * bytes, "temporal warped");
-  cl::Buffer distance = device.buffer(bytes, "temporal distance");
-  cl::Buffer seen = device.buffer(bytes, "temporal seen");
-  cl::Buffer sum = device.buffer(planes * bytes, "temporal sum");
-  cl::Buffer weight = device.buffer(bytes, "temporal weight");
-  device.fill_zero(sum, planes * bytes, "temporal sum");
-  device.fill_zero(weight, bytes, "temporal weight");
-  std::map<int, cl::Buffer> packs;
-  const auto pack = [&](int k) -> cl::Buffer& {
-    auto it = packs.find(k);
-    if (it == packs.end())
-      it = packs.emplace(k, window[k]->pack() ? window[k]->pack : upload_frame(device, *window[k]))
-               .first;
-    return it->second;
-  };
-  const cl::NDRange global(width, height);
-  const std::size_t moved = std::size_t(width) * height * sizeof(float);
-  int last = centre;
+  int last = centre;  // the frame the positions have reached
   for (const int s : neighbour_order(int(window.size()), centre)) {
     if (!followable(window, centre, s, params.zero_motion)) continue;
     const bool back = s < centre;
-    if ((back && last > centre) || (!back && last < centre) || last == centre) last = centre;
-    if (params.zero_motion) {
-      auto k = device.kernel("temporal.cl", "temporal_still", {});
-      set_args(k, pos, width, height, pitch, plane);
-      device.launch(k, "still", global, groups::square, 2 * moved);
-    } else {
-      for (int f = last; f != s; f += back ? -1 : 1) {
-        const Direction d = direction(back);
-        auto k = device.kernel("temporal.cl", "temporal_step", {});
-        set_args(k, pos, pack(f), planes + TEMPORAL_MOTION + d.plane, d.sx, d.sy, int(f == centre),
-                 width, height, pitch, plane);
-        device.launch(k, "follow", global, groups::square, 4 * moved);
-      }
-    }
+    if (back != (last < centre)) last = centre;  // each way starts from the centre
+    if (params.zero_motion)
+      blend.stay();
+    else
+      for (int f = last; f != s; f += back ? -1 : 1) blend.follow(f, back);
     last = s;
-    const int has = shared_guides(t.shape(), window[s]->shape());
-    auto k = device.kernel("temporal.cl", "temporal_distance", {});
-    set_args(k, pos, pack(centre), pack(s), planes, has, width, height, pitch, plane, warped,
-             distance, seen);
-    device.launch(k, "distance", global, groups::square, (2 * planes + 4) * moved);
-    auto a = device.kernel("temporal.cl", "temporal_accumulate", {});
-    set_args(a, distance, seen, warped, planes, params.patch_radius,
-             1.0f / (params.sigma * params.sigma), width, height, pitch, plane, sum, weight);
-    device.launch(a, "accumulate", global, groups::square, (3 * planes + 3) * moved);
+    blend.add(s, params);
   }
-  auto f = device.kernel("temporal.cl", "temporal_finish", {});
-  set_args(f, result.buffer, sum, weight, planes, width, height, pitch, plane);
-  device.launch(f, "finish", global, groups::square, (3 * planes + 1) * moved);
+  blend.finish(result);
 }
 
 namespace {
