@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "core/block_pool.hpp"
+#include "core/concurrency.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/text.hpp"
@@ -30,119 +31,6 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
-
-// A bounded queue from one thread to another. close() ends it: push() then refuses and pop()
-// drains what is left, then returns nothing.
-template <class T>
-class Channel {
- public:
-  explicit Channel(std::size_t capacity) : capacity_(std::max<std::size_t>(capacity, 1)) {}
-
-  bool push(T item) {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return closed_ || items_.size() < capacity_; });
-    if (closed_) return false;
-    items_.push_back(std::move(item));
-    changed_.notify_all();
-    return true;
-  }
-
-  // Waits until a push would not wait (false once closed): a producer that allocates what it
-  // pushes asks first, so nothing waits in its hands for room.
-  bool wait_for_room() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return closed_ || items_.size() < capacity_; });
-    return !closed_;
-  }
-
-  std::optional<T> pop() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return closed_ || !items_.empty(); });
-    if (items_.empty()) return std::nullopt;
-    T item = std::move(items_.front());
-    items_.pop_front();
-    changed_.notify_all();
-    return item;
-  }
-
-  void close() {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-    changed_.notify_all();
-  }
-
- private:
-  const std::size_t capacity_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<T> items_;
-  bool closed_ = false;
-};
-
-// Strips that lanes finish in any order, handed out in order. A lane more than `capacity`
-// strips ahead of the next one out waits, so memory stays bounded.
-template <class T>
-class Reorder {
- public:
-  explicit Reorder(int capacity) : capacity_(std::max(capacity, 1)) {}
-
-  bool push(int k, T item) {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return closed_ || k < next_ + capacity_; });
-    if (closed_) return false;
-    items_.emplace(k, std::move(item));
-    changed_.notify_all();
-    return true;
-  }
-
-  // The next strip in order; nothing once closed (or finished) with that strip not there.
-  std::optional<T> pop() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return closed_ || finished_ || items_.count(next_); });
-    const auto it = items_.find(next_);
-    if (it == items_.end()) return std::nullopt;
-    T item = std::move(it->second);
-    items_.erase(it);
-    ++next_;
-    changed_.notify_all();
-    return item;
-  }
-
-  void finish() {  // no more pushes: pop() drains what is there
-    std::lock_guard lock(mutex_);
-    finished_ = true;
-    changed_.notify_all();
-  }
-  void close() {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-    changed_.notify_all();
-  }
-
- private:
-  const int capacity_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::map<int, T> items_;
-  int next_ = 0;
-  bool closed_ = false, finished_ = false;
-};
-
-// The first failure of any thread, rethrown by the caller once all have stopped.
-class FirstFailure {
- public:
-  void set(std::exception_ptr e) {
-    std::lock_guard lock(mutex_);
-    if (!first_) first_ = e;
-  }
-  void rethrow() {
-    if (first_) std::rethrow_exception(first_);
-  }
-
- private:
-  std::mutex mutex_;
-  std::exception_ptr first_;
-};
 
 struct OutputStrip {
   Span rows;
