@@ -8,6 +8,9 @@
 
 float temporal_bilinear(__global const float* p, int pitch, int width, int height, float x,
                         float y) {
+  // A position followed through a NaN vector reads nothing (and is never seen); infinite
+  // ones are clamped like any other.
+  if (isnan(x) || isnan(y)) return 0.0f;
   x = clamp(x, 0.0f, (float)(width - 1));
   y = clamp(y, 0.0f, (float)(height - 1));
   const int x0 = (int)floor(x), y0 = (int)floor(y);

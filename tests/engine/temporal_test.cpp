@@ -132,6 +132,28 @@ TEST_CASE("temporal blend: a neighbour whose depth, normals or albedo differ is 
   CHECK(temporal_blend_reference({&painted, &centre, nullptr}, 1, params).at(4, 3, 0) == 0.5f);
 }
 
+TEST_CASE("temporal blend: NaN and infinite vectors follow nowhere, on the device as here") {
+  // A hostile or broken render's vectors: the pixels they move are not seen (the frame keeps
+  // its own colour there), nothing is read outside the frames, the rest is blended as usual.
+  const int w = 17, h = 9;
+  std::vector<DenoisedFrame> frames;
+  for (int k = -1; k <= 1; ++k) frames.push_back(ramp(w, h, k, 1.0f, 1.0f, 1.0f));
+  for (auto& f : frames) {
+    f.guides.motion.at(3, 2, 0) = NAN;
+    f.guides.motion.at(5, 4, 1) = INFINITY;
+    f.guides.motion.at(7, 6, 2) = -INFINITY;
+    f.guides.motion.at(9, 1, 3) = NAN;
+  }
+  std::vector<const DenoisedFrame*> window;
+  for (const auto& f : frames) window.push_back(&f);
+  const TemporalParams params{.radius = 1, .sigma = 0.05f};
+  const Image ref = temporal_blend_reference(window, 1, params);
+  const Image dev = blend_on_device(window, 1, params);
+  CHECK(max_difference(ref, dev) < 1e-5f);
+  for (const float v : ref.data()) CHECK(std::isfinite(v));
+  CHECK(ref.at(3, 2, 0) == frames[1].colour.at(3, 2, 0));  // its previous position: NaN
+}
+
 TEST_CASE("temporal blend: the device equals the reference on odd sizes, a frame missing") {
   for (const auto& [w, h] : {std::pair{1, 1}, std::pair{7, 5}, std::pair{61, 37}}) {
     CAPTURE(w);

@@ -31,6 +31,9 @@ constexpr int kGuidePlanes = TEMPORAL_GUIDE_PLANES;
 // ---- the reference: kernels/temporal.cl, operation for operation ----
 
 float bilinear(const Image& image, int c, float x, float y) {
+  // A position followed through a NaN vector reads nothing (and is never seen); infinite ones
+  // are clamped like any other.
+  if (std::isnan(x) || std::isnan(y)) return 0.0f;
   const int width = image.width(), height = image.height();
   x = std::clamp(x, 0.0f, float(width - 1));
   y = std::clamp(y, 0.0f, float(height - 1));
