@@ -108,6 +108,22 @@ TEST_CASE("temporal blend: neighbours followed through Blender's vectors, two fr
   for (const auto& f : wrong) bad.push_back(&f);
   const TemporalParams loose{.radius = 2, .sigma = 10.0f};
   CHECK(max_difference(temporal_blend_reference(bad, 2, loose), wrong[2].colour) > 0.1f);
+  // Two channels (towards the previous frame only): later frames are not followed at all.
+  std::vector<DenoisedFrame> back = wrong;
+  for (auto& f : back) {
+    Image two(w, h, 2);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        for (int c = 0; c < 2; ++c) two.at(x, y, c) = f.guides.motion.at(x, y, c);
+    f.guides.motion = two;
+  }
+  std::vector<const DenoisedFrame*> earlier;
+  for (const auto& f : back) earlier.push_back(&f);
+  const Image only_back = temporal_blend_reference(earlier, 2, loose);
+  CHECK(max_difference(only_back, temporal_blend_reference(
+                                      {earlier[0], earlier[1], earlier[2], nullptr, nullptr}, 2,
+                                      loose)) == 0.0f);
+  CHECK(max_difference(only_back, blend_on_device(earlier, 2, loose)) < 1e-5f);
 }
 
 TEST_CASE("temporal blend: a neighbour whose depth, normals or albedo differ is not used") {
