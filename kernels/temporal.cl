@@ -1,6 +1,7 @@
 // Temporal denoising's blend (lib/filters/denoise/temporal.cpp has the reference, operation for
 // operation, and says why). Every frame of the window is one buffer of planes with the image's
-// pitch: its denoised colour (P planes), then normal (3), depth (1), albedo (3) and motion (4):
+// pitch: its denoised colour and alpha (P planes), then normal (3), depth (1), albedo (3) and
+// motion (4):
 // TEMPORAL_* in kernels/contract.h give the offsets.
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -53,13 +54,14 @@ __kernel void temporal_still(__global float* pos, const int width, const int hei
   pos[plane + y * pitch + x] = (float)y;
 }
 
-// The neighbour's colour at each followed position (bilinear), its squared tone-mapped
-// difference from the centre's, and whether the neighbour sees the same surface there: inside
-// the image, and at the nearest pixel a depth, normal and albedo that the centre's 3x3
-// neighbourhood has (guides `has`, TEMPORAL_HAS_*, that both frames hold).
+// The neighbour's colour (and alpha: `planes` in all, `colours` of colour) at each followed
+// position (bilinear), its squared tone-mapped colour difference from the centre's, and whether the
+// neighbour sees the same surface there: inside the image, and at the nearest pixel a depth, normal
+// and albedo that the centre's 3x3 neighbourhood has (guides `has`, TEMPORAL_HAS_*, that both
+// frames hold).
 __kernel void temporal_distance(__global const float* pos, __global const float* centre,
-                                __global const float* other, const int planes, const int has,
-                                const int width, const int height, const int pitch,
+                                __global const float* other, const int planes, const int colours,
+                                const int has, const int width, const int height, const int pitch,
                                 const ulong plane, __global float* warped, __global float* distance,
                                 __global float* seen) {
   const int x = get_global_id(0), y = get_global_id(1);
@@ -70,10 +72,11 @@ __kernel void temporal_distance(__global const float* pos, __global const float*
   for (int c = 0; c < planes; ++c) {
     const float v = temporal_bilinear(other + (ulong)c * plane, pitch, width, height, px, py);
     warped[(ulong)c * plane + i] = v;
+    if (c >= colours) continue;  // alpha: averaged, not compared
     const float e = temporal_tone(v) - temporal_tone(centre[(ulong)c * plane + i]);
     d += e * e;
   }
-  distance[i] = d / (float)planes;
+  distance[i] = d / (float)colours;
   int ok = px >= 0.0f && px <= (float)(width - 1) && py >= 0.0f && py <= (float)(height - 1);
   if (ok) {
     const int q = clamp((int)floor(py + 0.5f), 0, height - 1) * pitch +

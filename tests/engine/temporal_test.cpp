@@ -47,7 +47,7 @@ float tone(float v) {
 Image blend_on_device(const std::vector<const DenoisedFrame*>& window, int centre,
                       const TemporalParams& params) {
   const Image& c = window[centre]->colour;
-  DeviceImage result = device().image(c.width(), c.height(), 3, false);
+  DeviceImage result = device().image(c.width(), c.height(), c.channels(), c.alpha());
   device().write(result.buffer, c.data().data(), result.bytes(), "test");
   temporal_blend_device(device(), window, centre, params, result);
   Image out = download_image(device(), result);
@@ -124,6 +124,34 @@ TEST_CASE("temporal blend: neighbours followed through Blender's vectors, two fr
                                       {earlier[0], earlier[1], earlier[2], nullptr, nullptr}, 2,
                                       loose)) == 0.0f);
   CHECK(max_difference(only_back, blend_on_device(earlier, 2, loose)) < 1e-5f);
+}
+
+TEST_CASE("temporal blend: alpha is averaged with the colour's weights; alpha 1 stays exactly 1") {
+  // Colour is premultiplied: averaging it across frames whose coverage differs keeps colour
+  // and alpha consistent only when alpha takes the same weights. Colour alike (weight 1 each),
+  // alpha 1, 0.4 and 0.7: alpha 0.7; alpha 1 everywhere comes out 1, not 0.99999994.
+  const auto frame = [](float alpha) {
+    DenoisedFrame f;
+    f.colour = Image(11, 7, 4, true);
+    for (int y = 0; y < 7; ++y)
+      for (int x = 0; x < 11; ++x) {
+        for (int c = 0; c < 3; ++c) f.colour.at(x, y, c) = 0.5f;
+        f.colour.at(x, y, 3) = alpha;
+      }
+    return f;
+  };
+  const TemporalParams params{.radius = 1, .sigma = 0.05f, .zero_motion = true};
+  const DenoisedFrame a = frame(1.0f), b = frame(0.4f), c = frame(0.7f);
+  const Image mixed = temporal_blend_reference({&a, &b, &c}, 1, params);
+  CHECK(mixed.alpha());
+  CHECK(mixed.at(5, 3, 3) == doctest::Approx(0.7f));
+  CHECK(mixed.at(5, 3, 0) == doctest::Approx(0.5f));
+  CHECK(max_difference(mixed, blend_on_device({&a, &b, &c}, 1, params)) < 1e-6f);
+  const DenoisedFrame o1 = frame(1.0f), o2 = frame(1.0f), o3 = frame(1.0f);
+  for (const Image& opaque : {temporal_blend_reference({&o1, &o2, &o3}, 1, params),
+                              blend_on_device({&o1, &o2, &o3}, 1, params)})
+    for (int y = 0; y < 7; ++y)
+      for (int x = 0; x < 11; ++x) CHECK(opaque.at(x, y, 3) == 1.0f);
 }
 
 TEST_CASE("temporal blend: a neighbour whose depth, normals or albedo differ is not used") {

@@ -20,8 +20,14 @@ namespace halo {
 
 FrameShape DenoisedFrame::shape() const {
   if (pack()) return packed;
-  return {colour.width(),     colour.height(),     colour.channels(),       guides.has_normal(),
-          guides.has_depth(), guides.has_albedo(), guides.motion.channels()};
+  return {.width = colour.width(),
+          .height = colour.height(),
+          .planes = colour.channels(),
+          .normal = guides.has_normal(),
+          .depth = guides.has_depth(),
+          .albedo = guides.has_albedo(),
+          .motion = guides.motion.channels(),
+          .colours = colour.color_channels()};
 }
 
 namespace {
@@ -172,7 +178,8 @@ void check_window(const std::vector<const DenoisedFrame*>& window, int centre) {
   for (const DenoisedFrame* f : window) {
     if (!f) continue;
     const FrameShape s = f->shape();
-    if (s.width != c.width || s.height != c.height || s.planes != c.planes)
+    if (s.width != c.width || s.height != c.height || s.planes != c.planes ||
+        s.colours != c.colours)
       throw Error(ErrorKind::BadData,
                   fmt::format("temporal denoising: a frame of the sequence is {}x{} ({} colour "
                               "channels), this one {}x{} ({})",
@@ -200,6 +207,7 @@ struct Accumulation {
 // tone-mapped difference, and whether it sees the centre's surface (temporal_distance).
 void measure(const DenoisedFrame& t, const DenoisedFrame& o, const Image& pos, Accumulation& a) {
   const int has = shared_guides(t.shape(), o.shape()), planes = t.colour.channels();
+  const int colours = t.colour.color_channels();
   for (int y = 0; y < pos.height(); ++y)
     for (int x = 0; x < pos.width(); ++x) {
       const float px = pos.at(x, y, 0), py = pos.at(x, y, 1);
@@ -207,10 +215,11 @@ void measure(const DenoisedFrame& t, const DenoisedFrame& o, const Image& pos, A
       for (int c = 0; c < planes; ++c) {
         const float v = bilinear(o.colour, c, px, py);
         a.warped.at(x, y, c) = v;
+        if (c >= colours) continue;  // alpha: averaged, not compared
         const float e = tone(v) - tone(t.colour.at(x, y, c));
         d += e * e;
       }
-      a.distance.at(x, y, 0) = d / float(planes);
+      a.distance.at(x, y, 0) = d / float(colours);
       a.seen.at(x, y, 0) = seen_at(t, o, has, x, y, px, py) ? 1.0f : 0.0f;
     }
 }
@@ -253,7 +262,7 @@ Image temporal_blend_reference(const std::vector<const DenoisedFrame*>& window, 
     measure(t, *window[s], pos, a);
     accumulate(a, params.patch_radius, 1.0f / (params.sigma * params.sigma));
   }
-  Image result = t.colour.like(planes, false);
+  Image result = t.colour.like(planes, t.colour.alpha());
   for (int c = 0; c < planes; ++c)
     for (int y = 0; y < height; ++y)
       for (int x = 0; x < width; ++x)
@@ -301,6 +310,7 @@ class DeviceBlend {
       : device_(device), window_(window), centre_(centre) {
     const FrameShape shape = window[centre]->shape();
     width_ = shape.width, height_ = shape.height, planes_ = shape.planes;
+    colours_ = shape.colours;
     pitch_ = aligned_pitch(width_);
     plane_ = cl_ulong(pitch_) * height_;
     const std::size_t bytes = plane_ * sizeof(float);
@@ -335,8 +345,8 @@ class DeviceBlend {
   void add(int s, const TemporalParams& params) {
     const int has = shared_guides(window_[centre_]->shape(), window_[s]->shape());
     auto k = device_.kernel("temporal.cl", "temporal_distance", {});
-    set_args(k, pos_, pack(centre_), pack(s), planes_, has, width_, height_, pitch_, plane_,
-             warped_, distance_, seen_);
+    set_args(k, pos_, pack(centre_), pack(s), planes_, colours_, has, width_, height_, pitch_,
+             plane_, warped_, distance_, seen_);
     launch(k, "distance", 2 * planes_ + 4);
     auto a = device_.kernel("temporal.cl", "temporal_accumulate", {});
     set_args(a, distance_, seen_, warped_, planes_, params.patch_radius,
@@ -366,7 +376,7 @@ class DeviceBlend {
 
   Device& device_;
   const std::vector<const DenoisedFrame*>& window_;
-  int centre_, width_ = 0, height_ = 0, planes_ = 0, pitch_ = 0;
+  int centre_, width_ = 0, height_ = 0, planes_ = 0, colours_ = 0, pitch_ = 0;
   cl_ulong plane_ = 0;
   cl::Buffer pos_, warped_, distance_, seen_, sum_, weight_;
   std::map<int, cl::Buffer> packs_;
@@ -503,13 +513,13 @@ Image download(Device& device, const DeviceImage& image) {
   return host;
 }
 
-// The colour planes of a denoised image, with the guides the blend reads (and packed on the
+// A denoised image (colour and alpha), with the guides the blend reads (and packed on the
 // device it was denoised on).
 std::shared_ptr<const DenoisedFrame> denoised_frame(const Image& denoised, const Guides& guides,
                                                     Device* device) {
   auto frame = std::make_shared<DenoisedFrame>();
-  const int planes = denoised.color_channels();
-  frame->colour = Image(denoised.width(), denoised.height(), planes);
+  const int planes = denoised.channels();
+  frame->colour = Image(denoised.width(), denoised.height(), planes, denoised.alpha());
   std::copy_n(denoised.data().data(), planes * denoised.plane_size(), frame->colour.data().begin());
   frame->guides = guides;
   if (device) {  // the window reads the pack from now on
@@ -569,12 +579,9 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
       return denoised;
     });
     const Image blended = temporal_blend_reference(w.pointers(), w.centre, params_);
-    // Alpha passes denoise unchanged.
-    Image result = in.like(in.channels(), in.alpha());
+    Image result = in.like(in.channels(), in.alpha());  // the input's rows and source
     std::copy_n(blended.data().data(), blended.channels() * blended.plane_size(),
                 result.data().begin());
-    for (int c = blended.channels(); c < in.channels(); ++c)
-      std::copy_n(in.row(c, 0), in.plane_size(), result.row(c, 0));
     return result;
   }
 
@@ -588,12 +595,9 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
     });
     if (!result.buffer()) {  // the centre was denoised as a neighbour of a frame before it
       result = device.image_like(in, in.channels, in.alpha);
-      const DenoisedFrame& centre = *w.frames[w.centre];
-      const std::size_t plane = in.plane_size() * sizeof(float);
-      const int planes = centre.shape().planes;
-      device.copy(centre.pack, result.buffer, 0, 0, planes * plane, "temporal colour");
-      for (int c = planes; c < in.channels; ++c)  // alpha, unchanged
-        device.copy(in.buffer, result.buffer, c * plane, c * plane, plane, "alpha");
+      const std::size_t planes = std::size_t(w.frames[w.centre]->shape().planes);
+      device.copy(w.frames[w.centre]->pack, result.buffer, 0, 0,
+                  planes * in.plane_size() * sizeof(float), "temporal colour");
     }
     temporal_blend_device(device, w.pointers(), w.centre, params_, result);
     return result;

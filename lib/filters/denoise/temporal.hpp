@@ -61,13 +61,15 @@ struct TemporalParams {
   bool zero_motion = false;
 };
 
-// A frame of the window: its per-frame denoised colour (colour planes only) and its guides;
-// on a device also both packed there once (kernels/temporal.cl's layout), for every window
+// A frame of the window: its per-frame denoised colour (and alpha, its last plane, where the
+// image has it: colour is premultiplied, so alpha is averaged with the same weights) and its
+// guides; on a device also both packed there once (kernels/temporal.cl's layout), for every window
 // that holds the frame.
 struct FrameShape {
   int width = 0, height = 0, planes = 0;
   bool normal = false, depth = false, albedo = false;
-  int motion = 0;  // channels: 2 (towards the previous frame), 4, or 0
+  int motion = 0;   // channels: 2 (towards the previous frame), 4, or 0
+  int colours = 0;  // of the planes, those of colour (an alpha plane follows them)
 };
 struct DenoisedFrame {
   Image colour;
