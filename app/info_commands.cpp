@@ -10,9 +10,9 @@
 #include "app/commands.hpp"
 #include "core/error.hpp"
 #include "filters/colour/color_lut.hpp"
-#include "net/denoise_net.hpp"
 #include "filters/registry.hpp"
 #include "io/codec.hpp"
+#include "net/denoise_net.hpp"
 #include "spec/preset.hpp"
 
 namespace halo {

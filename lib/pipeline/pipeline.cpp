@@ -37,8 +37,10 @@ void Pipeline::append(std::shared_ptr<const Stage> stage) {
   // Its neighbour frames come from their files as stored: so must its own input.
   if (stage->traits().reads_frames && !stages_.empty())
     throw Error(ErrorKind::Usage,
-                "'" + stage->spec() + "' reads the frames around its own from their files as "
-                    "they are stored, so it comes first; '" + stages_.back()->spec() +
+                "'" + stage->spec() +
+                    "' reads the frames around its own from their files as "
+                    "they are stored, so it comes first; '" +
+                    stages_.back()->spec() +
                     "' is before it (--linear and --auto-orient add stages first)");
   int set = -1;
   if (const GuideSources* sources = stage->guide_sources()) {
