@@ -281,23 +281,33 @@ int temporal_image_planes(int radius) {
   return window * frame + (2 + 3 + 1 + 1 + 3 + 1) + window * decoded + (decoded + 4);
 }
 
-cl::Buffer upload_frame(Device& device, const DenoisedFrame& f) {
-  const Image& c = f.colour;
-  const std::size_t plane = c.plane_size() * sizeof(float);
-  const int planes = c.channels();
+namespace {
+
+// A frame's pack with room for `planes` colour planes and the guides, which are written into
+// it (zero where absent); `plane`: bytes a plane.
+cl::Buffer guide_pack(Device& device, const Guides& guides, int planes, std::size_t plane) {
   const std::size_t bytes = (planes + kGuidePlanes) * plane;
   cl::Buffer buffer = device.buffer(bytes, "temporal frame");
   device.fill_zero(buffer, bytes, "temporal frame");
-  device.write_at(buffer, 0, c.data().data(), planes * plane, "temporal upload");
   const auto put = [&](const Image& g, int at, int count) {
     if (g.width() == 0) return;
     device.write_at(buffer, (planes + at) * plane, g.data().data(),
                     std::min(count, g.channels()) * plane, "temporal upload");
   };
-  put(f.guides.normal, TEMPORAL_NORMAL, 3);
-  put(f.guides.depth, TEMPORAL_DEPTH, 1);
-  put(f.guides.albedo, TEMPORAL_ALBEDO, 3);
-  put(f.guides.motion, TEMPORAL_MOTION, 4);
+  put(guides.normal, TEMPORAL_NORMAL, 3);
+  put(guides.depth, TEMPORAL_DEPTH, 1);
+  put(guides.albedo, TEMPORAL_ALBEDO, 3);
+  put(guides.motion, TEMPORAL_MOTION, 4);
+  return buffer;
+}
+
+}  // namespace
+
+cl::Buffer upload_frame(Device& device, const DenoisedFrame& f) {
+  const Image& c = f.colour;
+  const std::size_t plane = c.plane_size() * sizeof(float);
+  cl::Buffer buffer = guide_pack(device, f.guides, c.channels(), plane);
+  device.write_at(buffer, 0, c.data().data(), c.channels() * plane, "temporal upload");
   return buffer;
 }
 
@@ -506,28 +516,30 @@ class InFlight {
   long number_;
 };
 
-Image download(Device& device, const DeviceImage& image) {
-  Image host(image.width, image.height, image.channels, image.alpha);
-  host.set_source(image.source);
-  device.read(image.buffer, host.data().data(), image.bytes(), "temporal download");
-  return host;
+// A frame denoised on the reference, with the guides the blend reads.
+std::shared_ptr<const DenoisedFrame> host_frame(Image denoised, const Guides& guides) {
+  auto frame = std::make_shared<DenoisedFrame>();
+  frame->colour = std::move(denoised);
+  frame->guides = guides;
+  return frame;
 }
 
-// A denoised image (colour and alpha), with the guides the blend reads (and packed on the
-// device it was denoised on).
-std::shared_ptr<const DenoisedFrame> denoised_frame(const Image& denoised, const Guides& guides,
-                                                    Device* device) {
+// A frame denoised on a device (the whole image), packed there with its guides: the denoised
+// planes copied on the device, only the guides sent.
+std::shared_ptr<const DenoisedFrame> device_frame(Device& device, const DeviceImage& denoised,
+                                                  const Guides& guides) {
   auto frame = std::make_shared<DenoisedFrame>();
-  const int planes = denoised.channels();
-  frame->colour = Image(denoised.width(), denoised.height(), planes, denoised.alpha());
-  std::copy_n(denoised.data().data(), planes * denoised.plane_size(), frame->colour.data().begin());
-  frame->guides = guides;
-  if (device) {  // the window reads the pack from now on
-    frame->packed = frame->shape();
-    frame->pack = upload_frame(*device, *frame);
-    frame->colour = Image();
-    frame->guides = Guides();
-  }
+  frame->packed = {.width = denoised.width,
+                   .height = denoised.height,
+                   .planes = denoised.channels,
+                   .normal = guides.has_normal(),
+                   .depth = guides.has_depth(),
+                   .albedo = guides.has_albedo(),
+                   .motion = guides.motion.channels(),
+                   .colours = denoised.color_channels()};
+  const std::size_t plane = denoised.plane_size() * sizeof(float);
+  frame->pack = guide_pack(device, guides, denoised.channels, plane);
+  device.copy(denoised.buffer, frame->pack, 0, 0, denoised.bytes(), "temporal frame");
   return frame;
 }
 
@@ -573,10 +585,10 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
   }
 
   Image reference_rows(const Image& in, Span, StageRun& run) const override {
-    const Window w = window(run, nullptr, {in.width(), in.full_height()}, [&](StageRun& r) {
-      Image denoised = per_frame_->reference_rows(in, {0, in.full_height()}, r);
-      r.state.reset();  // the network's tensors: the blend needs none
-      return denoised;
+    const Window w = window(run, nullptr, {in.width(), in.full_height()}, [&] {
+      Image denoised = per_frame_->reference_rows(in, {0, in.full_height()}, run);
+      run.state.reset();  // the network's tensors: the blend needs none
+      return host_frame(std::move(denoised), *run.guides);
     });
     const Image blended = temporal_blend_reference(w.pointers(), w.centre, params_);
     Image result = in.like(in.channels(), in.alpha());  // the input's rows and source
@@ -588,10 +600,10 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
   DeviceImage enqueue_rows(Device& device, const DeviceImage& in, Span out,
                            StageRun& run) const override {
     DeviceImage result;
-    const Window w = window(run, &device, {in.width, in.full_height}, [&](StageRun& r) {
-      result = per_frame_->enqueue_rows(device, in, out, r);
-      r.state.reset();  // the network's tensors: the blend needs none
-      return download(device, result);
+    const Window w = window(run, &device, {in.width, in.full_height}, [&] {
+      result = per_frame_->enqueue_rows(device, in, out, run);
+      run.state.reset();  // the network's tensors: the blend needs none
+      return device_frame(device, result, *run.guides);
     });
     if (!result.buffer()) {  // the centre was denoised as a neighbour of a frame before it
       result = device.image_like(in, in.channels, in.alpha);
@@ -618,14 +630,13 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
   // The centre frame (denoised by `own` unless kept) and its neighbours (read and denoised
   // unless kept), each on the same device as the centre.
   Window window(StageRun& run, Device* device, Size size,
-                const std::function<Image(StageRun&)>& own) const {
+                const std::function<std::shared_ptr<const DenoisedFrame>()>& own) const {
     if (!sequence_ || sequence_->name(0).empty())
       throw Error(ErrorKind::Usage,
                   fmt::format("'{}': temporal denoising needs frames of a sequence: a file name "
                               "with a frame number (shot.0001.exr)",
                               spec()));
-    const Guides* g = run.guides;
-    check_motion(g, sequence_->name(0));
+    check_motion(run.guides, sequence_->name(0));
     // Frames are kept per device (any worker's queue on it), and apart for the reference.
     const void* key = device ? static_cast<const void*>(device->shared().get()) : nullptr;
     Window w;
@@ -640,8 +651,7 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
           results_->get(key, sequence_->name(offset), sequence_->number(offset),
                         [&] { return neighbour(offset, device, size); });
     }
-    w.frames[params_.radius] = results_->get(key, sequence_->name(0), sequence_->number(0),
-                                             [&] { return denoised_frame(own(run), *g, device); });
+    w.frames[params_.radius] = results_->get(key, sequence_->name(0), sequence_->number(0), own);
     // The frame the next window adds, decoded meanwhile.
     results_->hold(sequence_->read_ahead(params_.radius + 1, sources()));
     return w;
@@ -659,14 +669,12 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
     StageRun r;
     r.guides = &frame.guides;
     const Span all{0, frame.image.full_height()};
-    if (!device)
-      return denoised_frame(per_frame_->reference_rows(frame.image, all, r), frame.guides, nullptr);
+    if (!device) return host_frame(per_frame_->reference_rows(frame.image, all, r), frame.guides);
     DeviceImage up = device->image(frame.image.width(), frame.image.height(),
                                    frame.image.channels(), frame.image.alpha());
     up.source = frame.image.source();
     device->write(up.buffer, frame.image.data().data(), up.bytes(), "temporal upload");
-    return denoised_frame(download(*device, per_frame_->enqueue_rows(*device, up, all, r)),
-                          frame.guides, device);
+    return device_frame(*device, per_frame_->enqueue_rows(*device, up, all, r), frame.guides);
   }
 
   void check_motion(const Guides* g, const std::string& name) const {
