@@ -223,7 +223,8 @@ SequenceFrame FileSequence::read(int offset, const GuideSources& sources, int ke
   frames.keep_at_least(std::size_t(std::max(1, keep)));
   const Strip strip = frames.get(decode_key(parse_input_ref(frame_name + channels_), sources),
                                  [&] { return decode_strip(frame_name, channels_, sources); });
-  return {to_image(strip->pixels), strip->guides.at(0)};
+  // The guides as decoded (kept with the decode, not copied).
+  return {to_image(strip->pixels), std::shared_ptr<const Guides>(strip, &strip->guides.at(0))};
 }
 
 }  // namespace halo

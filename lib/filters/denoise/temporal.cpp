@@ -665,16 +665,16 @@ class TemporalDenoiseStage : public GuidedStage, public BoundToFile, public Stat
       throw Error(ErrorKind::BadData,
                   fmt::format("neighbour frame {} is {}x{}, this frame {}x{}", name, image.width(),
                               image.full_height(), size.width, size.height));
-    check_motion(&frame.guides, name);
+    check_motion(frame.guides.get(), name);
     StageRun r;
-    r.guides = &frame.guides;
+    r.guides = frame.guides.get();
     const Span all{0, frame.image.full_height()};
-    if (!device) return host_frame(per_frame_->reference_rows(frame.image, all, r), frame.guides);
+    if (!device) return host_frame(per_frame_->reference_rows(frame.image, all, r), *frame.guides);
     DeviceImage up = device->image(frame.image.width(), frame.image.height(),
                                    frame.image.channels(), frame.image.alpha());
     up.source = frame.image.source();
     device->write(up.buffer, frame.image.data().data(), up.bytes(), "temporal upload");
-    return device_frame(*device, per_frame_->enqueue_rows(*device, up, all, r), frame.guides);
+    return device_frame(*device, per_frame_->enqueue_rows(*device, up, all, r), *frame.guides);
   }
 
   void check_motion(const Guides* g, const std::string& name) const {

@@ -22,10 +22,10 @@
 namespace halo {
 
 // A frame of a sequence, read whole from its file: the colour as the pipeline's first stage
-// sees it, and the guides a stage asked for.
+// sees it, and the guides a stage asked for (shared with the decode they came from).
 struct SequenceFrame {
   Image image;
-  Guides guides;
+  std::shared_ptr<const Guides> guides;
 };
 
 // The frames around the one a file holds (FileFacts::sequence): its name with the frame number
