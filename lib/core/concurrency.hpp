@@ -1,6 +1,7 @@
 // Small concurrency pieces that know nothing of images: a bounded queue between two threads,
-// a reorder buffer that hands out in order what workers finish in any order, and the first
-// failure of several threads. The streaming executor (lib/pipeline/stream.cpp) is built of them.
+// a reorder buffer that hands out in order what workers finish in any order, the first
+// failure of several threads, and values computed once for every thread that asks. The streaming
+// executor (lib/pipeline/stream.cpp) is built of them.
 #pragma once
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include <cstddef>
 #include <deque>
 #include <exception>
+#include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -126,5 +129,38 @@ class FirstFailure {
   std::mutex mutex_;
   std::exception_ptr first_;
 };
+
+// The value under `key` in `values` (guarded by `mutex`), computed by `compute` unless a thread
+// has it or is computing it; threads asking meanwhile wait for it. A failure reaches every
+// waiter and leaves no entry (a later ask computes again). `computed`: whether this call did.
+template <class Key, class T>
+T compute_once(std::mutex& mutex, std::map<Key, std::shared_future<T>>& values, const Key& key,
+               const std::function<T()>& compute, bool* computed = nullptr) {
+  std::promise<T> promise;
+  std::shared_future<T> future;
+  bool mine = false;
+  {
+    std::lock_guard lock(mutex);
+    auto it = values.find(key);
+    if (it == values.end()) {
+      it = values.emplace(key, promise.get_future().share()).first;
+      mine = true;
+    }
+    future = it->second;
+  }
+  if (computed) *computed = mine;
+  if (mine) {
+    try {
+      promise.set_value(compute());
+    } catch (...) {
+      {
+        std::lock_guard lock(mutex);
+        values.erase(key);
+      }
+      promise.set_exception(std::current_exception());
+    }
+  }
+  return future.get();
+}
 
 }  // namespace halo

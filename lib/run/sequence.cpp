@@ -1,7 +1,6 @@
 // Frames of a sequence by name (run/sequence.hpp).
 #include "run/sequence.hpp"
 
-#include <atomic>
 #include <cctype>
 #include <deque>
 #include <filesystem>
@@ -11,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/concurrency.hpp"
 #include "core/error.hpp"
 #include "run/input_stream.hpp"
 
@@ -34,44 +34,20 @@ class DecodedFrames {
   // The frame `key`, decoded by `decode` unless kept or being decoded (`decoded`: whether it
   // was decoded here).
   Strip get(const std::string& key, const std::function<Strip()>& decode, bool* decoded = nullptr) {
-    std::promise<Strip> promise;
-    std::shared_future<Strip> future;
-    bool mine = false;
-    {
-      std::lock_guard lock(mutex_);
-      if (const Strip* kept = find(key)) {
-        if (decoded) *decoded = false;
-        return *kept;
-      }
-      auto it = decoding_.find(key);
-      if (it == decoding_.end()) {
-        it = decoding_.emplace(key, promise.get_future().share()).first;
-        mine = true;
-      }
-      future = it->second;
-    }
-    if (decoded) *decoded = mine;
-    if (mine) {
-      try {
-        Strip strip = decode();
-        std::lock_guard lock(mutex_);
-        kept_.emplace_back(key, strip);
-        while (kept_.size() > most_) kept_.pop_front();
-        decoding_.erase(key);
-        promise.set_value(std::move(strip));
-      } catch (...) {
-        std::lock_guard lock(mutex_);
-        decoding_.erase(key);
-        promise.set_exception(std::current_exception());
-      }
-    }
-    return future.get();
+    return compute_once<std::string, Strip>(
+        mutex_, frames_, key,
+        [&] {
+          Strip strip = decode();
+          keep(key);
+          return strip;
+        },
+        decoded);
   }
   // Starts get() on another thread; the caller waits for it before the run ends.
   std::shared_future<void> read_ahead(const std::string& key, std::function<Strip()> decode) {
     {
       std::lock_guard lock(mutex_);
-      if (find(key) || decoding_.count(key)) return {};
+      if (frames_.count(key)) return {};
     }
     return std::async(std::launch::async,
                       [this, key, decode = std::move(decode)] {
@@ -84,28 +60,27 @@ class DecodedFrames {
   }
   void keep_at_least(std::size_t most) {
     std::lock_guard lock(mutex_);
-    most_ = std::max(most_.load(), most);
-  }
-  // Whether the frame is kept or being decoded.
-  bool has(const std::string& key) {
-    std::lock_guard lock(mutex_);
-    return find(key) || decoding_.count(key);
+    most_ = std::max(most_, most);
   }
 
  private:
-  const Strip* find(const std::string& key) const {
-    for (const auto& [k, strip] : kept_)
-      if (k == key) return &strip;
-    return nullptr;
+  // A decoded frame joins the kept ones; the oldest beyond `most_` are let go.
+  void keep(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    order_.push_back(key);
+    while (order_.size() > most_) {
+      frames_.erase(order_.front());
+      order_.pop_front();
+    }
   }
 
   std::mutex mutex_;
-  std::map<std::string, std::shared_future<Strip>> decoding_;
-  std::deque<std::pair<std::string, Strip>> kept_;
-  std::atomic<std::size_t> most_{kFewest};
+  std::map<std::string, std::shared_future<Strip>> frames_;  // kept or being decoded
+  std::deque<std::string> order_;                            // those kept, oldest first
   // Until a window says how many it needs: a frame and its two neighbours (temporal=2 would
   // keep 5).
   static constexpr std::size_t kFewest = 3;
+  std::size_t most_ = kFewest;
 };
 
 // What identifies a decode: the file, its channels, the guides read with it.

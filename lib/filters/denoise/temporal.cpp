@@ -9,10 +9,12 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "cl/groups.hpp"
+#include "core/concurrency.hpp"
 #include "core/error.hpp"
 #include "kernels/contract.h"
 
@@ -424,32 +426,11 @@ class FrameResults {
  public:
   using Compute = std::function<std::shared_ptr<const DenoisedFrame>()>;
 
-  // Frame `number` (its key: name) for `device`, computed by `compute` unless kept.
+  // Frame `number` (named `name`) for `device`, computed by `compute` unless kept.
   std::shared_ptr<const DenoisedFrame> get(const void* device, const std::string& name, long number,
                                            const Compute& compute) {
-    std::promise<std::shared_ptr<const DenoisedFrame>> promise;
-    std::shared_future<std::shared_ptr<const DenoisedFrame>> future;
-    bool mine = false;
-    {
-      std::lock_guard lock(mutex_);
-      auto& entry = kept_[{device, name}];
-      if (!entry.future.valid()) {
-        entry.future = promise.get_future().share();
-        entry.number = number;
-        mine = true;
-      }
-      future = entry.future;
-    }
-    if (mine) {
-      try {
-        promise.set_value(compute());
-      } catch (...) {
-        promise.set_exception(std::current_exception());
-        std::lock_guard lock(mutex_);
-        kept_.erase({device, name});  // a later frame tries again, and fails on its own
-      }
-    }
-    return future.get();
+    return compute_once<Key, std::shared_ptr<const DenoisedFrame>>(mutex_, kept_,
+                                                                   {device, number, name}, compute);
   }
 
   ~FrameResults() {
@@ -478,23 +459,21 @@ class FrameResults {
   }
 
  private:
-  struct Entry {
-    std::shared_future<std::shared_ptr<const DenoisedFrame>> future;
-    long number = 0;
-  };
+  using Key = std::tuple<const void*, long, std::string>;  // device, frame number, name
+
   void release(const void* device, int radius) {
     for (auto it = kept_.begin(); it != kept_.end();) {
+      const auto& [on, number, name] = it->first;
       const bool needed =
-          it->first.first != device ||
-          std::any_of(in_flight_.begin(), in_flight_.end(), [&](const auto& f) {
-            return f.first == device && std::labs(f.second - it->second.number) <= radius;
+          on != device || std::any_of(in_flight_.begin(), in_flight_.end(), [&](const auto& f) {
+            return f.first == device && std::labs(f.second - number) <= radius;
           });
       it = needed ? std::next(it) : kept_.erase(it);
     }
   }
 
   std::mutex mutex_;
-  std::map<std::pair<const void*, std::string>, Entry> kept_;
+  std::map<Key, std::shared_future<std::shared_ptr<const DenoisedFrame>>> kept_;
   std::multiset<std::pair<const void*, long>> in_flight_;
   std::vector<std::shared_future<void>> reading_;
 };
@@ -540,6 +519,8 @@ std::shared_ptr<const DenoisedFrame> device_frame(Device& device, const DeviceIm
   const std::size_t plane = denoised.plane_size() * sizeof(float);
   frame->pack = guide_pack(device, guides, denoised.channels, plane);
   device.copy(denoised.buffer, frame->pack, 0, 0, denoised.bytes(), "temporal frame");
+  // Other workers' queues read the pack: it is complete before anyone sees it.
+  device.finish();
   return frame;
 }
 
