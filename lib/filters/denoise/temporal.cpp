@@ -273,6 +273,10 @@ Image temporal_blend_reference(const std::vector<const DenoisedFrame*>& window, 
   return result;
 }
 
+namespace {
+
+// The float planes a window of 2N+1 frames holds per pixel and the blend's own working planes:
+// what the stage declares (StageMemory).
 int temporal_image_planes(int radius) {
   // On the reference (a device holds the window in its own memory, the host less): each frame
   // of the window, colour (3) and its guides; the blend's positions (2), warped colour (3),
@@ -282,8 +286,6 @@ int temporal_image_planes(int radius) {
   const int frame = 3 + kGuidePlanes, decoded = 4 + kGuidePlanes, window = 2 * radius + 1;
   return window * frame + (2 + 3 + 1 + 1 + 3 + 1) + window * decoded + (decoded + 4);
 }
-
-namespace {
 
 // A frame's pack with room for `planes` colour planes and the guides, which are written into
 // it (zero where absent); `plane`: bytes a plane.

@@ -86,17 +86,12 @@ cl::Buffer upload_frame(Device& device, const DenoisedFrame& frame);
 
 // Frame `window[centre]` blended with the others (null: a frame that does not exist). Every
 // frame has the same size; a frame followed past its neighbour needs its motion (unless
-// zero_motion). The result has the centre's colour planes.
+// zero_motion). The result has the centre's planes: colour, and alpha where it has it.
 Image temporal_blend_reference(const std::vector<const DenoisedFrame*>& window, int centre,
                                const TemporalParams& params);
-// The same on `device`, into the colour planes of `result` (the centre's denoised image there,
-// whose alpha stays).
+// The same on `device`, into `result` (the centre's denoised image there, whole).
 void temporal_blend_device(Device& device, const std::vector<const DenoisedFrame*>& window,
                            int centre, const TemporalParams& params, DeviceImage& result);
-
-// The float planes a window of 2N+1 frames holds per pixel (colour, normal, depth, albedo,
-// motion each) and the blend's own working planes: what the stage declares (StageMemory).
-int temporal_image_planes(int radius);
 
 // denoise:temporal=N around `per_frame` (the stage with the same parameters, temporal=0).
 std::unique_ptr<Stage> make_temporal_denoise(std::string spec,
