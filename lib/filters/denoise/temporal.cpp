@@ -465,7 +465,10 @@ class FrameResults {
 
   void release(const void* device, int radius) {
     for (auto it = kept_.begin(); it != kept_.end();) {
-      const auto& [on, number, name] = it->first;
+      // Named from the key rather than bound: clang before 16 cannot capture a structured
+      // binding in a lambda.
+      const void* on = std::get<0>(it->first);
+      const long number = std::get<1>(it->first);
       const bool needed =
           on != device || std::any_of(in_flight_.begin(), in_flight_.end(), [&](const auto& f) {
             return f.first == device && std::labs(f.second - number) <= radius;
