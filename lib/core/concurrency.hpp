@@ -1,6 +1,7 @@
 // Small concurrency pieces that know nothing of images: a bounded queue between two threads,
 // a reorder buffer that hands out in order what workers finish in any order, the first
-// failure of several threads, and values computed once for every thread that asks. The streaming
+// failure of several threads, values computed once for every thread that asks, and a fixed
+// set of worker threads (the PNG and EXR codecs' chunk encoders and decoders). The streaming
 // executor (lib/pipeline/stream.cpp) is built of them.
 #pragma once
 
@@ -14,6 +15,8 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
+#include <vector>
 
 namespace halo {
 
@@ -162,5 +165,52 @@ T compute_once(std::mutex& mutex, std::map<Key, std::shared_future<T>>& values, 
   }
   return future.get();
 }
+
+// Runs tasks on a fixed set of threads; results come back through futures.
+class Workers {
+ public:
+  explicit Workers(int threads) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+  }
+  ~Workers() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    ready_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  template <class F>
+  std::future<void> submit(F task) {
+    auto packaged = std::make_shared<std::packaged_task<void()>>(std::move(task));
+    auto future = packaged->get_future();
+    {
+      std::lock_guard lock(mutex_);
+      tasks_.push_back([packaged] { (*packaged)(); });
+    }
+    ready_.notify_one();
+    return future;
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock lock(mutex_);
+        ready_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
+        if (tasks_.empty()) return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::function<void()>> tasks_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
 
 }  // namespace halo

@@ -247,8 +247,11 @@ std::unique_ptr<ImageReader> open_any_reader(std::shared_ptr<const CheckedFile> 
       throw Error(ErrorKind::BadData,
                   fmt::format("{}: {} holds one image, not subimage {} MIP level {}", path,
                               content->name, part.subimage, part.miplevel));
-    if (std::string(content->oiio) == "openexr") check_exr_header(file);
-    reader = oiio_codecs().open(file, content->oiio, part);
+    if (std::string(content->oiio) == "openexr") {
+      check_exr_header(file);
+      reader = open_exr(file, part);
+    }
+    if (!reader) reader = oiio_codecs().open(file, content->oiio, part);
   } else if (named) {
     throw Error(ErrorKind::BadData, path + ": not " + named->name +
                                         " data (the file's first bytes "
@@ -331,12 +334,29 @@ std::vector<int> mip_levels(const std::shared_ptr<const CheckedFile>& file) {
     throw Error(ErrorKind::BadData, fmt::format("{}: {} subimages, more than the {} halo compares "
                                                 "one by one",
                                                 path, subimages, kMostParts));
+  if (content && std::string(content->oiio) == "openexr")
+    if (auto levels = exr_mip_levels(file); !levels.empty()) return levels;
   return oiio_codecs().mip_levels(file, content ? content->oiio : "");
 }
 
+namespace {
+
+// EXIF kept as typed attributes (an EXR's Exif:... read by halo's own reader) as the EXIF
+// block PNG and JPEG store, encoded by OpenImageIO's module, which only such outputs load.
+OutputHeader with_exif_block(const OutputHeader& header) {
+  OutputHeader h = header;
+  std::vector<Attribute> exif;
+  for (const auto& a : h.metadata.attributes)
+    if (a.name.starts_with("Exif:") || a.name.starts_with("GPS:")) exif.push_back(a);
+  if (h.metadata.exif.empty() && !exif.empty()) h.metadata.exif = oiio_codecs().encode_exif(exif);
+  return h;
+}
+
+}  // namespace
+
 std::unique_ptr<ImageWriter> create_writer(const std::string& target, const std::string& file,
-                                           const OutputHeader& header,
-                                           const WriteOptions& options) {
+                                           const OutputHeader& given, const WriteOptions& options) {
+  const OutputHeader header = is_png(target) || is_jpeg(target) ? with_exif_block(given) : given;
   if (is_pfm(target)) {
     if (!options.compression.empty() || options.quality)
       throw Error(ErrorKind::Usage, target + ": PFM has no compression or quality setting");
@@ -349,6 +369,8 @@ std::unique_ptr<ImageWriter> create_writer(const std::string& target, const std:
   if (!options.png_filter.empty())
     throw Error(ErrorKind::Usage, "--png-filter applies to PNG, not " + extension(target));
   if (is_jpeg(target)) return create_jpeg(target, file, header, options);
+  if (extension(target) == ".exr")
+    if (auto native = create_exr(target, file, header, options)) return native;
   return oiio_codecs().create(target, file, header, options);
 }
 

@@ -63,6 +63,10 @@ struct ImageHeader {
   int width = 0, height = 0;
   std::vector<std::string> channels;  // names as the file has them
   SampleType stored = SampleType::u8;
+  // Each channel's own type where a file mixes them (an EXR render's half colour beside float
+  // depth); empty when every channel is `stored`.
+  std::vector<SampleType> channel_types;
+  std::string compression;              // an EXR's ("zip", "piz", ...): its outputs keep it
   bool alpha = false;                   // the file marks its last channel as alpha
   std::string format;                   // "png", "openexr", ...
   bool whole_image = false;             // the decoder holds the whole image (interlaced PNG)
@@ -149,6 +153,8 @@ struct OutputHeader {
   Metadata metadata;                       // stored as far as the format can hold it
   std::vector<std::string> channel_names;  // empty: R, G, B, A / Y by the count
   Placement placement;                     // kept by EXR and TIFF
+  // Each channel's type (EXR keeps half channels half beside float ones); empty: all `type`.
+  std::vector<SampleType> channel_types;
 };
 
 class ImageWriter {
@@ -212,6 +218,14 @@ std::unique_ptr<ImageWriter> create_png(const std::string& file, const OutputHea
 std::unique_ptr<ImageWriter> create_jpeg(const std::string& target, const std::string& file,
                                          const OutputHeader& header, const WriteOptions& options);
 std::unique_ptr<ImageWriter> create_pfm(const std::string& file, const OutputHeader& header);
+// OpenEXR through OpenEXRCore (io/exr.cpp); null for what it leaves to the OpenImageIO module
+// (deep parts, DWA chunks, subsampled channels, ripmap and environment-map levels; outputs
+// with DWA compression or EXIF, XMP, IPTC or ICC blocks).
+std::unique_ptr<ImageReader> open_exr(std::shared_ptr<const CheckedFile> file, ImagePart part);
+std::unique_ptr<ImageWriter> create_exr(const std::string& target, const std::string& file,
+                                        const OutputHeader& header, const WriteOptions& options);
+// The MIP levels of each part of an EXR, or empty when the module counts them.
+std::vector<int> exr_mip_levels(const std::shared_ptr<const CheckedFile>& file);
 
 // What the OpenImageIO module offers; halo_oiio_codecs() in the module returns it.
 struct OiioCodecs {
@@ -227,6 +241,9 @@ struct OiioCodecs {
   // An EXIF block with the given attributes set (OpenImageIO's names: Artist, Exif:..., as
   // --attrib gives them), the rest as it was.
   std::string (*update_exif)(const std::string& exif, const std::vector<Attribute>& set);
+  // An EXIF block of the EXIF-amenable typed attributes (Exif:..., GPS:..., as an EXR header
+  // holds them), for outputs that keep EXIF whole (PNG, JPEG).
+  std::string (*encode_exif)(const std::vector<Attribute>& attributes);
   // Whether OpenImageIO's writer for the file's extension stores alpha.
   bool (*stores_alpha)(const std::string& target);
   const char* version;  // OpenImageIO's, as the module was built against it

@@ -21,6 +21,25 @@ constexpr std::uint32_t multipart = 0x1000;
 // only sizes matter here.
 constexpr std::size_t max_name = 255;
 
+// The type of each attribute the OpenEXR format defines for every part, or null.
+const char* standard_type(const std::string& attribute) {
+  static const std::map<std::string, const char*> types = {{"channels", "chlist"},
+                                                           {"compression", "compression"},
+                                                           {"dataWindow", "box2i"},
+                                                           {"displayWindow", "box2i"},
+                                                           {"lineOrder", "lineOrder"},
+                                                           {"pixelAspectRatio", "float"},
+                                                           {"screenWindowCenter", "v2f"},
+                                                           {"screenWindowWidth", "float"},
+                                                           {"tiles", "tiledesc"},
+                                                           {"type", "string"},
+                                                           {"name", "string"},
+                                                           {"chunkCount", "int"},
+                                                           {"version", "int"}};
+  const auto found = types.find(attribute);
+  return found == types.end() ? nullptr : found->second;
+}
+
 // The bytes OpenEXR reads for a value of a fixed-size type whatever the declared size says;
 // 0 for the types it reads by their declared size or by their content.
 std::size_t fixed_size(const std::string& type) {
@@ -100,6 +119,10 @@ class HeaderWalk {
       if (bytes < 0 || std::uint64_t(bytes) > size_ - offset())
         fail("attribute '" + attribute + "' declares " + std::to_string(bytes) +
              " bytes where the file has " + std::to_string(size_ - offset()) + " left");
+      // A standard attribute of another type is damage OpenEXR's C++ reader refuses, where
+      // its C core reads on as if the attribute were absent (a compression not read is none).
+      if (const char* want = standard_type(attribute); want && type != want)
+        fail("attribute '" + attribute + "' has type " + type + ", not " + want);
       if (const std::size_t fixed = fixed_size(type); fixed && std::size_t(bytes) != fixed)
         fail("attribute '" + attribute + "' of type " + type + " declares " +
              std::to_string(bytes) + " bytes, not the type's " + std::to_string(fixed));

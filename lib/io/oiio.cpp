@@ -881,6 +881,16 @@ bool stores_alpha_oiio(const std::string& target) {
   return out && out->supports("alpha");
 }
 
+std::string encode_exif(const std::vector<Attribute>& attributes) {
+  OIIO::ImageSpec spec;
+  Metadata m;
+  m.attributes = attributes;
+  set_metadata(spec, m);
+  std::vector<char> blob;
+  OIIO::encode_exif(spec, blob, OIIO::endian::little);
+  return std::string(blob.begin(), blob.end());
+}
+
 std::string update_exif(const std::string& exif, const std::vector<Attribute>& set) {
   OIIO::ImageSpec spec;
   OIIO::decode_exif(OIIO::string_view(exif), spec);
@@ -901,8 +911,8 @@ extern "C" const halo::OiioCodecs* halo_oiio_codecs() {
   static const bool configured =
       OIIO::attribute("try_all_readers", 0) && OIIO::attribute("debug", 0);
   (void)configured;
-  static const halo::OiioCodecs codecs{halo::open_oiio,         halo::mip_levels_oiio,
-                                       halo::create_oiio,       halo::update_exif,
-                                       halo::stores_alpha_oiio, OIIO_VERSION_STRING};
+  static const halo::OiioCodecs codecs{
+      halo::open_oiio,   halo::mip_levels_oiio,   halo::create_oiio,  halo::update_exif,
+      halo::encode_exif, halo::stores_alpha_oiio, OIIO_VERSION_STRING};
   return &codecs;
 }

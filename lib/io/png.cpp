@@ -21,6 +21,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/concurrency.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/text.hpp"
@@ -358,53 +359,6 @@ struct Block {
   std::size_t used = 0, deflated_size = 0;
   bool last = false;
   uLong adler = 1;  // of the filtered bytes
-};
-
-// Runs tasks on a fixed set of threads; results come back through futures.
-class Workers {
- public:
-  explicit Workers(int threads) {
-    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
-  }
-  ~Workers() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    ready_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
-  template <class F>
-  std::future<void> submit(F task) {
-    auto packaged = std::make_shared<std::packaged_task<void()>>(std::move(task));
-    auto future = packaged->get_future();
-    {
-      std::lock_guard lock(mutex_);
-      tasks_.push_back([packaged] { (*packaged)(); });
-    }
-    ready_.notify_one();
-    return future;
-  }
-
- private:
-  void work() {
-    for (;;) {
-      std::function<void()> task;
-      {
-        std::unique_lock lock(mutex_);
-        ready_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
-        if (tasks_.empty()) return;
-        task = std::move(tasks_.front());
-        tasks_.pop_front();
-      }
-      task();
-    }
-  }
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<std::function<void()>> tasks_;
-  bool stop_ = false;
-  std::vector<std::thread> threads_;
 };
 
 class PngWriter : public ImageWriter {

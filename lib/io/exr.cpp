@@ -1,0 +1,1056 @@
+// OpenEXR through OpenEXR's own C core (OpenEXRCore), chunk by chunk: its chunks are decoded
+// and encoded on every core, a band of them at a time, so memory stays bounded and a render's
+// codec time shrinks with the cores, and no process that only reads and writes EXR loads
+// OpenImageIO and its ~260 libraries (0.2 s and 100 MB at start). What OpenEXRCore 3.1 cannot
+// do, or OpenImageIO's reader presents its own way, is left to the OpenImageIO module
+// (io/oiio.cpp): deep parts, DWAA/DWAB chunks (not in OpenEXRCore before 3.2), subsampled
+// channels (luminance/chroma), ripmap and environment-map levels, and outputs that carry EXIF,
+// XMP, IPTC or an ICC profile (OpenImageIO turns them into EXR attributes).
+//
+// The reader presents a file as OpenImageIO 2.4 does, so that the two agree sample for sample
+// and name for name: channels in its order (by layer; R, G, B, A first within a layer, X, Y,
+// Z first in a layer that has X), its names for the standard attributes (owner -> Copyright),
+// its types spelled as it spells them ("float2", "matrix"). The writer maps them back.
+#include <fcntl.h>
+#include <openexr.h>
+// Imath's conversions without its table, which lives in libImath: exact either way.
+#define IMATH_HALF_NO_LOOKUP_TABLE
+#include <Imath/half.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cinttypes>
+#include <cmath>
+#include <cstdarg>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include "core/concurrency.hpp"
+#include "core/error.hpp"
+#include "core/limits.hpp"
+#include "core/text.hpp"
+#include "io/codec.hpp"
+
+namespace halo {
+
+namespace {
+
+// Worker threads of one reader or writer: one per core, and no more than this many (a chunk is
+// 16-32 rows; past 16 threads a 1080p band has too few chunks to share).
+constexpr int kMostThreads = 16;
+// A band of decoded or encoded rows, as float: what the threads share out, per band.
+constexpr std::size_t kBandBytes = std::size_t(32) << 20;
+
+int default_threads() {
+  return std::clamp(int(std::thread::hardware_concurrency()), 1, kMostThreads);
+}
+
+// What OpenEXRCore's callbacks reach: the file read or written, and the first error it reported
+// (chunks decode on several threads; the first message is the cause).
+struct Stream {
+  std::string path;
+  std::shared_ptr<const CheckedFile> input;
+  int output = -1;
+  std::mutex mutex;
+  std::string error;
+
+  void report(const char* text) {
+    std::lock_guard lock(mutex);
+    if (error.empty() && text) error = text;
+  }
+  std::string why(exr_result_t code) {
+    std::lock_guard lock(mutex);
+    return error.empty() ? exr_get_default_error_message(code) : error;
+  }
+};
+
+// The stream of the OpenEXRCore call this thread is in: OpenEXRCore reports errors on the
+// calling thread, and asking the context for its user data from the handler waits on the lock
+// a writing context holds while it reports (a deadlock).
+thread_local Stream* reporting = nullptr;
+
+void on_error(exr_const_context_t, exr_result_t code, const char* message) {
+  if (reporting) reporting->report(message ? message : exr_get_default_error_message(code));
+}
+
+int64_t read_at(exr_const_context_t context, void* user, void* buffer, uint64_t size,
+                uint64_t offset, exr_stream_error_func_ptr_t error) {
+  const long long got = static_cast<Stream*>(user)->input->pread_at(buffer, size, offset);
+  if (got < 0)
+    error(context, EXR_ERR_READ_IO, "cannot read %" PRIu64 " bytes at %" PRIu64 ": %s", size,
+          offset, std::strerror(errno));
+  return got;
+}
+
+int64_t size_of(exr_const_context_t, void* user) {
+  return int64_t(static_cast<Stream*>(user)->input->size());
+}
+
+int64_t write_at(exr_const_context_t context, void* user, const void* buffer, uint64_t size,
+                 uint64_t offset, exr_stream_error_func_ptr_t error) {
+  const int fd = static_cast<Stream*>(user)->output;
+  uint64_t done = 0;
+  while (done < size) {
+    const ssize_t n =
+        ::pwrite(fd, static_cast<const char*>(buffer) + done, size - done, off_t(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error(context, EXR_ERR_WRITE_IO, "%s", std::strerror(n < 0 ? errno : ENOSPC));
+      return -1;
+    }
+    done += uint64_t(n);
+  }
+  return int64_t(done);
+}
+
+// An OpenEXRCore context with its stream; the stream outlives it.
+class Context {
+ public:
+  Context(std::unique_ptr<Stream> stream) : stream_(std::move(stream)) {}
+  ~Context() {
+    if (context_) exr_finish(&context_);
+  }
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  exr_context_t get() const { return context_; }
+  exr_context_t* put() { return &context_; }
+  Stream& stream() const { return *stream_; }
+  const std::string& path() const { return stream_->path; }
+
+  // Calls OpenEXRCore (`call` returns its result): BadData (or `kind`) naming the file, what
+  // failed and OpenEXR's reason, unless it succeeds.
+  template <class Call>
+  void call(Call&& call, const std::string& what, ErrorKind kind = ErrorKind::BadData) const {
+    Stream* const outer = reporting;
+    reporting = stream_.get();
+    const exr_result_t rv = call();
+    reporting = outer;
+    if (rv != EXR_ERR_SUCCESS)
+      throw Error(kind, path() + ": " + what + ": " + one_line(stream_->why(rv)));
+  }
+  // Finishes the context (an output's offset table is written here).
+  void finish() {
+    call([&] { return exr_finish(&context_); }, "write failed", ErrorKind::Io);
+  }
+
+ private:
+  static std::string one_line(std::string text) {
+    std::replace(text.begin(), text.end(), '\n', ' ');
+    return text;
+  }
+  std::unique_ptr<Stream> stream_;
+  exr_context_t context_ = nullptr;
+};
+
+exr_context_initializer_t initializer(Stream& stream) {
+  exr_context_initializer_t init = EXR_DEFAULT_CONTEXT_INITIALIZER;
+  init.error_handler_fn = on_error;
+  init.user_data = &stream;
+  if (stream.input) {
+    init.read_fn = read_at;
+    init.size_fn = size_of;
+  } else {
+    init.write_fn = write_at;
+  }
+  return init;
+}
+
+// ---- Channels and attributes as OpenImageIO presents them ----
+
+struct ExrChannel {
+  std::string name;
+  exr_pixel_type_t type;
+  std::string layer, suffix;  // "ViewLayer.Combined", "R"
+  int rank = 10000;           // place among the layer's well-known suffixes
+};
+
+// OpenImageIO's order within a layer: its well-known suffixes first, in this order; a layer
+// with X and Y or Z (a position or normal) puts X, Y, Z after the colours instead of Y among
+// them and Z after alpha.
+int suffix_rank(const std::string& suffix, bool xyz) {
+  static const std::vector<std::string> plain = {
+      "r",     "red", "g",  "green", "b",  "blue", "y",  "real", "imag",  "a",
+      "alpha", "ar",  "ra", "ag",    "ga", "ab",   "ba", "z",    "depth", "zback"};
+  static const std::vector<std::string> spatial = {
+      "r", "red",   "g",  "green", "b",  "blue", "x",  "y",  "z",     "real", "imag",
+      "a", "alpha", "ar", "ra",    "ag", "ga",   "ab", "ba", "depth", "zback"};
+  const auto& order = xyz ? spatial : plain;
+  const auto at = std::find(order.begin(), order.end(), lower(suffix));
+  return at == order.end() ? 10000 : int(at - order.begin());
+}
+
+std::vector<ExrChannel> ordered_channels(const exr_attr_chlist_t& list) {
+  std::vector<ExrChannel> channels;
+  for (int i = 0; i < list.num_channels; ++i) {
+    ExrChannel c{list.entries[i].name.str, list.entries[i].pixel_type};
+    const auto dot = c.name.rfind('.');
+    c.layer = dot == std::string::npos ? "" : c.name.substr(0, dot);
+    c.suffix = dot == std::string::npos ? c.name : c.name.substr(dot + 1);
+    channels.push_back(std::move(c));
+  }
+  std::stable_sort(channels.begin(), channels.end(),
+                   [](const ExrChannel& a, const ExrChannel& b) { return a.layer < b.layer; });
+  for (auto begin = channels.begin(); begin != channels.end();) {
+    auto end = std::find_if(begin, channels.end(),
+                            [&](const ExrChannel& c) { return c.layer != begin->layer; });
+    const auto has = [&](const char* s) {
+      return std::any_of(begin, end, [&](const ExrChannel& c) { return lower(c.suffix) == s; });
+    };
+    const bool xyz = has("x") && (has("y") || has("z"));
+    for (auto it = begin; it != end; ++it) it->rank = suffix_rank(it->suffix, xyz);
+    std::sort(begin, end, [](const ExrChannel& a, const ExrChannel& b) {
+      return a.rank != b.rank ? a.rank < b.rank : a.suffix < b.suffix;
+    });
+    begin = end;
+  }
+  return channels;
+}
+
+SampleType sample_type(exr_pixel_type_t type) {
+  return type == EXR_PIXEL_HALF ? SampleType::half : SampleType::f32;  // UINT: read by value
+}
+
+// EXR's names for what OpenImageIO names its own way, both directions.
+const std::vector<std::pair<std::string, std::string>>& renamed() {
+  static const std::vector<std::pair<std::string, std::string>> names = {
+      {"owner", "Copyright"},
+      {"comments", "ImageDescription"},
+      {"capDate", "DateTime"},
+      {"pixelAspectRatio", "PixelAspectRatio"},
+      {"expTime", "ExposureTime"},
+      {"aperture", "FNumber"},
+      {"timeCode", "smpte:TimeCode"},
+      {"keyCode", "smpte:KeyCode"},
+      {"worldToCamera", "worldtocamera"},
+      {"worldToScreen", "worldtoscreen"},
+      {"worldToNDC", "worldtoNDC"}};
+  return names;
+}
+
+// The header's layout and what OpenImageIO keeps as its own attributes (window, tiles,
+// compression, line order, part name and type, resolution): not metadata.
+bool is_layout(const std::string& name) {
+  static const std::vector<std::string> layout = {"channels",
+                                                  "compression",
+                                                  "dataWindow",
+                                                  "displayWindow",
+                                                  "lineOrder",
+                                                  "type",
+                                                  "chunkCount",
+                                                  "tiles",
+                                                  "version",
+                                                  "name",
+                                                  "xDensity",
+                                                  "envmap",
+                                                  "dwaCompressionLevel",
+                                                  "maxSamplesPerPixel",
+                                                  "preview",
+                                                  "idManifest"};
+  return std::find(layout.begin(), layout.end(), name) != layout.end();
+}
+
+// One attribute as OpenImageIO names and types it, or nothing for a type it leaves out.
+std::optional<Attribute> attribute_of(const exr_attribute_t& a) {
+  std::string name = a.name;
+  for (const auto& [exr, oiio] : renamed())
+    if (name == exr) name = oiio;
+  const auto raw = [&](const char* type, const void* data, std::size_t n) {
+    return Attribute{name, type, std::string(static_cast<const char*>(data), n)};
+  };
+  switch (a.type) {
+    case EXR_ATTR_STRING:
+      if (!a.string || a.string->length <= 0) return std::nullopt;
+      return Attribute{name, "string", std::string(a.string->str, std::size_t(a.string->length))};
+    case EXR_ATTR_INT:
+      return raw("int", &a.i, sizeof a.i);
+    case EXR_ATTR_FLOAT:
+      return raw("float", &a.f, sizeof a.f);
+    case EXR_ATTR_DOUBLE:
+      return raw("double", &a.d, sizeof a.d);
+    case EXR_ATTR_CHROMATICITIES:
+      return raw("float[8]", a.chromaticities, 8 * sizeof(float));
+    case EXR_ATTR_M33F:
+      return raw("matrix33", a.m33f, 9 * sizeof(float));
+    case EXR_ATTR_M33D:
+      return raw("matrix33d", a.m33d, 9 * sizeof(double));
+    case EXR_ATTR_M44F:
+      return raw("matrix", a.m44f, 16 * sizeof(float));
+    case EXR_ATTR_M44D:
+      return raw("matrixd", a.m44d, 16 * sizeof(double));
+    case EXR_ATTR_V2I:
+      return raw("float2i", a.v2i, 2 * sizeof(int32_t));
+    case EXR_ATTR_V2F:
+      return raw("float2", a.v2f, 2 * sizeof(float));
+    case EXR_ATTR_V2D:
+      return raw("float2d", a.v2d, 2 * sizeof(double));
+    case EXR_ATTR_V3I:
+      return raw("vectori", a.v3i, 3 * sizeof(int32_t));
+    case EXR_ATTR_V3F:
+      return raw("vector", a.v3f, 3 * sizeof(float));
+    case EXR_ATTR_V3D:
+      return raw("vectord", a.v3d, 3 * sizeof(double));
+    case EXR_ATTR_BOX2I:
+      return raw("float2i[2]", a.box2i, 4 * sizeof(int32_t));
+    case EXR_ATTR_BOX2F:
+      return raw("float2[2]", a.box2f, 4 * sizeof(float));
+    case EXR_ATTR_TIMECODE:
+      return raw("timecode", a.timecode, 2 * sizeof(uint32_t));
+    case EXR_ATTR_KEYCODE:
+      return raw("keycode", a.keycode, 7 * sizeof(int32_t));
+    case EXR_ATTR_RATIONAL:
+      if (a.rational->denom >= (1u << 31)) return std::nullopt;
+      {
+        const int32_t r[2] = {a.rational->num, int32_t(a.rational->denom)};
+        return raw("rational2i", r, sizeof r);
+      }
+    case EXR_ATTR_FLOAT_VECTOR:
+      if (a.floatvector->length <= 0) return std::nullopt;
+      return raw(fmt::format("float[{}]", a.floatvector->length).c_str(), a.floatvector->arr,
+                 std::size_t(a.floatvector->length) * sizeof(float));
+    default:  // string vectors, previews, opaque blobs: OpenImageIO's metadata leaves them out
+      return std::nullopt;
+  }
+}
+
+const char* compression_name(exr_compression_t c) {
+  switch (c) {
+    case EXR_COMPRESSION_NONE:
+      return "none";
+    case EXR_COMPRESSION_RLE:
+      return "rle";
+    case EXR_COMPRESSION_ZIPS:
+      return "zips";
+    case EXR_COMPRESSION_ZIP:
+      return "zip";
+    case EXR_COMPRESSION_PIZ:
+      return "piz";
+    case EXR_COMPRESSION_PXR24:
+      return "pxr24";
+    case EXR_COMPRESSION_B44:
+      return "b44";
+    case EXR_COMPRESSION_B44A:
+      return "b44a";
+    case EXR_COMPRESSION_DWAA:
+      return "dwaa";
+    case EXR_COMPRESSION_DWAB:
+      return "dwab";
+    default:
+      return "";
+  }
+}
+
+// ---- Reading ----
+
+// An open file, kept for the next part of a multi-part file: `compare -a` reads each part in
+// turn, and opening it anew for each read every header again. The last few are kept; each
+// holds its file, so no other file can come to have its address meanwhile.
+class KeptFiles {
+ public:
+  static KeptFiles& instance() {
+    static KeptFiles* kept = new KeptFiles;
+    return *kept;
+  }
+  std::shared_ptr<Context> take(const CheckedFile* file) {
+    std::lock_guard lock(mutex_);
+    for (auto it = kept_.begin(); it != kept_.end(); ++it)
+      if ((*it)->stream().input.get() == file) {
+        auto found = std::move(*it);
+        kept_.erase(it);
+        return found;
+      }
+    return nullptr;
+  }
+  void give_back(std::shared_ptr<Context> context) {
+    std::lock_guard lock(mutex_);
+    kept_.push_back(std::move(context));
+    if (kept_.size() > 4) kept_.pop_front();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::deque<std::shared_ptr<Context>> kept_;
+};
+
+std::shared_ptr<Context> open_context(const std::shared_ptr<const CheckedFile>& file) {
+  if (auto kept = KeptFiles::instance().take(file.get())) return kept;
+  auto stream = std::make_unique<Stream>();
+  stream->path = file->path();
+  stream->input = file;
+  auto context = std::make_shared<Context>(std::move(stream));
+  const exr_context_initializer_t init = initializer(context->stream());
+  context->call([&] { return exr_start_read(context->put(), file->path().c_str(), &init); },
+                "cannot read");
+  return context;
+}
+
+class ExrReader : public ImageReader {
+ public:
+  ExrReader(std::shared_ptr<Context> context, int part, int level, int parts,
+            std::vector<ExrChannel> channels)
+      : context_(std::move(context)), part_(part), level_(level), channels_(std::move(channels)) {
+    exr_context_t c = context_->get();
+    exr_attr_box2i_t data, display;
+    context_->call([&] { return exr_get_data_window(c, part_, &data); }, "no data window");
+    context_->call([&] { return exr_get_display_window(c, part_, &display); }, "no display window");
+    exr_storage_t storage;
+    context_->call([&] { return exr_get_storage(c, part_, &storage); }, "no storage type");
+    tiled_ = storage == EXR_STORAGE_TILED;
+    y0_ = data.min.y;
+    int32_t w = data.max.x - data.min.x + 1, h = data.max.y - data.min.y + 1;
+    if (tiled_) {
+      context_->call([&] { return exr_get_level_sizes(c, part_, level_, level_, &w, &h); },
+                     "no level size");
+      context_->call(
+          [&] { return exr_get_tile_sizes(c, part_, level_, level_, &tile_w_, &tile_h_); },
+          "no tile size");
+      chunk_rows_ = tile_h_;
+    } else {
+      context_->call([&] { return exr_get_scanlines_per_chunk(c, part_, &chunk_rows_); },
+                     "no chunk size");
+    }
+    if (w <= 0 || h <= 0 || chunk_rows_ <= 0)
+      throw Error(ErrorKind::BadData, context_->path() + ": image has no pixels");
+    header_.width = w, header_.height = h;
+    header_.format = "openexr";
+    header_.subimages = parts;
+    for (const ExrChannel& ch : channels_) {
+      header_.channels.push_back(ch.name);
+      header_.channel_types.push_back(sample_type(ch.type));
+    }
+    const bool all_half = std::all_of(channels_.begin(), channels_.end(), [](const ExrChannel& ch) {
+      return ch.type == EXR_PIXEL_HALF;
+    });
+    header_.stored = all_half ? SampleType::half : SampleType::f32;
+    header_.alpha = alpha_last();
+    exr_compression_t compression;
+    context_->call([&] { return exr_get_compression(c, part_, &compression); }, "no compression");
+    header_.compression = compression_name(compression);
+    if (level_ == 0)
+      header_.placement = {data.min.x,
+                           data.min.y,
+                           display.min.x,
+                           display.min.y,
+                           display.max.x - display.min.x + 1,
+                           display.max.y - display.min.y + 1};
+    else  // OpenImageIO: a smaller level is its own frame, at the data window's origin
+      header_.placement = {data.min.x, data.min.y, data.min.x, data.min.y, w, h};
+    if (tiled_) {
+      header_.tile_width = tile_w_, header_.tile_height = tile_h_;
+      tiles_x_ = int((int64_t(w) + tile_w_ - 1) / tile_w_);
+    }
+    header_.metadata = metadata(tiled_ && levels() > 1);
+    band_chunks_ = band_chunks();
+    // The band is float, whatever the file stores: its rows in stored samples for the check.
+    header_.decode_rows =
+        band_chunks_ * chunk_rows_ * int(sizeof(float) / stored_size(header_.stored));
+  }
+
+  ~ExrReader() override {
+    if (header_.subimages > 1) KeptFiles::instance().give_back(std::move(context_));
+  }
+
+  void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
+    const std::size_t row_samples = std::size_t(header_.width) * n;
+    for (int i = 0; i < count; ++i) {
+      const int y = next_ + i;
+      if (first != band_first_ || n != band_n_ || y < band_y_ || y >= band_y_ + band_rows_)
+        load_band(y - y % chunk_rows_, first, n);
+      const float* row = band_.data() + std::size_t(y - band_y_) * row_samples;
+      std::byte* dst = out + std::size_t(i) * row_samples * sample_size(type);
+      if (type == PixelType::f32) {
+        std::memcpy(dst, row, row_samples * sizeof(float));
+        continue;
+      }
+      // 8 or 16-bit codes asked of float data: clamped, rounded, as OpenImageIO converts.
+      const float top = type == PixelType::u8 ? 255.0f : 65535.0f;
+      for (std::size_t s = 0; s < row_samples; ++s) {
+        const float v = std::isnan(row[s]) ? 0.0f : std::clamp(row[s], 0.0f, 1.0f) * top + 0.5f;
+        put_sample(dst, s, type, int(v), 1.0f);
+      }
+    }
+    next_ += count;
+  }
+
+ private:
+  int levels() const {
+    int32_t lx = 1, ly = 1;
+    exr_get_tile_levels(context_->get(), part_, &lx, &ly);
+    return std::max(lx, ly);
+  }
+
+  // OpenImageIO marks the first channel named A or Alpha (in any layer) as alpha; halo's alpha
+  // is a last channel so marked.
+  bool alpha_last() const {
+    for (std::size_t i = 0; i < channels_.size(); ++i) {
+      const std::string s = lower(channels_[i].suffix);
+      if (s == "a" || s == "alpha") return i + 1 == channels_.size();
+    }
+    return false;
+  }
+
+  Metadata metadata(bool mipmapped) const {
+    Metadata m;
+    int32_t count = 0;
+    context_->call([&] { return exr_get_attribute_count(context_->get(), part_, &count); },
+                   "no attributes");
+    for (int32_t i = 0; i < count; ++i) {
+      const exr_attribute_t* a = nullptr;
+      context_->call(
+          [&] {
+            return exr_get_attribute_by_index(context_->get(), part_, EXR_ATTR_LIST_SORTED_ORDER, i,
+                                              &a);
+          },
+          "cannot read an attribute");
+      if (is_layout(a->name)) continue;
+      if (auto attribute = attribute_of(*a)) m.attributes.push_back(std::move(*attribute));
+    }
+    if (mipmapped) m.set_text("textureformat", "Plain Texture");
+    return m;
+  }
+
+  // Chunks per band: two for each thread, within kBandBytes (one at least).
+  int band_chunks() const {
+    const std::size_t chunk_bytes =
+        std::size_t(header_.width) * channels_.size() * sizeof(float) * std::size_t(chunk_rows_);
+    const int fit =
+        int(std::max<std::size_t>(1, kBandBytes / std::max<std::size_t>(1, chunk_bytes)));
+    const int chunk_count = int((int64_t(header_.height) + chunk_rows_ - 1) / chunk_rows_);
+    return std::max(1, std::min({2 * default_threads(), fit, chunk_count}));
+  }
+
+  // Decodes the rows from `y` (a chunk's first row), channels [first, first + n), into the band:
+  // its chunks (a scanline file's row blocks, or each row of tiles' tiles) on the workers.
+  void load_band(int y, int first, int n) {
+    band_y_ = y, band_first_ = first, band_n_ = n;
+    band_rows_ = std::min(band_chunks_ * chunk_rows_, header_.height - y);
+    band_.resize(std::size_t(band_rows_) * header_.width * n);
+    struct Piece {
+      int row, column;  // in the band: the chunk's first row and pixel
+      int tile_x, tile_y;
+    };
+    std::vector<Piece> pieces;
+    for (int r = 0; r < band_rows_; r += chunk_rows_) {
+      if (!tiled_) {
+        pieces.push_back({r, 0, 0, 0});
+        continue;
+      }
+      for (int tx = 0; tx < tiles_x_; ++tx)
+        pieces.push_back({r, tx * tile_w_, tx, (y + r) / tile_h_});
+    }
+    const auto decode_piece = [&](const Piece& p) {
+      exr_chunk_info_t info;
+      context_->call(
+          [&] {
+            return tiled_ ? exr_read_tile_chunk_info(context_->get(), part_, p.tile_x, p.tile_y,
+                                                     level_, level_, &info)
+                          : exr_read_scanline_chunk_info(context_->get(), part_, y0_ + y + p.row,
+                                                         &info);
+          },
+          fmt::format("cannot read pixels: the chunk at row {}", y + p.row));
+      decode(info, band_.data() + (std::size_t(p.row) * header_.width + p.column) * n, first, n);
+    };
+    if (pieces.size() == 1) return decode_piece(pieces[0]);
+    if (!workers_) workers_ = std::make_unique<Workers>(default_threads());
+    std::vector<std::future<void>> done;
+    const std::size_t tasks = std::min<std::size_t>(pieces.size(), std::size_t(default_threads()));
+    for (std::size_t t = 0; t < tasks; ++t)
+      done.push_back(workers_->submit([&, t] {
+        for (std::size_t i = t; i < pieces.size(); i += tasks) decode_piece(pieces[i]);
+      }));
+    std::exception_ptr failure;
+    for (auto& f : done) try {
+        f.get();
+      } catch (...) {
+        if (!failure) failure = std::current_exception();
+      }
+    if (failure) std::rethrow_exception(failure);
+  }
+
+  // One chunk's channels [first, first + n) as float, into `to` (its first pixel in the band).
+  void decode(const exr_chunk_info_t& info, float* to, int first, int n) const {
+    exr_context_t c = context_->get();
+    exr_decode_pipeline_t decoder = EXR_DECODE_PIPELINE_INITIALIZER;
+    struct Release {
+      exr_context_t c;
+      exr_decode_pipeline_t* d;
+      ~Release() { exr_decoding_destroy(c, d); }
+    } release{c, &decoder};
+    const std::string where = fmt::format("cannot read pixels: the chunk at row {}", info.start_y);
+    context_->call([&] { return exr_decoding_initialize(c, part_, &info, &decoder); }, where);
+    // Each channel as stored, into its float's slot (OpenEXRCore 3.1 unpacks without
+    // converting), then widened there.
+    for (int16_t i = 0; i < decoder.channel_count; ++i) {
+      exr_coding_channel_info_t& ch = decoder.channels[i];
+      ch.decode_to_ptr = nullptr;
+      for (int k = first; k < first + n; ++k)
+        if (channels_[std::size_t(k)].name == ch.channel_name) {
+          ch.decode_to_ptr = reinterpret_cast<uint8_t*>(to + (k - first));
+          ch.user_pixel_stride = int32_t(n * sizeof(float));
+          ch.user_line_stride = int32_t(std::size_t(header_.width) * n * sizeof(float));
+          ch.user_bytes_per_element = ch.bytes_per_element;
+          ch.user_data_type = ch.data_type;
+        }
+    }
+    context_->call([&] { return exr_decoding_choose_default_routines(c, part_, &decoder); }, where);
+    context_->call([&] { return exr_decoding_run(c, part_, &decoder); }, where);
+    for (int k = first; k < first + n; ++k)
+      widen(channels_[std::size_t(k)].type, to + (k - first), info.width, info.height, n);
+  }
+
+  // A decoded channel's samples, each in the first bytes of its float, as floats: half as
+  // Imath converts it, UINT by value (as OpenEXR's own reader converts them).
+  void widen(exr_pixel_type_t type, float* at, int width, int height, int n) const {
+    if (type == EXR_PIXEL_FLOAT) return;
+    for (int y = 0; y < height; ++y) {
+      float* row = at + std::size_t(y) * header_.width * n;
+      for (int x = 0; x < width; ++x) {
+        float* v = row + std::size_t(x) * n;
+        if (type == EXR_PIXEL_HALF) {
+          uint16_t h;
+          std::memcpy(&h, v, sizeof h);
+          *v = imath_half_to_float(h);
+        } else {
+          uint32_t u;
+          std::memcpy(&u, v, sizeof u);
+          *v = float(u);
+        }
+      }
+    }
+  }
+
+  std::shared_ptr<Context> context_;
+  int part_, level_;
+  std::vector<ExrChannel> channels_;
+  bool tiled_ = false;
+  int y0_ = 0;  // the data window's first row
+  int32_t chunk_rows_ = 1, tile_w_ = 0, tile_h_ = 0;
+  int tiles_x_ = 0;
+  int band_chunks_ = 1;
+  std::vector<float> band_;
+  int band_y_ = 0, band_rows_ = 0, band_first_ = -1, band_n_ = 0;
+  int next_ = 0;
+  std::unique_ptr<Workers> workers_;
+};
+
+// ---- Writing ----
+
+// --compression for EXR: method[:level]; DWAA/DWAB leave the file to OpenImageIO's writer.
+struct Compression {
+  exr_compression_t method = EXR_COMPRESSION_ZIP;
+  int level = -1;  // zip's deflate level; -1: OpenEXR's default
+  bool native = true;
+};
+
+Compression parse_compression(const std::string& text) {
+  Compression c;
+  if (text.empty()) return c;
+  const std::string method = text.substr(0, text.find(':'));
+  const std::string level =
+      text.find(':') == std::string::npos ? "" : text.substr(text.find(':') + 1);
+  static const std::vector<std::pair<std::string, exr_compression_t>> methods = {
+      {"none", EXR_COMPRESSION_NONE}, {"rle", EXR_COMPRESSION_RLE},
+      {"zips", EXR_COMPRESSION_ZIPS}, {"zip", EXR_COMPRESSION_ZIP},
+      {"piz", EXR_COMPRESSION_PIZ},   {"pxr24", EXR_COMPRESSION_PXR24},
+      {"b44", EXR_COMPRESSION_B44},   {"b44a", EXR_COMPRESSION_B44A},
+      {"dwaa", EXR_COMPRESSION_DWAA}, {"dwab", EXR_COMPRESSION_DWAB}};
+  const auto it = std::find_if(methods.begin(), methods.end(),
+                               [&](const auto& m) { return m.first == method; });
+  if (it == methods.end())
+    throw Error(ErrorKind::Usage, "--compression '" + text +
+                                      "' does not apply to .exr (have none, rle, zips, zip, "
+                                      "piz, pxr24, b44, b44a, dwaa, dwab, with :level for zip "
+                                      "and dwa)");
+  c.method = it->second;
+  c.native = c.method != EXR_COMPRESSION_DWAA && c.method != EXR_COMPRESSION_DWAB;
+  if (!level.empty()) {
+    const bool zip = c.method == EXR_COMPRESSION_ZIP || c.method == EXR_COMPRESSION_ZIPS;
+    char* end = nullptr;
+    const long v = std::strtol(level.c_str(), &end, 10);
+    if (c.native && (!zip || *end || v < 0 || v > 9))
+      throw Error(ErrorKind::Usage, "--compression '" + text +
+                                        "': a level is zip's or zips' 0..9, or dwaa's and "
+                                        "dwab's quality");
+    c.level = int(v);
+  }
+  return c;
+}
+
+// The attribute stored under OpenEXR's name and type; false for a type EXR has no form of.
+bool set_attribute(exr_context_t c, int part, const Attribute& a) {
+  std::string name = a.name;
+  for (const auto& [exr, oiio] : renamed())
+    if (name == oiio) name = exr;
+  const char* n = name.c_str();
+  const std::string& v = a.value;
+  const auto fits = [&](std::size_t bytes) { return v.size() == bytes; };
+  const std::string& t = a.type;
+  // The values are copied out of the string first: its bytes need not be aligned.
+  const auto load = [&](auto& into) { std::memcpy(&into, v.data(), sizeof into); };
+  if (t == "string") return exr_attr_set_string(c, part, n, v.c_str()) == EXR_ERR_SUCCESS;
+  if (t == "int" && fits(4)) {
+    int32_t x;
+    load(x);
+    return exr_attr_set_int(c, part, n, x) == EXR_ERR_SUCCESS;
+  }
+  if (t == "float" && fits(4)) {
+    float x;
+    load(x);
+    return exr_attr_set_float(c, part, n, x) == EXR_ERR_SUCCESS;
+  }
+  if (t == "double" && fits(8)) {
+    double x;
+    load(x);
+    return exr_attr_set_double(c, part, n, x) == EXR_ERR_SUCCESS;
+  }
+  if (t == "float[8]" && name == "chromaticities" && fits(32)) {
+    exr_attr_chromaticities_t x;
+    load(x);
+    return exr_attr_set_chromaticities(c, part, n, &x) == EXR_ERR_SUCCESS;
+  }
+  if (t.starts_with("float[") && v.size() % 4 == 0 && !v.empty()) {
+    std::vector<float> x(v.size() / 4);
+    std::memcpy(x.data(), v.data(), v.size());
+    return exr_attr_set_float_vector(c, part, n, int32_t(x.size()), x.data()) == EXR_ERR_SUCCESS;
+  }
+#define HALO_EXR_SET(type_name, exr_type, setter)     \
+  if (t == type_name && fits(sizeof(exr_type))) {     \
+    exr_type x;                                       \
+    load(x);                                          \
+    return setter(c, part, n, &x) == EXR_ERR_SUCCESS; \
+  }
+  HALO_EXR_SET("matrix33", exr_attr_m33f_t, exr_attr_set_m33f)
+  HALO_EXR_SET("matrix33d", exr_attr_m33d_t, exr_attr_set_m33d)
+  HALO_EXR_SET("matrix", exr_attr_m44f_t, exr_attr_set_m44f)
+  HALO_EXR_SET("matrixd", exr_attr_m44d_t, exr_attr_set_m44d)
+  HALO_EXR_SET("float2i", exr_attr_v2i_t, exr_attr_set_v2i)
+  HALO_EXR_SET("float2", exr_attr_v2f_t, exr_attr_set_v2f)
+  HALO_EXR_SET("float2d", exr_attr_v2d_t, exr_attr_set_v2d)
+  HALO_EXR_SET("vectori", exr_attr_v3i_t, exr_attr_set_v3i)
+  HALO_EXR_SET("vector", exr_attr_v3f_t, exr_attr_set_v3f)
+  HALO_EXR_SET("vectord", exr_attr_v3d_t, exr_attr_set_v3d)
+  HALO_EXR_SET("float2i[2]", exr_attr_box2i_t, exr_attr_set_box2i)
+  HALO_EXR_SET("float2[2]", exr_attr_box2f_t, exr_attr_set_box2f)
+  HALO_EXR_SET("timecode", exr_attr_timecode_t, exr_attr_set_timecode)
+  HALO_EXR_SET("keycode", exr_attr_keycode_t, exr_attr_set_keycode)
+#undef HALO_EXR_SET
+  if (t == "rational2i" && fits(8)) {
+    int32_t r[2];
+    load(r);
+    if (r[1] < 0) return false;
+    const exr_attr_rational_t x = {r[0], uint32_t(r[1])};
+    return exr_attr_set_rational(c, part, n, &x) == EXR_ERR_SUCCESS;
+  }
+  return false;
+}
+
+class ExrWriter : public ImageWriter {
+ public:
+  ExrWriter(const std::string& target, const std::string& file, const OutputHeader& h,
+            const Compression& compression, int threads)
+      : target_(target), header_(h), threads_(threads) {
+    auto stream = std::make_unique<Stream>();
+    stream->path = target;
+    stream->output = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (stream->output < 0)
+      throw Error(ErrorKind::CantCreate, target + ": cannot create: " + std::strerror(errno));
+    context_ = std::make_unique<Context>(std::move(stream));
+    const exr_context_initializer_t init = initializer(context_->stream());
+    create(file, init, compression);
+  }
+
+  ~ExrWriter() override {
+    context_.reset();
+    if (fd() >= 0) ::close(fd());
+  }
+
+  void write_rows(int count, const std::byte* rows) override {
+    const std::size_t row_bytes = std::size_t(header_.width) * header_.channels * sizeof(float);
+    for (int r = 0; r < count; ++r) {
+      std::memcpy(band_.data() + std::size_t(band_rows_) * row_bytes / sizeof(float),
+                  rows + std::size_t(r) * row_bytes, row_bytes);
+      if (++band_rows_ == band_capacity_) flush();
+    }
+  }
+
+  void finish() override {
+    if (band_rows_ > 0) flush();
+    if (written_ != header_.height)
+      throw Error(ErrorKind::Internal,
+                  fmt::format("{}: {} of {} rows written", target_, written_, header_.height));
+    context_->finish();
+    const int output = fd();
+    context_->stream().output = -1;
+    if (::close(output) != 0)
+      throw Error(ErrorKind::Io, target_ + ": write failed: " + std::strerror(errno));
+  }
+
+ private:
+  int fd() const { return context_ ? context_->stream().output : -1; }
+
+  void create(const std::string& file, const exr_context_initializer_t& init,
+              const Compression& compression) {
+    Context& ctx = *context_;
+    const auto call = [&](auto&& f, const char* what) { ctx.call(f, what, ErrorKind::CantCreate); };
+    call([&] { return exr_start_write(ctx.put(), file.c_str(), EXR_WRITE_FILE_DIRECTLY, &init); },
+         "cannot create");
+    exr_context_t c = ctx.get();
+    call([&] { return exr_add_part(c, nullptr, EXR_STORAGE_SCANLINE, &part_); },
+         "cannot add its image");
+    const Placement& p = header_.placement;
+    const bool placed = p.placed(header_.width, header_.height);
+    const exr_attr_box2i_t data = {{p.x, p.y}, {p.x + header_.width - 1, p.y + header_.height - 1}};
+    const exr_attr_box2i_t display =
+        placed && p.full_width > 0 && p.full_height > 0
+            ? exr_attr_box2i_t{{p.full_x, p.full_y},
+                               {p.full_x + p.full_width - 1, p.full_y + p.full_height - 1}}
+            : data;
+    const exr_attr_v2f_t centre = {0, 0};
+    call(
+        [&] {
+          return exr_initialize_required_attr(c, part_, &display, &data, 1.0f, &centre, 1.0f,
+                                              EXR_LINEORDER_INCREASING_Y, compression.method);
+        },
+        "cannot set its header");
+    if (compression.level >= 0)
+      call([&] { return exr_set_zip_compression_level(c, part_, compression.level); },
+           "cannot set zip's level");
+    const std::vector<std::string> names = int(header_.channel_names.size()) == header_.channels
+                                               ? header_.channel_names
+                                               : standard_names(header_.channels, header_.alpha);
+    for (int i = 0; i < header_.channels; ++i) {
+      const SampleType type = header_.channel_types.size() == std::size_t(header_.channels)
+                                  ? header_.channel_types[std::size_t(i)]
+                                  : header_.type;
+      const exr_pixel_type_t stored = type == SampleType::f32 ? EXR_PIXEL_FLOAT : EXR_PIXEL_HALF;
+      halves_.push_back(stored == EXR_PIXEL_HALF);
+      if (exr_add_channel(c, part_, names[std::size_t(i)].c_str(), stored,
+                          EXR_PERCEPTUALLY_LOGARITHMIC, 1, 1) != EXR_ERR_SUCCESS)
+        throw Error(ErrorKind::Usage, target_ + ": cannot store channel '" + names[std::size_t(i)] +
+                                          "' (a name used twice?)");
+    }
+    names_ = names;
+    std::vector<std::string> dropped;
+    for (const Attribute& a : header_.metadata.attributes)
+      if (is_layout(a.name) || !set_attribute(c, part_, a)) dropped.push_back(a.name);
+    if (!dropped.empty())
+      spdlog::warn("{}: attributes {} have no form in an EXR header and are left out", target_,
+                   fmt::join(dropped, ", "));
+    call([&] { return exr_write_header(c); }, "cannot write its header");
+    call([&] { return exr_get_scanlines_per_chunk(c, part_, &chunk_rows_); }, "no chunk size");
+    const std::size_t chunk_bytes =
+        std::size_t(header_.width) * header_.channels * sizeof(float) * std::size_t(chunk_rows_);
+    const int fit =
+        int(std::max<std::size_t>(1, kBandBytes / std::max<std::size_t>(1, chunk_bytes)));
+    band_capacity_ = std::min(std::max(1, std::min(2 * threads_, fit)) * chunk_rows_,
+                              std::max(chunk_rows_, header_.height));
+    band_.resize(std::size_t(band_capacity_) * header_.width * header_.channels);
+  }
+
+  // Encodes the band's chunks on the workers, then writes them in order.
+  void flush() {
+    const int chunks = (band_rows_ + chunk_rows_ - 1) / chunk_rows_;
+    std::vector<std::vector<uint8_t>> encoded(static_cast<std::size_t>(chunks));
+    const auto encode_chunk = [&](int k) {
+      encoded[std::size_t(k)] =
+          encode(written_ + k * chunk_rows_,
+                 band_.data() + std::size_t(k) * chunk_rows_ * header_.width * header_.channels);
+    };
+    if (chunks == 1 || threads_ == 1) {
+      for (int k = 0; k < chunks; ++k) encode_chunk(k);
+    } else {
+      if (!workers_) workers_ = std::make_unique<Workers>(threads_);
+      std::vector<std::future<void>> done;
+      for (int k = 0; k < chunks; ++k)
+        done.push_back(workers_->submit([&, k] { encode_chunk(k); }));
+      std::exception_ptr failure;
+      for (auto& f : done) try {
+          f.get();
+        } catch (...) {
+          if (!failure) failure = std::current_exception();
+        }
+      if (failure) std::rethrow_exception(failure);
+    }
+    for (int k = 0; k < chunks; ++k) {
+      const auto& bytes = encoded[std::size_t(k)];
+      context_->call(
+          [&] {
+            return exr_write_scanline_chunk(context_->get(), part_,
+                                            header_.placement.y + written_ + k * chunk_rows_,
+                                            bytes.data(), bytes.size());
+          },
+          "write failed", ErrorKind::Io);
+    }
+    written_ += band_rows_;
+    band_rows_ = 0;
+  }
+
+  // One chunk from row `y` of the image (rows from `rows`), compressed as the file says.
+  std::vector<uint8_t> encode(int y, const float* rows) const {
+    exr_context_t c = context_->get();
+    exr_chunk_info_t info;
+    const std::string where = fmt::format("cannot encode the rows from {}", y);
+    context_->call(
+        [&] { return exr_write_scanline_chunk_info(c, part_, header_.placement.y + y, &info); },
+        where, ErrorKind::Io);
+    exr_encode_pipeline_t encoder = EXR_ENCODE_PIPELINE_INITIALIZER;
+    struct Release {
+      exr_context_t c;
+      exr_encode_pipeline_t* e;
+      ~Release() { exr_encoding_destroy(c, e); }
+    } release{c, &encoder};
+    context_->call([&] { return exr_encoding_initialize(c, part_, &info, &encoder); }, where,
+                   ErrorKind::Io);
+    // The chunk's samples in each channel's stored type (OpenEXRCore 3.1 packs without
+    // converting): half rounded to nearest even, as Imath rounds.
+    const std::size_t w = std::size_t(header_.width), channels = std::size_t(header_.channels);
+    const std::size_t samples = w * std::size_t(info.height) * channels;
+    std::vector<float> stored(rows, rows + samples);
+    for (std::size_t k = 0; k < channels; ++k)
+      if (halves_[k])
+        for (std::size_t i = k; i < samples; i += channels) {
+          const uint16_t h = imath_float_to_half(stored[i]);
+          std::memcpy(&stored[i], &h, sizeof h);
+        }
+    for (int16_t i = 0; i < encoder.channel_count; ++i) {
+      exr_coding_channel_info_t& ch = encoder.channels[i];
+      const auto k =
+          std::size_t(std::find(names_.begin(), names_.end(), ch.channel_name) - names_.begin());
+      ch.encode_from_ptr = reinterpret_cast<const uint8_t*>(stored.data() + k);
+      ch.user_pixel_stride = int32_t(channels * sizeof(float));
+      ch.user_line_stride = int32_t(channels * sizeof(float) * w);
+      ch.user_bytes_per_element = ch.bytes_per_element;
+      ch.user_data_type = ch.data_type;
+    }
+    context_->call([&] { return exr_encoding_choose_default_routines(c, part_, &encoder); }, where,
+                   ErrorKind::Io);
+    // The chunk is kept, not written: chunks are encoded on several threads and written in order.
+    std::vector<uint8_t> bytes;
+    encoder.encoding_user_data = &bytes;
+    encoder.yield_until_ready_fn = [](exr_encode_pipeline_t*) -> exr_result_t {
+      return EXR_ERR_SUCCESS;
+    };
+    encoder.write_fn = [](exr_encode_pipeline_t* e) -> exr_result_t {
+      auto* out = static_cast<std::vector<uint8_t>*>(e->encoding_user_data);
+      const auto* data = static_cast<const uint8_t*>(e->compressed_buffer);
+      out->assign(data, data + e->compressed_bytes);
+      return EXR_ERR_SUCCESS;
+    };
+    context_->call([&] { return exr_encoding_run(c, part_, &encoder); }, where, ErrorKind::Io);
+    return bytes;
+  }
+
+  std::string target_;
+  OutputHeader header_;
+  int threads_;
+  std::unique_ptr<Context> context_;
+  int part_ = 0;
+  int32_t chunk_rows_ = 1;
+  std::vector<std::string> names_;
+  std::vector<bool> halves_;  // by channel: stored as half
+  std::vector<float> band_;
+  int band_rows_ = 0, band_capacity_ = 1, written_ = 0;
+  std::unique_ptr<Workers> workers_;
+};
+// Whether the native reader reads part p (see the top of this file); its MIP levels if so
+// (ripmaps and environment maps are the module's, as are the others).
+std::optional<int> native_levels(const Context& context, int p) {
+  exr_context_t c = context.get();
+  exr_storage_t storage;
+  context.call([&] { return exr_get_storage(c, p, &storage); }, "no storage type");
+  if (storage != EXR_STORAGE_SCANLINE && storage != EXR_STORAGE_TILED) return std::nullopt;
+  exr_compression_t compression;
+  context.call([&] { return exr_get_compression(c, p, &compression); }, "no compression");
+  if (compression == EXR_COMPRESSION_DWAA || compression == EXR_COMPRESSION_DWAB)
+    return std::nullopt;
+  const exr_attr_chlist_t* list = nullptr;
+  context.call([&] { return exr_get_channels(c, p, &list); }, "no channels");
+  if (!list || list->num_channels <= 0)
+    throw Error(ErrorKind::BadData, context.path() + ": has no channels");
+  for (int i = 0; i < list->num_channels; ++i) {
+    const exr_attr_chlist_entry_t& e = list->entries[i];
+    if (e.x_sampling != 1 || e.y_sampling != 1) return std::nullopt;
+    // OpenEXRCore 3.1 decodes B44's float and uint channels (stored as they are) wrongly.
+    if ((compression == EXR_COMPRESSION_B44 || compression == EXR_COMPRESSION_B44A) &&
+        e.pixel_type != EXR_PIXEL_HALF)
+      return std::nullopt;
+  }
+  const exr_attribute_t* envmap = nullptr;
+  if (exr_get_attribute_by_name(c, p, "envmap", &envmap) == EXR_ERR_SUCCESS) return std::nullopt;
+  if (storage == EXR_STORAGE_SCANLINE) return 1;
+  uint32_t tile_w, tile_h;
+  exr_tile_level_mode_t mode;
+  exr_tile_round_mode_t round;
+  context.call([&] { return exr_get_tile_descriptor(c, p, &tile_w, &tile_h, &mode, &round); },
+               "no tile description");
+  if (mode == EXR_TILE_RIPMAP_LEVELS) return std::nullopt;
+  int32_t levels_x = 1, levels_y = 1;
+  context.call([&] { return exr_get_tile_levels(c, p, &levels_x, &levels_y); }, "no levels");
+  return std::max(1, levels_x);
+}
+
+}  // namespace
+
+std::vector<int> exr_mip_levels(const std::shared_ptr<const CheckedFile>& file) {
+  std::shared_ptr<Context> context = open_context(file);
+  int parts = 0;
+  context->call([&] { return exr_get_count(context->get(), &parts); }, "no parts");
+  std::vector<int> levels;
+  for (int p = 0; p < parts; ++p) {
+    const std::optional<int> n = native_levels(*context, p);
+    if (!n) {  // the module counts them all, as it reads that part
+      levels.clear();
+      break;
+    }
+    levels.push_back(*n);
+  }
+  if (parts > 1) KeptFiles::instance().give_back(std::move(context));
+  return levels;
+}
+
+std::unique_ptr<ImageReader> open_exr(std::shared_ptr<const CheckedFile> file, ImagePart part) {
+  std::shared_ptr<Context> context = open_context(file);
+  exr_context_t c = context->get();
+  int parts = 0;
+  context->call([&] { return exr_get_count(c, &parts); }, "no parts");
+  const auto no_such_part = [&] {
+    return Error(ErrorKind::BadData,
+                 fmt::format("{}: has no subimage {} MIP level {} (it has {} subimages)",
+                             file->path(), part.subimage, part.miplevel, parts));
+  };
+  if (part.subimage < 0 || part.subimage >= parts || part.miplevel < 0) throw no_such_part();
+  const std::optional<int> levels = native_levels(*context, part.subimage);
+  if (!levels) {  // the OpenImageIO module's
+    if (parts > 1) KeptFiles::instance().give_back(std::move(context));
+    return nullptr;
+  }
+  if (part.miplevel >= *levels) throw no_such_part();
+  const exr_attr_chlist_t* list = nullptr;
+  context->call([&] { return exr_get_channels(c, part.subimage, &list); }, "no channels");
+  std::vector<ExrChannel> channels = ordered_channels(*list);
+  return std::make_unique<ExrReader>(std::move(context), part.subimage, part.miplevel, parts,
+                                     std::move(channels));
+}
+
+std::unique_ptr<ImageWriter> create_exr(const std::string& target, const std::string& file,
+                                        const OutputHeader& header, const WriteOptions& options) {
+  if (options.quality > 0) throw Error(ErrorKind::Usage, "--quality applies to JPEG, not .exr");
+  const Compression compression = parse_compression(options.compression);
+  const Metadata& m = header.metadata;
+  if (!compression.native || !m.exif.empty() || !m.xmp.empty() || !m.iptc.empty() || !m.icc.empty())
+    return nullptr;
+  const int threads = options.threads > 0 ? options.threads : default_threads();
+  return std::make_unique<ExrWriter>(target, file, header, compression, threads);
+}
+
+}  // namespace halo
