@@ -216,7 +216,7 @@ void OutputImage::write(Span rows, const PixelBuffer& pixels) {
       }
       writer_ = create_writer(path_, file_->temp_path().string(),
                               {width_, height_, pixels.channels, pixels.alpha, type_, metadata_,
-                               channel_names_, placement_},
+                               channel_names_, placement_, channel_types_},
                               options_);
     }
     writer_->write_rows(rows.count(), pixels.bytes.data());

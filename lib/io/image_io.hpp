@@ -71,6 +71,9 @@ class OutputImage {
   ~OutputImage();
   // Names for the channels (before the first rows), for formats that keep names (EXR).
   void name_channels(std::vector<std::string> names) { channel_names_ = std::move(names); }
+  // Each channel's stored type (before the first rows), for formats that mix them (EXR: half
+  // beside float); unset, every channel is `type`.
+  void type_channels(std::vector<SampleType> types) { channel_types_ = std::move(types); }
   // The input's data and display windows (before the first rows), for formats that keep them
   // (EXR, TIFF); a warning says when the output's format cannot.
   void place(const Placement& placement);
@@ -85,6 +88,7 @@ class OutputImage {
   WriteOptions options_;
   Metadata metadata_;
   std::vector<std::string> channel_names_;
+  std::vector<SampleType> channel_types_;
   Placement placement_;
   std::unique_ptr<class AtomicOutput> file_;
   std::unique_ptr<ImageWriter> writer_;

@@ -447,6 +447,12 @@ class OiioReader : public ImageReader {
     header_.stored = stored_type(spec.format);
     header_.alpha = spec.alpha_channel == spec.nchannels - 1;
     header_.format = in_->format_name();
+    if (header_.format == "openexr") {  // as halo's own EXR reader describes a file
+      header_.compression = spec.get_string_attribute("compression");
+      if (!spec.channelformats.empty())
+        for (int c = 0; c < spec.nchannels; ++c)
+          header_.channel_types.push_back(stored_type(spec.channelformat(c)));
+    }
     header_.metadata = metadata_of(spec);
     y0_ = spec.y;
     header_.placement = {spec.x,      spec.y,          spec.full_x,

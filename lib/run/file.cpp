@@ -21,6 +21,22 @@ namespace halo {
 
 namespace {
 
+// The type each of `channels` has in the input (half stays half beside float, as oiiotool
+// keeps it), `otherwise` for a channel the input does not have.
+std::vector<SampleType> stored_types(const ImageHeader& input,
+                                     const std::vector<std::string>& channels,
+                                     SampleType otherwise) {
+  std::vector<SampleType> types;
+  for (const std::string& name : channels) {
+    const auto at = std::find(input.channels.begin(), input.channels.end(), name);
+    const std::size_t k = std::size_t(at - input.channels.begin());
+    types.push_back(at == input.channels.end()       ? otherwise
+                    : k < input.channel_types.size() ? input.channel_types[k]
+                                                     : input.stored);
+  }
+  return types;
+}
+
 // Whether a stage turns colour into luminance (gray=1, emboss's default): such a chain keeps
 // alpha apart, as before, since one grey plane cannot be divided back into colour.
 bool makes_gray(const Spec& parsed, const FilterDef& def) {
@@ -314,6 +330,9 @@ StreamResult run_file(const FileNames& names, FilePlan& plan, const FileRunOptio
   WriteOptions encoding = o.encoding;  // encoder threads: this file's share of the cores
   if (encoding.threads == 0)
     encoding.threads = std::max(1, int(std::thread::hardware_concurrency()) / o.workers);
+  // An EXR keeps its compression unless --compression says otherwise, as oiiotool keeps it.
+  if (encoding.compression.empty() && extension(names.output) == ".exr")
+    encoding.compression = in.header().compression;
   spdlog::info("{}: metadata {}", names.output, plan.metadata().summary());
   const Size size = plan.output_size();
   OutputImage out(names.output, size.width, size.height, type, encoding, plan.metadata());
@@ -328,11 +347,17 @@ StreamResult run_file(const FileNames& names, FilePlan& plan, const FileRunOptio
                                 "alone",
                                 names.output, pixels.channels, pixels.channels == 1 ? "" : "s",
                                 picked, names.input, taken));
+    const auto keep_types = [&](const std::vector<std::string>& channels) {
+      if (!o.type && extension(names.output) == ".exr")
+        out.type_channels(stored_types(in.header(), channels, type));
+    };
     if (first && layers) {
+      keep_types(layers->names());
       out.name_channels(layers->names());
       spdlog::info("{}: the {} other channels of {} beside the filtered ones{}", names.output,
                    layers->carried(), names.input, layers->moved() ? ", moved with the image" : "");
     } else if (first && std::size_t(pixels.channels) == in.channels().names.size()) {
+      keep_types(in.channels().names);
       out.name_channels(in.channels().names);  // ViewLayer.Combined.R stays so in an EXR
     }
     first = false;
