@@ -715,6 +715,8 @@ class OiioWriter : public ImageWriter {
                             ? h.channel_names
                             : standard_names(h.channels, h.alpha);
     spec.alpha_channel = h.alpha ? h.channels - 1 : -1;
+    if (int(h.channel_types.size()) == h.channels)  // an EXR's half beside float
+      for (const SampleType t : h.channel_types) spec.channelformats.push_back(oiio_type(t));
     spec.attribute("oiio:UnassociatedAlpha", 1);
     set_metadata(spec, h.metadata);
     set_encoding(spec, extension(target), options);
