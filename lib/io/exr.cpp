@@ -438,6 +438,17 @@ class ExrReader : public ImageReader {
     exr_compression_t compression;
     context_->call([&] { return exr_get_compression(c, part_, &compression); }, "no compression");
     header_.compression = compression_name(compression);
+    compression_ = compression;
+    const exr_attr_chlist_t* list = nullptr;
+    context_->call([&] { return exr_get_channels(c, part_, &list); }, "no channels");
+    for (int i = 0; i < list->num_channels; ++i) {
+      const exr_attr_chlist_entry_t& e = list->entries[i];
+      const auto at = std::find_if(channels_.begin(), channels_.end(),
+                                   [&](const ExrChannel& ch) { return ch.name == e.name.str; });
+      file_order_.push_back({std::size_t(at - channels_.begin()),
+                             e.pixel_type == EXR_PIXEL_HALF ? std::size_t(2) : std::size_t(4),
+                             e.pixel_type});
+    }
     if (level_ == 0)
       header_.placement = {data.min.x,
                            data.min.y,
@@ -579,8 +590,90 @@ class ExrReader : public ImageReader {
     if (failure) std::rethrow_exception(failure);
   }
 
-  // One chunk's channels [first, first + n) as float, into `to` (its first pixel in the band).
+  // One chunk's channels [first, first + n) as float, into `to` (its first pixel in the band):
+  // uncompressed and ZIP chunks by halo (libdeflate inflates 2-3x faster than zlib), the
+  // others through OpenEXRCore's pipeline.
   void decode(const exr_chunk_info_t& info, float* to, int first, int n) const {
+    if (compression_ == EXR_COMPRESSION_NONE || compression_ == EXR_COMPRESSION_ZIP ||
+        compression_ == EXR_COMPRESSION_ZIPS)
+      return decode_own(info, to, first, n);
+    decode_by_core(info, to, first, n);
+  }
+
+  [[noreturn]] void corrupt(const exr_chunk_info_t& info, const std::string& why) const {
+    throw Error(ErrorKind::BadData, fmt::format("{}: cannot read pixels: the chunk at row {}: {}",
+                                                context_->path(), info.start_y, why));
+  }
+
+  void decode_own(const exr_chunk_info_t& info, float* to, int first, int n) const {
+    const std::size_t w = std::size_t(info.width), h = std::size_t(info.height);
+    std::size_t pixel_bytes = 0;
+    for (const auto& ch : file_order_) pixel_bytes += ch.bytes;
+    const std::size_t unpacked = w * h * pixel_bytes;
+    if (info.unpacked_size != unpacked) corrupt(info, "its size does not fit its rows");
+    thread_local std::vector<uint8_t> packed, split, raw;
+    packed.resize(std::size_t(info.packed_size));
+    context_->call([&] { return exr_read_chunk(context_->get(), part_, &info, packed.data()); },
+                   fmt::format("cannot read pixels: the chunk at row {}", info.start_y));
+    const uint8_t* data = packed.data();
+    if (info.packed_size != info.unpacked_size) {  // else stored as it is (ZIP that did not shrink)
+      if (compression_ == EXR_COMPRESSION_NONE) corrupt(info, "its size does not fit its rows");
+      struct Decompressor {
+        libdeflate_decompressor* d = libdeflate_alloc_decompressor();
+        ~Decompressor() { libdeflate_free_decompressor(d); }
+      };
+      thread_local Decompressor inflater;
+      split.resize(unpacked);
+      std::size_t got = 0;
+      if (!inflater.d ||
+          libdeflate_zlib_decompress(inflater.d, packed.data(), packed.size(), split.data(),
+                                     unpacked, &got) != LIBDEFLATE_SUCCESS ||
+          got != unpacked)
+        corrupt(info, "its ZIP data is damaged");
+      // The running sum in a register: through memory it was three quarters of a decode.
+      uint8_t sum = split[0];
+      for (std::size_t i = 1; i < unpacked; ++i) split[i] = sum = uint8_t(sum + split[i] - 128);
+      raw.resize(unpacked);
+      const std::size_t half = (unpacked + 1) / 2;
+      for (std::size_t i = 0; i < half; ++i) raw[2 * i] = split[i];
+      for (std::size_t i = half; i < unpacked; ++i) raw[2 * (i - half) + 1] = split[i];
+      data = raw.data();
+    }
+    unpack(data, info, to, first, n);
+  }
+
+  // A chunk's raw bytes (each row, each channel in the file's (name) order, its samples
+  // little-endian), channels [first, first + n) as float into `to`.
+  void unpack(const uint8_t* data, const exr_chunk_info_t& info, float* to, int first,
+              int n) const {
+    const std::size_t w = std::size_t(info.width), h = std::size_t(info.height);
+    static_assert(std::endian::native == std::endian::little, "EXR data is little-endian");
+    const std::size_t row_stride = std::size_t(header_.width) * std::size_t(n);
+    for (std::size_t y = 0; y < h; ++y)
+      for (const auto& ch : file_order_) {
+        const int k = int(ch.index);
+        if (k >= first && k < first + n) {
+          float* dst = to + y * row_stride + std::size_t(k - first);
+          for (std::size_t x = 0; x < w; ++x, data += ch.bytes, dst += n) {
+            if (ch.type == EXR_PIXEL_FLOAT) {
+              std::memcpy(dst, data, 4);
+            } else if (ch.type == EXR_PIXEL_HALF) {
+              uint16_t v;
+              std::memcpy(&v, data, 2);
+              *dst = imath_half_to_float(v);
+            } else {
+              uint32_t v;
+              std::memcpy(&v, data, 4);
+              *dst = float(v);
+            }
+          }
+        } else {
+          data += w * ch.bytes;
+        }
+      }
+  }
+
+  void decode_by_core(const exr_chunk_info_t& info, float* to, int first, int n) const {
     exr_context_t c = context_->get();
     exr_decode_pipeline_t decoder = EXR_DECODE_PIPELINE_INITIALIZER;
     struct Release {
@@ -633,6 +726,13 @@ class ExrReader : public ImageReader {
 
   std::shared_ptr<Context> context_;
   int part_, level_;
+  exr_compression_t compression_ = EXR_COMPRESSION_NONE;
+  struct FileChannel {
+    std::size_t index;  // in channels_ (OpenImageIO's order)
+    std::size_t bytes;
+    exr_pixel_type_t type;
+  };
+  std::vector<FileChannel> file_order_;  // the header's (name) order, as chunks hold them
   std::vector<ExrChannel> channels_;
   bool tiled_ = false;
   int y0_ = 0;  // the data window's first row
@@ -960,11 +1060,16 @@ class ExrWriter : public ImageWriter {
   // is no smaller (the format's rule; readers tell by the size).
   std::vector<uint8_t> zip(std::vector<uint8_t> packed) const {
     const std::size_t n = packed.size();
-    thread_local std::vector<uint8_t> split;
+    thread_local std::vector<uint8_t> interleaved, split;
+    interleaved.resize(n);
     split.resize(n);
     const std::size_t half = (n + 1) / 2;
-    for (std::size_t i = 0; i < n; ++i) split[(i & 1) ? half + i / 2 : i / 2] = packed[i];
-    for (std::size_t i = n; i-- > 1;) split[i] = uint8_t(split[i] - split[i - 1] + 128);
+    for (std::size_t i = 0; i < half; ++i) interleaved[i] = packed[2 * i];
+    for (std::size_t i = half; i < n; ++i) interleaved[i] = packed[2 * (i - half) + 1];
+    const uint8_t* from = interleaved.data();
+    uint8_t* to = split.data();
+    to[0] = from[0];
+    for (std::size_t i = 1; i < n; ++i) to[i] = uint8_t(from[i] - from[i - 1] + 128);
     struct Compressor {
       libdeflate_compressor* c = nullptr;
       int level = -1;
