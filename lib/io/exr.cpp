@@ -241,24 +241,13 @@ const std::vector<std::pair<std::string, std::string>>& renamed() {
 }
 
 // The header's layout and what OpenImageIO keeps as its own attributes (window, tiles,
-// compression, line order, part name and type, resolution): not metadata.
+// compression, line order, part type, resolution): not metadata. The part's name is, as
+// OpenImageIO reads it, but a single-part output does not store it.
 bool is_layout(const std::string& name) {
-  static const std::vector<std::string> layout = {"channels",
-                                                  "compression",
-                                                  "dataWindow",
-                                                  "displayWindow",
-                                                  "lineOrder",
-                                                  "type",
-                                                  "chunkCount",
-                                                  "tiles",
-                                                  "version",
-                                                  "name",
-                                                  "xDensity",
-                                                  "envmap",
-                                                  "dwaCompressionLevel",
-                                                  "maxSamplesPerPixel",
-                                                  "preview",
-                                                  "idManifest"};
+  static const std::vector<std::string> layout = {
+      "channels",   "compression", "dataWindow", "displayWindow",       "lineOrder",
+      "type",       "chunkCount",  "tiles",      "version",             "xDensity",
+      "envmap",     "preview",     "idManifest", "dwaCompressionLevel", "maxSamplesPerPixel"};
   return std::find(layout.begin(), layout.end(), name) != layout.end();
 }
 
@@ -914,13 +903,17 @@ class ExrWriter : public ImageWriter {
          "cannot add its image");
     const Placement& p = header_.placement;
     const bool placed = p.placed(header_.width, header_.height);
-    const exr_attr_box2i_t data = {{p.x, p.y}, {p.x + header_.width - 1, p.y + header_.height - 1}};
-    const exr_attr_box2i_t display =
-        placed && p.full_width > 0 && p.full_height > 0
-            ? exr_attr_box2i_t{{p.full_x, p.full_y},
-                               {p.full_x + p.full_width - 1, p.full_y + p.full_height - 1}}
-            : data;
-    const exr_attr_v2f_t centre = {0, 0};
+    const auto box = [](int x, int y, int w, int h) {
+      exr_attr_box2i_t b;  // its corners are unions: set by name
+      b.min.x = x, b.min.y = y, b.max.x = x + w - 1, b.max.y = y + h - 1;
+      return b;
+    };
+    const exr_attr_box2i_t data = box(p.x, p.y, header_.width, header_.height);
+    const exr_attr_box2i_t display = placed && p.full_width > 0 && p.full_height > 0
+                                         ? box(p.full_x, p.full_y, p.full_width, p.full_height)
+                                         : data;
+    exr_attr_v2f_t centre;
+    centre.x = 0, centre.y = 0;
     call(
         [&] {
           return exr_initialize_required_attr(c, part_, &display, &data, 1.0f, &centre, 1.0f,
@@ -947,7 +940,8 @@ class ExrWriter : public ImageWriter {
     names_ = names;
     std::vector<std::string> dropped;
     for (const Attribute& a : header_.metadata.attributes)
-      if (is_layout(a.name) || !set_attribute(c, part_, a)) dropped.push_back(a.name);
+      if (!is_layout(a.name) && a.name != "name" && !set_attribute(c, part_, a))
+        dropped.push_back(a.name);
     if (!dropped.empty())
       spdlog::warn("{}: attributes {} have no form in an EXR header and are left out", target_,
                    fmt::join(dropped, ", "));

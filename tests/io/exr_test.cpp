@@ -4,8 +4,8 @@
 // bit for bit (UINT channels by value, as OpenEXR converts them). Then the same files damaged
 // (cut short, bytes flipped): where OpenEXR's reader fails, halo refuses with its bad-data
 // error (never a crash or a foreign exception); where it decodes a cut file, halo reads the
-// same samples. (OpenEXR's openexr-images collection
-// is not reachable from the test machines; these files cover its flat layouts.)
+// same samples. (OpenEXR's openexr-images collection is checked by
+// scripts/check-openexr-images where a checkout of it exists; these files cover its layouts.)
 #include <doctest/doctest.h>
 
 #include <Imath/half.h>
