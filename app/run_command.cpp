@@ -530,8 +530,8 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   run_app
       ->add_option("--type", options->type,
-                   "output samples u8|u16|half|float (default: as the input; the nearest "
-                   "the format can store)")
+                   "output samples u8|u16|half|float (default: as the input, an EXR's each "
+                   "channel as it is, half beside float; the nearest the format can store)")
       ->check(CLI::IsMember({"u8", "u16", "half", "float"}));
   run_app->add_flag("--verify", options->verify,
                     "also run the CPU reference on each stage's input; report max/mean/RMS "
@@ -553,8 +553,9 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
   run_app
       ->add_option("--compression", options->encoding.compression,
                    "PNG: zip:0..9 or 0..9 (default 6, compressed on all cores); EXR: none, rle, "
-                   "zips, zip (default), piz, pxr24, b44, b44a, dwaa, dwab (zip:N and dwaa:N set "
-                   "a level); TIFF: none, lzw, zip, packbits")
+                   "zips, zip, piz, pxr24, b44, b44a, dwaa, dwab (default: the input EXR's, else "
+                   "zip; zip:N and dwaa:N set a level; chunks on all cores); TIFF: none, lzw, "
+                   "zip, packbits")
       ->group(output);
   run_app
       ->add_option("--png-filter", options->encoding.png_filter,

@@ -180,6 +180,20 @@ class Workers {
     ready_.notify_all();
     for (auto& t : threads_) t.join();
   }
+  // Runs task(0) .. task(count - 1) on the threads and waits for them all; the first failure
+  // is rethrown once every task has ended (none is left running on the caller's data).
+  template <class F>
+  void run(std::size_t count, const F& task) {
+    std::vector<std::future<void>> done;
+    for (std::size_t i = 0; i < count; ++i) done.push_back(submit([&task, i] { task(i); }));
+    std::exception_ptr failure;
+    for (auto& f : done) try {
+        f.get();
+      } catch (...) {
+        if (!failure) failure = std::current_exception();
+      }
+    if (failure) std::rethrow_exception(failure);
+  }
   template <class F>
   std::future<void> submit(F task) {
     auto packaged = std::make_shared<std::packaged_task<void()>>(std::move(task));

@@ -244,10 +244,21 @@ const std::vector<std::pair<std::string, std::string>>& renamed() {
 // compression, line order, part type, resolution): not metadata. The part's name is, as
 // OpenImageIO reads it, but a single-part output does not store it.
 bool is_layout(const std::string& name) {
-  static const std::vector<std::string> layout = {
-      "channels",   "compression", "dataWindow", "displayWindow",       "lineOrder",
-      "type",       "chunkCount",  "tiles",      "version",             "xDensity",
-      "envmap",     "preview",     "idManifest", "dwaCompressionLevel", "maxSamplesPerPixel"};
+  static const std::vector<std::string> layout = {"channels",
+                                                  "compression",
+                                                  "dataWindow",
+                                                  "displayWindow",
+                                                  "lineOrder",
+                                                  "type",
+                                                  "chunkCount",
+                                                  "tiles",
+                                                  "version",
+                                                  "xDensity",
+                                                  "envmap",
+                                                  "preview",
+                                                  "idManifest",
+                                                  "dwaCompressionLevel",
+                                                  "maxSamplesPerPixel"};
   return std::find(layout.begin(), layout.end(), name) != layout.end();
 }
 
@@ -564,19 +575,10 @@ class ExrReader : public ImageReader {
     };
     if (pieces.size() == 1) return decode_piece(pieces[0]);
     if (!workers_) workers_ = std::make_unique<Workers>(default_threads());
-    std::vector<std::future<void>> done;
     const std::size_t tasks = std::min<std::size_t>(pieces.size(), std::size_t(default_threads()));
-    for (std::size_t t = 0; t < tasks; ++t)
-      done.push_back(workers_->submit([&, t] {
-        for (std::size_t i = t; i < pieces.size(); i += tasks) decode_piece(pieces[i]);
-      }));
-    std::exception_ptr failure;
-    for (auto& f : done) try {
-        f.get();
-      } catch (...) {
-        if (!failure) failure = std::current_exception();
-      }
-    if (failure) std::rethrow_exception(failure);
+    workers_->run(tasks, [&](std::size_t t) {
+      for (std::size_t i = t; i < pieces.size(); i += tasks) decode_piece(pieces[i]);
+    });
   }
 
   // One chunk's channels [first, first + n) as float, into `to` (its first pixel in the band):
@@ -981,16 +983,7 @@ class ExrWriter : public ImageWriter {
       for (int k = 0; k < chunks; ++k) encode_chunk(k);
     } else {
       if (!workers_) workers_ = std::make_unique<Workers>(threads_);
-      std::vector<std::future<void>> done;
-      for (int k = 0; k < chunks; ++k)
-        done.push_back(workers_->submit([&, k] { encode_chunk(k); }));
-      std::exception_ptr failure;
-      for (auto& f : done) try {
-          f.get();
-        } catch (...) {
-          if (!failure) failure = std::current_exception();
-        }
-      if (failure) std::rethrow_exception(failure);
+      workers_->run(std::size_t(chunks), [&](std::size_t k) { encode_chunk(int(k)); });
     }
     for (int k = 0; k < chunks; ++k) {
       const auto& bytes = encoded[std::size_t(k)];

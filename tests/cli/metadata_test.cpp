@@ -460,3 +460,37 @@ TEST_CASE(
     if (bad.code == 65) CHECK(has(bad.err, entry.path().string()));
   }
 }
+
+TEST_CASE("an EXR output keeps each channel's type and the compression unless told otherwise") {
+  // A render's layout: half colour and alpha beside float depth, PIZ.
+  Sandbox box;
+  write_with_oiio(
+      box / "render.exr",
+      [](OIIO::ImageSpec& spec) {
+        spec.channelnames = {"R", "G", "B", "A", "Z"};
+        spec.channelformats = {OIIO::TypeDesc::HALF, OIIO::TypeDesc::HALF, OIIO::TypeDesc::HALF,
+                               OIIO::TypeDesc::HALF, OIIO::TypeDesc::FLOAT};
+        spec.attribute("compression", "piz");
+      },
+      5);
+  const auto formats = [](const OIIO::ImageSpec& spec) {
+    std::string text;
+    for (int c = 0; c < spec.nchannels; ++c)
+      text += spec.channelformat(c).c_str() + std::string(" ");
+    return text;
+  };
+  REQUIRE(box.halo("run " + box / "render.exr -f gaussian:r=2 -o " + box / "kept.exr").code == 0);
+  const OIIO::ImageSpec kept = spec_of(box / "kept.exr");
+  CHECK(formats(kept) == "half half half half float ");
+  CHECK(text_of(kept, "compression") == "piz");
+  REQUIRE(
+      box.halo("run " + box / "render.exr --type float --compression zips -o " + box / "told.exr")
+          .code == 0);
+  const OIIO::ImageSpec told = spec_of(box / "told.exr");
+  CHECK(formats(told) == "float float float float float ");
+  CHECK(text_of(told, "compression") == "zips");
+  // A bad --compression for EXR is a usage error naming what EXR has.
+  const Result bad = box.halo("run " + box / "render.exr --compression lzw -o " + box / "b.exr");
+  CHECK(bad.code == 64);
+  CHECK(has(bad.err, "--compression 'lzw' does not apply to .exr"));
+}
