@@ -447,7 +447,7 @@ inline void store_lanes(__global float* out, const int x0, const int width, cons
 // permute (clang's builtin; PoCL's shuffle2 became lane-by-lane code, twice as slow as the
 // unaligned loads). A 16-float load at an unaligned tap splits two cache lines; three aligned
 // loads and a permute per tap took the 2-core EPYC's rows pass (4096x1024 RGB float) from 7.7
-// to 5.8 ms at r=8 and from 14.0 to 10.3 at r=16 (scripts/results/2026-11-24-pocl-separable/).
+// to 5.8 ms at r=8 and from 14.0 to 10.3 at r=16 (docs/performance.md).
 #if VEC == 16 && defined(__has_builtin)
 #if __has_builtin(__builtin_shufflevector)
 #define ROWS_PERMUTE 1

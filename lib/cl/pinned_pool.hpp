@@ -1,6 +1,6 @@
 // Page-locked host memory for images and strips: decoded straight into it, uploaded and
 // downloaded by DMA without the driver's staging copy (on an H200, 55 GB/s instead of 11-20
-// for pageable memory: scripts/results/2026-11-21-h200-histogram-sweep). Blocks are kept for reuse
+// for pageable memory: docs/performance.md). Blocks are kept for reuse
 // (images of a batch, strips of a stream tend to share a size) up to a cap.
 #pragma once
 

@@ -29,57 +29,8 @@ struct Row {
   Tuning tuning;
 };
 
-// NVIDIA: 8 outputs per work-item hide global latency behind more loads in flight; histograms
-// in groups of 1024 with two 16-pixel blocks loaded before counting (H200: RGB8 luma 1.73x ->
-// 1.44x the read floor, scripts/results/2026-11-21-h200-histogram-sweep/hist-sweep.md), and 32
-// interleaved sub-histogram copies, one per lane of a warp (H100, 2026-11-24, A/B in one call:
-// grey8 0.0291 -> 0.0252 ms; RGB8 luma unchanged, bound by its loads;
-// scripts/results/2026-11-24-h100-histograms/hist-ab; reading them as whole cache lines by teams of
-// work-items cost more in unpacking than it saved: s15/hist-team). rows_h 8,
-// cols_h 4 and box_rows 16 are `halo tune`'s choice on an H100 (2026-11-23): gaussian r=16
-// 0.338 -> 0.305 ms, box r=32 0.685 -> 0.653 ms on 8K float, the others unchanged
-// (scripts/results/2026-11-23-h100-table/bench-{table,tuned}-*.txt, alternating runs). conv_vec 4
-// in 16x16 groups with 4 rows per work-item: sharpen 0.177 -> 0.151 ms there; the separable
-// filters lost with their _vec kernels (gaussian r=8 0.236 -> 0.30-0.35 ms;
-// scripts/results/2026-11-23-h100-sliding-windows/vec-sweep.txt, conv-ab.txt). Sliding windows from
-// r=8 (rows, 5 outputs) and r=16 (columns, 16): gaussian r=16 0.306 -> 0.253 ms (rows alone),
-// r=32 1.08 -> 0.71 (rows) / 0.68 (columns), r=64 2.18 -> 1.38 / 1.33, both 0.49-0.55;
-// r <= 8 and columns below 16 within noise or slower (slide-sweep{,2}.txt there). The fused
-// kernel up to r=7 (5 rows a step, bands of 128 rows; H100, 2026-11-24, two alternating
-// rounds against the two passes in one call): 1 channel r=1/2 0.189 -> 0.130 ms, r=4 0.191 ->
-// 0.155, r=6 0.198 -> 0.182, r=8 0.205 -> 0.209 (so not there); 3 channels r=2 0.544 ->
-// 0.350, r=8 0.589 -> 0.555, r=12 0.598 -> 0.666 (scripts/results/2026-11-24-h100-fused/fused4).
-// Weights compiled into the fused kernel (H100, 2026-11-24, A/B in one call, 8K float, 1
-// channel): gaussian r=4 0.157 -> 0.137 ms, r=8 0.210 -> 0.170, r=12 0.249 -> 0.211, r=16
-// 0.334 -> 0.248, so it now runs to r=12 (r=12 two passes 0.208; 3 channels 0.599 against
-// 0.551 fused; r=14 two passes 0.220, fused r=16 0.248 against 0.227). In the two passes
-// they cost at r=8..32 (r=16 0.225 -> 0.276, r=24 0.268 -> 0.295) and pay from r=48 (0.403
-// -> 0.364, r=64 0.511 -> 0.449); scripts/results/2026-11-24-h100-compiled-weights/weights{,2}.
-// box_walk (box r >= 17 in one kernel) in groups of 128 columns, 4 rows a step, bands of 256
-// (H100, 2026-11-24, two rounds alternating with the two passes in one call, 8K float):
-// 1 channel r=17 0.49 -> 0.24 ms, r=32 0.49 -> 0.27, r=64 0.70 -> 0.57; 3 channels r=32 1.33
-// -> 0.68; 8 rows a step 0.285 at r=32, 512-row bands better at r=64 only
-// (scripts/results/2026-11-24-h100-compiled-weights/walk{2,3}).
-// conv_vec's GPU form (conv_slide: an aligned vector load with scalar edges where three
-// unaligned vload4s split into twelve scalar loads) in 32x4 groups (H100, 2026-11-24, A/B
-// against the old kernel in 16x16 groups, two rounds in one call, 8K float): 1 channel
-// sharpen 0.140 -> 0.125 ms, Sobel 0.227 -> 0.189, 5x5 0.307 -> 0.212; 3 channels sharpen
-// 0.370 -> 0.331, 5x5 0.828 -> 0.548. 8+ rows a work-item were slower for 3x3
-// (scripts/results/2026-11-24-h100-conv-cli/conv{1,2,3}). Small kernels now load all their rows
-// before computing (H200, 2026-11-24, three rounds against the sliding form in one call:
-// sharpen 1 channel 0.105 -> 0.086 ms, 3 channels 0.270 -> 0.217; Sobel 0.179 -> 0.145; 5x5
-// 0.203 -> 0.176); with it 4 rows in 32x4 groups stay best (2, 6 or 8 rows, 8-wide vectors,
-// 64x2, 32x8 groups: equal or slower; scripts/results/2026-11-24-h200-direct-conv/conv-*.txt).
-// The direct separable kernel (both passes in registers, 4 x 4 outputs a work-item) up to r=2
-// (H200, 2026-11-24, two rounds against the table in one call, 8K float): gaussian r=1 0.112
-// -> 0.081 ms 1 channel, 0.281 -> 0.226 3 channels; r=2 0.120 -> 0.103, 0.299 -> 0.289; r=3
-// equal (1 channel) or slower (3: 0.319 -> 0.372), r=4 slower; 2 or 8 rows a work-item and
-// 64x2 groups no better (scripts/results/2026-11-24-h200-direct-conv/direct-sweep.txt).
-// CPUs (PoCL): small groups; each work-group becomes a loop on one core. Rows per work-item
-// measured on this project's 2-core EPYC (5120x2880 RGB float, PoCL 3.1): separable columns
-// r=12 103 ms at 1 row, 42 at 8, 35 at 16; conv 3x3 21 ms at 1 row, 25 at 8 (tiled: 165).
-// box_seg 128: `halo tune` chose it in three of three runs there (box r=32 on 1920x1080,
-// 1.05-1.15x; scripts/results/2026-11-23-pocl-tune/tune.txt).
+// Why each row's values are what they are (the A/B measurements behind them, with devices,
+// dates and commands): docs/performance.md, "Why the tuning table holds these values".
 constexpr Row kTable[] = {
     {"gpu",
      "NVIDIA",
