@@ -155,6 +155,14 @@ class Context {
   exr_context_t context_ = nullptr;
 };
 
+// An OpenEXRCore decode or encode pipeline's buffers, freed however the scope is left.
+template <class Pipeline, exr_result_t (*destroy)(exr_const_context_t, Pipeline*)>
+struct Released {
+  exr_const_context_t context;
+  Pipeline* pipeline;
+  ~Released() { destroy(context, pipeline); }
+};
+
 exr_context_initializer_t initializer(Stream& stream) {
   exr_context_initializer_t init = EXR_DEFAULT_CONTEXT_INITIALIZER;
   init.error_handler_fn = on_error;
@@ -667,11 +675,7 @@ class ExrReader : public ImageReader {
   void decode_by_core(const exr_chunk_info_t& info, float* to, int first, int n) const {
     exr_context_t c = context_->get();
     exr_decode_pipeline_t decoder = EXR_DECODE_PIPELINE_INITIALIZER;
-    struct Release {
-      exr_context_t c;
-      exr_decode_pipeline_t* d;
-      ~Release() { exr_decoding_destroy(c, d); }
-    } release{c, &decoder};
+    const Released<exr_decode_pipeline_t, exr_decoding_destroy> release{c, &decoder};
     const std::string where = fmt::format("cannot read pixels: the chunk at row {}", info.start_y);
     context_->call([&] { return exr_decoding_initialize(c, part_, &info, &decoder); }, where);
     // Each channel as stored, into its float's slot (OpenEXRCore 3.1 unpacks without
@@ -1085,11 +1089,7 @@ class ExrWriter : public ImageWriter {
         [&] { return exr_write_scanline_chunk_info(c, part_, header_.placement.y + y, &info); },
         where, ErrorKind::Io);
     exr_encode_pipeline_t encoder = EXR_ENCODE_PIPELINE_INITIALIZER;
-    struct Release {
-      exr_context_t c;
-      exr_encode_pipeline_t* e;
-      ~Release() { exr_encoding_destroy(c, e); }
-    } release{c, &encoder};
+    const Released<exr_encode_pipeline_t, exr_encoding_destroy> release{c, &encoder};
     context_->call([&] { return exr_encoding_initialize(c, part_, &info, &encoder); }, where,
                    ErrorKind::Io);
     // The chunk's samples in each channel's stored type (OpenEXRCore 3.1 packs without
