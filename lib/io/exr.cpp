@@ -578,7 +578,7 @@ class ExrReader : public ImageReader {
                           : exr_read_scanline_chunk_info(context_->get(), part_, y0_ + y + p.row,
                                                          &info);
           },
-          fmt::format("cannot read pixels: the chunk at row {}", y + p.row));
+          "cannot read pixels");
       decode(info, band_.data() + (std::size_t(p.row) * header_.width + p.column) * n, first, n);
     };
     if (pieces.size() == 1) return decode_piece(pieces[0]);
@@ -613,7 +613,7 @@ class ExrReader : public ImageReader {
     thread_local std::vector<uint8_t> packed, split, raw;
     packed.resize(std::size_t(info.packed_size));
     context_->call([&] { return exr_read_chunk(context_->get(), part_, &info, packed.data()); },
-                   fmt::format("cannot read pixels: the chunk at row {}", info.start_y));
+                   "cannot read pixels");
     const uint8_t* data = packed.data();
     if (info.packed_size != info.unpacked_size) {  // else stored as it is (ZIP that did not shrink)
       if (compression_ == EXR_COMPRESSION_NONE) corrupt(info, "its size does not fit its rows");
@@ -676,7 +676,8 @@ class ExrReader : public ImageReader {
     exr_context_t c = context_->get();
     exr_decode_pipeline_t decoder = EXR_DECODE_PIPELINE_INITIALIZER;
     const Released<exr_decode_pipeline_t, exr_decoding_destroy> release{c, &decoder};
-    const std::string where = fmt::format("cannot read pixels: the chunk at row {}", info.start_y);
+    // OpenEXR's message names the scanline and chunk (the first failure of any thread).
+    const std::string where = "cannot read pixels";
     context_->call([&] { return exr_decoding_initialize(c, part_, &info, &decoder); }, where);
     // Each channel as stored, into its float's slot (OpenEXRCore 3.1 unpacks without
     // converting), then widened there.
