@@ -57,6 +57,14 @@ int default_threads() {
   return std::clamp(int(std::thread::hardware_concurrency()), 1, kMostThreads);
 }
 
+// One set of threads for every EXR reader and writer of the process: with -j 16 and the layers
+// read beside the filtered channels, a pool each would put 32 readers' threads on 16 cores.
+// Never destroyed: readers kept for multi-part files may outlive static destruction.
+Workers& codec_workers() {
+  static Workers* workers = new Workers(default_threads());
+  return *workers;
+}
+
 // What OpenEXRCore's callbacks reach: the file read or written, and the first error it reported
 // (chunks decode on several threads; the first message is the cause).
 struct Stream {
@@ -582,9 +590,8 @@ class ExrReader : public ImageReader {
       decode(info, band_.data() + (std::size_t(p.row) * header_.width + p.column) * n, first, n);
     };
     if (pieces.size() == 1) return decode_piece(pieces[0]);
-    if (!workers_) workers_ = std::make_unique<Workers>(default_threads());
     const std::size_t tasks = std::min<std::size_t>(pieces.size(), std::size_t(default_threads()));
-    workers_->run(tasks, [&](std::size_t t) {
+    codec_workers().run(tasks, [&](std::size_t t) {
       for (std::size_t i = t; i < pieces.size(); i += tasks) decode_piece(pieces[i]);
     });
   }
@@ -738,7 +745,6 @@ class ExrReader : public ImageReader {
   std::vector<float> band_;
   int band_y_ = 0, band_rows_ = 0, band_first_ = -1, band_n_ = 0;
   int next_ = 0;
-  std::unique_ptr<Workers> workers_;
 };
 
 // ---- Writing ----
@@ -987,8 +993,7 @@ class ExrWriter : public ImageWriter {
     if (chunks == 1 || threads_ == 1) {
       for (int k = 0; k < chunks; ++k) encode_chunk(k);
     } else {
-      if (!workers_) workers_ = std::make_unique<Workers>(threads_);
-      workers_->run(std::size_t(chunks), [&](std::size_t k) { encode_chunk(int(k)); });
+      codec_workers().run(std::size_t(chunks), [&](std::size_t k) { encode_chunk(int(k)); });
     }
     for (int k = 0; k < chunks; ++k) {
       const auto& bytes = encoded[std::size_t(k)];
@@ -1149,7 +1154,6 @@ class ExrWriter : public ImageWriter {
   int zip_level_ = 4;
   std::vector<float> band_;
   int band_rows_ = 0, band_capacity_ = 1, written_ = 0;
-  std::unique_ptr<Workers> workers_;
 };
 // Whether the native reader reads part p (see the top of this file); its MIP levels if so
 // (ripmaps and environment maps are the module's, as are the others).
