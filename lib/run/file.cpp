@@ -330,9 +330,14 @@ StreamResult run_file(const FileNames& names, FilePlan& plan, const FileRunOptio
   WriteOptions encoding = o.encoding;  // encoder threads: this file's share of the cores
   if (encoding.threads == 0)
     encoding.threads = std::max(1, int(std::thread::hardware_concurrency()) / o.workers);
-  // An EXR keeps its compression unless --compression says otherwise, as oiiotool keeps it.
-  if (encoding.compression.empty() && extension(names.output) == ".exr")
-    encoding.compression = in.header().compression;
+  // An EXR keeps its compression unless --compression says otherwise, as oiiotool keeps it
+  // (one halo can write: another library's newer method falls back to the default).
+  static const std::vector<std::string> kept = {"none",  "rle", "zips", "zip",  "piz",
+                                                "pxr24", "b44", "b44a", "dwaa", "dwab"};
+  const std::string& stored = in.header().compression;
+  if (encoding.compression.empty() && extension(names.output) == ".exr" &&
+      std::find(kept.begin(), kept.end(), stored.substr(0, stored.find(':'))) != kept.end())
+    encoding.compression = stored;
   spdlog::info("{}: metadata {}", names.output, plan.metadata().summary());
   const Size size = plan.output_size();
   OutputImage out(names.output, size.width, size.height, type, encoding, plan.metadata());
