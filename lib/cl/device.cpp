@@ -261,6 +261,7 @@ DeviceImage Device::image(int width, int height, int channels, bool alpha) {
   } else {
     if (next_image_ == images_.size()) images_.emplace_back(0, cl::Buffer());
     auto& [size, recycled] = images_[next_image_++];
+    recycled_peak_ = std::max(recycled_peak_, next_image_);
     if (size < image.bytes()) size = image.bytes(), recycled = buffer(size, what);
     image.buffer = recycled;
   }

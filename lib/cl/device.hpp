@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cl/cl.hpp"
@@ -239,6 +240,10 @@ class Device {
     Recycling(const Recycling&) = delete;
     Recycling& operator=(const Recycling&) = delete;
     void next_strip() { device_.next_image_ = 0; }
+    // The most strip images one strip has taken from `device` at once (its input, the stages'
+    // temporaries and results) since the last call: what StageMemory::strip_buffers declares,
+    // less the one the executor keeps (tests/engine/stage_memory_test.cpp).
+    static std::size_t take_peak(Device& device) { return std::exchange(device.recycled_peak_, 0); }
 
    private:
     Device& device_;
@@ -295,6 +300,7 @@ class Device {
   bool recycling_ = false;
   std::vector<std::pair<std::size_t, cl::Buffer>> images_;  // with their sizes, while recycling
   std::size_t next_image_ = 0;
+  std::size_t recycled_peak_ = 0;  // Recycling::take_peak
 };
 
 // A strip kernel's StripArgs (kernels/contract.h): the rows `buffer` holds, laid out as it

@@ -185,8 +185,11 @@ class AtrousStage : public GuidedStage {
   // 5x5 taps a pass.
   StageTraits traits() const override {
     const double taps = 25.0 * a_.iters;
+    // On a strip: its input, ping, pong, the result, the albedo over alpha, the smoothed
+    // albedo and the clamped fireflies (6 measured), and the one the executor keeps.
     return {.reach = reach_after(-1) + (a_.fireflies != 0 ? 1 : 0),
-            .cost = {.reference_ns = 7.9 * taps, .device_ns = 5.6 * taps}};
+            .cost = {.reference_ns = 7.9 * taps, .device_ns = 5.6 * taps},
+            .memory = {.strip_buffers = 7}};
   }
   std::string whole_image_reason(PixelType) const override {
     return border_whole_image_reason(a_.border);

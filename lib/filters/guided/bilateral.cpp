@@ -235,7 +235,11 @@ class BilateralStage : public GuidedStage {
   // Taps of the walk: rows then columns, or the whole square.
   StageTraits traits() const override {
     const double side = 2 * p_.r + 1, taps = p_.walk_2d ? side * side : 2 * side;
-    return {.reach = p_.r + 1, .cost = {.reference_ns = 8.5 * taps, .device_ns = 5.6 * taps}};
+    // On a strip: its input, the rows pass, the result, the albedo over alpha, the smoothed
+    // albedo and the clamped fireflies (5 measured at most), and the one the executor keeps.
+    return {.reach = p_.r + 1,
+            .cost = {.reference_ns = 8.5 * taps, .device_ns = 5.6 * taps},
+            .memory = {.strip_buffers = 6}};
   }
   std::string whole_image_reason(PixelType) const override {
     return border_whole_image_reason(p_.border);
