@@ -4,8 +4,11 @@
 // OpenImageIO and its ~260 libraries (0.2 s and 100 MB at start). What OpenEXRCore 3.1 cannot
 // do, or OpenImageIO's reader presents its own way, is left to the OpenImageIO module
 // (io/oiio.cpp): deep parts, DWAA/DWAB chunks (not in OpenEXRCore before 3.2), subsampled
-// channels (luminance/chroma), ripmap and environment-map levels, and outputs that carry EXIF,
-// XMP, IPTC or an ICC profile (OpenImageIO turns them into EXR attributes).
+// channels (luminance/chroma), ripmap and environment-map levels, B44 with float channels
+// (OpenEXRCore 3.1 decodes them wrongly), and outputs that carry EXIF, XMP, IPTC or an ICC
+// profile (OpenImageIO turns them into EXR attributes) or ask for DWA or B44 with floats.
+// Uncompressed and ZIP chunks are packed, unpacked, deflated and inflated by halo itself
+// (libdeflate); the other compressions go through OpenEXRCore's pipelines.
 //
 // The reader presents a file as OpenImageIO 2.4 does, so that the two agree sample for sample
 // and name for name: channels in its order (by layer; R, G, B, A first within a layer, X, Y,
@@ -19,17 +22,15 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cerrno>
 #include <cinttypes>
 #include <cmath>
-#include <cstdarg>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
-#include <numeric>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -47,8 +48,8 @@ namespace halo {
 
 namespace {
 
-// Worker threads of one reader or writer: one per core, and no more than this many (a chunk is
-// 16-32 rows; past 16 threads a 1080p band has too few chunks to share).
+// The codec's worker threads: one per core, and no more than this many (a chunk is 16-32
+// rows; past 16 threads a 1080p band has too few chunks to share).
 constexpr int kMostThreads = 16;
 // A band of decoded or encoded rows, as float: what the threads share out, per band.
 constexpr std::size_t kBandBytes = std::size_t(32) << 20;
