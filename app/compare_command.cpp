@@ -19,6 +19,7 @@
 #include "app/junit_report.hpp"
 #include "batch/inputs.hpp"
 #include "cl/cl_error.hpp"
+#include "compare/pair.hpp"
 #include "compare/pairs.hpp"
 #include "compare/sequence.hpp"
 #include "core/atomic_file.hpp"
@@ -43,43 +44,27 @@ namespace {
 // Where the text report goes: stdout, or stderr when --json writes to standard output (-).
 std::FILE* text_out = stdout;
 
-struct CompareOptions {
+// The command line: what the comparison reads (ComparisonOptions) and what pairing, the
+// sequence measures and the reports read.
+struct CompareOptions : ComparisonOptions {
   std::string a, b;
-  Thresholds thresholds;
   std::string diff_out;
   std::string exposure_map;  // --flip-exposure-map
-  float diff_scale = 1.0f;
-  // When the difference image is written: halo's --diff-out on failure; idiff's -o always, or
-  // with -od when the images differ at all, and signed unless -abs.
-  enum class DiffWhen { failure, always, differ } diff_when = DiffWhen::failure;
-  bool diff_signed = false;
-  std::string idiff_o;  // -o
+  std::string idiff_o;       // -o
   bool idiff_od = false, idiff_abs = false;
-  bool perceptual = false;  // -p, --idiff-perceptual
-  bool idiff_all = false;   // -a: every subimage and MIP level, each a pair of its own
   std::string json;
   bool recursive = false;
-  std::string ch;                    // --ch: channel names to compare; empty: every channel
-  bool idiff_exit = false;           // --idiff-exit-codes
-  std::vector<std::string> metrics;  // --metrics: ssim, flip
-  double ssim_range = 1;             // --ssim-range
-  std::optional<double> fail_ssim;   // --fail-ssim
-  std::optional<double> fail_flip;   // --fail-flip
-  std::string frames;                // --frames: the frames of two sequences
+  std::string frames;                                 // --frames: the frames of two sequences
   std::optional<double> fail_temporal, fail_flicker;  // the sequence's gates
   std::vector<std::string> motion;                    // --motion X,Y: the motion's channels
-  FlipOptions flip;                                   // --flip-ppd, --flip-start, --flip-stop
-  std::string flip_mode = "auto";  // --flip-mode: auto (HDR for float files), ldr, hdr
   std::string flip_tonemapper = "aces";
   std::string flip_viewing;  // --flip-viewing DISTANCE,WIDTH,PIXELS
-  bool idiff_rule = true;    // idiff's thresholds decide (not only the metrics' own)
   std::string junit;         // --junit
-  bool verify = false;       // --verify: FLIP on the device and on the reference
   const GlobalOptions* global = nullptr;
 };
 
 bool wants(const CompareOptions& o, const std::string& metric) {
-  return std::find(o.metrics.begin(), o.metrics.end(), metric) != o.metrics.end();
+  return o.wants(metric);
 }
 
 // "a vs b", and the part with -a: "a.exr vs b.exr (subimage 1)".
@@ -87,298 +72,6 @@ std::string pair_name(const Pair& pair) {
   std::string name = pair.a + " vs " + pair.b;
   if (!pair.part_label.empty()) name += " (" + pair.part_label + ")";
   return name;
-}
-
-struct PairResult {
-  std::string verdict;  // PASS, WARNING, FAILURE, NOT_COMPARABLE
-  std::string error;    // why it could not be compared
-  int exit_code = 0;
-  ImageDiff diff;
-  std::optional<std::pair<int, int>> subimages;  // when either file has several
-  std::optional<Ssim> ssim;
-  std::optional<std::size_t> perceptual_failures;  // idiff's -p
-  std::vector<std::string> flip_channels;          // what FLIP compared, when not every channel
-  std::optional<Flip> flip;
-  std::vector<std::string> failed_metrics;  // "SSIM 0.912 below --fail-ssim 0.95"
-  std::string metrics_device;               // the device the metrics ran on; empty: the CPU
-  std::vector<std::string> verify;          // --verify's lines; none without it
-  bool verify_failed = false;
-  std::vector<std::string> channel_names;
-  bool diff_written = false;
-  double seconds = 0;
-};
-
-std::string channel_name(const std::vector<std::string>& names, int c) {
-  return c < int(names.size()) ? names[c] : std::to_string(c);
-}
-
-std::vector<std::string> split_names(const std::string& list) {
-  std::vector<std::string> names;
-  for (std::size_t start = 0; start <= list.size();) {
-    const std::size_t comma = std::min(list.find(',', start), list.size());
-    if (comma > start) names.push_back(list.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return names;
-}
-
-// The channels compared, by name: FILE[...] or --ch, else every channel of the file, so
-// that every layer of a multilayer EXR (depth, normals, AOVs) is checked, as idiff does.
-// `file`: the file named by `path` where it was opened already (else opened here).
-InputRef channels_to_compare(const std::string& path, std::shared_ptr<const CheckedFile> file,
-                             ImagePart part, const CompareOptions& o) {
-  InputRef ref = parse_input_ref(path);
-  ref.part = part;
-  ref.file = std::move(file);
-  ref.file = opened_file(ref);
-  if (!ref.channels.empty()) return ref;
-  ref.channels =
-      o.ch.empty() ? open_reader(ref.file, 1, part)->header().channels : split_names(o.ch);
-  return ref;
-}
-
-// Both files hold the same channel names (as sets), or Error(NotComparable) naming the first
-// difference.
-void check_same_channels(const Pair& pair, const InputRef& a, const InputRef& b) {
-  for (const auto& [one, other, name] : {std::tuple{&a, &b, pair.b}, std::tuple{&b, &a, pair.a}})
-    for (const auto& channel : one->channels)
-      if (std::find(other->channels.begin(), other->channels.end(), channel) ==
-          other->channels.end())
-        throw Error(ErrorKind::NotComparable,
-                    fmt::format("not comparable: {} has no channel {}", name, channel));
-}
-
-// One of FLIP's colour-mapped images (8-bit sRGB codes), in the type the file can store.
-void write_colour_map(const std::string& path, const Flip& f,
-                      const std::vector<unsigned char>& codes) {
-  PixelBuffer map(f.width, f.height, 3, PixelType::u8);
-  std::memcpy(map.bytes.data(), codes.data(), codes.size());
-  const SampleType type = storable_type(path, SampleType::u8);
-  write_image(path, type == SampleType::u8 ? map : to_pixels(to_image(map), pixel_type(type)),
-              type);
-}
-
-// |a - b| as an image, or with FLIP computed its heat map (magma, 8-bit sRGB).
-void write_difference(const std::string& path, const Image& a, const Image& b, const Flip* f,
-                      const CompareOptions& o) {
-  if (!f) {
-    const SampleType type = storable_type(path, SampleType::f32);
-    write_image(path,
-                to_pixels(difference_image(a, b, o.diff_scale, o.diff_signed), pixel_type(type)),
-                type);
-    return;
-  }
-  write_colour_map(path, *f, flip_heat_map(*f));
-}
-
-// Runs `compute` on the leased device and logs its kernels' and transfers' time (-v): the
-// device's name, or empty without one or when it failed and --device auto lets the CPU go on.
-template <class Compute>
-std::string on_device(Device* device, const std::string& metric, const CompareOptions& o,
-                      const Compute& compute) {
-  if (!device) return {};
-  try {
-    device->take_timings();  // what came before is not this metric's
-    compute(*device);
-    double kernels = 0, transfers = 0;
-    for (const auto& t : device->take_timings())
-      (t.label.starts_with(metric + "_") ? kernels : transfers) += t.ms;
-    spdlog::info("{} on {}: {:.2f} ms in kernels, {:.2f} ms moving rows", metric,
-                 device->info().name, kernels, transfers);
-    return device->info().name;
-  } catch (const ClError& e) {
-    fall_back_or_rethrow(*o.global, e, metric, "computing it on the CPU instead");
-    return {};
-  }
-}
-
-// FLIP on the leased device (the reference without one, or when the device fails and
-// --device auto allows falling back), and with --verify on the reference too: every pixel's
-// error within kFlipVerifyTolerance of the reference's.
-constexpr double kFlipVerifyTolerance = 2e-3;
-
-// FLIP's colour: the compared channels when they are grey, RGB or RGBA; else the colour
-// among them that halo reads by default (R,G,B(,A), or a layer's: a Blender render's
-// ViewLayer.Combined), so that a render whose every layer is compared gets FLIP on its image.
-// Usage error when there is no colour to pick.
-std::vector<int> flip_colour(const std::vector<std::string>& names, const std::string& path) {
-  if (names.size() == 1 || names.size() == 3 || names.size() == 4) return {};
-  ImageHeader header;
-  header.channels = names;
-  return choose_channels(header, {path, {}}).picked;
-}
-
-Image channels_of(const Image& image, const std::vector<int>& picked, bool alpha) {
-  Image out(image.width(), image.height(), int(picked.size()), alpha);
-  out.set_source(image.source());
-  for (std::size_t c = 0; c < picked.size(); ++c)
-    for (int y = 0; y < image.height(); ++y)
-      std::copy_n(image.row(picked[c], y), image.width(), out.row(int(c), y));
-  return out;
-}
-
-void run_flip(PairResult& r, const Image& a, const Image& b, const FlipOptions& fo, Device* device,
-              const CompareOptions& o) {
-  const std::string on =
-      on_device(device, "flip", o, [&](Device& d) { r.flip = flip_device(d, a, b, fo); });
-  if (!on.empty()) r.metrics_device = on;
-  if (!r.flip) r.flip = flip(a, b, fo);
-  if (!o.verify || on.empty()) return;
-  const Flip reference = flip(a, b, fo);
-  double worst = 0;
-  std::size_t at = 0;
-  for (std::size_t i = 0; i < reference.errors.size(); ++i) {
-    const double d = std::fabs(double(r.flip->errors[i]) - reference.errors[i]);
-    if (!(d <= worst)) {  // NaN counts as the worst
-      worst = d;
-      at = i;
-    }
-  }
-  const bool failed = !(worst <= kFlipVerifyTolerance);
-  r.verify_failed |= failed;
-  r.verify.push_back(fmt::format(
-      "verify flip on {}: {}: mean {:.6f} vs reference {:.6f}, max pixel difference {:.2e} at "
-      "({}, {}) (tolerance {:g})",
-      on, failed ? "MISMATCH" : "ok", r.flip->mean, reference.mean, worst,
-      at % std::size_t(reference.width), at / std::size_t(reference.width), kFlipVerifyTolerance));
-}
-
-// SSIM likewise: with --verify, each channel's mean within kSsimVerifyTolerance of the
-// reference's (the device sums float SSIM per centre; the reference works in double).
-constexpr double kSsimVerifyTolerance = 1e-5;
-
-void run_ssim(PairResult& r, const Image& a, const Image& b, Device* device,
-              const CompareOptions& o) {
-  const std::string on =
-      on_device(device, "ssim", o, [&](Device& d) { r.ssim = ssim_device(d, a, b, o.ssim_range); });
-  if (!on.empty()) r.metrics_device = on;
-  if (!r.ssim) r.ssim = ssim(a, b, o.ssim_range);
-  if (!o.verify || on.empty()) return;
-  const Ssim reference = ssim(a, b, o.ssim_range);
-  double worst = 0;
-  for (std::size_t c = 0; c < reference.channels.size(); ++c) {
-    const double d = std::fabs(r.ssim->channels[c] - reference.channels[c]);
-    if (!(d <= worst)) worst = d;
-  }
-  const bool failed = !(worst <= kSsimVerifyTolerance);
-  r.verify_failed |= failed;
-  r.verify.push_back(fmt::format(
-      "verify ssim on {}: {}: mean {:.6f} vs reference {:.6f}, largest channel difference "
-      "{:.2e} (tolerance {:g})",
-      on, failed ? "MISMATCH" : "ok", r.ssim->mean, reference.mean, worst, kSsimVerifyTolerance));
-}
-
-PairResult compare_pair(const Pair& pair, const CompareOptions& o, Device* device) {
-  PairResult r;
-  try {
-    const std::string path_a = pair.read_a.empty() ? pair.a : pair.read_a;
-    const std::string path_b = pair.read_b.empty() ? pair.b : pair.read_b;
-    if (pair.refused) throw *pair.refused;
-    const InputRef ref_a = channels_to_compare(path_a, pair.file_a, pair.part, o);
-    InputRef ref_b = parse_input_ref(path_b);
-    ref_b.part = pair.part;
-    ref_b.file = pair.file_b;
-    ref_b.file = opened_file(ref_b);
-    if (ref_b.channels.empty()) {
-      // Every channel of a, unless a list chose some: then b must have the same set.
-      if (o.ch.empty() && parse_input_ref(path_a).channels.empty())
-        check_same_channels(pair, ref_a, channels_to_compare(path_b, ref_b.file, pair.part, o));
-      ref_b.channels = ref_a.channels;  // b's channels in a's order
-    }
-    const LoadedImage a = read_image(ref_a);
-    LoadedImage b;
-    try {
-      b = read_image(ref_b);
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::Usage) throw;  // a channel b lacks: not comparable
-      throw Error(ErrorKind::NotComparable, std::string("not comparable: ") + e.what());
-    }
-    const Image ia = to_image(a.pixels), ib = to_image(b.pixels);
-    if (ia.width() != ib.width() || ia.height() != ib.height() || ia.channels() != ib.channels())
-      throw Error(
-          ErrorKind::NotComparable,
-          fmt::format("not comparable: {} is {}x{}x{}, {} is {}x{}x{}", pair.a, ia.width(),
-                      ia.height(), ia.channels(), pair.b, ib.width(), ib.height(), ib.channels()));
-    r.diff = diff_images(ia, ib, o.thresholds);
-    r.channel_names = a.channel_names;
-    // A multi-part file (an EXR with a part per layer) is compared by its first part only, as
-    // idiff does without -a; said on every report, since the other parts go unchecked.
-    if (!o.idiff_all && (a.subimages > 1 || b.subimages > 1)) {
-      r.subimages = {a.subimages, b.subimages};
-      spdlog::warn(
-          "{} vs {}: only the first subimage compared (of {} and {}); halo does not "
-          "compare the others yet",
-          pair.a, pair.b, a.subimages, b.subimages);
-    }
-    Verdict verdict = o.idiff_rule ? r.diff.verdict : Verdict::pass;
-    // The metrics' maps and rows count against --max-memory beside the two images.
-    FlipOptions fo = o.flip;
-    fo.hdr = o.flip_mode == "hdr" || (o.flip_mode == "auto" && a.pixels.type == PixelType::f32);
-    // FLIP on a render whose every layer is compared takes copies of its colour channels.
-    const std::vector<int> colour =
-        wants(o, "flip") ? flip_colour(r.channel_names, pair.a) : std::vector<int>{};
-    const std::size_t colour_bytes = 2 * colour.size() * ia.plane_size() * sizeof(float);
-    const std::size_t metric_bytes =
-        (wants(o, "flip") ? flip_bytes(ia.width(), ia.height(), fo) + colour_bytes : 0) +
-        (wants(o, "ssim") ? ssim_bytes(ia.width()) : 0);
-    const auto metrics_hold =
-        metric_bytes ? hold_memory(pair.b, metric_bytes, "computing the metrics") : nullptr;
-    if (o.perceptual) r.perceptual_failures = idiff_perceptual_failures(ia, ib);
-    if (wants(o, "ssim")) {
-      run_ssim(r, ia, ib, device, o);
-      // NaN fails: a metric that cannot be computed proves nothing.
-      if (o.fail_ssim && !(r.ssim->mean >= *o.fail_ssim)) {
-        r.failed_metrics.push_back(
-            fmt::format("SSIM {:.6g} below --fail-ssim {:g}", r.ssim->mean, *o.fail_ssim));
-        verdict = Verdict::fail;
-      }
-    }
-    if (wants(o, "flip")) {
-      if (colour.empty()) {
-        run_flip(r, ia, ib, fo, device, o);
-      } else {
-        for (int c : colour) r.flip_channels.push_back(r.channel_names[c]);
-        const bool alpha = colour.size() == 4;
-        run_flip(r, channels_of(ia, colour, alpha), channels_of(ib, colour, alpha), fo, device, o);
-      }
-      if (o.fail_flip && !(r.flip->mean <= *o.fail_flip)) {
-        r.failed_metrics.push_back(
-            fmt::format("FLIP mean {:.6g} above --fail-flip {:g}", r.flip->mean, *o.fail_flip));
-        verdict = Verdict::fail;
-      }
-      // FLIP weighs finite colours only: a NaN or an infinity where the other image holds a
-      // number (an infinite sample error) is a difference its mean cannot show.
-      if (o.fail_flip && r.diff.metrics.nonfinite > 0) {
-        r.failed_metrics.push_back(fmt::format(
-            "{} samples NaN or infinite where the other image has a number (FLIP weighs finite "
-            "colours only)",
-            r.diff.metrics.nonfinite));
-        verdict = Verdict::fail;
-      }
-    }
-    r.verdict = to_string(verdict);
-    r.exit_code = verdict == Verdict::fail ? int(ErrorKind::Mismatch) : 0;
-    if (o.idiff_exit) r.exit_code = verdict == Verdict::fail ? 2 : verdict == Verdict::warn ? 1 : 0;
-    const bool write = o.diff_when == CompareOptions::DiffWhen::failure ? verdict == Verdict::fail
-                       : o.diff_when == CompareOptions::DiffWhen::differ
-                           ? r.diff.metrics.max_error != 0
-                           : true;
-    if (r.flip && r.flip->hdr && !pair.exposure_map.empty())
-      write_colour_map(pair.exposure_map, *r.flip, flip_exposure_map(*r.flip));
-    if (write && !pair.diff_out.empty()) {
-      write_difference(pair.diff_out, ia, ib, r.flip ? &*r.flip : nullptr, o);
-      r.diff_written = true;
-    }
-  } catch (const Error& e) {
-    r.verdict = "NOT_COMPARABLE";
-    r.error = e.what();
-    r.exit_code = e.exit_code();
-    // idiff 2.4 reports images of different sizes or channels as a FAILURE (2), and a file it
-    // cannot read as 4.
-    if (o.idiff_exit)
-      r.exit_code = e.kind() == ErrorKind::NotComparable ? pair.idiff_incomparable : 4;
-  }
-  return r;
 }
 
 std::string percent(std::size_t part, std::size_t whole) {
@@ -640,11 +333,15 @@ int compare_command(const CompareOptions& o) {
     devices.emplace(choice, 1);
     devices->plan({.per_sample = StageCost{}, .needs_device = o.verify});
   }
+  ComparisonOptions comparison = o;
+  comparison.device_failed = [&](const std::exception& e, const std::string& metric) {
+    fall_back_or_rethrow(*o.global, e, metric, "computing it on the CPU instead");
+  };
   for (const auto& pair : pairs) {
     const auto start = std::chrono::steady_clock::now();
     std::optional<DevicePool::Lease> lease;
     if (devices) lease.emplace(devices->acquire(1e9));
-    results.push_back(compare_pair(pair, o, lease ? lease->device() : nullptr));
+    results.push_back(compare_pair(pair, comparison, lease ? lease->device() : nullptr));
     results.back().seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (piped) results.back().error = piped->named(results.back().error);
