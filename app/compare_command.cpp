@@ -4,21 +4,16 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
-#include <filesystem>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
-#include <thread>
-#include <tuple>
 
 #include "app/commands.hpp"
 #include "app/device_pool.hpp"
 #include "app/junit_report.hpp"
 #include "batch/inputs.hpp"
-#include "cl/cl_error.hpp"
 #include "compare/pair.hpp"
 #include "compare/pairs.hpp"
 #include "compare/report.hpp"
@@ -28,7 +23,6 @@
 #include "core/limits.hpp"
 #include "core/record.hpp"
 #include "io/codec.hpp"
-#include "io/guides.hpp"
 #include "io/image_io.hpp"
 #include "io/standard_streams.hpp"
 #include "verify/compare.hpp"
@@ -37,8 +31,6 @@
 #include "verify/temporal.hpp"
 
 namespace halo {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -98,38 +90,13 @@ void write_junit_report(const std::string& path, const std::vector<Pair>& pairs,
 void write_report(const std::string& path, const std::vector<Pair>& pairs,
                   const std::vector<PairResult>& results, const CompareOptions& o, int exit_code,
                   const std::optional<TemporalResult>& temporal) {
-  const Thresholds& t = o.thresholds;
-  nlohmann::json report = {
-      {"schema", "halo-compare/1"},
-      {"thresholds",
-       {{"fail", t.fail},
-        {"failrelative", t.fail_relative},
-        {"failpercent", t.fail_percent},
-        {"hardfail", number_or_null(t.hard_fail)},
-        {"allowfailures", t.allow_failures},
-        {"warn", t.warn},
-        {"warnrelative", t.warn_relative},
-        {"warnpercent", t.warn_percent},
-        {"hardwarn", number_or_null(t.hard_warn)},
-        {"idiff_rule", o.idiff_rule},
-        {"fail_ssim", o.fail_ssim ? nlohmann::json(*o.fail_ssim) : nlohmann::json()},
-        {"fail_flip", o.fail_flip ? nlohmann::json(*o.fail_flip) : nlohmann::json()},
-        {"fail_temporal", o.fail_temporal ? nlohmann::json(*o.fail_temporal) : nlohmann::json()},
-        {"fail_flicker", o.fail_flicker ? nlohmann::json(*o.fail_flicker) : nlohmann::json()}}},
-      {"flip_ppd", o.flip.ppd},
-      {"metrics", o.metrics},
-      {"pairs", nlohmann::json::array()},
-      {"exit_code", exit_code}};
-  for (std::size_t i = 0; i < pairs.size(); ++i)
-    report["pairs"].push_back(to_json(pairs[i], results[i]));
-  if (temporal) report["temporal"] = temporal_json(*temporal);
+  const nlohmann::json report =
+      report_json(pairs, results, o, {o.fail_temporal, o.fail_flicker}, exit_code, temporal);
   write_atomically(path, [&](std::ostream& out) { out << json_text(report, 2) << '\n'; });
 }
 
 int compare_command(const CompareOptions& o) {
   if (is_standard_output(o.json)) text_out = stderr;
-  if (is_standard_input(o.a) && is_standard_input(o.b))
-    throw Error(ErrorKind::Usage, "compare: only one of the two images can be standard input");
   std::vector<Pair> pairs = pairs_of({.a = o.a,
                                       .b = o.b,
                                       .frames = o.frames,
@@ -153,20 +120,9 @@ int compare_command(const CompareOptions& o) {
                    {{"--diff-out", pair.diff_out}, {"--flip-exposure-map", pair.exposure_map}});
   refuse_clobbering(written, compared);
   std::vector<PairResult> results;
-  // FLIP and SSIM run on the device --device names; under auto on a device whose kernels are
-  // worth many times the host's cores (DeviceCosts: a GPU) when there is one (on PoCL a 4K
-  // pair's FLIP took 9.5 s of kernels against 4.4 s for the whole host run), else on the host;
-  // --verify asks for a device whatever the choice.
   std::optional<DevicePool> devices;
   GlobalOptions choice = *o.global;
-  if (choice.device == "auto" && !o.verify && (wants(o, "flip") || wants(o, "ssim"))) {
-    const double cores = std::max(1u, std::thread::hardware_concurrency());
-    const auto all = list_devices();
-    const auto faster = std::find_if(all.begin(), all.end(), [&](const DeviceInfo& d) {
-      return device_costs(d).parallel > 4 * cores;
-    });
-    choice.device = faster != all.end() ? std::to_string(faster->index) : "ref";
-  }
+  choice.device = metrics_device(choice.device, o);
   if ((wants(o, "flip") || wants(o, "ssim")) &&
       (o.verify || (choice.device != "auto" && choice.device != "ref"))) {
     devices.emplace(choice, 1);
@@ -186,38 +142,23 @@ int compare_command(const CompareOptions& o) {
     if (piped) results.back().error = piped->named(results.back().error);
     print_pair(pair, results.back(), o.thresholds);
   }
-  int exit_code = 0;
-  std::size_t failed = 0, warned = 0, incomparable = 0;
-  for (const auto& r : results) {
-    failed += r.verdict == "FAILURE";
-    warned += r.verdict == "WARNING";
-    incomparable += r.verdict == "NOT_COMPARABLE";
-  }
-  bool mismatch = false;
-  for (const auto& r : results) mismatch |= r.verify_failed;
-  if (pairs.size() == 1)
-    exit_code = results.front().exit_code;
-  else if (o.idiff_exit)  // 4 unreadable, then 2 failed, then 1 warned
-    for (const auto& r : results) exit_code = std::max(exit_code, r.exit_code);
-  else
-    exit_code = incomparable ? int(ErrorKind::NotComparable) : failed ? 1 : 0;
+  const Tally t = tally(results, o.idiff_exit);
+  int exit_code = t.exit_code;
   if (pairs.size() > 1)
     fmt::print(text_out, "{} pairs: {} passed, {} warned, {} failed, {} not comparable\n",
-               pairs.size(), pairs.size() - failed - warned - incomparable, warned, failed,
-               incomparable);
+               pairs.size(), pairs.size() - t.failed - t.warned - t.incomparable, t.warned,
+               t.failed, t.incomparable);
   std::optional<TemporalResult> temporal;
   if (wants(o, "temporal")) {
-    std::vector<bool> readable;
-    for (const PairResult& r : results) readable.push_back(r.error.empty());
     temporal = measure_sequence(
-        pairs, readable,
+        pairs, results,
         {.motion = o.motion, .fail_temporal = o.fail_temporal, .fail_flicker = o.fail_flicker});
     fmt::print(text_out, "{}", temporal_text(*temporal));
     if (!temporal->failed.empty()) exit_code = std::max(exit_code, 1);
   }
   if (!o.json.empty()) write_report(o.json, pairs, results, o, exit_code, temporal);
   if (!o.junit.empty()) write_junit_report(o.junit, pairs, results, o.thresholds, temporal);
-  if (mismatch) {
+  if (t.mismatch) {
     spdlog::error("verify: a metric on the device differs from the reference");
     return std::max(exit_code, int(ErrorKind::Mismatch));
   }
@@ -281,33 +222,6 @@ CLI::Validator threshold(bool may_be_infinite) {
 
 // A finite number within [low, high] (above low when `above` is set): NaN, which CLI11's
 // ranges let through, is refused with the rest.
-constexpr double kPi = 3.14159265358979323846;
-
-// --flip-viewing's "DISTANCE,WIDTH,PIXELS" as pixels per degree, FLIP's viewing condition.
-double pixels_per_degree(const std::string& viewing) {
-  const std::vector<std::string> parts = split_names(viewing);
-  std::vector<double> v;
-  for (const auto& part : parts) {
-    std::size_t used = 0;
-    double x = 0;
-    try {
-      x = std::stod(part, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != part.size() || !std::isfinite(x) || x <= 0) break;
-    v.push_back(x);
-  }
-  const double ppd = v.size() == 3 && parts.size() == 3 ? v[0] * v[2] / v[1] * kPi / 180 : 0;
-  if (!(ppd >= kLeastFlipPpd && ppd <= 1e4))
-    throw Error(ErrorKind::Usage,
-                "compare: --flip-viewing " + viewing +
-                    ": give DISTANCE,WIDTH,PIXELS, three numbers > 0 (the distance to the "
-                    "screen and its width in one unit, its width in pixels: 0.7,0.7,3840), "
-                    "making 2 to 10000 pixels per degree");
-  return ppd;
-}
-
 CLI::Validator number_in(double low, double high, bool above, const std::string& rule) {
   return CLI::Validator(
       [=](std::string& text) -> std::string {
@@ -506,7 +420,7 @@ Examples:
     if ((o->fail_temporal || o->fail_flicker) && !wants(*o, "temporal"))
       o->metrics.push_back("temporal");
     o->flip.tonemapper = parse_flip_tonemapper(o->flip_tonemapper);
-    if (!o->flip_viewing.empty()) o->flip.ppd = pixels_per_degree(o->flip_viewing);
+    if (!o->flip_viewing.empty()) o->flip.ppd = flip_pixels_per_degree(o->flip_viewing);
     if (!o->idiff_o.empty()) {
       if (!o->diff_out.empty())
         throw Error(ErrorKind::Usage, "compare: give --diff-out or idiff's -o, not both");

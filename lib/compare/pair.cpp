@@ -3,7 +3,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <cstring>
+#include <thread>
 
 #include "cl/cl_error.hpp"
 #include "core/limits.hpp"
@@ -287,6 +289,59 @@ PairResult compare_pair(const Pair& pair, const ComparisonOptions& o, Device* de
       r.exit_code = e.kind() == ErrorKind::NotComparable ? pair.idiff_incomparable : 4;
   }
   return r;
+}
+
+Tally tally(const std::vector<PairResult>& results, bool idiff_exit) {
+  Tally t;
+  for (const auto& r : results) {
+    t.failed += r.verdict == "FAILURE";
+    t.warned += r.verdict == "WARNING";
+    t.incomparable += r.verdict == "NOT_COMPARABLE";
+    t.mismatch |= r.verify_failed;
+  }
+  if (results.size() == 1)
+    t.exit_code = results.front().exit_code;
+  else if (idiff_exit)  // 4 unreadable, then 2 failed, then 1 warned
+    for (const auto& r : results) t.exit_code = std::max(t.exit_code, r.exit_code);
+  else
+    t.exit_code = t.incomparable ? int(ErrorKind::NotComparable) : t.failed ? 1 : 0;
+  return t;
+}
+
+std::string metrics_device(const std::string& asked, const ComparisonOptions& o) {
+  if (asked != "auto" || o.verify || !(o.wants("flip") || o.wants("ssim"))) return asked;
+  const double cores = std::max(1u, std::thread::hardware_concurrency());
+  const auto all = list_devices();
+  const auto faster = std::find_if(all.begin(), all.end(), [&](const DeviceInfo& d) {
+    return device_costs(d).parallel > 4 * cores;
+  });
+  return faster != all.end() ? std::to_string(faster->index) : "ref";
+}
+
+constexpr double kPi = 3.14159265358979323846;
+
+double flip_pixels_per_degree(const std::string& viewing) {
+  const std::vector<std::string> parts = split_names(viewing);
+  std::vector<double> v;
+  for (const auto& part : parts) {
+    std::size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != part.size() || !std::isfinite(x) || x <= 0) break;
+    v.push_back(x);
+  }
+  const double ppd = v.size() == 3 && parts.size() == 3 ? v[0] * v[2] / v[1] * kPi / 180 : 0;
+  if (!(ppd >= kLeastFlipPpd && ppd <= 1e4))
+    throw Error(ErrorKind::Usage,
+                "compare: --flip-viewing " + viewing +
+                    ": give DISTANCE,WIDTH,PIXELS, three numbers > 0 (the distance to the "
+                    "screen and its width in one unit, its width in pixels: 0.7,0.7,3840), "
+                    "making 2 to 10000 pixels per degree");
+  return ppd;
 }
 
 }  // namespace halo

@@ -76,4 +76,24 @@ std::vector<std::string> split_names(const std::string& list);
 // what cannot be compared is a NOT_COMPARABLE result with its reason and exit code.
 PairResult compare_pair(const Pair& pair, const ComparisonOptions& options, Device* device);
 
+// The verdicts of a run's pairs and its exit code: one pair's own; with idiff's codes the
+// worst (4 unreadable, then 2 failed, then 1 warned); else 3 when any was not comparable, 1
+// when any failed. `mismatch`: --verify found a metric's device result off the reference.
+struct Tally {
+  std::size_t failed = 0, warned = 0, incomparable = 0;
+  bool mismatch = false;
+  int exit_code = 0;
+};
+Tally tally(const std::vector<PairResult>& results, bool idiff_exit);
+
+// Where FLIP and SSIM run: the device --device names; under auto a device whose kernels are
+// worth many times the host's cores (DeviceCosts: a GPU) when there is one (on PoCL a 4K
+// pair's FLIP took 9.5 s of kernels against 4.4 s for the whole host run), else "ref";
+// --verify asks for a device whatever the choice (auto stays auto).
+std::string metrics_device(const std::string& asked, const ComparisonOptions& options);
+
+// --flip-viewing's "DISTANCE,WIDTH,PIXELS" (the distance to the screen and its width in one
+// unit, its width in pixels) as FLIP's pixels per degree; Usage error outside 2..10000.
+double flip_pixels_per_degree(const std::string& viewing);
+
 }  // namespace halo

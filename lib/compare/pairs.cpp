@@ -63,6 +63,8 @@ std::vector<Pair> sequence_pairs(const PairingOptions& o) {
 }  // namespace
 
 std::vector<Pair> pairs_of(const PairingOptions& o) {
+  if (is_standard_input(o.a) && is_standard_input(o.b))
+    throw Error(ErrorKind::Usage, "compare: only one of the two images can be standard input");
   std::error_code ec;
   const bool named_a = fs::exists(o.a, ec), named_b = fs::exists(o.b, ec);
   const bool sequence_a = !named_a && is_sequence_pattern(o.a);

@@ -43,9 +43,9 @@ struct PairingOptions {
 
 // Two files, two folders (a name on one side only becomes a pair with a missing file, which
 // reports as not comparable), or two frame sequences (a frame b lacks likewise). Usage errors
-// for a file beside a folder, a sequence beside a file, --frames or temporal measures without
-// two sequences; CantCreate for a --diff-out or --exposure-map that is one of the inputs.
-// Creates the output folders.
+// for both standard input, a file beside a folder, a sequence beside a file, --frames or temporal
+// measures without two sequences; CantCreate for a --diff-out or --exposure-map that is one of the
+// inputs. Creates the output folders.
 std::vector<Pair> pairs_of(const PairingOptions& options);
 
 // idiff's -a: every subimage and every MIP level of each pair, compared as a pair of its own.

@@ -170,4 +170,37 @@ nlohmann::json to_json(const Pair& pair, const PairResult& r) {
   return j;
 }
 
+nlohmann::json report_json(const std::vector<Pair>& pairs, const std::vector<PairResult>& results,
+                           const ComparisonOptions& o, const SequenceGates& gates, int exit_code,
+                           const std::optional<TemporalResult>& temporal) {
+  const Thresholds& t = o.thresholds;
+  nlohmann::json report = {
+      {"schema", "halo-compare/1"},
+      {"thresholds",
+       {{"fail", t.fail},
+        {"failrelative", t.fail_relative},
+        {"failpercent", t.fail_percent},
+        {"hardfail", number_or_null(t.hard_fail)},
+        {"allowfailures", t.allow_failures},
+        {"warn", t.warn},
+        {"warnrelative", t.warn_relative},
+        {"warnpercent", t.warn_percent},
+        {"hardwarn", number_or_null(t.hard_warn)},
+        {"idiff_rule", o.idiff_rule},
+        {"fail_ssim", o.fail_ssim ? nlohmann::json(*o.fail_ssim) : nlohmann::json()},
+        {"fail_flip", o.fail_flip ? nlohmann::json(*o.fail_flip) : nlohmann::json()},
+        {"fail_temporal",
+         gates.fail_temporal ? nlohmann::json(*gates.fail_temporal) : nlohmann::json()},
+        {"fail_flicker",
+         gates.fail_flicker ? nlohmann::json(*gates.fail_flicker) : nlohmann::json()}}},
+      {"flip_ppd", o.flip.ppd},
+      {"metrics", o.metrics},
+      {"pairs", nlohmann::json::array()},
+      {"exit_code", exit_code}};
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    report["pairs"].push_back(to_json(pairs[i], results[i]));
+  if (temporal) report["temporal"] = temporal_json(*temporal);
+  return report;
+}
+
 }  // namespace halo

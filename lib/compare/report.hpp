@@ -3,7 +3,9 @@
 // JUnit's XML are the app's; they are made of these).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +25,15 @@ std::string temporal_text(const TemporalResult& t);
 nlohmann::json temporal_json(const TemporalResult& t);
 // A pair as the JSON report holds it.
 nlohmann::json to_json(const Pair& pair, const PairResult& r);
+// The sequence's gates, as the report states them.
+struct SequenceGates {
+  std::optional<double> fail_temporal, fail_flicker;
+};
+// The whole JSON report (schema halo-compare/1): thresholds, gates, metrics, each pair, the
+// sequence measures, the exit code.
+nlohmann::json report_json(const std::vector<Pair>& pairs, const std::vector<PairResult>& results,
+                           const ComparisonOptions& options, const SequenceGates& gates,
+                           int exit_code, const std::optional<TemporalResult>& temporal);
 // A number, or null for NaN and infinities (JSON has neither).
 nlohmann::json number_or_null(double value);
 

@@ -55,13 +55,13 @@ TemporalFrame temporal_frame(const std::string& path, const std::vector<std::str
 
 }  // namespace
 
-TemporalResult measure_sequence(const std::vector<Pair>& pairs, const std::vector<bool>& readable,
-                                const SequenceOptions& o) {
+TemporalResult measure_sequence(const std::vector<Pair>& pairs,
+                                const std::vector<PairResult>& results, const SequenceOptions& o) {
   TemporalResult t;
   std::optional<TemporalFrame> prev_a, prev_b;
   std::optional<long> prev_frame;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
-    if (!readable[i]) {  // missing or unreadable: no step into or out of it
+    if (!results[i].error.empty()) {  // missing or unreadable: no step into or out of it
       prev_a.reset(), prev_b.reset(), prev_frame.reset();
       continue;
     }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compare/pair.hpp"
 #include "compare/pairs.hpp"
 #include "verify/temporal.hpp"
 
@@ -38,9 +39,10 @@ struct SequenceOptions {
   std::optional<double> fail_temporal, fail_flicker;  // the gates
 };
 
-// The measures over `pairs` (two sequences' frames, in order); `readable[i]`: pair i was read
-// (a missing or unreadable frame is no step into or out of it).
-TemporalResult measure_sequence(const std::vector<Pair>& pairs, const std::vector<bool>& readable,
+// The measures over `pairs` (two sequences' frames, in order) compared as `results` (a pair
+// that could not be compared, a missing or unreadable frame, is no step into or out of it).
+TemporalResult measure_sequence(const std::vector<Pair>& pairs,
+                                const std::vector<PairResult>& results,
                                 const SequenceOptions& options);
 
 }  // namespace halo
