@@ -746,45 +746,26 @@ class ExrReader : public ImageReader {
     // OpenEXR's message names the scanline and chunk (the first failure of any thread).
     const std::string where = "cannot read pixels";
     context_->call([&] { return exr_decoding_initialize(c, part_, &info, &decoder); }, where);
-    // Each channel as stored, into its float's slot (OpenEXRCore 3.1 unpacks without
-    // converting), then widened there.
-    for (int16_t i = 0; i < decoder.channel_count; ++i) {
+    // Every channel as stored, laid out as an uncompressed chunk holds it (OpenEXRCore 3.1
+    // unpacks without converting); unpack() converts as it does for halo's own chunks.
+    const std::size_t w = std::size_t(info.width);
+    std::size_t row_bytes = 0;
+    for (const auto& ch : file_order_) row_bytes += w * ch.bytes;
+    thread_local std::vector<uint8_t> raw;
+    raw.resize(row_bytes * std::size_t(info.height));
+    std::size_t offset = 0;
+    for (int16_t i = 0; i < decoder.channel_count; ++i) {  // the header's order, as file_order_
       exr_coding_channel_info_t& ch = decoder.channels[i];
-      ch.decode_to_ptr = nullptr;
-      for (int k = first; k < first + n; ++k)
-        if (channels_[std::size_t(k)].name == ch.channel_name) {
-          ch.decode_to_ptr = reinterpret_cast<uint8_t*>(to + (k - first));
-          ch.user_pixel_stride = int32_t(n * sizeof(float));
-          ch.user_line_stride = int32_t(std::size_t(header_.width) * n * sizeof(float));
-          ch.user_bytes_per_element = ch.bytes_per_element;
-          ch.user_data_type = ch.data_type;
-        }
+      ch.decode_to_ptr = raw.data() + offset;
+      ch.user_pixel_stride = ch.bytes_per_element;
+      ch.user_line_stride = int32_t(row_bytes);
+      ch.user_bytes_per_element = ch.bytes_per_element;
+      ch.user_data_type = ch.data_type;
+      offset += w * std::size_t(ch.bytes_per_element);
     }
     context_->call([&] { return exr_decoding_choose_default_routines(c, part_, &decoder); }, where);
     context_->call([&] { return exr_decoding_run(c, part_, &decoder); }, where);
-    for (int k = first; k < first + n; ++k)
-      widen(channels_[std::size_t(k)].type, to + (k - first), info.width, info.height, n);
-  }
-
-  // A decoded channel's samples, each in the first bytes of its float, as floats: half as
-  // Imath converts it, UINT by value (as OpenEXR's own reader converts them).
-  void widen(exr_pixel_type_t type, float* at, int width, int height, int n) const {
-    if (type == EXR_PIXEL_FLOAT) return;
-    for (int y = 0; y < height; ++y) {
-      float* row = at + std::size_t(y) * header_.width * n;
-      for (int x = 0; x < width; ++x) {
-        float* v = row + std::size_t(x) * n;
-        if (type == EXR_PIXEL_HALF) {
-          uint16_t h;
-          std::memcpy(&h, v, sizeof h);
-          *v = imath_half_to_float(h);
-        } else {
-          uint32_t u;
-          std::memcpy(&u, v, sizeof u);
-          *v = float(u);
-        }
-      }
-    }
+    unpack(raw.data(), info, to, first, n);
   }
 
   std::shared_ptr<Context> context_;
@@ -1005,7 +986,6 @@ class ExrWriter : public ImageWriter {
                                   ? header_.channel_types[std::size_t(i)]
                                   : header_.type;
       const exr_pixel_type_t stored = type == SampleType::f32 ? EXR_PIXEL_FLOAT : EXR_PIXEL_HALF;
-      halves_.push_back(stored == EXR_PIXEL_HALF);
       if (exr_add_channel(c, part_, names[std::size_t(i)].c_str(), stored,
                           EXR_PERCEPTUALLY_LOGARITHMIC, 1, 1) != EXR_ERR_SUCCESS)
         throw Error(ErrorKind::Usage, target_ + ": cannot store channel '" + names[std::size_t(i)] +
@@ -1031,7 +1011,7 @@ class ExrWriter : public ImageWriter {
     for (int i = 0; i < list->num_channels; ++i) {
       const auto at = std::find(names_.begin(), names_.end(), list->entries[i].name.str);
       const std::size_t k = std::size_t(at - names_.begin());
-      stored_order_.push_back({k, halves_[k]});
+      stored_order_.push_back({k, list->entries[i].pixel_type == EXR_PIXEL_HALF});
     }
     const std::size_t chunk_bytes =
         std::size_t(header_.width) * header_.channels * sizeof(float) * std::size_t(chunk_rows_);
@@ -1159,26 +1139,21 @@ class ExrWriter : public ImageWriter {
     const Released<exr_encode_pipeline_t, exr_encoding_destroy> release{c, &encoder};
     context_->call([&] { return exr_encoding_initialize(c, part_, &info, &encoder); }, where,
                    ErrorKind::Io);
-    // The chunk's samples in each channel's stored type (OpenEXRCore 3.1 packs without
-    // converting): half rounded to nearest even, as Imath rounds.
-    const std::size_t w = std::size_t(header_.width), channels = std::size_t(header_.channels);
-    const std::size_t samples = w * std::size_t(info.height) * channels;
-    std::vector<float> stored(rows, rows + samples);
-    for (std::size_t k = 0; k < channels; ++k)
-      if (halves_[k])
-        for (std::size_t i = k; i < samples; i += channels) {
-          const uint16_t h = imath_float_to_half(stored[i]);
-          std::memcpy(&stored[i], &h, sizeof h);
-        }
-    for (int16_t i = 0; i < encoder.channel_count; ++i) {
+    // The chunk packed by halo (OpenEXRCore 3.1 packs without converting), each channel's
+    // rows read from it as an uncompressed chunk lays them out.
+    const std::vector<uint8_t> packed = pack(rows, info.height);
+    const std::size_t w = std::size_t(header_.width);
+    std::size_t row_bytes = 0;
+    for (const auto& ch : stored_order_) row_bytes += w * (ch.half ? 2 : 4);
+    std::size_t offset = 0;
+    for (int16_t i = 0; i < encoder.channel_count; ++i) {  // the header's order
       exr_coding_channel_info_t& ch = encoder.channels[i];
-      const auto k =
-          std::size_t(std::find(names_.begin(), names_.end(), ch.channel_name) - names_.begin());
-      ch.encode_from_ptr = reinterpret_cast<const uint8_t*>(stored.data() + k);
-      ch.user_pixel_stride = int32_t(channels * sizeof(float));
-      ch.user_line_stride = int32_t(channels * sizeof(float) * w);
+      ch.encode_from_ptr = packed.data() + offset;
+      ch.user_pixel_stride = ch.bytes_per_element;
+      ch.user_line_stride = int32_t(row_bytes);
       ch.user_bytes_per_element = ch.bytes_per_element;
       ch.user_data_type = ch.data_type;
+      offset += w * std::size_t(ch.bytes_per_element);
     }
     context_->call([&] { return exr_encoding_choose_default_routines(c, part_, &encoder); }, where,
                    ErrorKind::Io);
@@ -1205,7 +1180,6 @@ class ExrWriter : public ImageWriter {
   int part_ = 0;
   int32_t chunk_rows_ = 1;
   std::vector<std::string> names_;
-  std::vector<bool> halves_;  // by channel: stored as half
   struct StoredChannel {
     std::size_t index;  // in the interleaved rows
     bool half;
