@@ -224,6 +224,8 @@ std::unique_ptr<ImageWriter> create_pfm(const std::string& file, const OutputHea
 std::unique_ptr<ImageReader> open_exr(std::shared_ptr<const CheckedFile> file, ImagePart part);
 std::unique_ptr<ImageWriter> create_exr(const std::string& target, const std::string& file,
                                         const OutputHeader& header, const WriteOptions& options);
+// Whether `compression` ("zip", "dwaa:45") is one of OpenEXR's that halo writes.
+bool is_exr_compression(const std::string& compression);
 // The MIP levels of each part of an EXR, or empty when the module counts them.
 std::vector<int> exr_mip_levels(const std::shared_ptr<const CheckedFile>& file);
 

@@ -345,31 +345,21 @@ std::optional<Attribute> attribute_of(const exr_attribute_t& a) {
   }
 }
 
-const char* compression_name(exr_compression_t c) {
-  switch (c) {
-    case EXR_COMPRESSION_NONE:
-      return "none";
-    case EXR_COMPRESSION_RLE:
-      return "rle";
-    case EXR_COMPRESSION_ZIPS:
-      return "zips";
-    case EXR_COMPRESSION_ZIP:
-      return "zip";
-    case EXR_COMPRESSION_PIZ:
-      return "piz";
-    case EXR_COMPRESSION_PXR24:
-      return "pxr24";
-    case EXR_COMPRESSION_B44:
-      return "b44";
-    case EXR_COMPRESSION_B44A:
-      return "b44a";
-    case EXR_COMPRESSION_DWAA:
-      return "dwaa";
-    case EXR_COMPRESSION_DWAB:
-      return "dwab";
-    default:
-      return "";
-  }
+// OpenEXR's compressions by the names --compression and OpenImageIO give them.
+const std::vector<std::pair<std::string, exr_compression_t>>& compressions() {
+  static const std::vector<std::pair<std::string, exr_compression_t>> methods = {
+      {"none", EXR_COMPRESSION_NONE}, {"rle", EXR_COMPRESSION_RLE},
+      {"zips", EXR_COMPRESSION_ZIPS}, {"zip", EXR_COMPRESSION_ZIP},
+      {"piz", EXR_COMPRESSION_PIZ},   {"pxr24", EXR_COMPRESSION_PXR24},
+      {"b44", EXR_COMPRESSION_B44},   {"b44a", EXR_COMPRESSION_B44A},
+      {"dwaa", EXR_COMPRESSION_DWAA}, {"dwab", EXR_COMPRESSION_DWAB}};
+  return methods;
+}
+
+std::string compression_name(exr_compression_t c) {
+  for (const auto& [name, method] : compressions())
+    if (method == c) return name;
+  return "";
 }
 
 // ---- Reading ----
@@ -804,12 +794,7 @@ Compression parse_compression(const std::string& text) {
   const std::string method = text.substr(0, text.find(':'));
   const std::string level =
       text.find(':') == std::string::npos ? "" : text.substr(text.find(':') + 1);
-  static const std::vector<std::pair<std::string, exr_compression_t>> methods = {
-      {"none", EXR_COMPRESSION_NONE}, {"rle", EXR_COMPRESSION_RLE},
-      {"zips", EXR_COMPRESSION_ZIPS}, {"zip", EXR_COMPRESSION_ZIP},
-      {"piz", EXR_COMPRESSION_PIZ},   {"pxr24", EXR_COMPRESSION_PXR24},
-      {"b44", EXR_COMPRESSION_B44},   {"b44a", EXR_COMPRESSION_B44A},
-      {"dwaa", EXR_COMPRESSION_DWAA}, {"dwab", EXR_COMPRESSION_DWAB}};
+  const auto& methods = compressions();
   const auto it = std::find_if(methods.begin(), methods.end(),
                                [&](const auto& m) { return m.first == method; });
   if (it == methods.end())
@@ -1268,6 +1253,13 @@ std::unique_ptr<ImageReader> open_exr(std::shared_ptr<const CheckedFile> file, I
   std::vector<ExrChannel> channels = ordered_channels(*list);
   return std::make_unique<ExrReader>(std::move(context), part.subimage, part.miplevel, parts,
                                      std::move(channels));
+}
+
+bool is_exr_compression(const std::string& text) {
+  const std::string method = text.substr(0, text.find(':'));
+  const auto& methods = compressions();
+  return std::any_of(methods.begin(), methods.end(),
+                     [&](const auto& m) { return m.first == method; });
 }
 
 std::unique_ptr<ImageWriter> create_exr(const std::string& target, const std::string& file,

@@ -332,11 +332,9 @@ StreamResult run_file(const FileNames& names, FilePlan& plan, const FileRunOptio
     encoding.threads = std::max(1, int(std::thread::hardware_concurrency()) / o.workers);
   // An EXR keeps its compression unless --compression says otherwise, as oiiotool keeps it
   // (one halo can write: another library's newer method falls back to the default).
-  static const std::vector<std::string> kept = {"none",  "rle", "zips", "zip",  "piz",
-                                                "pxr24", "b44", "b44a", "dwaa", "dwab"};
   const std::string& stored = in.header().compression;
   if (encoding.compression.empty() && extension(names.output) == ".exr" &&
-      std::find(kept.begin(), kept.end(), stored.substr(0, stored.find(':'))) != kept.end())
+      is_exr_compression(stored))
     encoding.compression = stored;
   spdlog::info("{}: metadata {}", names.output, plan.metadata().summary());
   const Size size = plan.output_size();
