@@ -175,6 +175,26 @@ struct Released {
   ~Released() { destroy(context, pipeline); }
 };
 
+// Points each channel of a chunk's decode or encode pipeline at its samples in `data`, laid
+// out as an uncompressed chunk holds them (each row, each channel's samples in turn, as
+// stored): OpenEXRCore 3.1 unpacks and packs without converting, and halo's unpack() and
+// pack() convert for every compression alike.
+void lay_out(exr_coding_channel_info_t* channels, int16_t count, uint8_t* data, std::size_t width) {
+  std::size_t row_bytes = 0;
+  for (int16_t i = 0; i < count; ++i)
+    row_bytes += width * std::size_t(channels[i].bytes_per_element);
+  std::size_t offset = 0;
+  for (int16_t i = 0; i < count; ++i) {
+    exr_coding_channel_info_t& ch = channels[i];
+    ch.decode_to_ptr = data + offset;
+    ch.user_pixel_stride = ch.bytes_per_element;
+    ch.user_line_stride = int32_t(row_bytes);
+    ch.user_bytes_per_element = ch.bytes_per_element;
+    ch.user_data_type = ch.data_type;
+    offset += width * std::size_t(ch.bytes_per_element);
+  }
+}
+
 exr_context_initializer_t initializer(Stream& stream) {
   exr_context_initializer_t init = EXR_DEFAULT_CONTEXT_INITIALIZER;
   init.error_handler_fn = on_error;
@@ -647,17 +667,23 @@ class ExrReader : public ImageReader {
     decode_by_core(info, to, first, n);
   }
 
+  // A chunk's bytes uncompressed, as its width, height and the channels make them; BadData
+  // when the chunk says otherwise.
+  std::size_t chunk_bytes(const exr_chunk_info_t& info) const {
+    std::size_t pixel_bytes = 0;
+    for (const auto& ch : file_order_) pixel_bytes += ch.bytes;
+    const std::size_t bytes = std::size_t(info.width) * std::size_t(info.height) * pixel_bytes;
+    if (info.unpacked_size != bytes) corrupt(info, "its size does not fit its rows");
+    return bytes;
+  }
+
   [[noreturn]] void corrupt(const exr_chunk_info_t& info, const std::string& why) const {
     throw Error(ErrorKind::BadData, fmt::format("{}: cannot read pixels: the chunk at row {}: {}",
                                                 context_->path(), info.start_y, why));
   }
 
   void decode_own(const exr_chunk_info_t& info, float* to, int first, int n) const {
-    const std::size_t w = std::size_t(info.width), h = std::size_t(info.height);
-    std::size_t pixel_bytes = 0;
-    for (const auto& ch : file_order_) pixel_bytes += ch.bytes;
-    const std::size_t unpacked = w * h * pixel_bytes;
-    if (info.unpacked_size != unpacked) corrupt(info, "its size does not fit its rows");
+    const std::size_t unpacked = chunk_bytes(info);
     const RecentChunks::Key key{part_, level_, info.start_x, info.start_y};
     if (const RecentChunks::Raw kept = recent_.use_count() > 1 ? recent_->find(key) : nullptr) {
       if (kept->size() != unpacked) corrupt(info, "its size does not fit its rows");
@@ -738,21 +764,9 @@ class ExrReader : public ImageReader {
     context_->call([&] { return exr_decoding_initialize(c, part_, &info, &decoder); }, where);
     // Every channel as stored, laid out as an uncompressed chunk holds it (OpenEXRCore 3.1
     // unpacks without converting); unpack() converts as it does for halo's own chunks.
-    const std::size_t w = std::size_t(info.width);
-    std::size_t row_bytes = 0;
-    for (const auto& ch : file_order_) row_bytes += w * ch.bytes;
     thread_local std::vector<uint8_t> raw;
-    raw.resize(row_bytes * std::size_t(info.height));
-    std::size_t offset = 0;
-    for (int16_t i = 0; i < decoder.channel_count; ++i) {  // the header's order, as file_order_
-      exr_coding_channel_info_t& ch = decoder.channels[i];
-      ch.decode_to_ptr = raw.data() + offset;
-      ch.user_pixel_stride = ch.bytes_per_element;
-      ch.user_line_stride = int32_t(row_bytes);
-      ch.user_bytes_per_element = ch.bytes_per_element;
-      ch.user_data_type = ch.data_type;
-      offset += w * std::size_t(ch.bytes_per_element);
-    }
+    raw.resize(chunk_bytes(info));
+    lay_out(decoder.channels, decoder.channel_count, raw.data(), std::size_t(info.width));
     context_->call([&] { return exr_decoding_choose_default_routines(c, part_, &decoder); }, where);
     context_->call([&] { return exr_decoding_run(c, part_, &decoder); }, where);
     unpack(raw.data(), info, to, first, n);
@@ -1127,19 +1141,9 @@ class ExrWriter : public ImageWriter {
     // The chunk packed by halo (OpenEXRCore 3.1 packs without converting), each channel's
     // rows read from it as an uncompressed chunk lays them out.
     const std::vector<uint8_t> packed = pack(rows, info.height);
-    const std::size_t w = std::size_t(header_.width);
-    std::size_t row_bytes = 0;
-    for (const auto& ch : stored_order_) row_bytes += w * (ch.half ? 2 : 4);
-    std::size_t offset = 0;
-    for (int16_t i = 0; i < encoder.channel_count; ++i) {  // the header's order
-      exr_coding_channel_info_t& ch = encoder.channels[i];
-      ch.encode_from_ptr = packed.data() + offset;
-      ch.user_pixel_stride = ch.bytes_per_element;
-      ch.user_line_stride = int32_t(row_bytes);
-      ch.user_bytes_per_element = ch.bytes_per_element;
-      ch.user_data_type = ch.data_type;
-      offset += w * std::size_t(ch.bytes_per_element);
-    }
+    // Read only: the pipeline's pointer is a union of decode_to_ptr and encode_from_ptr.
+    lay_out(encoder.channels, encoder.channel_count, const_cast<uint8_t*>(packed.data()),
+            std::size_t(header_.width));
     context_->call([&] { return exr_encoding_choose_default_routines(c, part_, &encoder); }, where,
                    ErrorKind::Io);
     // The chunk is kept, not written: chunks are encoded on several threads and written in order.
