@@ -226,6 +226,11 @@ std::unique_ptr<ImageWriter> create_exr(const std::string& target, const std::st
                                         const OutputHeader& header, const WriteOptions& options);
 // Whether `compression` ("zip", "dwaa:45") is one of OpenEXR's that halo writes.
 bool is_exr_compression(const std::string& compression);
+// Lets the open readers of `file` keep up to `bytes` of what they decoded for one another:
+// a run that holds the whole image reads its filtered channels to the end before the carried
+// layers' reader starts, and finds the chunks decoded only if they were all kept. EXR only
+// (a chunk holds every channel of its rows); the readers keep their last strips' anyway.
+void share_decoded(const CheckedFile& file, std::size_t bytes);
 // The MIP levels of each part of an EXR, or empty when the module counts them.
 std::vector<int> exr_mip_levels(const std::shared_ptr<const CheckedFile>& file);
 

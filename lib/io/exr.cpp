@@ -444,11 +444,16 @@ class RecentChunks {
       if (k == key) return raw;
     return nullptr;
   }
+  // What the run lets the readers keep besides (share_decoded).
+  void share(std::size_t bytes) {
+    std::lock_guard lock(mutex_);
+    shared_ = bytes;
+  }
   void keep(const Key& key, Raw raw, std::size_t limit) {
     std::lock_guard lock(mutex_);
     bytes_ += raw->size();
     kept_.emplace_back(key, std::move(raw));
-    while (bytes_ > limit && !kept_.empty()) {
+    while (bytes_ > std::max(limit, shared_) && !kept_.empty()) {
       bytes_ -= kept_.front().second->size();
       kept_.pop_front();
     }
@@ -458,6 +463,7 @@ class RecentChunks {
   std::mutex mutex_;
   std::deque<std::pair<Key, Raw>> kept_;
   std::size_t bytes_ = 0;
+  std::size_t shared_ = 0;  // share(): past the readers' own limit
 };
 
 std::shared_ptr<Context> open_context(const std::shared_ptr<const CheckedFile>& file) {
@@ -1257,6 +1263,10 @@ std::unique_ptr<ImageReader> open_exr(std::shared_ptr<const CheckedFile> file, I
   std::vector<ExrChannel> channels = ordered_channels(*list);
   return std::make_unique<ExrReader>(std::move(context), part.subimage, part.miplevel, parts,
                                      std::move(channels));
+}
+
+void share_decoded(const CheckedFile& file, std::size_t bytes) {
+  RecentChunks::of(&file)->share(bytes);
 }
 
 bool is_exr_compression(const std::string& text) {

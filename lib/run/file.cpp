@@ -274,6 +274,24 @@ InputStream& FilePlan::input() {
   return *input_;
 }
 
+// A run in one strip reads the filtered channels to the end before the carried layers' reader
+// starts, which then decodes every chunk again unless the first reader's are kept: they are,
+// held from the file's budget, when that fits beside its strips (a 1080p 11-channel ZIP EXR
+// through a whole-image box on the reference: 0.75 -> 0.61 s, +55 MB).
+std::shared_ptr<MemoryHold> share_decoded_whole(InputStream& in,
+                                                const std::optional<CarriedLayers>& layers,
+                                                bool whole, std::size_t planned) {
+  const StreamInput& input = in.input();
+  if (!whole || !layers || layers->carried() == 0 || layers->moved()) return nullptr;
+  const std::size_t bytes = std::size_t(input.width) * std::size_t(input.height) *
+                            in.header().channels.size() * sizeof(float);
+  if (planned + bytes > memory_per_file()) return nullptr;
+  share_decoded(*in.file(), bytes);
+  spdlog::info("{}: up to {} of decoded data kept for the other channels' reader",
+               in.file()->path(), size_text(bytes));
+  return std::make_shared<MemoryHold>(bytes);
+}
+
 StreamResult run_file(const FileNames& names, FilePlan& plan, const FileRunOptions& o,
                       Device* device) {
   const Pipeline& pipeline = plan.pipeline();
@@ -297,6 +315,7 @@ StreamResult run_file(const FileNames& names, FilePlan& plan, const FileRunOptio
     return size_strips(pipeline, input, pixel_type(type), limits);
   };
   std::optional<MemoryReservation> reservation;
+  std::size_t planned = 0;  // what the strips hold
   if (options.strip_rows == 0) {
     std::size_t budget = 0;  // the share
     StripSizing strips;
@@ -321,9 +340,13 @@ StreamResult run_file(const FileNames& names, FilePlan& plan, const FileRunOptio
                      size_text(reservation->bytes()));
     }
     options.strip_rows = strips.rows;
+    planned = strips.host_bytes;
   }
-  if (const std::string why = pipeline.whole_image_reason(input.type); !why.empty())
-    spdlog::info("{}: the whole image at once: {}", names.input, why);
+  const std::string whole_why = pipeline.whole_image_reason(input.type);
+  const auto kept = share_decoded_whole(
+      in, layers, !whole_why.empty() || options.strip_rows >= input.height, planned);
+  if (!whole_why.empty())
+    spdlog::info("{}: the whole image at once: {}", names.input, whole_why);
   else
     spdlog::info("{}: strips of {} rows (reach {})", names.input, options.strip_rows,
                  pipeline.reach());

@@ -42,6 +42,21 @@ TEST_CASE("a multilayer EXR keeps every layer; only the filtered channels change
         box.halo("compare " + kRender + " " + box / "clean.exr --ch " + name + " --fail 0");
     CHECK(r.code == (filtered ? 1 : 0));  // the others, bit for bit
   }
+  // A run that holds the whole image keeps the chunks it decoded for the other layers' reader
+  // (an EXR chunk holds every channel of its rows), and the layers come out the same; under a
+  // budget too small for them, they are decoded again, with the same result.
+  for (const std::string budget : {"", " --max-memory 30M"}) {
+    CAPTURE(budget);
+    const Result whole = box.halo("run " + kRender + " -f box:r=1:border=wrap -v" + budget +
+                                  " -o " + box / "whole.exr");
+    REQUIRE(whole.code == 0);
+    CHECK(has(whole.err, "the whole image at once"));
+    CHECK(has(whole.err, "of decoded data kept for the other channels' reader") == budget.empty());
+    for (const std::string name :
+         {"ViewLayer.Depth.Z", "ViewLayer.Normal.X", "ViewLayer.DiffCol.B"})
+      CHECK(box.halo("compare " + kRender + " " + box / "whole.exr --ch " + name + " --fail 0")
+                .code == 0);
+  }
   // --drop-layers: the filtered channels only.
   REQUIRE(
       box.halo("run " + kRender + " -f bilateral --drop-layers -o " + box / "beauty.exr").code ==
