@@ -279,14 +279,33 @@ __kernel __attribute__((reqd_work_group_size(LX, LY, LC))) void denoise_conv(
 #endif
 
 #ifdef NET_MMA
-// NVIDIA GPUs from Ampere on, precision=tf32: the convolution as a matrix product on the tensor
-// cores (mma.sync.m16n8k8 with TF32 operands and float sums, through inline PTX), pixels as
-// rows, input channels of one tap as the inner dimension, output channels as columns. A
-// work-group computes NET_TILE_X x NET_TILE_Y pixels of NET_OC_TILE output channels; each warp
-// two rows of 16 pixels (two m16 tiles: a 2x2 pooling window never leaves a warp) and all
-// NET_OC_TILE channels. Input channels come 8 at a time: their (NET_TILE_Y + 2) x (NET_TILE_X + 2)
-// patch, rounded to TF32, and their weights (rounded on the host) are staged in local memory, each channel's plane
-// padded so that the fragments' loads meet no bank twice.
+// NVIDIA GPUs from Ampere on, precision=tf32 and fp16: the convolution as a matrix product on
+// the tensor cores (mma.sync through inline PTX, float sums), pixels as rows, input channels of
+// one tap as the inner dimension, output channels as columns. A work-group computes NET_TILE_X x
+// NET_TILE_Y pixels of NET_OC_TILE output channels; each warp two rows of 16 pixels (two m16
+// tiles: a 2x2 pooling window never leaves a warp) and all NET_OC_TILE channels. Input channels
+// come a stage at a time: their (NET_TILE_Y + 2) x (NET_TILE_X + 2) patch and their weights
+// (rounded on the host) are staged in local memory as 32-bit words, each word-plane padded so
+// that the fragments' loads meet no bank twice.
+// - tf32 (m16n8k8): 8 channels a stage, a word per channel, rounded to TF32 as staged.
+// - fp16 (NET_F16, m16n8k16): 16 channels a stage as 8 pairs, a word per pair (channel 2p in
+//   its low half, 2p + 1 in its high half: the fragments' own packing, so that the same loads
+//   serve). A layer's input pairs are its source's pairs, then its skip's, each side's channel
+//   count rounded up to even (the weights are packed to match). Tensors between layers hold
+//   such pairs too (SRC_PAIRS, SKIP_PAIRS, DST_PAIRS: plane p holds channels 2p and 2p + 1),
+//   half the bytes of float; half holds at most 65504, so values are clamped to it.
+#ifndef NET_F16
+#define NET_F16 0
+#endif
+#ifndef SRC_PAIRS
+#define SRC_PAIRS 0
+#endif
+#ifndef SKIP_PAIRS
+#define SKIP_PAIRS 0
+#endif
+#ifndef DST_PAIRS
+#define DST_PAIRS 0
+#endif
 #define MT_X (NET_TILE_X / 16)
 #define WARPS (MT_X * NET_TILE_Y / 2)
 #define N_TILES (NET_OC_TILE / 8)
@@ -306,18 +325,59 @@ inline uint to_tf32(const float f) {
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(f));
   return r;
 }
+// lo and hi as two halves of a word (lo in the low bits), clamped to half's range.
+inline uint to_half2(const float lo, const float hi) {
+  uint r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;"
+      : "=r"(r)
+      : "f"(clamp(hi, -65504.0f, 65504.0f)), "f"(clamp(lo, -65504.0f, 65504.0f)));
+  return r;
+}
 inline float lane_xor(const float v, const int mask) {
   float r;
   asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(r) : "f"(v), "r"(mask));
   return r;
 }
-// d += a (16x8, rows) * b (8x8, columns): one warp's tensor-core step.
-#define MMA_TF32(d, a, b0, b1)                                                               \
-  asm volatile(                                                                              \
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "    \
-      "{%8,%9}, {%0,%1,%2,%3};"                                                              \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                       \
+// d += a (16 x K, rows) * b (K x 8, columns): one warp's tensor-core step.
+#if NET_F16
+#define MMA(d, a, b0, b1)                                                                   \
+  asm volatile(                                                                             \
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "    \
+      "{%8,%9}, {%0,%1,%2,%3};"                                                             \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                      \
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
+#else
+#define MMA(d, a, b0, b1)                                                                   \
+  asm volatile(                                                                             \
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "   \
+      "{%8,%9}, {%0,%1,%2,%3};"                                                             \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                      \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
+#endif
+
+#if NET_F16
+// Pair p of `planes` (c channels, stored as pairs when PAIRS) at (x, y) of an h x w layer, zero
+// outside; `up`: planes at half resolution, read nearest.
+inline uint pair_of(__global const float* planes, const int pairs_stored, const int c, const int p,
+                    int y, int x, int h, int w, const bool up) {
+  if (y < 0 || y >= h || x < 0 || x >= w) return 0u;
+  if (up) y >>= 1, x >>= 1, h /= 2, w /= 2;
+  const size_t at = (size_t)y * w + x, plane = (size_t)h * w;
+  if (pairs_stored) return ((__global const uint*)planes)[p * plane + at];
+  const float lo = 2 * p < c ? planes[2 * p * plane + at] : 0.0f;
+  const float hi = 2 * p + 1 < c ? planes[(2 * p + 1) * plane + at] : 0.0f;
+  return to_half2(lo, hi);
+}
+
+// Pair p of the layer's input: src's pairs, then skip's.
+inline uint layer_pair(__global const float* src, const int src_c, __global const float* skip,
+                       const int in_c, const int p, const int y, const int x, const int h,
+                       const int w) {
+  const int src_pairs = (src_c + 1) / 2;
+  if (p < src_pairs) return pair_of(src, SRC_PAIRS, src_c, p, y, x, h, w, UPSAMPLE);
+  return pair_of(skip, SKIP_PAIRS, in_c - src_c, p - src_pairs, y, x, h, w, false);
+}
+#endif
 
 __kernel __attribute__((reqd_work_group_size(32 * WARPS, 1, 1))) void denoise_conv(
     __global const float* restrict src, const int src_c, __global const float* restrict skip,
@@ -329,7 +389,13 @@ __kernel __attribute__((reqd_work_group_size(32 * WARPS, 1, 1))) void denoise_co
   const int lane = (int)lane_id(), g = lane >> 2, t = lane & 3;
   const int x0 = get_group_id(0) * NET_TILE_X, y0 = get_group_id(1) * NET_TILE_Y;
   const int tile = get_group_id(2);
-  const int in_padded = (in_c + 7) / 8 * 8;
+  // The stages: 8 words each (channels for tf32, pairs of channels for fp16).
+#if NET_F16
+  const int words = (src_c + 1) / 2 + (in_c - src_c + 1) / 2;
+#else
+  const int words = in_c;
+#endif
+  const int words_padded = (words + 7) / 8 * 8;
   // The warp's 16 columns and two rows of the work-group's tile.
   const int px = (warp % MT_X) * 16, py = (warp / MT_X) * 2;
 
@@ -339,21 +405,26 @@ __kernel __attribute__((reqd_work_group_size(32 * WARPS, 1, 1))) void denoise_co
                 b1 = bias[tile * NET_OC_TILE + n * 8 + 2 * t + 1];
     for (int m = 0; m < 2; ++m) acc[m][n][0] = acc[m][n][2] = b0, acc[m][n][1] = acc[m][n][3] = b1;
   }
-  for (int c0 = 0; c0 < in_c; c0 += 8) {
+  for (int c0 = 0; c0 < words; c0 += 8) {
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int i = id; i < 8 * PATCH_H * PATCH_W; i += 32 * WARPS) {
       const int k = i / (PATCH_H * PATCH_W), r = i % (PATCH_H * PATCH_W);
       const int c = c0 + k, yy = y0 - 1 + r / PATCH_W, xx = x0 - 1 + r % PATCH_W;
+#if NET_F16
+      patch[k * PATCH_C + r] = c < words ? layer_pair(src, src_c, skip, in_c, c, yy, xx, h, w) : 0u;
+#else
       patch[k * PATCH_C + r] =
           to_tf32(c < in_c ? layer_input(src, src_c, skip, c, yy, xx, h, w) : 0.0f);
+#endif
     }
-    __global const float* wt = weight + ((size_t)tile * in_padded + c0) * 9 * NET_OC_TILE;
+    __global const uint* wt =
+        (__global const uint*)weight + ((size_t)tile * words_padded + c0) * 9 * NET_OC_TILE;
     for (int i = id; i < 8 * 9 * NET_OC_TILE; i += 32 * WARPS)
-      taps[(i / (9 * NET_OC_TILE)) * TAPS_C + i % (9 * NET_OC_TILE)] = as_uint(wt[i]);
+      taps[(i / (9 * NET_OC_TILE)) * TAPS_C + i % (9 * NET_OC_TILE)] = wt[i];
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int ky = 0; ky < 3; ++ky)
       for (int kx = 0; kx < 3; ++kx) {
-        // A: rows are pixels px + g (+ 8), columns input channels t (+ 4).
+        // A: rows are pixels px + g (+ 8), columns words t (+ 4).
         uint a[2][4];
         for (int m = 0; m < 2; ++m) {
           __local const uint* row = patch + (py + m + ky) * PATCH_W + px + g + kx;
@@ -362,34 +433,48 @@ __kernel __attribute__((reqd_work_group_size(32 * WARPS, 1, 1))) void denoise_co
           a[m][2] = row[(t + 4) * PATCH_C];
           a[m][3] = row[(t + 4) * PATCH_C + 8];
         }
-        // B: rows are input channels t (+ 4), columns output channels g of each n8 tile.
+        // B: rows are words t (+ 4), columns output channels g of each n8 tile.
         __local const uint* b = taps + (ky * 3 + kx) * NET_OC_TILE + g;
         for (int n = 0; n < N_TILES; ++n) {
           const uint b0 = b[t * TAPS_C + n * 8], b1 = b[(t + 4) * TAPS_C + n * 8];
-          MMA_TF32(acc[0][n], a[0], b0, b1);
-          MMA_TF32(acc[1][n], a[1], b0, b1);
+          MMA(acc[0][n], a[0], b0, b1);
+          MMA(acc[1][n], a[1], b0, b1);
         }
       }
   }
   // D: row g (+ 8) is pixel px + g (+ 8), column 2t (+ 1) output channel n * 8 + 2t (+ 1).
   const int y = y0 + py;
+  const int oh = POOL ? h / 2 : h, ow = POOL ? w / 2 : w;
   for (int n = 0; n < N_TILES; ++n)
-    for (int half_row = 0; half_row < 2; ++half_row)
+    for (int half_row = 0; half_row < 2; ++half_row) {
+      const int oc = tile * NET_OC_TILE + n * 8 + 2 * t;  // and oc + 1
+      const int x = x0 + px + g + 8 * half_row;
+      float v0[2], v1[2];  // rows y and y + 1 of channels oc and oc + 1
       for (int j = 0; j < 2; ++j) {
-        const int oc = tile * NET_OC_TILE + n * 8 + 2 * t + j;
-        const int x = x0 + px + g + 8 * half_row;
-        const float v0 = activation(acc[0][n][2 * half_row + j]);
-        const float v1 = activation(acc[1][n][2 * half_row + j]);
+        v0[j] = activation(acc[0][n][2 * half_row + j]);
+        v1[j] = activation(acc[1][n][2 * half_row + j]);
         if (POOL) {
           // The 2x2 window: the warp's two rows, and pixel x's neighbour in the lane 4 away.
-          const float v = fmax(v0, v1), m = fmax(v, lane_xor(v, 4));
-          if (!(g & 1) && x < w && y < h && oc < out_c)
-            dst[((size_t)oc * (h / 2) + y / 2) * (w / 2) + x / 2] = m;
-        } else if (x < w && y < h && oc < out_c) {
-          dst[((size_t)oc * h + y) * w + x] = v0;
-          if (y + 1 < h) dst[((size_t)oc * h + y + 1) * w + x] = v1;  // odd at the deepest level
+          const float v = fmax(v0[j], v1[j]);
+          v0[j] = fmax(v, lane_xor(v, 4));
         }
       }
+      if (POOL && (g & 1)) continue;
+      const int oy = POOL ? y / 2 : y, ox = POOL ? x / 2 : x;
+      if (x >= w || y >= h || oc >= out_c) continue;
+#if DST_PAIRS
+      // out_c is even here: the pair is whole.
+      __global uint* d = (__global uint*)dst + ((size_t)(oc / 2) * oh + oy) * ow + ox;
+      d[0] = to_half2(v0[0], v0[1]);
+      if (!POOL && y + 1 < h) d[ow] = to_half2(v1[0], v1[1]);  // odd at the deepest level
+#else
+      for (int j = 0; j < 2 && oc + j < out_c; ++j) {
+        __global float* d = dst + ((size_t)(oc + j) * oh + oy) * ow + ox;
+        d[0] = v0[j];
+        if (!POOL && y + 1 < h) d[ow] = v1[j];
+      }
+#endif
+    }
 }
 #endif
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Times OIDN's U-Net in PyTorch, the peer halo's `denoise` is measured against: the same
 network (built from the same .tza weights, OIDN's training/model.py structure) on the same
-input size, on the CPU or a CUDA GPU, in FP32, TF32 or FP16, one image per call.
+input size, on the CPU or a CUDA GPU, in FP32, TF32, FP16 or BF16, one image per call, in
+PyTorch's NCHW layout or channels_last (NHWC, what cuDNN's tensor-core kernels prefer), with
+cudnn.benchmark on (cuDNN times its algorithms first and keeps the fastest).
 
   bench-denoise-peers.py WEIGHTS.tza [--sizes 640x360,1920x1080] [--device cpu|cuda]
-                         [--precision fp32,tf32,fp16] [--runs 10] [--threads N] [--json OUT]
+                         [--precision fp32,tf32,fp16,bf16] [--layouts nchw,channels_last]
+                         [--runs 10] [--threads N] [--json OUT]
 
-Prints, per size and precision, the median of --runs calls after two warm-up calls, with the
+Prints, per size, precision and layout, the median of --runs calls after warm-up calls, with the
 fastest and slowest (ms). The input is random (9 channels for an _alb_nrm network). Needs
 PyTorch (Debian's python3-torch on the CPU; the GPU machine's own).
 """
@@ -87,6 +90,7 @@ def main():
     ap.add_argument("--sizes", default="640x360")
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--precision", default="fp32")
+    ap.add_argument("--layouts", default="nchw")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--threads", type=int, default=0, help="CPU threads (default: all cores)")
     ap.add_argument("--json")
@@ -96,6 +100,7 @@ def main():
     else:
         import os
         torch.set_num_threads(os.cpu_count())
+    torch.backends.cudnn.benchmark = True
     net = UNet(read_tza(a.weights)).to(a.device).eval()
     results = []
     for size in a.sizes.split(","):
@@ -103,25 +108,31 @@ def main():
         hp, wp = -(-h // 16) * 16, -(-w // 16) * 16
         x = torch.rand(1, net.in_channels, hp, wp, device=a.device)
         for precision in a.precision.split(","):
-            torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision == "tf32"
-            model, inp = (net.half(), x.half()) if precision == "fp16" else (net.float(), x)
-            times = []
-            with torch.no_grad():
-                for i in range(a.runs + 2):
-                    if a.device == "cuda":
-                        torch.cuda.synchronize()
-                    t = time.perf_counter()
-                    model(inp)
-                    if a.device == "cuda":
-                        torch.cuda.synchronize()
-                    if i >= 2:
-                        times.append((time.perf_counter() - t) * 1000)
-            r = {"size": size, "device": a.device, "precision": precision,
-                 "threads": torch.get_num_threads(), "median_ms": statistics.median(times),
-                 "min_ms": min(times), "max_ms": max(times), "runs": a.runs}
-            results.append(r)
-            print(f"pytorch {torch.__version__} {a.device} {precision} {size}: median {r['median_ms']:.1f} ms "
-                  f"(min {r['min_ms']:.1f}, max {r['max_ms']:.1f}, {a.runs} runs, {r['threads']} threads)")
+            for layout in a.layouts.split(","):
+                torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision == "tf32"
+                dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision, torch.float32)
+                fmt = torch.channels_last if layout == "channels_last" else torch.contiguous_format
+                model = net.to(dtype=dtype, memory_format=fmt)
+                inp = x.to(dtype=dtype).contiguous(memory_format=fmt)
+                times = []
+                warmup = 5
+                with torch.no_grad():
+                    for i in range(a.runs + warmup):
+                        if a.device == "cuda":
+                            torch.cuda.synchronize()
+                        t = time.perf_counter()
+                        model(inp)
+                        if a.device == "cuda":
+                            torch.cuda.synchronize()
+                        if i >= warmup:
+                            times.append((time.perf_counter() - t) * 1000)
+                r = {"size": size, "device": a.device, "precision": precision, "layout": layout,
+                     "threads": torch.get_num_threads(), "median_ms": statistics.median(times),
+                     "min_ms": min(times), "max_ms": max(times), "runs": a.runs}
+                results.append(r)
+                print(f"pytorch {torch.__version__} {a.device} {precision} {layout} {size}: median "
+                      f"{r['median_ms']:.2f} ms (min {r['min_ms']:.2f}, max {r['max_ms']:.2f}, "
+                      f"{a.runs} runs, {r['threads']} threads)")
     if a.json:
         json.dump(results, open(a.json, "w"), indent=1)
 

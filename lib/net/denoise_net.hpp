@@ -100,10 +100,17 @@ Activation maxpool2x2(const Activation& a);
 // kAlignment) to output_channels() planes of the same size.
 Activation run_reference(const DenoiseNet& net, const Activation& input);
 
-// A tensor on a device, planar like Activation.
+// How a device multiplies: float32 everywhere, or on the tensor cores (NVIDIA from Ampere on;
+// float32 elsewhere) with float32 sums: TF32 products, or half products with the tensors
+// between the layers stored in half.
+enum class NetPrecision { fp32, tf32, fp16 };
+
+// A tensor on a device, planar like Activation: float planes, or (`pairs`, between the layers
+// of precision=fp16) planes of channel pairs, two halves in a 32-bit word (kernels/denoise.cl).
 struct DeviceTensor {
   cl::Buffer buffer;
   int channels = 0, height = 0, width = 0;
+  bool pairs = false;
 };
 
 // What runs of networks on one device keep from call to call: each layer's weights packed and
@@ -112,21 +119,24 @@ struct DeviceTensor {
 class NetBuffers {
  public:
   // The layer's weights and bias as denoise_conv reads them for `oc_tile` output channels a
-  // work-group and `in_step` input channels a stage, rounded to TF32 for the tensor cores.
+  // work-group and `in_step` input channels a stage, as `precision` multiplies them on the
+  // tensor cores (`mma`: TF32, or pairs of halves after the source's `src_c` channels and the
+  // skip's, each rounded up to even).
   const std::pair<cl::Buffer, cl::Buffer>& weights(Device& device, const NetLayer& layer,
-                                                   int oc_tile, int in_step, bool tf32);
-  DeviceTensor tensor(Device& device, int channels, int height, int width, const std::string& what);
+                                                   int oc_tile, int in_step, bool mma,
+                                                   NetPrecision precision, int src_c);
+  DeviceTensor tensor(Device& device, int channels, int height, int width, const std::string& what,
+                      bool pairs = false);
   // A tensor no longer needed: its buffer serves a later tensor of at most its size.
   void release(DeviceTensor& t);
 
  private:
-  std::map<std::tuple<const NetLayer*, int, int, bool>, std::pair<cl::Buffer, cl::Buffer>> weights_;
+  std::map<std::tuple<const NetLayer*, int, int, bool, NetPrecision>,
+           std::pair<cl::Buffer, cl::Buffer>>
+      weights_;
   std::multimap<std::size_t, cl::Buffer> free_;  // by size in bytes
 };
 
-// How a device multiplies: float32 everywhere, or TF32 products on the tensor cores (NVIDIA
-// from Ampere on; float32 elsewhere) with float32 sums.
-enum class NetPrecision { fp32, tf32 };
 
 // The network on `device`: every layer one launch of kernels/denoise.cl's denoise_conv (and
 // on CPUs one each for upsampling and pooling). The result is a tensor of `buffers`.

@@ -4,6 +4,10 @@
 // pooling are launches of their own.
 #include <fmt/format.h>
 
+// Imath's conversion without its table, which lives in libImath.
+#define IMATH_HALF_NO_LOOKUP_TABLE
+#include <Imath/half.h>
+
 #include <bit>
 #include <cstdint>
 
@@ -31,13 +35,13 @@ ConvShape conv_shape(const Device& device, const NetLayer& l, NetPrecision preci
   const Tuning& t = device.tuning();
   if (device.profile().vector_kernels)
     return {.tiled = false, .oc_tile = t.net_oc_item, .in_step = 1, .vec = t.vec};
-  if (precision == NetPrecision::tf32 && device.profile().tensor_cores)
+  if (precision != NetPrecision::fp32 && device.profile().tensor_cores)
     return {.tiled = true,
             .mma = true,
             .tile_x = t.net_mma_x,
             .tile_y = t.net_mma_y,
             .oc_tile = l.out <= 8 ? 8 : t.net_mma_oc,
-            .in_step = 8};
+            .in_step = precision == NetPrecision::fp16 ? 16 : 8};
   ConvShape s{.tiled = true,
               .tile_x = t.net_tile_x,
               .tile_y = t.net_tile_y,
@@ -59,18 +63,33 @@ float to_tf32(float f) {
   return std::bit_cast<float>(bits);
 }
 
-// The layer's weights in the order denoise_conv reads them (see kernels/denoise.cl).
-std::vector<float> packed_weights(const NetLayer& l, int oc_tile, int in_step, bool tf32) {
+// The layer's weights in the order denoise_conv reads them (see kernels/denoise.cl), as 32-bit
+// words: a float each (TF32-rounded when tf32), or for fp16 two halves each, input channel c at
+// position c of the source's channels rounded up to even, then the skip's.
+std::vector<std::uint32_t> packed_weights(const NetLayer& l, int oc_tile, int in_step, bool mma,
+                                          NetPrecision precision, int src_c) {
+  const bool halves = mma && precision == NetPrecision::fp16;
+  const int src_even = halves ? ceil_div(src_c, 2) * 2 : src_c;
+  const auto position = [&](int c) { return c < src_c ? c : src_even + (c - src_c); };
+  const int positions = position(l.in - 1) + 1;
+  const int per_word = halves ? 2 : 1;
+  const int words = ceil_div(positions, per_word);
+  const int words_padded = ceil_div(words, in_step / per_word) * (in_step / per_word);
   const int tiles = ceil_div(l.out, oc_tile);
-  const int in_padded = ceil_div(l.in, in_step) * in_step;
-  std::vector<float> packed(std::size_t(tiles) * in_padded * 9 * oc_tile, 0.0f);
+  std::vector<std::uint32_t> packed(std::size_t(tiles) * words_padded * 9 * oc_tile, 0);
   for (int o = 0; o < l.out; ++o)
     for (int c = 0; c < l.in; ++c)
-      for (int k = 0; k < 9; ++k)
-        packed[((std::size_t(o / oc_tile) * in_padded + c) * 9 + k) * oc_tile + o % oc_tile] =
-            l.weight[(std::size_t(o) * l.in + c) * 9 + k];
-  if (tf32)
-    for (float& v : packed) v = to_tf32(v);
+      for (int k = 0; k < 9; ++k) {
+        const float v = l.weight[(std::size_t(o) * l.in + c) * 9 + k];
+        const int at = position(c);
+        std::uint32_t& word =
+            packed[((std::size_t(o / oc_tile) * words_padded + at / per_word) * 9 + k) * oc_tile +
+                   o % oc_tile];
+        if (halves)
+          word |= std::uint32_t(imath_float_to_half(v)) << (16 * (at % 2));
+        else
+          word = std::bit_cast<std::uint32_t>(mma ? to_tf32(v) : v);
+      }
   return packed;
 }
 
@@ -81,7 +100,8 @@ std::vector<float> packed_bias(const NetLayer& l, int oc_tile) {
 }
 
 std::size_t bytes_of(const DeviceTensor& t) {
-  return std::size_t(t.channels) * t.height * t.width * sizeof(float);
+  const std::size_t planes = t.pairs ? ceil_div(t.channels, 2) : t.channels;
+  return planes * t.height * t.width * sizeof(float);
 }
 
 // denoise_upsample or denoise_pool over every (x, y, channel) of `out`.
@@ -93,9 +113,11 @@ void launch_per_sample(Device& device, const std::string& name, const DeviceTens
                 bytes_of(in) + bytes_of(out));
 }
 
-// One layer: its convolution reading `src` (upsampled when the layer says) and `skip`.
+// One layer: its convolution reading `src` (upsampled when the layer says) and `skip`. The
+// network's `last` layer writes float planes whatever the precision.
 DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
-                        const DeviceTensor& src, const DeviceTensor* skip, NetPrecision precision) {
+                        const DeviceTensor& src, const DeviceTensor* skip, NetPrecision precision,
+                        bool last) {
   const ConvShape s = conv_shape(device, l, precision);
   const int h = l.upsample ? 2 * src.height : src.height;
   const int w = l.upsample ? 2 * src.width : src.width;
@@ -106,8 +128,9 @@ DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
   }
   const DeviceTensor& in = upsampled.channels ? upsampled : src;
   const bool fused_pool = l.pool && s.tiled;
-  DeviceTensor out =
-      buffers.tensor(device, l.out, fused_pool ? h / 2 : h, fused_pool ? w / 2 : w, l.name);
+  const bool halves = s.mma && precision == NetPrecision::fp16;
+  DeviceTensor out = buffers.tensor(device, l.out, fused_pool ? h / 2 : h,
+                                    fused_pool ? w / 2 : w, l.name, halves && !last);
   Defines defines = {{s.mma     ? "NET_MMA"
                       : s.tiled ? "NET_TILED"
                                 : "NET_VEC",
@@ -117,6 +140,11 @@ DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
                      {"POOL", fused_pool ? "1" : "0"},
                      knob_define(&Tuning::net_oc_tile, s.oc_tile),
                      knob_define(&Tuning::net_in_step, s.in_step)};
+  if (halves)
+    defines.insert(defines.end(), {{"NET_F16", "1"},
+                                   {"SRC_PAIRS", in.pairs ? "1" : "0"},
+                                   {"SKIP_PAIRS", skip && skip->pairs ? "1" : "0"},
+                                   {"DST_PAIRS", out.pairs ? "1" : "0"}});
   if (s.tiled) {
     defines.push_back(knob_define(&Tuning::net_tile_x, s.tile_x));
     defines.push_back(knob_define(&Tuning::net_tile_y, s.tile_y));
@@ -125,11 +153,13 @@ DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
     defines.push_back(knob_define(&Tuning::vec, s.vec));
   }
   auto k = device.kernel("denoise.cl", "denoise_conv", defines);
-  const auto& [weights, bias] = buffers.weights(device, l, s.oc_tile, s.in_step, s.mma);
+  const auto& [weights, bias] =
+      buffers.weights(device, l, s.oc_tile, s.in_step, s.mma, precision, src.channels);
   const cl::Buffer& skip_buffer = skip ? skip->buffer : src.buffer;  // unread without a skip
   set_args(k, in.buffer, src.channels, skip_buffer, weights, bias, out.buffer, l.in, l.out, h, w);
   const int tiles = ceil_div(l.out, s.oc_tile);
-  const std::size_t bytes = std::size_t(l.in) * h * w * sizeof(float) + bytes_of(out);
+  const std::size_t bytes =
+      std::size_t(l.in) * h * w * (halves ? sizeof(float) / 2 : sizeof(float)) + bytes_of(out);
   if (s.mma) {
     const int threads = 32 * (s.tile_x / 16) * (s.tile_y / 2);  // a warp per 16 x 2 pixels
     device.launch(
@@ -161,23 +191,26 @@ DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
 }  // namespace
 
 const std::pair<cl::Buffer, cl::Buffer>& NetBuffers::weights(Device& device, const NetLayer& l,
-                                                             int oc_tile, int in_step, bool tf32) {
-  auto& slot = weights_[{&l, oc_tile, in_step, tf32}];
+                                                             int oc_tile, int in_step, bool mma,
+                                                             NetPrecision precision, int src_c) {
+  auto& slot = weights_[{&l, oc_tile, in_step, mma, precision}];
   if (!slot.first()) {
-    const auto upload = [&](const std::vector<float>& v, const std::string& what) {
-      cl::Buffer b = device.buffer(v.size() * sizeof(float), what);
-      device.write(b, v.data(), v.size() * sizeof(float), "upload");
+    const auto upload = [&](const auto& v, const std::string& what) {
+      const std::size_t bytes = v.size() * sizeof(v[0]);
+      cl::Buffer b = device.buffer(bytes, what);
+      device.write(b, v.data(), bytes, "upload");
       return b;
     };
-    slot = {upload(packed_weights(l, oc_tile, in_step, tf32), l.name + " weights"),
+    slot = {upload(packed_weights(l, oc_tile, in_step, mma, precision, src_c),
+                   l.name + " weights"),
             upload(packed_bias(l, oc_tile), l.name + " bias")};
   }
   return slot;
 }
 
 DeviceTensor NetBuffers::tensor(Device& device, int channels, int height, int width,
-                                const std::string& what) {
-  DeviceTensor t{{}, channels, height, width};
+                                const std::string& what, bool pairs) {
+  DeviceTensor t{{}, channels, height, width, pairs};
   const std::size_t bytes = bytes_of(t);
   // The smallest free buffer that holds it, unless that wastes more than half of it.
   const auto it = free_.lower_bound(bytes);
@@ -205,7 +238,8 @@ DeviceTensor run_device(Device& device, const DenoiseNet& net, const DeviceTenso
   for (int i = 0; i < int(layers.size()); ++i) {
     const NetLayer& l = layers[i];
     results[i] = conv_layer(device, buffers, l, tensor_of(l.src),
-                            l.skip == NetLayer::kNone ? nullptr : &tensor_of(l.skip), precision);
+                            l.skip == NetLayer::kNone ? nullptr : &tensor_of(l.skip), precision,
+                            i + 1 == int(layers.size()));
     for (int t = 0; t < i; ++t)
       if (net.last_use(t) <= i) buffers.release(results[t]);
   }

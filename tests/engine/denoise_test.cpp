@@ -232,17 +232,39 @@ TEST_CASE("denoise: border rules extend the image by the receptive field; zero i
   CHECK(make_stage("denoise:border=reflect")->whole_image_reason(PixelType::f32) == "");
 }
 
-TEST_CASE("denoise: the alpha plane passes; precision=tf32 holds its stated tolerance") {
+TEST_CASE("denoise: the alpha plane passes; precision=tf32 and fp16 hold their stated tolerance") {
   const Guides g = render_guides(48, 40);
   const Image in = test::random_image(48, 40, 4, true, 9, 0.0f, 4.0f);
-  const auto stage = make_stage("denoise:precision=tf32");
-  const Image got = device_result(*stage, in, &g);
-  for (int y = 0; y < 40; ++y)
-    for (int x = 0; x < 48; ++x) CHECK(got.at(x, y, 3) == in.at(x, y, 3));
-  // Float32 where the device has no tensor cores, so 1e-4 there.
-  const double tolerance = verify_tolerance(*stage, test::device(), 1e-4);
-  CHECK(tolerance == (test::device().info().tensor_cores() ? 1e-2 : 1e-4));
-  check_close(got, reference_result(*stage, in, &g), tolerance, "tf32");
+  for (const std::string precision : {"tf32", "fp16"}) {
+    const auto stage = make_stage("denoise:precision=" + precision);
+    const Image got = device_result(*stage, in, &g);
+    for (int y = 0; y < 40; ++y)
+      for (int x = 0; x < 48; ++x) CHECK(got.at(x, y, 3) == in.at(x, y, 3));
+    // Float32 where the device has no tensor cores, so 1e-4 there.
+    const double tolerance = verify_tolerance(*stage, test::device(), 1e-4);
+    CHECK(tolerance == (test::device().info().tensor_cores() ? 1e-2 : 1e-4));
+    check_close(got, reference_result(*stage, in, &g), tolerance, precision);
+  }
+}
+
+TEST_CASE("denoise: precision=fp16 on odd sizes, every network shape, within its tolerance") {
+  // Half tensors pair the channels: 3 colour channels alone (no guides) and the 9 of colour,
+  // albedo and normal each leave a pair half empty, in the first layer and in the last
+  // decoder's skip; the small and large networks have other channel counts.
+  for (const auto& [w, h] : {std::pair{1, 1}, {7, 5}, {37, 23}}) {
+    const Guides g = render_guides(w, h);
+    const Image hdr = test::random_image(w, h, 3, false, 21, 0.0f, 8.0f);
+    for (const std::string spec : {"denoise:precision=fp16", "denoise:precision=fp16:quality=fast",
+                                   "denoise:precision=fp16:aux=clean:quality=high"}) {
+      const auto stage = make_stage(spec);
+      const double tolerance = verify_tolerance(*stage, test::device(), 1e-4);
+      const std::string what = spec + " " + std::to_string(w) + "x" + std::to_string(h);
+      check_close(device_result(*stage, hdr, &g), reference_result(*stage, hdr, &g), tolerance,
+                  what + " with guides");
+      check_close(device_result(*stage, hdr, nullptr), reference_result(*stage, hdr, nullptr),
+                  tolerance, what + " alone");
+    }
+  }
 }
 
 TEST_CASE("denoise: tiles and strips give the whole image's result, bit for bit") {

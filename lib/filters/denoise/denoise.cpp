@@ -65,11 +65,12 @@ struct DenoiseParams {
   Border border = Border::zero;
 };
 
-// What --verify allows precision=tf32 on tensor cores: a TF32 product keeps 10 of float's 23
-// mantissa bits. Measured on the repository's six renders on an H100 (2026-11-25): at most
-// 3.8e-3 x max(1, |reference|), PSNR against the float32 reference 53 dB, and the same PSNR
-// against the converged renders to 0.003 dB.
-constexpr double kTf32Tolerance = 1e-2;
+// What --verify allows precision=tf32 or fp16 on tensor cores: TF32 and half products keep 10
+// of float's 23 mantissa bits (half also stores the tensors between layers, rounded so). TF32,
+// measured on the repository's six renders on an H100 (2026-11-25): at most 3.8e-3 x max(1,
+// |reference|), PSNR against the float32 reference 53 dB, and the same PSNR against the
+// converged renders to 0.003 dB.
+constexpr double kTensorTolerance = 1e-2;
 
 // How one network is applied: OIDN's transfer, range and scale for its main input.
 struct Transform {
@@ -226,7 +227,7 @@ class DenoiseStage : public GuidedStage, public ScansInput, public StatesToleran
     return border_whole_image_reason(p_.border);
   }
   double verify_tolerance(const Device& device, double given) const override {
-    return precision(device) == NetPrecision::tf32 ? std::max(given, kTf32Tolerance) : given;
+    return precision(device) != NetPrecision::fp32 ? std::max(given, kTensorTolerance) : given;
   }
 
   std::shared_ptr<InputScan> scan(int width, int height, PixelType source) const override {
@@ -362,9 +363,11 @@ class DenoiseStage : public GuidedStage, public ScansInput, public StatesToleran
     return channels;
   }
 
+  // What the device runs: tf32 and fp16 only on tensor cores.
   NetPrecision precision(const Device& device) const {
-    if (p_.precision >= 0 && p_.precision != int(NetPrecision::tf32)) return NetPrecision::fp32;
-    return device.profile().tensor_cores ? NetPrecision::tf32 : NetPrecision::fp32;
+    if (!device.profile().tensor_cores || p_.precision == int(NetPrecision::fp32))
+      return NetPrecision::fp32;
+    return p_.precision >= 0 ? NetPrecision(p_.precision) : NetPrecision::tf32;
   }
 
   bool hdr(PixelType source) const { return p_.hdr >= 0 ? p_.hdr == 1 : source == PixelType::f32; }
@@ -617,9 +620,11 @@ FilterDef denoise_filter() {
        .doc = "fp32: float32 arithmetic, agreeing with the reference to float rounding; tf32: "
               "products on NVIDIA's tensor cores with 10-bit mantissas and float32 sums, about "
               "twice as fast, within 1e-2 x max(1, |reference|) (what --verify then allows; "
-              "float32 on other devices); auto: tf32 where there are tensor cores, float32 for an "
-              "image with colour past 1e30 (an infinite sample)",
-       .choices = {"auto", "fp32", "tf32"}},
+              "float32 on other devices); fp16: half products and half tensors between the "
+              "layers (values past 65504 clamped), float32 sums, within the same tolerance; "
+              "auto: tf32 where there are tensor cores, float32 for an image with colour past "
+              "1e30 (an infinite sample)",
+       .choices = {"auto", "fp32", "tf32", "fp16"}},
       {.name = "tile",
        .type = ParamType::Integer,
        .fallback = "auto",
@@ -712,7 +717,9 @@ FilterDef denoise_filter() {
         p.border = parse_border(args.text("border"));
         if (!args.is_auto("precision"))
           p.precision = int(args.choice<NetPrecision>(
-              "precision", {{"fp32", NetPrecision::fp32}, {"tf32", NetPrecision::tf32}}));
+              "precision", {{"fp32", NetPrecision::fp32},
+                            {"tf32", NetPrecision::tf32},
+                            {"fp16", NetPrecision::fp16}}));
         if (p.weights == "off") args.fail("weights", "the network cannot be off");
         GuideSources sources{args.text("normal"), "off", args.text("albedo"), false};
         if (sources.albedo == "off" && sources.normal != "off" && sources.normal != "auto")
