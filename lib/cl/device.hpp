@@ -39,7 +39,7 @@ struct DeviceInfo {
   bool int64_atomics = false;  // cl_khr_int64_base_atomics: 64-bit histogram totals
   int nv_compute_major = 0;    // NVIDIA's compute capability (major), 0 elsewhere
 
-  // Tensor cores through inline PTX (mma.sync with TF32 operands): NVIDIA from Ampere on.
+  // Tensor cores through inline PTX (mma.sync with TF32 or half operands): NVIDIA from Ampere on.
   bool tensor_cores() const { return nv_compute_major >= 8; }
 
   // Local memory a kernel's tiles may take: drivers keep a little for themselves.
@@ -57,7 +57,7 @@ struct DeviceProfile {
   // The CPU kernel form: each work-item computes Tuning::vec pixels of a row in vectors; a
   // separable stage then carries the rows two strips share.
   bool vector_kernels = false;
-  // Tensor cores through inline PTX (denoise's TF32 path).
+  // Tensor cores through inline PTX (denoise's tf32 and fp16 paths).
   bool tensor_cores = false;
   // Strips one worker keeps in flight on its queues: on a device of its own memory a second
   // lane's transfers overlap the first's kernels; a CPU runtime already uses every core.

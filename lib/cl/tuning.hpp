@@ -60,7 +60,7 @@ struct Tuning {
   // input channels staged in local memory at a time. CPUs (vec > 0): vec pixels of a row and
   // net_oc_item channels per work-item.
   int net_tile_x = 32, net_tile_y = 8, net_oc_tile = 32, net_oc_item = 8, net_in_step = 8;
-  // The same on tensor cores (precision=tf32): work-groups of net_mma_x x net_mma_y pixels
+  // The same on tensor cores (precision=tf32, fp16): work-groups of net_mma_x x net_mma_y pixels
   // (multiples of 16 and 2) and net_mma_oc output channels (a multiple of 8).
   int net_mma_x = 32, net_mma_y = 8, net_mma_oc = 32;
 };

@@ -3,8 +3,8 @@
 this file): crops of a repository render denoised by `halo run` on the reference and on the
 default device, and by NumPy from the same weights, for OIDN's HDR networks with and without
 guides, its clean-aux networks after the rt_alb/rt_nrm prefilters, and an LDR (8-bit) photo.
-Every sample must agree within 1e-4 x max(1, |NumPy's|) (1e-2 where the device runs TF32 on
-tensor cores). Exit status 1 on any disagreement.
+Every sample must agree within 1e-4 x max(1, |NumPy's|) (1e-2 where the device runs half or TF32
+products on tensor cores). Exit status 1 on any disagreement.
 
   agree.py HALO WEIGHTS_DIR RENDER.exr
 """
@@ -37,7 +37,8 @@ def main():
         run("run", f"{render}[{channels}]", "-o", path(name + ".pfm"))
     full = {name: oidn.read_pfm(path(name + ".pfm")) for name in LAYERS}
     failures = 0
-    # The default device runs TF32 on NVIDIA's tensor cores (precision=auto), held to 1e-2.
+    # The default device runs half products on NVIDIA's tensor cores (precision=auto), held to
+    # 1e-2.
     on_nvidia = "NVIDIA" in subprocess.run([halo, "devices"], capture_output=True, text=True).stdout
     devices = [("ref", 1e-4), ("auto", 1e-2 if on_nvidia else 1e-4)]
 
