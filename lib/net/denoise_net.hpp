@@ -137,7 +137,6 @@ class NetBuffers {
   std::multimap<std::size_t, cl::Buffer> free_;  // by size in bytes
 };
 
-
 // The network on `device`: every layer one launch of kernels/denoise.cl's denoise_conv (and
 // on CPUs one each for upsampling and pooling). The result is a tensor of `buffers`.
 DeviceTensor run_device(Device& device, const DenoiseNet& net, const DeviceTensor& input,

@@ -129,8 +129,8 @@ DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
   const DeviceTensor& in = upsampled.channels ? upsampled : src;
   const bool fused_pool = l.pool && s.tiled;
   const bool halves = s.mma && precision == NetPrecision::fp16;
-  DeviceTensor out = buffers.tensor(device, l.out, fused_pool ? h / 2 : h,
-                                    fused_pool ? w / 2 : w, l.name, halves && !last);
+  DeviceTensor out = buffers.tensor(device, l.out, fused_pool ? h / 2 : h, fused_pool ? w / 2 : w,
+                                    l.name, halves && !last);
   Defines defines = {{s.mma     ? "NET_MMA"
                       : s.tiled ? "NET_TILED"
                                 : "NET_VEC",
@@ -201,8 +201,7 @@ const std::pair<cl::Buffer, cl::Buffer>& NetBuffers::weights(Device& device, con
       device.write(b, v.data(), bytes, "upload");
       return b;
     };
-    slot = {upload(packed_weights(l, oc_tile, in_step, mma, precision, src_c),
-                   l.name + " weights"),
+    slot = {upload(packed_weights(l, oc_tile, in_step, mma, precision, src_c), l.name + " weights"),
             upload(packed_bias(l, oc_tile), l.name + " bias")};
   }
   return slot;

@@ -718,10 +718,9 @@ FilterDef denoise_filter() {
         if (!args.is_auto("tile")) p.tile = args.integer("tile");
         p.border = parse_border(args.text("border"));
         if (!args.is_auto("precision"))
-          p.precision = int(args.choice<NetPrecision>(
-              "precision", {{"fp32", NetPrecision::fp32},
-                            {"tf32", NetPrecision::tf32},
-                            {"fp16", NetPrecision::fp16}}));
+          p.precision = int(args.choice<NetPrecision>("precision", {{"fp32", NetPrecision::fp32},
+                                                                    {"tf32", NetPrecision::tf32},
+                                                                    {"fp16", NetPrecision::fp16}}));
         if (p.weights == "off") args.fail("weights", "the network cannot be off");
         GuideSources sources{args.text("normal"), "off", args.text("albedo"), false};
         if (sources.albedo == "off" && sources.normal != "off" && sources.normal != "auto")
