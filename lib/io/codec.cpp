@@ -66,6 +66,7 @@ const OiioCodecs* load_oiio() {
     }
     using Entry = const OiioCodecs* (*)();
     if (auto entry = reinterpret_cast<Entry>(::dlsym(module, "halo_oiio_codecs"))) {
+      spdlog::debug("OpenImageIO's module loaded: {}", path);  // -vv: why a run started slowly
       return entry();
     }
     tried += "; " + path + ": no halo_oiio_codecs";
@@ -339,12 +340,16 @@ namespace {
 
 // EXIF kept as typed attributes (an EXR's Exif:... read by halo's own reader) as the EXIF
 // block PNG and JPEG store, encoded by OpenImageIO's module, which only such outputs load.
+// Only typed ones call for a block: text named Exif:... came as text (a PNG's tEXt chunk, as
+// oiiotool writes Exif:ImageHistory) and goes out as text, without the module's 0.4 s.
 OutputHeader with_exif_block(const OutputHeader& header) {
   OutputHeader h = header;
   std::vector<Attribute> exif;
   for (const auto& a : h.metadata.attributes)
     if (a.name.starts_with("Exif:") || a.name.starts_with("GPS:")) exif.push_back(a);
-  if (h.metadata.exif.empty() && !exif.empty()) h.metadata.exif = oiio_codecs().encode_exif(exif);
+  const bool typed =
+      std::any_of(exif.begin(), exif.end(), [](const Attribute& a) { return !a.is_text(); });
+  if (h.metadata.exif.empty() && typed) h.metadata.exif = oiio_codecs().encode_exif(exif);
   return h;
 }
 

@@ -160,6 +160,26 @@ TEST_CASE("EXR header attributes are kept with their types; PNG keeps their text
   CHECK(png.get_int_attribute("Exif:PhotographicSensitivity") == 200);
 }
 
+TEST_CASE("text named Exif: in a PNG stays text: no EXIF block made, no module loaded") {
+  Sandbox box;
+  // As oiiotool writes a PNG: its command line as a tEXt chunk keyed Exif:ImageHistory.
+  write_with_oiio(box / "peer.png",
+                  [&](OIIO::ImageSpec& spec) { spec.attribute("Exif:ImageHistory", "oiiotool"); });
+  REQUIRE(Sandbox::read(box / "peer.png").find("eXIf") == std::string::npos);
+  const Result r = box.halo("run " + box / "peer.png -f box:r=1 -vv -o " + box / "out.png");
+  REQUIRE(r.code == 0);
+  CHECK_FALSE(has(r.err, "OpenImageIO's module loaded"));
+  CHECK(Sandbox::read(box / "out.png").find("eXIf") == std::string::npos);
+  CHECK(text_of(spec_of(box / "out.png"), "Exif:ImageHistory") == "oiiotool");
+  // A typed EXIF attribute does call for the block (and the module that encodes it).
+  write_with_oiio(box / "typed.exr",
+                  [&](OIIO::ImageSpec& spec) { spec.attribute("Exif:ISOSpeedRatings", 200); });
+  const Result typed = box.halo("run " + box / "typed.exr -vv -o " + box / "typed.png");
+  REQUIRE(typed.code == 0);
+  CHECK(has(typed.err, "OpenImageIO's module loaded"));
+  CHECK(Sandbox::read(box / "typed.png").find("eXIf") != std::string::npos);
+}
+
 TEST_CASE("EXIF, XMP, IPTC and the ICC profile of a JPEG reach JPEG, PNG and TIFF outputs") {
   Sandbox box;
   const std::string icc = fake_icc("RGB ");
