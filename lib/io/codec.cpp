@@ -121,7 +121,7 @@ const std::vector<KnownFormat>& known_formats() {
          return n >= 4 && b[0] == 0x76 && b[1] == 0x2f && b[2] == 0x31 && b[3] == 0x01;
        }},
       {"TIFF",
-       nullptr,
+       [](std::shared_ptr<const CheckedFile> file, int) { return open_tiff(std::move(file)); },
        "tiff",
        {".tif", ".tiff"},
        [](const unsigned char* b, std::size_t n) {

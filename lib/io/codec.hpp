@@ -224,6 +224,9 @@ std::unique_ptr<ImageWriter> create_pfm(const std::string& file, const OutputHea
 std::unique_ptr<ImageReader> open_exr(std::shared_ptr<const CheckedFile> file, ImagePart part);
 std::unique_ptr<ImageWriter> create_exr(const std::string& target, const std::string& file,
                                         const OutputHeader& header, const WriteOptions& options);
+// TIFF through libtiff (io/tiff.cpp) for a plain file (one image in strips, 8/16-bit or float,
+// grey, RGB or RGBA, no EXIF/XMP/IPTC/ICC block); null for what it leaves to the module.
+std::unique_ptr<ImageReader> open_tiff(std::shared_ptr<const CheckedFile> file);
 // Whether `compression` ("zip", "dwaa:45") is one of OpenEXR's that halo writes.
 bool is_exr_compression(const std::string& compression);
 // Lets the open readers of `file` keep up to `bytes` of what they decoded for one another:

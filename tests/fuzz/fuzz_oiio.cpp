@@ -1,6 +1,7 @@
 // Fuzzes OpenEXR and TIFF files as halo reads them: EXR through halo's own reader (io/exr.cpp,
-// instrumented; its chunk unpacking and ZIP inflating are halo's) over OpenEXRCore, the parts it
-// leaves (deep, DWA, subsampled) and TIFF through the OpenImageIO module (libhalo_oiio.so,
+// instrumented; its chunk unpacking and ZIP inflating are halo's) over OpenEXRCore, plain TIFF
+// through halo's own (io/tiff.cpp) over libtiff, the parts they leave (deep, DWA, subsampled;
+// tiled, paged, tagged TIFF) through the OpenImageIO module (libhalo_oiio.so,
 // instrumented in this build; OpenImageIO, OpenEXR and libtiff themselves are Debian's, so a
 // fault inside them shows as a crash or a sanitizer report on their allocations, not by
 // coverage), and the size checks on the headers. Other content is left to fuzz_image.

@@ -1,0 +1,256 @@
+// TIFF read through libtiff itself for the plain files most tools write, so that opening one
+// costs no OpenImageIO load (0.3-0.5 s and 120 MB of its libraries). "Plain": one image, in
+// strips, samples interleaved, unsigned 8 or 16-bit or 32-bit float, grey (one channel) or RGB
+// (three, or four with an alpha extra sample), no position, and no EXIF, GPS, XMP, IPTC or ICC
+// block. Everything else is left to the module (open_tiff returns null), which presents the
+// file as it always has. The native reader presents a plain file exactly as the module does
+// (channel names, alpha, the header's text tags as OpenImageIO names them): tests/io/tiff_test.cpp
+// compares the two on every kind of plain file.
+#include <tiffio.h>
+
+#include <cstdarg>
+#include <cstring>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/limits.hpp"
+#include "io/codec.hpp"
+
+namespace halo {
+
+namespace {
+
+// libtiff's client procedures over a CheckedFile: reads through its descriptor at our own
+// position, never by name; writes refused (a reader).
+struct Handle {
+  const CheckedFile* file;
+  toff_t at = 0;
+  std::string error;  // libtiff's first error message, for the exception
+};
+
+tmsize_t read_proc(thandle_t h, void* buffer, tmsize_t size) {
+  auto* handle = static_cast<Handle*>(h);
+  const long long got = handle->file->pread_at(buffer, std::size_t(size), handle->at);
+  if (got > 0) handle->at += toff_t(got);
+  return tmsize_t(got);
+}
+tmsize_t write_proc(thandle_t, void*, tmsize_t) { return -1; }
+toff_t seek_proc(thandle_t h, toff_t offset, int whence) {
+  auto* handle = static_cast<Handle*>(h);
+  const toff_t base = whence == SEEK_CUR ? handle->at
+                      : whence == SEEK_END ? toff_t(handle->file->size())
+                                           : 0;
+  handle->at = base + offset;
+  return handle->at;
+}
+int close_proc(thandle_t) { return 0; }
+toff_t size_proc(thandle_t h) { return toff_t(static_cast<Handle*>(h)->file->size()); }
+int map_proc(thandle_t, void**, toff_t*) { return 0; }
+void unmap_proc(thandle_t, void*, toff_t) {}
+
+// Errors kept on the handle (the first one), warnings dropped as OpenImageIO drops them.
+int on_error(TIFF*, void* user, const char* module, const char* format, va_list args) {
+  auto* handle = static_cast<Handle*>(user);
+  if (handle->error.empty()) {
+    char text[512];
+    std::vsnprintf(text, sizeof text, format, args);
+    handle->error = module && *module ? std::string(module) + ": " + text : text;
+  }
+  return 1;
+}
+int on_warning(TIFF*, void*, const char*, const char*, va_list) { return 1; }
+
+// The header's tags OpenImageIO reads into attributes, by its names and in its order (0: the
+// Orientation, an int, between them).
+struct TextTag {
+  ttag_t tag;
+  const char* name;
+};
+constexpr TextTag kTextTags[] = {
+    {TIFFTAG_IMAGEDESCRIPTION, "ImageDescription"},
+    {TIFFTAG_ORIENTATION, "Orientation"},
+    {TIFFTAG_MAKE, "Make"},
+    {TIFFTAG_MODEL, "Model"},
+    {TIFFTAG_SOFTWARE, "Software"},
+    {TIFFTAG_ARTIST, "Artist"},
+    {TIFFTAG_COPYRIGHT, "Copyright"},
+    {TIFFTAG_DATETIME, "DateTime"},
+    {TIFFTAG_DOCUMENTNAME, "DocumentName"},
+    {TIFFTAG_HOSTCOMPUTER, "HostComputer"},
+};
+
+template <typename T>
+Attribute typed(const char* name, const char* type, T value) {
+  return {name, type, std::string(reinterpret_cast<const char*>(&value), sizeof value)};
+}
+
+// Tags whose presence leaves the file to the module: blocks it decodes into attributes, and
+// layouts it reads that this reader does not.
+constexpr ttag_t kModuleTags[] = {TIFFTAG_EXIFIFD,     TIFFTAG_GPSIFD,     TIFFTAG_XMLPACKET,
+                                  TIFFTAG_RICHTIFFIPTC, TIFFTAG_ICCPROFILE, TIFFTAG_XPOSITION,
+                                  TIFFTAG_YPOSITION,   TIFFTAG_SUBIFD,     TIFFTAG_PHOTOSHOP,
+                                  TIFFTAG_COLORMAP,    TIFFTAG_TILEWIDTH,  TIFFTAG_JPEGTABLES};
+
+class TiffReader : public ImageReader {
+ public:
+  TiffReader(std::shared_ptr<const CheckedFile> file, TIFF* tiff, std::unique_ptr<Handle> handle,
+             ImageHeader header, int rows_per_strip, int samples)
+      : file_(std::move(file)),
+        tiff_(tiff),
+        handle_(std::move(handle)),
+        rows_per_strip_(rows_per_strip),
+        samples_(samples) {
+    header_ = std::move(header);
+  }
+  ~TiffReader() override { TIFFClose(tiff_); }
+
+  void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
+    const std::size_t row = std::size_t(header_.width) * samples_;
+    for (int r = 0; r < count; ++r, ++next_) {
+      const int strip = next_ / rows_per_strip_;
+      if (strip != strip_) load(strip);
+      const std::size_t at = std::size_t(next_ - strip * rows_per_strip_) * row;
+      const std::size_t to = std::size_t(r) * header_.width * n;
+      for (int x = 0; x < header_.width; ++x)
+        for (int c = 0; c < n; ++c) {
+          const std::size_t from = at + std::size_t(x) * samples_ + first + c;
+          const std::size_t i = to + std::size_t(x) * n + c;
+          switch (header_.stored) {
+            case SampleType::u8:
+              put_sample(out, i, type, strip_bytes_[from], 255.0f);
+              break;
+            case SampleType::u16:
+              put_sample(out, i, type, reinterpret_cast<const std::uint16_t*>(strip_bytes_.data())[from],
+                         65535.0f);
+              break;
+            default:
+              put_sample(out, i, type, reinterpret_cast<const float*>(strip_bytes_.data())[from], 1.0f);
+          }
+        }
+    }
+  }
+
+ private:
+  void load(int strip) {
+    const int rows = std::min(rows_per_strip_, header_.height - strip * rows_per_strip_);
+    const tmsize_t bytes = tmsize_t(rows) * tmsize_t(header_.width) * samples_ *
+                           tmsize_t(stored_size(header_.stored));
+    strip_bytes_.resize(std::size_t(bytes));
+    if (TIFFReadEncodedStrip(tiff_, uint32_t(strip), strip_bytes_.data(), bytes) != bytes)
+      throw Error(ErrorKind::BadData,
+                  file_->path() + ": cannot read pixels: strip " + std::to_string(strip) + ": " +
+                      (handle_->error.empty() ? "short or damaged" : handle_->error));
+    strip_ = strip;
+  }
+
+  std::shared_ptr<const CheckedFile> file_;
+  TIFF* tiff_;
+  std::unique_ptr<Handle> handle_;
+  int rows_per_strip_, samples_;
+  int strip_ = -1, next_ = 0;
+  std::vector<std::uint8_t> strip_bytes_;
+};
+
+template <typename T>
+T field(TIFF* tiff, ttag_t tag, T fallback) {
+  T value = fallback;
+  return TIFFGetFieldDefaulted(tiff, tag, &value) == 1 ? value : fallback;
+}
+
+}  // namespace
+
+std::unique_ptr<ImageReader> open_tiff(std::shared_ptr<const CheckedFile> file) {
+  auto handle = std::make_unique<Handle>(Handle{file.get()});
+  TIFFOpenOptions* options = TIFFOpenOptionsAlloc();
+  TIFFOpenOptionsSetErrorHandlerExtR(options, on_error, handle.get());
+  TIFFOpenOptionsSetWarningHandlerExtR(options, on_warning, handle.get());
+  // Strips are allocated by this reader; libtiff's own allocations (tag arrays) stay small.
+  TIFFOpenOptionsSetMaxSingleMemAlloc(options, tmsize_t(64) << 20);
+  TIFF* tiff = TIFFClientOpenExt(file->path().c_str(), "rm", handle.get(), read_proc, write_proc,
+                                 seek_proc, close_proc, size_proc, map_proc, unmap_proc, options);
+  TIFFOpenOptionsFree(options);
+  if (!tiff) return nullptr;  // the module reports what is wrong, as it always has
+  const auto leave = [&] {
+    TIFFClose(tiff);
+    return nullptr;
+  };
+  if (TIFFIsTiled(tiff) || TIFFLastDirectory(tiff) == 0) return leave();  // tiles, pages
+  for (const ttag_t tag : kModuleTags) {
+    std::uint64_t slots[4] = {};  // room for any tag's values (counts, pointers, offsets)
+    if (TIFFGetField(tiff, tag, &slots[0], &slots[1], &slots[2], &slots[3])) return leave();
+  }
+  const uint16_t bits = field<uint16_t>(tiff, TIFFTAG_BITSPERSAMPLE, 1);
+  const uint16_t format = field<uint16_t>(tiff, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_UINT);
+  const uint16_t samples = field<uint16_t>(tiff, TIFFTAG_SAMPLESPERPIXEL, 1);
+  const uint16_t photometric = field<uint16_t>(tiff, TIFFTAG_PHOTOMETRIC, 0xffff);
+  const uint16_t planar = field<uint16_t>(tiff, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+  const uint16_t compression = field<uint16_t>(tiff, TIFFTAG_COMPRESSION, COMPRESSION_NONE);
+  uint16_t extra = 0;
+  uint16_t* extra_kinds = nullptr;
+  TIFFGetField(tiff, TIFFTAG_EXTRASAMPLES, &extra, &extra_kinds);
+  ImageHeader h;
+  if (format == SAMPLEFORMAT_UINT && bits == 8)
+    h.stored = SampleType::u8;
+  else if (format == SAMPLEFORMAT_UINT && bits == 16)
+    h.stored = SampleType::u16;
+  else if (format == SAMPLEFORMAT_IEEEFP && bits == 32)
+    h.stored = SampleType::f32;
+  else
+    return leave();
+  const bool alpha = extra == 1 && extra_kinds &&
+                     (extra_kinds[0] == EXTRASAMPLE_ASSOCALPHA ||
+                      extra_kinds[0] == EXTRASAMPLE_UNASSALPHA);
+  if (photometric == PHOTOMETRIC_MINISBLACK && samples == 1 && extra == 0)
+    h.channels = {"Y"};
+  else if (photometric == PHOTOMETRIC_RGB && samples == 3 && extra == 0)
+    h.channels = {"R", "G", "B"};
+  else if (photometric == PHOTOMETRIC_RGB && samples == 4 && alpha)
+    h.channels = {"R", "G", "B", "A"};
+  else
+    return leave();
+  if (planar != PLANARCONFIG_CONTIG || !TIFFIsCODECConfigured(compression) ||
+      compression == COMPRESSION_OJPEG || compression == COMPRESSION_JPEG)
+    return leave();
+  const uint32_t width = field<uint32_t>(tiff, TIFFTAG_IMAGEWIDTH, 0);
+  const uint32_t height = field<uint32_t>(tiff, TIFFTAG_IMAGELENGTH, 0);
+  if (width == 0 || height == 0) return leave();
+  const std::string& path = file->path();
+  check_image_size(path, width, height);  // before an int holds them
+  h.width = int(width), h.height = int(height);
+  h.alpha = alpha;
+  h.format = "tiff";
+  h.placement = {0, 0, 0, 0, h.width, h.height};  // as OpenImageIO's spec gives it
+  const uint32_t rows_per_strip =
+      std::min<uint32_t>(field<uint32_t>(tiff, TIFFTAG_ROWSPERSTRIP, uint32_t(h.height)),
+                         uint32_t(h.height));
+  if (rows_per_strip == 0) return leave();
+  h.decode_rows = int(rows_per_strip);
+  // A strip is decoded whole: its samples, and a row of them as float.
+  const double row = double(h.width) * samples;
+  check_memory(path, row * sizeof(float) + row * rows_per_strip * stored_size(h.stored),
+               "decoding " + std::to_string(rows_per_strip) + " rows");
+  for (const TextTag& t : kTextTags) {
+    if (t.tag == TIFFTAG_ORIENTATION) {
+      uint16_t orientation = 0;
+      if (TIFFGetField(tiff, t.tag, &orientation) == 1)
+        h.metadata.attributes.push_back(typed(t.name, "int", int(orientation)));
+      continue;
+    }
+    const char* text = nullptr;
+    if (TIFFGetField(tiff, t.tag, &text) != 1 || !text || !*text) continue;
+    // OpenImageIO reads settings of its own out of a description (oiio:ConstantColor=...).
+    if (t.tag == TIFFTAG_IMAGEDESCRIPTION && std::strstr(text, "oiio:")) return leave();
+    h.metadata.attributes.push_back({t.name, "string", text});
+  }
+  // The pixels' shape from the two resolutions, as OpenImageIO gives it (the resolutions
+  // themselves describe the storage, which halo's outputs do not keep).
+  float x_resolution = 0, y_resolution = 0;
+  if (TIFFGetField(tiff, TIFFTAG_XRESOLUTION, &x_resolution) == 1 &&
+      TIFFGetField(tiff, TIFFTAG_YRESOLUTION, &y_resolution) == 1 && x_resolution > 0 &&
+      y_resolution > 0)
+    h.metadata.attributes.push_back(typed("PixelAspectRatio", "float", y_resolution / x_resolution));
+  return std::make_unique<TiffReader>(std::move(file), tiff, std::move(handle), std::move(h),
+                                      int(rows_per_strip), samples);
+}
+
+}  // namespace halo
