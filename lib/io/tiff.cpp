@@ -34,18 +34,26 @@ tmsize_t read_proc(thandle_t h, void* buffer, tmsize_t size) {
   if (got > 0) handle->at += toff_t(got);
   return tmsize_t(got);
 }
-tmsize_t write_proc(thandle_t, void*, tmsize_t) { return -1; }
+tmsize_t write_proc(thandle_t, void*, tmsize_t) {
+  return -1;
+}
 toff_t seek_proc(thandle_t h, toff_t offset, int whence) {
   auto* handle = static_cast<Handle*>(h);
-  const toff_t base = whence == SEEK_CUR ? handle->at
+  const toff_t base = whence == SEEK_CUR   ? handle->at
                       : whence == SEEK_END ? toff_t(handle->file->size())
                                            : 0;
   handle->at = base + offset;
   return handle->at;
 }
-int close_proc(thandle_t) { return 0; }
-toff_t size_proc(thandle_t h) { return toff_t(static_cast<Handle*>(h)->file->size()); }
-int map_proc(thandle_t, void**, toff_t*) { return 0; }
+int close_proc(thandle_t) {
+  return 0;
+}
+toff_t size_proc(thandle_t h) {
+  return toff_t(static_cast<Handle*>(h)->file->size());
+}
+int map_proc(thandle_t, void**, toff_t*) {
+  return 0;
+}
 void unmap_proc(thandle_t, void*, toff_t) {}
 
 // Errors kept on the handle (the first one), warnings dropped as OpenImageIO drops them.
@@ -58,7 +66,9 @@ int on_error(TIFF*, void* user, const char* module, const char* format, va_list 
   }
   return 1;
 }
-int on_warning(TIFF*, void*, const char*, const char*, va_list) { return 1; }
+int on_warning(TIFF*, void*, const char*, const char*, va_list) {
+  return 1;
+}
 
 // The header's tags OpenImageIO reads into attributes, by its names and in its order (0: the
 // Orientation, an int, between them).
@@ -86,10 +96,10 @@ Attribute typed(const char* name, const char* type, T value) {
 
 // Tags whose presence leaves the file to the module: blocks it decodes into attributes, and
 // layouts it reads that this reader does not.
-constexpr ttag_t kModuleTags[] = {TIFFTAG_EXIFIFD,     TIFFTAG_GPSIFD,     TIFFTAG_XMLPACKET,
+constexpr ttag_t kModuleTags[] = {TIFFTAG_EXIFIFD,      TIFFTAG_GPSIFD,     TIFFTAG_XMLPACKET,
                                   TIFFTAG_RICHTIFFIPTC, TIFFTAG_ICCPROFILE, TIFFTAG_XPOSITION,
-                                  TIFFTAG_YPOSITION,   TIFFTAG_SUBIFD,     TIFFTAG_PHOTOSHOP,
-                                  TIFFTAG_COLORMAP,    TIFFTAG_TILEWIDTH,  TIFFTAG_JPEGTABLES};
+                                  TIFFTAG_YPOSITION,    TIFFTAG_SUBIFD,     TIFFTAG_PHOTOSHOP,
+                                  TIFFTAG_COLORMAP,     TIFFTAG_TILEWIDTH,  TIFFTAG_JPEGTABLES};
 
 class TiffReader : public ImageReader {
  public:
@@ -120,11 +130,13 @@ class TiffReader : public ImageReader {
               put_sample(out, i, type, strip_bytes_[from], 255.0f);
               break;
             case SampleType::u16:
-              put_sample(out, i, type, reinterpret_cast<const std::uint16_t*>(strip_bytes_.data())[from],
+              put_sample(out, i, type,
+                         reinterpret_cast<const std::uint16_t*>(strip_bytes_.data())[from],
                          65535.0f);
               break;
             default:
-              put_sample(out, i, type, reinterpret_cast<const float*>(strip_bytes_.data())[from], 1.0f);
+              put_sample(out, i, type, reinterpret_cast<const float*>(strip_bytes_.data())[from],
+                         1.0f);
           }
         }
     }
@@ -133,8 +145,8 @@ class TiffReader : public ImageReader {
  private:
   void load(int strip) {
     const int rows = std::min(rows_per_strip_, header_.height - strip * rows_per_strip_);
-    const tmsize_t bytes = tmsize_t(rows) * tmsize_t(header_.width) * samples_ *
-                           tmsize_t(stored_size(header_.stored));
+    const tmsize_t bytes =
+        tmsize_t(rows) * tmsize_t(header_.width) * samples_ * tmsize_t(stored_size(header_.stored));
     strip_bytes_.resize(std::size_t(bytes));
     if (TIFFReadEncodedStrip(tiff_, uint32_t(strip), strip_bytes_.data(), bytes) != bytes)
       throw Error(ErrorKind::BadData,
@@ -197,9 +209,9 @@ std::unique_ptr<ImageReader> open_tiff(std::shared_ptr<const CheckedFile> file) 
     h.stored = SampleType::f32;
   else
     return leave();
-  const bool alpha = extra == 1 && extra_kinds &&
-                     (extra_kinds[0] == EXTRASAMPLE_ASSOCALPHA ||
-                      extra_kinds[0] == EXTRASAMPLE_UNASSALPHA);
+  const bool alpha =
+      extra == 1 && extra_kinds &&
+      (extra_kinds[0] == EXTRASAMPLE_ASSOCALPHA || extra_kinds[0] == EXTRASAMPLE_UNASSALPHA);
   if (photometric == PHOTOMETRIC_MINISBLACK && samples == 1 && extra == 0)
     h.channels = {"Y"};
   else if (photometric == PHOTOMETRIC_RGB && samples == 3 && extra == 0)
@@ -220,9 +232,8 @@ std::unique_ptr<ImageReader> open_tiff(std::shared_ptr<const CheckedFile> file) 
   h.alpha = alpha;
   h.format = "tiff";
   h.placement = {0, 0, 0, 0, h.width, h.height};  // as OpenImageIO's spec gives it
-  const uint32_t rows_per_strip =
-      std::min<uint32_t>(field<uint32_t>(tiff, TIFFTAG_ROWSPERSTRIP, uint32_t(h.height)),
-                         uint32_t(h.height));
+  const uint32_t rows_per_strip = std::min<uint32_t>(
+      field<uint32_t>(tiff, TIFFTAG_ROWSPERSTRIP, uint32_t(h.height)), uint32_t(h.height));
   if (rows_per_strip == 0) return leave();
   h.decode_rows = int(rows_per_strip);
   // A strip is decoded whole: its samples, and a row of them as float.
@@ -248,7 +259,8 @@ std::unique_ptr<ImageReader> open_tiff(std::shared_ptr<const CheckedFile> file) 
   if (TIFFGetField(tiff, TIFFTAG_XRESOLUTION, &x_resolution) == 1 &&
       TIFFGetField(tiff, TIFFTAG_YRESOLUTION, &y_resolution) == 1 && x_resolution > 0 &&
       y_resolution > 0)
-    h.metadata.attributes.push_back(typed("PixelAspectRatio", "float", y_resolution / x_resolution));
+    h.metadata.attributes.push_back(
+        typed("PixelAspectRatio", "float", y_resolution / x_resolution));
   return std::make_unique<TiffReader>(std::move(file), tiff, std::move(handle), std::move(h),
                                       int(rows_per_strip), samples);
 }

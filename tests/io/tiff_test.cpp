@@ -30,6 +30,7 @@ struct Plain {
   uint32_t rows_per_strip = 2;
   std::function<void(TIFF*)> tags = [](TIFF*) {};
   int pages = 1;
+  bool big_endian = false;  // "MM": libtiff swaps the samples
 };
 
 std::string describe(const Plain& p) {
@@ -37,12 +38,12 @@ std::string describe(const Plain& p) {
          std::to_string(p.bits) + " format " + std::to_string(p.format) + " samples " +
          std::to_string(p.samples) + " extra " + std::to_string(p.extra) + " compression " +
          std::to_string(p.compression) + " predictor " + std::to_string(p.predictor) +
-         " rows/strip " + std::to_string(p.rows_per_strip);
+         " rows/strip " + std::to_string(p.rows_per_strip) + (p.big_endian ? " MM" : " II");
 }
 
 // A file as libtiff writes it, each sample a different value (floats past 1 and negative).
 void write_tiff(const std::string& path, const Plain& p) {
-  TIFF* tiff = TIFFOpen(path.c_str(), "w");
+  TIFF* tiff = TIFFOpen(path.c_str(), p.big_endian ? "wb" : "wl");
   REQUIRE(tiff);
   for (int page = 0; page < p.pages; ++page) {
     TIFFSetField(tiff, TIFFTAG_IMAGEWIDTH, uint32_t(p.width));
@@ -96,9 +97,8 @@ std::string names(const std::vector<Attribute>& list) {
 }
 
 std::vector<Attribute> sorted(std::vector<Attribute> a) {
-  std::sort(a.begin(), a.end(), [](const Attribute& x, const Attribute& y) {
-    return x.name < y.name;
-  });
+  std::sort(a.begin(), a.end(),
+            [](const Attribute& x, const Attribute& y) { return x.name < y.name; });
   return a;
 }
 
@@ -151,8 +151,8 @@ TEST_CASE("TIFF: halo's reader equals OpenImageIO's on every kind of plain file"
   struct Kind {
     uint16_t bits, format;
   };
-  for (const Kind kind : {Kind{8, SAMPLEFORMAT_UINT}, {16, SAMPLEFORMAT_UINT},
-                          {32, SAMPLEFORMAT_IEEEFP}})
+  for (const Kind kind :
+       {Kind{8, SAMPLEFORMAT_UINT}, {16, SAMPLEFORMAT_UINT}, {32, SAMPLEFORMAT_IEEEFP}})
     for (const uint16_t samples : {1, 3, 4})
       for (const uint16_t compression :
            {COMPRESSION_NONE, COMPRESSION_LZW, COMPRESSION_ADOBE_DEFLATE, COMPRESSION_PACKBITS}) {
@@ -166,10 +166,20 @@ TEST_CASE("TIFF: halo's reader equals OpenImageIO's on every kind of plain file"
         check_same(path, p);
       }
   // Sizes blocks do not divide, strips of one row and of more rows than the image.
-  for (const auto& [w, h, rows] :
-       {std::tuple{1, 1, 1u}, {33, 17, 1u}, {33, 17, 5u}, {9, 4, 64u}}) {
+  for (const auto& [w, h, rows] : {std::tuple{1, 1, 1u}, {33, 17, 1u}, {33, 17, 5u}, {9, 4, 64u}}) {
     Plain p;
     p.width = w, p.height = h, p.rows_per_strip = rows, p.compression = COMPRESSION_LZW;
+    check_same(path, p);
+  }
+  // Big-endian files, each sample size.
+  for (const Kind kind :
+       {Kind{8, SAMPLEFORMAT_UINT}, {16, SAMPLEFORMAT_UINT}, {32, SAMPLEFORMAT_IEEEFP}}) {
+    Plain p;
+    p.bits = kind.bits, p.format = kind.format, p.big_endian = true;
+    p.compression = COMPRESSION_ADOBE_DEFLATE;
+    p.predictor = kind.bits == 32 ? PREDICTOR_FLOATINGPOINT : PREDICTOR_HORIZONTAL;
+    check_same(path, p);
+    p.compression = COMPRESSION_NONE, p.predictor = PREDICTOR_NONE;
     check_same(path, p);
   }
   // Premultiplied alpha; text tags, a turned orientation; no orientation tag at all.
@@ -233,6 +243,8 @@ TEST_CASE("TIFF: files outside the plain kind are left to OpenImageIO's reader")
   half.bits = 16, half.format = SAMPLEFORMAT_IEEEFP;
   left(half, "half floats");
   Plain hinted;
-  hinted.tags = [](TIFF* t) { TIFFSetField(t, TIFFTAG_IMAGEDESCRIPTION, "oiio:ConstantColor=[1]"); };
+  hinted.tags = [](TIFF* t) {
+    TIFFSetField(t, TIFFTAG_IMAGEDESCRIPTION, "oiio:ConstantColor=[1]");
+  };
   left(hinted, "OpenImageIO's own hints in the description");
 }
