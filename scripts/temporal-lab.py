@@ -22,8 +22,11 @@ passes), the references (more samples, denoised), and halo's per-frame denoise o
   none     DENOISED measured as it is (halo's own denoise:temporal outputs, say).
 --zero takes every motion as 0 (a still camera and scene). Measures, in display space
 clip(x, 0, 1)^(1/2.2): PSNR against the references, the temporal error (the figure `halo
-compare --metrics temporal` gives), the frame-to-frame difference, and PSNR over pixels not
-seen in the previous frame (ghosting shows there first). Needs Debian's python3-numpy,
+compare --metrics temporal` gives), the frame-to-frame difference, PSNR over pixels not
+seen in the previous frame (ghosting shows there first), and the temporal error on the pixels
+seen in both frames split into the error's change along the motion (`along_motion`) and the
+previous error field moved by it (`moved_field`; measure() says why it bounds what averaging
+along the motion can remove). Needs Debian's python3-numpy,
 python3-openimageio and python3-opencv.
 """
 import argparse
@@ -155,9 +158,27 @@ def measure(seq, outputs, refs):
     f2f = [np.abs(display(outputs[t]) - display(outputs[t - 1])).mean() for t in steps]
     uncovered = [psnr(outputs[t], refs[t], ~seq.follow(t, t - 1)[2]) for t in steps
                  if (~seq.follow(t, t - 1)[2]).sum() > 50]
+    # The temporal error split on the pixels seen in both frames: e = display(O) - display(R)
+    # and e' the previous frame's followed into this one. |e_t - e_t-1| at a pixel is at most
+    # |e_t - e'| (the error changing along the motion: what averaging along it removes) plus
+    # |e' - e_t-1| (the previous error field moved by the motion: an error that stays on its
+    # surface still changes at a fixed pixel when the surface moves; only a smaller error
+    # lowers it).
+    along, moved, seen_te, seen_share = [], [], [], []
+    for t in steps:
+        mx, my, ok = seq.follow(t, t - 1)
+        e_t = display(outputs[t]) - display(refs[t])
+        e_p = display(outputs[t - 1]) - display(refs[t - 1])
+        followed = remap(e_p, mx, my)
+        along.append(np.abs(e_t - followed)[ok].mean())
+        moved.append(np.abs(followed - e_p)[ok].mean())
+        seen_te.append(np.abs(e_t - e_p)[ok].mean())
+        seen_share.append(ok.mean())
     return {"psnr": np.mean([psnr(o, r) for o, r in zip(outputs, refs)]),
             "temporal": np.mean(temporal), "f2f": np.mean(f2f),
-            "uncovered_psnr": np.mean(uncovered) if uncovered else float("nan")}
+            "uncovered_psnr": np.mean(uncovered) if uncovered else float("nan"),
+            "temporal_seen": np.mean(seen_te), "along_motion": np.mean(along),
+            "moved_field": np.mean(moved), "seen_share": np.mean(seen_share)}
 
 
 def denoise_inputs(noisy_paths, colours, halo):
