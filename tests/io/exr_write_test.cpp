@@ -26,6 +26,7 @@
 #include "core/error.hpp"
 #include "io/codec.hpp"
 #include "io/image_io.hpp"
+#include "io/same_header.hpp"
 #include "io/temp_dir.hpp"
 
 using namespace halo;
@@ -326,14 +327,7 @@ TEST_CASE("OpenEXR's sample images read by halo's reader as by OpenImageIO's") {
         ++native;
         std::unique_ptr<ImageReader> theirs = oiio_codecs().open(file, "openexr", {part, level});
         const ImageHeader &a = ours->header(), &b = theirs->header();
-        REQUIRE(a.width == b.width);
-        REQUIRE(a.height == b.height);
-        CHECK(a.channels == b.channels);
-        CHECK(a.alpha == b.alpha);
-        CHECK(a.placement.x == b.placement.x);
-        CHECK(a.placement.y == b.placement.y);
-        CHECK(a.placement.full_width == b.placement.full_width);
-        CHECK(a.placement.full_height == b.placement.full_height);
+        test::check_same_layout(a, b);
         for (const Attribute& attribute : b.metadata.attributes) {
           CAPTURE(attribute.name);
           const auto found =
