@@ -275,21 +275,16 @@ InputStream& FilePlan::input() {
 }
 
 // A run in one strip reads the filtered channels to the end before the carried layers' reader
-// starts, which then decodes every chunk again unless the first reader's are kept: they are,
-// held from the file's budget, when that fits beside its strips (a 1080p 11-channel ZIP EXR
-// through a whole-image box on the reference: 0.75 -> 0.61 s, +55 MB).
-std::shared_ptr<MemoryHold> share_decoded_whole(InputStream& in,
-                                                const std::optional<CarriedLayers>& layers,
-                                                bool whole, std::size_t planned) {
+// starts, which then decodes every chunk again unless the first reader's are kept: the bytes
+// to keep for that (every channel as float at most; 0 when there is no such second reader).
+// They are reserved with the file's strips when both fit its budget (a 1080p 11-channel ZIP
+// EXR through a whole-image box on the reference: 0.75 -> 0.63 s, +55 MB).
+std::size_t decoded_to_keep(InputStream& in, const std::optional<CarriedLayers>& layers,
+                            bool whole) {
+  if (!whole || !layers || layers->carried() == 0 || layers->moved()) return 0;
   const StreamInput& input = in.input();
-  if (!whole || !layers || layers->carried() == 0 || layers->moved()) return nullptr;
-  const std::size_t bytes = std::size_t(input.width) * std::size_t(input.height) *
-                            in.header().channels.size() * sizeof(float);
-  if (planned + bytes > memory_per_file()) return nullptr;
-  share_decoded(*in.file(), bytes);
-  spdlog::info("{}: up to {} of decoded data kept for the other channels' reader",
-               in.file()->path(), size_text(bytes));
-  return std::make_shared<MemoryHold>(bytes);
+  return std::size_t(input.width) * std::size_t(input.height) * in.header().channels.size() *
+         sizeof(float);
 }
 
 StreamResult run_file(const FileNames& names, FilePlan& plan, const FileRunOptions& o,
@@ -315,7 +310,8 @@ StreamResult run_file(const FileNames& names, FilePlan& plan, const FileRunOptio
     return size_strips(pipeline, input, pixel_type(type), limits);
   };
   std::optional<MemoryReservation> reservation;
-  std::size_t planned = 0;  // what the strips hold
+  const std::string whole_why = pipeline.whole_image_reason(input.type);
+  std::size_t kept = 0;  // decoded bytes kept for the carried layers' reader
   if (options.strip_rows == 0) {
     std::size_t budget = 0;  // the share
     StripSizing strips;
@@ -333,18 +329,21 @@ StreamResult run_file(const FileNames& names, FilePlan& plan, const FileRunOptio
       spdlog::info("{}: needs {} of --max-memory, more than its share of {} files at once",
                    names.input, size_text(strips.host_bytes), o.workers);
     }
+    kept = decoded_to_keep(in, layers, !whole_why.empty() || strips.rows >= input.height);
+    if (strips.host_bytes + kept > (budget ? budget : memory_per_file())) kept = 0;
     if (o.workers > 1) {
-      reservation.emplace(strips.host_bytes, budget);
+      reservation.emplace(strips.host_bytes + kept, budget);
       if (reservation->waited())
         spdlog::info("{}: waited for {} of --max-memory to be free", names.input,
                      size_text(reservation->bytes()));
     }
     options.strip_rows = strips.rows;
-    planned = strips.host_bytes;
   }
-  const std::string whole_why = pipeline.whole_image_reason(input.type);
-  const auto kept = share_decoded_whole(
-      in, layers, !whole_why.empty() || options.strip_rows >= input.height, planned);
+  if (kept > 0) {
+    share_decoded(*in.file(), kept);
+    spdlog::info("{}: up to {} of decoded data kept for the other channels' reader", names.input,
+                 size_text(kept));
+  }
   if (!whole_why.empty())
     spdlog::info("{}: the whole image at once: {}", names.input, whole_why);
   else
