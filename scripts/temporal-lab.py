@@ -3,7 +3,7 @@
 built into halo: halo's per-frame `denoise` outputs, then each candidate, against references.
 
   /usr/bin/python3 scripts/temporal-lab.py NOISY REF DENOISED [--frames 1-8]
-      [--form outputs|inputs|both|none] [--n 2] [--sigma 0.065] [--patch 5] [--zero]
+      [--form outputs|inputs|both|guides|guides+outputs|none] [--n 2] [--sigma 0.065] [--patch 5] [--zero]
       [--pointwise]
 
 NOISY, REF and DENOISED are sequence patterns (dolly_4spp_####.exr): the noisy frames as
@@ -19,6 +19,8 @@ passes), the references (more samples, denoised), and halo's per-frame denoise o
   inputs   the noisy colour accumulated the same way (nearest samples, guides deciding),
            then denoised by halo again;
   both     inputs, then outputs;
+  guides   the albedo and normals followed and averaged the same way (no colour weights),
+           then each frame denoised by halo with them; guides+outputs: then outputs;
   none     DENOISED measured as it is (halo's own denoise:temporal outputs, say).
 --zero takes every motion as 0 (a still camera and scene). Measures, in display space
 clip(x, 0, 1)^(1/2.2): PSNR against the references, the temporal error (the figure `halo
@@ -181,17 +183,18 @@ def measure(seq, outputs, refs):
             "moved_field": np.mean(moved), "seen_share": np.mean(seen_share)}
 
 
-def denoise_inputs(noisy_paths, colours, halo):
-    """halo's denoise of each noisy frame with its colour replaced."""
+def denoise_inputs(noisy_paths, colours, halo, passes="rgb"):
+    """halo's denoise of each noisy frame with `passes` (its colour, or guides) replaced."""
     out = []
     with tempfile.TemporaryDirectory() as tmp:
-        for k, (path, rgb) in enumerate(zip(noisy_paths, colours)):
+        for k, (path, replaced) in enumerate(zip(noisy_paths, colours)):
             image = oiio.ImageInput.open(path)
             spec, pixels = image.spec(), image.read_image("float").copy()
             image.close()
             names = list(spec.channelnames)
-            for c, name in enumerate(PASSES["rgb"]):
-                pixels[..., names.index("ViewLayer." + name)] = rgb[..., c]
+            for key, values in ([(passes, replaced)] if passes == "rgb" else replaced.items()):
+                for c, name in enumerate(PASSES[key]):
+                    pixels[..., names.index("ViewLayer." + name)] = values[..., c]
             given, made = os.path.join(tmp, f"in{k}.exr"), os.path.join(tmp, f"out{k}.exr")
             buf = oiio.ImageBuf(oiio.ImageSpec(spec.width, spec.height, spec.nchannels, "float"))
             buf.specmod().channelnames = names
@@ -208,7 +211,8 @@ def main():
     parser.add_argument("ref")
     parser.add_argument("denoised")
     parser.add_argument("--frames", default="1-8")
-    parser.add_argument("--form", choices=["outputs", "inputs", "both", "none"], default="outputs")
+    parser.add_argument("--form", choices=["outputs", "inputs", "both", "guides",
+                                           "guides+outputs", "none"], default="outputs")
     parser.add_argument("--n", type=int, default=2)
     parser.add_argument("--sigma", type=float, default=0.065)
     parser.add_argument("--patch", type=int, default=5)
@@ -229,7 +233,14 @@ def main():
                    for t in range(len(frames))]
         outputs = denoise_inputs(noisy_paths, colours, args.halo)
         print("inputs         ", {k: round(float(v), 4) for k, v in measure(seq, outputs, refs).items()})
-    if args.form in ("outputs", "both"):
+    if args.form in ("guides", "guides+outputs"):
+        # The albedo and normal followed and averaged over the window (the seen tests only),
+        # then each frame denoised alone with them: steadier edges for the network.
+        guides = [{key: weighted(seq, [f[key] for f in frames], t, args.n, 0, 1)
+                   for key in ("alb", "nrm")} for t in range(len(frames))]
+        outputs = denoise_inputs(noisy_paths, guides, args.halo, passes="guides")
+        print("guides         ", {k: round(float(v), 4) for k, v in measure(seq, outputs, refs).items()})
+    if args.form in ("outputs", "both", "guides+outputs"):
         outputs = [weighted(seq, outputs, t, args.n, args.sigma, args.patch)
                    for t in range(len(outputs))]
         print(f"{args.form:15s}", {k: round(float(v), 4) for k, v in measure(seq, outputs, refs).items()})
