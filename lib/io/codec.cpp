@@ -372,6 +372,8 @@ std::unique_ptr<ImageWriter> create_writer(const std::string& target, const std:
   if (is_jpeg(target)) return create_jpeg(target, file, header, options);
   if (extension(target) == ".exr")
     if (auto native = create_exr(target, file, header, options)) return native;
+  if (extension(target) == ".tif" || extension(target) == ".tiff")
+    if (auto native = create_tiff(target, file, header, options)) return native;
   return oiio_codecs().create(target, file, header, options);
 }
 

@@ -1,15 +1,19 @@
-// TIFF read through libtiff itself for the plain files most tools write, so that opening one
-// costs no OpenImageIO load (0.3-0.5 s and 120 MB of its libraries). "Plain": one image, in
-// strips, samples interleaved, unsigned 8 or 16-bit or 32-bit float, grey (one channel) or RGB
-// (three, or four with an alpha extra sample), no position, and no EXIF, GPS, XMP, IPTC or ICC
-// block. Everything else is left to the module (open_tiff returns null), which presents the
-// file as it always has. The native reader presents a plain file exactly as the module does
-// (channel names, alpha, the header's text tags as OpenImageIO names them): tests/io/tiff_test.cpp
-// compares the two on every kind of plain file.
+// TIFF read and written through libtiff itself for the plain files most tools write, so that
+// opening or writing one costs no OpenImageIO load (0.3-0.5 s and 120 MB of its libraries).
+// "Plain": one image, in strips, samples interleaved, unsigned 8 or 16-bit or 32-bit float, grey
+// (one channel) or RGB (three, or four with an alpha extra sample), no position, and no EXIF, GPS,
+// XMP, IPTC or ICC block. Everything else is left to the module (open_tiff returns null), which
+// presents the file as it always has. The native reader presents a plain file exactly as the module
+// does (channel names, alpha, the header's text tags as OpenImageIO names them):
+// tests/io/tiff_test.cpp compares the two on every kind of plain file.
+#include <fcntl.h>
 #include <tiffio.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdarg>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 #include "core/error.hpp"
@@ -263,6 +267,197 @@ std::unique_ptr<ImageReader> open_tiff(std::shared_ptr<const CheckedFile> file) 
         typed("PixelAspectRatio", "float", y_resolution / x_resolution));
   return std::make_unique<TiffReader>(std::move(file), tiff, std::move(handle), std::move(h),
                                       int(rows_per_strip), samples);
+}
+
+namespace {
+
+// --compression for TIFF as libtiff's scheme, and zip's level (0: libtiff's default); false
+// for what the module answers (its error for an unknown name, or a level it ignores).
+bool tiff_compression(const std::string& given, uint16_t& scheme, int& level) {
+  const std::string method = given.substr(0, given.find(':'));
+  const std::string rest = given.size() > method.size() ? given.substr(method.size() + 1) : "";
+  level = 0;
+  if (method.empty() || method == "zip") {
+    scheme = COMPRESSION_ADOBE_DEFLATE;  // OpenImageIO's default
+    if (rest.empty()) return true;
+    if (rest.size() != 1 || rest[0] < '1' || rest[0] > '9') return false;
+    level = rest[0] - '0';
+    return true;
+  }
+  if (!rest.empty()) return false;
+  if (method == "none")
+    scheme = COMPRESSION_NONE;
+  else if (method == "lzw")
+    scheme = COMPRESSION_LZW;
+  else if (method == "packbits")
+    scheme = COMPRESSION_PACKBITS;
+  else
+    return false;
+  return true;
+}
+
+// Now as OpenImageIO's writer dates a file that says nothing of its own.
+std::string date_time_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y:%m:%d %H:%M:%S", &local);
+  return text;
+}
+
+// The rows of a strip as they come, each strip encoded when full.
+class TiffWriter : public ImageWriter {
+ public:
+  TiffWriter(const std::string& target, TIFF* tiff, std::unique_ptr<std::string> error,
+             const OutputHeader& h, int rows_per_strip)
+      : target_(target),
+        tiff_(tiff),
+        error_(std::move(error)),
+        header_(h),
+        rows_per_strip_(rows_per_strip),
+        row_bytes_(std::size_t(h.width) * h.channels * stored_size(h.type)) {
+    strip_.resize(row_bytes_ * std::size_t(rows_per_strip));
+  }
+  ~TiffWriter() override {
+    if (tiff_) TIFFClose(tiff_);
+  }
+
+  void write_rows(int count, const std::byte* rows) override {
+    for (int r = 0; r < count; ++r) {
+      std::memcpy(strip_.data() + std::size_t(rows_) * row_bytes_, rows + r * row_bytes_,
+                  row_bytes_);
+      if (++rows_ == rows_per_strip_) flush();
+    }
+  }
+
+  void finish() override {
+    if (rows_ > 0) flush();
+    if (written_ != header_.height)
+      throw Error(ErrorKind::Internal, target_ + ": " + std::to_string(written_) + " of " +
+                                           std::to_string(header_.height) + " rows written");
+    const bool flushed = TIFFFlush(tiff_) == 1;
+    TIFFClose(tiff_);  // closes the descriptor
+    tiff_ = nullptr;
+    if (!flushed) fail();
+  }
+
+ private:
+  void flush() {
+    const tmsize_t bytes = tmsize_t(rows_) * tmsize_t(row_bytes_);
+    if (TIFFWriteEncodedStrip(tiff_, uint32_t(written_ / rows_per_strip_), strip_.data(), bytes) !=
+        bytes)
+      fail();
+    written_ += rows_;
+    rows_ = 0;
+  }
+  [[noreturn]] void fail() const {
+    throw Error(ErrorKind::Io,
+                target_ + ": write failed: " + (error_->empty() ? std::strerror(errno) : *error_));
+  }
+
+  std::string target_;
+  TIFF* tiff_;
+  std::unique_ptr<std::string> error_;
+  OutputHeader header_;
+  int rows_per_strip_;
+  std::size_t row_bytes_;
+  std::vector<std::byte> strip_;
+  int rows_ = 0, written_ = 0;
+};
+
+int on_write_error(TIFF*, void* user, const char* module, const char* format, va_list args) {
+  auto* error = static_cast<std::string*>(user);
+  if (error->empty()) {
+    char text[512];
+    std::vsnprintf(text, sizeof text, format, args);
+    *error = module && *module ? std::string(module) + ": " + text : text;
+  }
+  return 1;
+}
+
+// What OpenImageIO's writer stores of the header for a plain file: the text tags, the
+// orientation (1 when none), the date (now when none) and the pixels' aspect as resolutions;
+// other attributes (EXIF, IPTC and renderers' names) it leaves out of a TIFF, as here.
+void set_tags(TIFF* tiff, const OutputHeader& h) {
+  const Metadata& m = h.metadata;
+  for (const TextTag& t : kTextTags) {
+    if (t.tag == TIFFTAG_ORIENTATION) continue;
+    const std::string* text = m.text(t.name);
+    if (t.tag == TIFFTAG_DATETIME) {
+      TIFFSetField(tiff, t.tag, text ? text->c_str() : date_time_now().c_str());
+      continue;
+    }
+    if (text) TIFFSetField(tiff, t.tag, text->c_str());
+  }
+  int orientation = 1;
+  float aspect = 0;
+  for (const Attribute& a : m.attributes) {
+    if (a.name == "Orientation" && a.type == "int" && a.value.size() == sizeof(int))
+      std::memcpy(&orientation, a.value.data(), sizeof(int));
+    if (a.name == "PixelAspectRatio" && a.type == "float" && a.value.size() == sizeof(float))
+      std::memcpy(&aspect, a.value.data(), sizeof(float));
+  }
+  TIFFSetField(tiff, TIFFTAG_ORIENTATION, uint16_t(orientation));
+  if (aspect > 0) {
+    TIFFSetField(tiff, TIFFTAG_XRESOLUTION, 1.0f);
+    TIFFSetField(tiff, TIFFTAG_YRESOLUTION, aspect);
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<ImageWriter> create_tiff(const std::string& target, const std::string& file,
+                                         const OutputHeader& h, const WriteOptions& options) {
+  uint16_t scheme = COMPRESSION_ADOBE_DEFLATE;
+  int level = 0;
+  // What this writer does not store as OpenImageIO's would is written by the module.
+  const bool plain_channels = (h.channels == 1 || h.channels == 3) ? !h.alpha
+                              : h.channels == 4                    ? h.alpha
+                                                                   : false;
+  if (!plain_channels || h.type == SampleType::half || !h.channel_types.empty() ||
+      h.placement.placed(h.width, h.height) || !h.metadata.icc.empty() ||
+      !h.metadata.exif.empty() || !h.metadata.xmp.empty() || !h.metadata.iptc.empty() ||
+      options.quality > 0 || !tiff_compression(options.compression, scheme, level))
+    return nullptr;
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0)
+    throw Error(ErrorKind::CantCreate, target + ": cannot create: " + std::strerror(errno));
+  auto error = std::make_unique<std::string>();
+  TIFFOpenOptions* opts = TIFFOpenOptionsAlloc();
+  TIFFOpenOptionsSetErrorHandlerExtR(opts, on_write_error, error.get());
+  TIFFOpenOptionsSetWarningHandlerExtR(opts, on_warning, nullptr);
+  // BigTIFF past what 32-bit offsets reach (the stored samples and room for the tags).
+  const double bytes = double(h.width) * h.height * h.channels * stored_size(h.type);
+  TIFF* tiff = TIFFFdOpenExt(fd, target.c_str(), bytes > 4.0e9 ? "w8" : "w", opts);
+  TIFFOpenOptionsFree(opts);
+  if (!tiff) {
+    ::close(fd);
+    throw Error(ErrorKind::CantCreate, target + ": cannot create: " + *error);
+  }
+  const uint16_t bits = uint16_t(8 * stored_size(h.type));
+  const int rows_per_strip = std::min(32, h.height);  // as OpenImageIO's writer
+  TIFFSetField(tiff, TIFFTAG_IMAGEWIDTH, uint32_t(h.width));
+  TIFFSetField(tiff, TIFFTAG_IMAGELENGTH, uint32_t(h.height));
+  TIFFSetField(tiff, TIFFTAG_BITSPERSAMPLE, bits);
+  TIFFSetField(tiff, TIFFTAG_SAMPLEFORMAT,
+               h.type == SampleType::f32 ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT);
+  TIFFSetField(tiff, TIFFTAG_SAMPLESPERPIXEL, uint16_t(h.channels));
+  TIFFSetField(tiff, TIFFTAG_PHOTOMETRIC,
+               h.channels == 1 ? PHOTOMETRIC_MINISBLACK : PHOTOMETRIC_RGB);
+  TIFFSetField(tiff, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+  TIFFSetField(tiff, TIFFTAG_ROWSPERSTRIP, uint32_t(rows_per_strip));
+  TIFFSetField(tiff, TIFFTAG_COMPRESSION, scheme);
+  if (scheme == COMPRESSION_ADOBE_DEFLATE || scheme == COMPRESSION_LZW)
+    TIFFSetField(tiff, TIFFTAG_PREDICTOR,
+                 h.type == SampleType::f32 ? PREDICTOR_FLOATINGPOINT : PREDICTOR_HORIZONTAL);
+  if (level > 0) TIFFSetField(tiff, TIFFTAG_ZIPQUALITY, level);
+  if (h.alpha) {
+    const uint16_t straight[] = {EXTRASAMPLE_UNASSALPHA};  // halo's 8/16-bit alpha
+    TIFFSetField(tiff, TIFFTAG_EXTRASAMPLES, 1, straight);
+  }
+  set_tags(tiff, h);
+  return std::make_unique<TiffWriter>(target, tiff, std::move(error), h, rows_per_strip);
 }
 
 }  // namespace halo

@@ -242,3 +242,124 @@ TEST_CASE("TIFF: files outside the plain kind are left to OpenImageIO's reader")
   };
   left(hinted, "OpenImageIO's own hints in the description");
 }
+
+namespace {
+
+template <typename T>
+Attribute typed(const std::string& name, const std::string& type, T value) {
+  return {name, type, std::string(reinterpret_cast<const char*>(&value), sizeof value)};
+}
+
+// `h`'s image (each sample a different value) written by `writer`.
+void write_with(const std::unique_ptr<ImageWriter>& writer, const OutputHeader& h) {
+  REQUIRE(writer);
+  const std::size_t row = std::size_t(h.width) * h.channels;
+  std::vector<std::byte> rows(row * h.height * stored_size(h.type));
+  for (std::size_t i = 0; i < row * h.height; ++i) {
+    if (h.type == SampleType::u8)
+      reinterpret_cast<std::uint8_t*>(rows.data())[i] = std::uint8_t(i * 7);
+    if (h.type == SampleType::u16)
+      reinterpret_cast<std::uint16_t*>(rows.data())[i] = std::uint16_t(i * 977);
+    if (h.type == SampleType::f32)
+      reinterpret_cast<float*>(rows.data())[i] = float(int(i % 301) - 50) / 7.0f;
+  }
+  const int first = h.height / 2;  // in two calls, as strips arrive
+  const std::size_t row_bytes = row * stored_size(h.type);
+  writer->write_rows(first, rows.data());
+  writer->write_rows(h.height - first, rows.data() + first * row_bytes);
+  writer->finish();
+}
+
+// halo's writer and the module's store the same: read back by OpenImageIO, equal headers,
+// metadata (`now`: both dated at writing) and samples; halo's file is plain for its own reader.
+void check_written_same(const std::string& dir, const OutputHeader& h, const WriteOptions& o,
+                        bool now = false) {
+  const std::string ours = dir + "/ours.tif", theirs = dir + "/theirs.tif";
+  write_with(create_tiff(ours, ours, h, o), h);
+  write_with(oiio_codecs().create(theirs, theirs, h, o), h);
+  auto a = oiio_codecs().open(CheckedFile::open(ours), "tiff", {});
+  auto b = oiio_codecs().open(CheckedFile::open(theirs), "tiff", {});
+  test::check_same_layout(a->header(), b->header());
+  CHECK(a->header().stored == b->header().stored);
+  std::vector<Attribute> mine = sorted(a->header().metadata.attributes);
+  std::vector<Attribute> peer = sorted(b->header().metadata.attributes);
+  if (now)  // both "now", perhaps a second apart
+    for (auto* list : {&mine, &peer})
+      std::erase_if(*list, [](const Attribute& x) { return x.name == "DateTime"; });
+  INFO("ours: ", names(mine), " module: ", names(peer));
+  CHECK(mine == peer);
+  CHECK(all_rows(*a, pixel_type(h.type)) == all_rows(*b, pixel_type(h.type)));
+  CHECK(open_tiff(CheckedFile::open(ours)));
+}
+
+}  // namespace
+
+TEST_CASE("TIFF: halo's writer stores what OpenImageIO's stores, for every plain header") {
+  test::TempDir dir;
+  const std::string folder = dir / "";
+  Metadata tagged;
+  for (const char* name : {"ImageDescription", "Make", "Model", "Software", "Artist", "Copyright",
+                           "DocumentName", "HostComputer"})
+    tagged.set_text(name, std::string("the ") + name);
+  tagged.set_text("DateTime", "2026:11:29 12:00:00");
+  tagged.set(typed("Orientation", "int", 6));
+  tagged.set(typed("PixelAspectRatio", "float", 0.5f));
+  // What OpenImageIO leaves out of a TIFF: a renderer's names, the history, IPTC and EXIF
+  // fields given as attributes.
+  Metadata others = tagged;
+  others.set_text("cycles.samples", "4");
+  others.set_text("ImageHistory", "halo run -f sharpen");
+  others.set_text("IPTC:City", "Lyon");
+  others.set_text("Keywords", "a;b");
+  others.set(typed("Exif:ExposureTime", "float", 0.25f));
+  for (const SampleType type : {SampleType::u8, SampleType::u16, SampleType::f32})
+    for (const int channels : {1, 3, 4})
+      for (const std::string compression : {"", "none", "lzw", "zip:9", "packbits"}) {
+        OutputHeader h;
+        h.width = 37, h.height = 33, h.channels = channels, h.alpha = channels == 4;
+        h.type = type;
+        h.metadata = tagged;
+        WriteOptions o;
+        o.compression = compression;
+        INFO("type ", int(type), " channels ", channels, " compression ", compression);
+        check_written_same(folder, h, o);
+      }
+  OutputHeader h;
+  h.width = 1, h.height = 1, h.channels = 3;
+  check_written_same(folder, h, {}, true);  // no date: both write now
+  h.width = 7, h.height = 5, h.metadata = others;
+  check_written_same(folder, h, {});
+}
+
+TEST_CASE("TIFF: headers halo's writer does not store as OpenImageIO's go to the module") {
+  test::TempDir dir;
+  const std::string out = dir / "o.tif";
+  OutputHeader plain;
+  plain.width = 4, plain.height = 3, plain.channels = 3;
+  CHECK(create_tiff(out, out, plain, {}));
+  const auto left = [&](OutputHeader h, WriteOptions o, const char* why) {
+    CAPTURE(why);
+    CHECK_FALSE(create_tiff(out, out, h, o));
+  };
+  OutputHeader two = plain;
+  two.channels = 2, two.alpha = true;
+  left(two, {}, "grey and alpha");
+  OutputHeader half = plain;
+  half.type = SampleType::half;
+  left(half, {}, "half floats");
+  OutputHeader placed = plain;
+  placed.placement = {2, 1, 0, 0, 8, 8};
+  left(placed, {}, "a position");
+  OutputHeader profiled = plain;
+  profiled.metadata.icc = std::string(128, '\0');
+  left(profiled, {}, "an ICC profile");
+  OutputHeader camera = plain;
+  camera.metadata.exif = "II*";
+  left(camera, {}, "an EXIF block");
+  WriteOptions piz;
+  piz.compression = "piz";
+  left(plain, piz, "a compression TIFF has not (the module's error names those it has)");
+  WriteOptions level;
+  level.compression = "lzw:3";
+  left(plain, level, "a level for a method without levels");
+}
