@@ -400,8 +400,8 @@ std::string codec_versions() {
   }
   text += module.empty() ? fmt::format(
                                ", OpenImageIO {}: its module libhalo_oiio.so was not found "
-                               "beside the halo executable or in ../lib/halo (TIFF and "
-                               "the other formats need it)",
+                               "beside the halo executable or in ../lib/halo (TIFF beyond "
+                               "plain files and the other formats need it)",
                                OIIO_VERSION_STRING)
                          : fmt::format(", OpenImageIO {} (module {})", OIIO_VERSION_STRING, module);
   return text;
