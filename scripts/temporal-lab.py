@@ -3,7 +3,7 @@
 built into halo: halo's per-frame `denoise` outputs, then each candidate, against references.
 
   /usr/bin/python3 scripts/temporal-lab.py NOISY REF DENOISED [--frames 1-8]
-      [--form outputs|inputs|both|guides|guides+outputs|none] [--n 2] [--sigma 0.065] [--patch 5] [--zero]
+      [--form outputs|inputs|both|weighted-inputs|weighted-both|guides|guides+outputs|none] [--n 2] [--sigma 0.065] [--patch 5] [--zero]
       [--pointwise]
 
 NOISY, REF and DENOISED are sequence patterns (dolly_4spp_####.exr): the noisy frames as
@@ -18,7 +18,8 @@ passes), the references (more samples, denoised), and halo's per-frame denoise o
            edges): the form halo builds as denoise:temporal=n;
   inputs   the noisy colour accumulated the same way (nearest samples, guides deciding),
            then denoised by halo again;
-  both     inputs, then outputs;
+  both     inputs, then outputs; weighted-inputs, weighted-both: the same with each
+           neighbour's samples weighted as the output averaging weighs it;
   guides   the albedo and normals followed and averaged the same way (no colour weights),
            then each frame denoised by halo with them; guides+outputs: then outputs;
   none     DENOISED measured as it is (halo's own denoise:temporal outputs, say).
@@ -211,8 +212,9 @@ def main():
     parser.add_argument("ref")
     parser.add_argument("denoised")
     parser.add_argument("--frames", default="1-8")
-    parser.add_argument("--form", choices=["outputs", "inputs", "both", "guides",
-                                           "guides+outputs", "none"], default="outputs")
+    parser.add_argument("--form", choices=["outputs", "inputs", "both", "weighted-inputs",
+                                           "weighted-both", "guides", "guides+outputs", "none"],
+                        default="outputs")
     parser.add_argument("--n", type=int, default=2)
     parser.add_argument("--sigma", type=float, default=0.065)
     parser.add_argument("--patch", type=int, default=5)
@@ -228,8 +230,13 @@ def main():
     outputs = [read(name(args.denoised, f))["rgb"] for f in range(first, last + 1)]
     seq = Sequence(frames, args.zero, args.pointwise)
     print("per frame      ", {k: round(float(v), 4) for k, v in measure(seq, outputs, refs).items()})
-    if args.form in ("inputs", "both"):
-        colours = [weighted(seq, [f["rgb"] for f in frames], t, args.n, 0, 1, cv2.INTER_NEAREST)
+    if args.form in ("inputs", "both", "weighted-inputs", "weighted-both"):
+        # weighted-: each neighbour's samples weighted as the output averaging weighs it (the
+        # denoised frames' distance), not by the seen tests alone.
+        weigh = args.form.startswith("weighted")
+        colours = [weighted(seq, [f["rgb"] for f in frames], t, args.n,
+                            args.sigma if weigh else 0, args.patch if weigh else 1,
+                            cv2.INTER_NEAREST, guide=outputs if weigh else None)
                    for t in range(len(frames))]
         outputs = denoise_inputs(noisy_paths, colours, args.halo)
         print("inputs         ", {k: round(float(v), 4) for k, v in measure(seq, outputs, refs).items()})
@@ -240,7 +247,7 @@ def main():
                    for key in ("alb", "nrm")} for t in range(len(frames))]
         outputs = denoise_inputs(noisy_paths, guides, args.halo, passes="guides")
         print("guides         ", {k: round(float(v), 4) for k, v in measure(seq, outputs, refs).items()})
-    if args.form in ("outputs", "both", "guides+outputs"):
+    if args.form in ("outputs", "both", "weighted-both", "guides+outputs"):
         outputs = [weighted(seq, outputs, t, args.n, args.sigma, args.patch)
                    for t in range(len(outputs))]
         print(f"{args.form:15s}", {k: round(float(v), 4) for k, v in measure(seq, outputs, refs).items()})
