@@ -3,8 +3,8 @@
 built into halo: halo's per-frame `denoise` outputs, then each candidate, against references.
 
   /usr/bin/python3 scripts/temporal-lab.py NOISY REF DENOISED [--frames 1-8]
-      [--form outputs|inputs|both|weighted-inputs|weighted-both|guides|guides+outputs|none] [--n 2] [--sigma 0.065] [--patch 5] [--zero]
-      [--pointwise]
+      [--form outputs|inputs|both|weighted-inputs|weighted-both|guides|guides+outputs|none]
+      [--n 2] [--sigma 0.065] [--patch 5] [--zero] [--pointwise]
 
 NOISY, REF and DENOISED are sequence patterns (dolly_4spp_####.exr): the noisy frames as
 tests/data/render/make_sequence.py renders them (colour with Vector, Depth, Normal and DiffCol
