@@ -60,13 +60,14 @@ int map_proc(thandle_t, void**, toff_t*) {
 }
 void unmap_proc(thandle_t, void*, toff_t) {}
 
-// Errors kept on the handle (the first one), warnings dropped as OpenImageIO drops them.
+// libtiff's first error message kept (user: a std::string) for the exception; warnings dropped,
+// as OpenImageIO drops them.
 int on_error(TIFF*, void* user, const char* module, const char* format, va_list args) {
-  auto* handle = static_cast<Handle*>(user);
-  if (handle->error.empty()) {
+  auto* error = static_cast<std::string*>(user);
+  if (error->empty()) {
     char text[512];
     std::vsnprintf(text, sizeof text, format, args);
-    handle->error = module && *module ? std::string(module) + ": " + text : text;
+    *error = module && *module ? std::string(module) + ": " + text : text;
   }
   return 1;
 }
@@ -74,8 +75,8 @@ int on_warning(TIFF*, void*, const char*, const char*, va_list) {
   return 1;
 }
 
-// The header's tags OpenImageIO reads into attributes, by its names and in its order (0: the
-// Orientation, an int, between them).
+// The header's tags OpenImageIO reads into attributes, by its names and in its order (the
+// Orientation, an int, among the text).
 struct TextTag {
   ttag_t tag;
   const char* name;
@@ -178,7 +179,7 @@ T field(TIFF* tiff, ttag_t tag, T fallback) {
 std::unique_ptr<ImageReader> open_tiff(std::shared_ptr<const CheckedFile> file) {
   auto handle = std::make_unique<Handle>(Handle{file.get()});
   TIFFOpenOptions* options = TIFFOpenOptionsAlloc();
-  TIFFOpenOptionsSetErrorHandlerExtR(options, on_error, handle.get());
+  TIFFOpenOptionsSetErrorHandlerExtR(options, on_error, &handle->error);
   TIFFOpenOptionsSetWarningHandlerExtR(options, on_warning, handle.get());
   // Strips are allocated by this reader; libtiff's own allocations (tag arrays) stay small.
   TIFFOpenOptionsSetMaxSingleMemAlloc(options, tmsize_t(64) << 20);
@@ -366,16 +367,6 @@ class TiffWriter : public ImageWriter {
   int rows_ = 0, written_ = 0;
 };
 
-int on_write_error(TIFF*, void* user, const char* module, const char* format, va_list args) {
-  auto* error = static_cast<std::string*>(user);
-  if (error->empty()) {
-    char text[512];
-    std::vsnprintf(text, sizeof text, format, args);
-    *error = module && *module ? std::string(module) + ": " + text : text;
-  }
-  return 1;
-}
-
 // What OpenImageIO's writer stores of the header for a plain file: the text tags, the
 // orientation (1 when none), the date (now when none) and the pixels' aspect as resolutions;
 // other attributes (EXIF, IPTC and renderers' names) it leaves out of a TIFF, as here.
@@ -425,7 +416,7 @@ std::unique_ptr<ImageWriter> create_tiff(const std::string& target, const std::s
     throw Error(ErrorKind::CantCreate, target + ": cannot create: " + std::strerror(errno));
   auto error = std::make_unique<std::string>();
   TIFFOpenOptions* opts = TIFFOpenOptionsAlloc();
-  TIFFOpenOptionsSetErrorHandlerExtR(opts, on_write_error, error.get());
+  TIFFOpenOptionsSetErrorHandlerExtR(opts, on_error, error.get());
   TIFFOpenOptionsSetWarningHandlerExtR(opts, on_warning, nullptr);
   // BigTIFF past what 32-bit offsets reach (the stored samples and room for the tags).
   const double bytes = double(h.width) * h.height * h.channels * stored_size(h.type);

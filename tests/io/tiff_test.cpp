@@ -9,11 +9,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "core/checked_file.hpp"
+#include "core/error.hpp"
 #include "io/codec.hpp"
 #include "io/same_header.hpp"
 #include "io/temp_dir.hpp"
@@ -198,6 +201,34 @@ TEST_CASE("TIFF: halo's reader equals OpenImageIO's on every kind of plain file"
     TIFFSetField(t, TIFFTAG_RESOLUTIONUNIT, RESUNIT_INCH);
   };
   check_same(path, tagged);
+}
+
+TEST_CASE("TIFF: a damaged or cut strip is a clear error, not silent zeros") {
+  test::TempDir dir;
+  const std::string path = dir / "damaged.tif";
+  Plain p;
+  p.width = 64, p.height = 16, p.rows_per_strip = 16, p.compression = COMPRESSION_ADOBE_DEFLATE;
+  write_tiff(path, p);
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto read_all = [&](const std::string& contents) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << contents;
+    auto reader = open_reader(path);
+    REQUIRE(reader->header().format == "tiff");
+    all_rows(*reader, PixelType::f32);
+  };
+  // The strip's deflate stream (just past the 8-byte file header, where libtiff wrote it).
+  std::string damaged = bytes;
+  for (std::size_t i = 10; i < 40; ++i) damaged[i] = char(0xff);
+  CHECK_THROWS_WITH_AS(read_all(damaged), doctest::Contains("cannot read pixels: strip 0"), Error);
+  // The file cut inside its strip: its directory is at the end, so cut a copy whose
+  // directory libtiff finds first.
+  std::string cut = bytes;
+  cut.erase(20, 200);  // the strip shortened, offsets unchanged
+  CHECK_THROWS_AS(read_all(cut), Error);
 }
 
 TEST_CASE("TIFF: files outside the plain kind are left to OpenImageIO's reader") {
