@@ -224,12 +224,12 @@ std::unique_ptr<ImageWriter> create_pfm(const std::string& file, const OutputHea
 std::unique_ptr<ImageReader> open_exr(std::shared_ptr<const CheckedFile> file, ImagePart part);
 std::unique_ptr<ImageWriter> create_exr(const std::string& target, const std::string& file,
                                         const OutputHeader& header, const WriteOptions& options);
-// TIFF through libtiff (io/tiff.cpp) for a plain file (one image in strips, 8/16-bit or float,
-// grey, RGB or RGBA, no EXIF/XMP/IPTC/ICC block); null for what it leaves to the module.
+// TIFF through libtiff (io/tiff.cpp) for a plain file (one image in strips or tiles, 8/16-bit or
+// float, grey, RGB or RGBA, no EXIF/XMP/IPTC/ICC block); null for what it leaves to the module.
 std::unique_ptr<ImageReader> open_tiff(std::shared_ptr<const CheckedFile> file);
 // A plain TIFF written through libtiff (1 or 3 channels, or 4 with alpha; 8/16-bit or float;
-// none, lzw, zip[:1-9] or packbits; no position, ICC, EXIF, XMP or IPTC block), stored as OpenImageIO's
-// writer stores it; null for what the module writes.
+// none, lzw, zip[:1-9] or packbits; no position, ICC, EXIF, XMP or IPTC block), stored as
+// OpenImageIO's writer stores it; null for what the module writes.
 std::unique_ptr<ImageWriter> create_tiff(const std::string& target, const std::string& file,
                                          const OutputHeader& header, const WriteOptions& options);
 // Whether `compression` ("zip", "dwaa:45") is one of OpenEXR's that halo writes.

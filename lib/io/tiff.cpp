@@ -1,16 +1,17 @@
 // TIFF read and written through libtiff itself for the plain files most tools write, so that
 // opening or writing one costs no OpenImageIO load (0.3-0.5 s and 120 MB of its libraries).
-// "Plain": one image, in strips, samples interleaved, unsigned 8 or 16-bit or 32-bit float, grey
-// (one channel) or RGB (three, or four with an alpha extra sample), no position, and no EXIF, GPS,
-// XMP, IPTC or ICC block. Everything else is left to the module (open_tiff returns null), which
-// presents the file as it always has. The native reader presents a plain file exactly as the module
-// does (channel names, alpha, the header's text tags as OpenImageIO names them):
+// "Plain": one image, in strips or tiles, samples interleaved, unsigned 8 or 16-bit or 32-bit
+// float, grey (one channel) or RGB (three, or four with an alpha extra sample), no position, and no
+// EXIF, GPS, XMP, IPTC or ICC block. Everything else is left to the module (open_tiff returns
+// null), which presents the file as it always has. The native reader presents a plain file exactly
+// as the module does (channel names, alpha, the header's text tags as OpenImageIO names them):
 // tests/io/tiff_test.cpp compares the two on every kind of plain file.
 #include <fcntl.h>
 #include <tiffio.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdarg>
 #include <cstring>
 #include <ctime>
@@ -104,16 +105,17 @@ Attribute typed(const char* name, const char* type, T value) {
 constexpr ttag_t kModuleTags[] = {TIFFTAG_EXIFIFD,      TIFFTAG_GPSIFD,     TIFFTAG_XMLPACKET,
                                   TIFFTAG_RICHTIFFIPTC, TIFFTAG_ICCPROFILE, TIFFTAG_XPOSITION,
                                   TIFFTAG_YPOSITION,    TIFFTAG_SUBIFD,     TIFFTAG_PHOTOSHOP,
-                                  TIFFTAG_COLORMAP,     TIFFTAG_TILEWIDTH,  TIFFTAG_JPEGTABLES};
+                                  TIFFTAG_COLORMAP,     TIFFTAG_JPEGTABLES};
 
+// Rows are served from a band of full rows: a strip, or a row of tiles (tile_height rows).
 class TiffReader : public ImageReader {
  public:
   TiffReader(std::shared_ptr<const CheckedFile> file, TIFF* tiff, std::unique_ptr<Handle> handle,
-             ImageHeader header, int rows_per_strip, int samples)
+             ImageHeader header, int band_rows, int samples)
       : file_(std::move(file)),
         tiff_(tiff),
         handle_(std::move(handle)),
-        rows_per_strip_(rows_per_strip),
+        band_rows_(band_rows),
         samples_(samples) {
     header_ = std::move(header);
   }
@@ -122,9 +124,9 @@ class TiffReader : public ImageReader {
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
     const std::size_t row = std::size_t(header_.width) * samples_;
     for (int r = 0; r < count; ++r, ++next_) {
-      const int strip = next_ / rows_per_strip_;
+      const int strip = next_ / band_rows_;
       if (strip != strip_) load(strip);
-      const std::size_t at = std::size_t(next_ - strip * rows_per_strip_) * row;
+      const std::size_t at = std::size_t(next_ - strip * band_rows_) * row;
       const std::size_t to = std::size_t(r) * header_.width * n;
       for (int x = 0; x < header_.width; ++x)
         for (int c = 0; c < n; ++c) {
@@ -148,24 +150,50 @@ class TiffReader : public ImageReader {
   }
 
  private:
+  // Band `strip` of full rows: a strip, or a row of tiles.
   void load(int strip) {
-    const int rows = std::min(rows_per_strip_, header_.height - strip * rows_per_strip_);
-    const tmsize_t bytes =
-        tmsize_t(rows) * tmsize_t(header_.width) * samples_ * tmsize_t(stored_size(header_.stored));
+    const int rows = std::min(band_rows_, header_.height - strip * band_rows_);
+    const std::size_t sample = stored_size(header_.stored);
+    const tmsize_t bytes = tmsize_t(rows) * tmsize_t(header_.width) * samples_ * tmsize_t(sample);
     strip_bytes_.resize(std::size_t(bytes));
-    if (TIFFReadEncodedStrip(tiff_, uint32_t(strip), strip_bytes_.data(), bytes) != bytes)
-      throw Error(ErrorKind::BadData,
-                  file_->path() + ": cannot read pixels: strip " + std::to_string(strip) + ": " +
-                      (handle_->error.empty() ? "short or damaged" : handle_->error));
+    if (header_.tile_width > 0)
+      load_tiles(strip, rows, sample);
+    else if (TIFFReadEncodedStrip(tiff_, uint32_t(strip), strip_bytes_.data(), bytes) != bytes)
+      fail("strip " + std::to_string(strip));
     strip_ = strip;
+  }
+
+  // The row of tiles `band`: each decoded whole, its rows inside the image copied out.
+  void load_tiles(int band, int rows, std::size_t sample) {
+    const int tw = header_.tile_width, th = header_.tile_height;
+    const std::size_t pixel = std::size_t(samples_) * sample;
+    const tmsize_t tile_bytes = tmsize_t(tw) * th * tmsize_t(pixel);
+    tile_.resize(std::size_t(tile_bytes));
+    const uint32_t y = uint32_t(band) * uint32_t(th);
+    for (int x = 0; x < header_.width; x += tw) {
+      const ttile_t tile = TIFFComputeTile(tiff_, uint32_t(x), y, 0, 0);
+      if (TIFFReadEncodedTile(tiff_, tile, tile_.data(), tile_bytes) != tile_bytes)
+        fail("tile " + std::to_string(tile));
+      const std::size_t cols = std::size_t(std::min(tw, header_.width - x));
+      for (int r = 0; r < rows; ++r)
+        std::memcpy(strip_bytes_.data() + (std::size_t(r) * header_.width + x) * pixel,
+                    tile_.data() + std::size_t(r) * tw * pixel, cols * pixel);
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(ErrorKind::BadData,
+                file_->path() + ": cannot read pixels: " + what + ": " +
+                    (handle_->error.empty() ? "short or damaged" : handle_->error));
   }
 
   std::shared_ptr<const CheckedFile> file_;
   TIFF* tiff_;
   std::unique_ptr<Handle> handle_;
-  int rows_per_strip_, samples_;
+  int band_rows_, samples_;
   int strip_ = -1, next_ = 0;
   std::vector<std::uint8_t> strip_bytes_;
+  std::vector<std::uint8_t> tile_;
 };
 
 template <typename T>
@@ -191,7 +219,7 @@ std::unique_ptr<ImageReader> open_tiff(std::shared_ptr<const CheckedFile> file) 
     TIFFClose(tiff);
     return nullptr;
   };
-  if (TIFFIsTiled(tiff) || TIFFLastDirectory(tiff) == 0) return leave();  // tiles, pages
+  if (TIFFLastDirectory(tiff) == 0) return leave();  // pages
   for (const ttag_t tag : kModuleTags) {
     std::uint64_t slots[4] = {};  // room for any tag's values (counts, pointers, offsets)
     if (TIFFGetField(tiff, tag, &slots[0], &slots[1], &slots[2], &slots[3])) return leave();
@@ -237,14 +265,29 @@ std::unique_ptr<ImageReader> open_tiff(std::shared_ptr<const CheckedFile> file) 
   h.alpha = alpha;
   h.format = "tiff";
   h.placement = {0, 0, 0, 0, h.width, h.height};  // as OpenImageIO's spec gives it
-  const uint32_t rows_per_strip = std::min<uint32_t>(
-      field<uint32_t>(tiff, TIFFTAG_ROWSPERSTRIP, uint32_t(h.height)), uint32_t(h.height));
-  if (rows_per_strip == 0) return leave();
-  h.decode_rows = int(rows_per_strip);
-  // A strip is decoded whole: its samples, and a row of them as float.
   const double row = double(h.width) * samples;
-  check_memory(path, row * sizeof(float) + row * rows_per_strip * stored_size(h.stored),
-               "decoding " + std::to_string(rows_per_strip) + " rows");
+  uint32_t band_rows = 0;
+  if (TIFFIsTiled(tiff)) {
+    // As OpenImageIO describes a tiled file (no decode_rows); a row of tiles at a time.
+    const uint32_t tw = field<uint32_t>(tiff, TIFFTAG_TILEWIDTH, 0);
+    const uint32_t th = field<uint32_t>(tiff, TIFFTAG_TILELENGTH, 0);
+    if (tw == 0 || th == 0 || tw > (1u << 16) || th > (1u << 16)) return leave();
+    h.tile_width = int(tw), h.tile_height = int(th);
+    band_rows = std::min(th, uint32_t(h.height));
+    const double tiles_wide = std::ceil(double(h.width) / tw);
+    check_memory(path,
+                 tiles_wide * tw * th * samples * stored_size(h.stored) +
+                     row * th * (sizeof(float) + stored_size(h.stored)),
+                 "a row of " + std::to_string(tw) + "x" + std::to_string(th) + " tiles");
+  } else {
+    band_rows = std::min<uint32_t>(field<uint32_t>(tiff, TIFFTAG_ROWSPERSTRIP, uint32_t(h.height)),
+                                   uint32_t(h.height));
+    if (band_rows == 0) return leave();
+    h.decode_rows = int(band_rows);
+    // A strip is decoded whole: its samples, and a row of them as float.
+    check_memory(path, row * sizeof(float) + row * band_rows * stored_size(h.stored),
+                 "decoding " + std::to_string(band_rows) + " rows");
+  }
   for (const TextTag& t : kTextTags) {
     if (t.tag == TIFFTAG_ORIENTATION) {
       uint16_t orientation = 0;
@@ -267,7 +310,7 @@ std::unique_ptr<ImageReader> open_tiff(std::shared_ptr<const CheckedFile> file) 
     h.metadata.attributes.push_back(
         typed("PixelAspectRatio", "float", y_resolution / x_resolution));
   return std::make_unique<TiffReader>(std::move(file), tiff, std::move(handle), std::move(h),
-                                      int(rows_per_strip), samples);
+                                      int(band_rows), samples);
 }
 
 namespace {
@@ -316,7 +359,7 @@ class TiffWriter : public ImageWriter {
         tiff_(tiff),
         error_(std::move(error)),
         header_(h),
-        rows_per_strip_(rows_per_strip),
+        band_rows_(rows_per_strip),
         row_bytes_(std::size_t(h.width) * h.channels * stored_size(h.type)) {
     strip_.resize(row_bytes_ * std::size_t(rows_per_strip));
   }
@@ -328,7 +371,7 @@ class TiffWriter : public ImageWriter {
     for (int r = 0; r < count; ++r) {
       std::memcpy(strip_.data() + std::size_t(rows_) * row_bytes_, rows + r * row_bytes_,
                   row_bytes_);
-      if (++rows_ == rows_per_strip_) flush();
+      if (++rows_ == band_rows_) flush();
     }
   }
 
@@ -346,7 +389,7 @@ class TiffWriter : public ImageWriter {
  private:
   void flush() {
     const tmsize_t bytes = tmsize_t(rows_) * tmsize_t(row_bytes_);
-    if (TIFFWriteEncodedStrip(tiff_, uint32_t(written_ / rows_per_strip_), strip_.data(), bytes) !=
+    if (TIFFWriteEncodedStrip(tiff_, uint32_t(written_ / band_rows_), strip_.data(), bytes) !=
         bytes)
       fail();
     written_ += rows_;
@@ -361,7 +404,7 @@ class TiffWriter : public ImageWriter {
   TIFF* tiff_;
   std::unique_ptr<std::string> error_;
   OutputHeader header_;
-  int rows_per_strip_;
+  int band_rows_;
   std::size_t row_bytes_;
   std::vector<std::byte> strip_;
   int rows_ = 0, written_ = 0;

@@ -34,7 +34,8 @@ struct Plain {
   uint32_t rows_per_strip = 2;
   std::function<void(TIFF*)> tags = [](TIFF*) {};
   int pages = 1;
-  bool big_endian = false;  // "MM": libtiff swaps the samples
+  bool big_endian = false;                   // "MM": libtiff swaps the samples
+  uint32_t tile_width = 0, tile_height = 0;  // 0: strips
 };
 
 std::string describe(const Plain& p) {
@@ -42,7 +43,9 @@ std::string describe(const Plain& p) {
          std::to_string(p.bits) + " format " + std::to_string(p.format) + " samples " +
          std::to_string(p.samples) + " extra " + std::to_string(p.extra) + " compression " +
          std::to_string(p.compression) + " predictor " + std::to_string(p.predictor) +
-         " rows/strip " + std::to_string(p.rows_per_strip) + (p.big_endian ? " MM" : " II");
+         " rows/strip " + std::to_string(p.rows_per_strip) + " tiles " +
+         std::to_string(p.tile_width) + "x" + std::to_string(p.tile_height) +
+         (p.big_endian ? " MM" : " II");
 }
 
 // A file as libtiff writes it, each sample a different value (floats past 1 and negative).
@@ -59,23 +62,44 @@ void write_tiff(const std::string& path, const Plain& p) {
     TIFFSetField(tiff, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
     TIFFSetField(tiff, TIFFTAG_COMPRESSION, p.compression);
     if (p.predictor != PREDICTOR_NONE) TIFFSetField(tiff, TIFFTAG_PREDICTOR, p.predictor);
-    TIFFSetField(tiff, TIFFTAG_ROWSPERSTRIP, p.rows_per_strip);
+    if (p.tile_width) {
+      TIFFSetField(tiff, TIFFTAG_TILEWIDTH, p.tile_width);
+      TIFFSetField(tiff, TIFFTAG_TILELENGTH, p.tile_height);
+    } else {
+      TIFFSetField(tiff, TIFFTAG_ROWSPERSTRIP, p.rows_per_strip);
+    }
     if (p.extra) {
       const uint16_t kinds[] = {p.extra};
       TIFFSetField(tiff, TIFFTAG_EXTRASAMPLES, 1, kinds);
     }
     p.tags(tiff);
-    const std::size_t row = std::size_t(p.width) * p.samples;
-    std::vector<std::uint8_t> bytes(row * p.bits / 8);
-    for (int y = 0; y < p.height; ++y) {
+    const std::size_t row = std::size_t(p.width) * p.samples, pixel = p.samples * p.bits / 8;
+    std::vector<std::uint8_t> image(row * p.height * p.bits / 8);
+    for (int y = 0; y < p.height; ++y)
       for (std::size_t i = 0; i < row; ++i) {
         const unsigned v = unsigned(y * 977 + i * 131 + page * 7);
-        if (p.bits == 8) bytes[i] = std::uint8_t(v);
-        if (p.bits == 16) reinterpret_cast<std::uint16_t*>(bytes.data())[i] = std::uint16_t(v * 37);
+        const std::size_t at = y * row + i;
+        if (p.bits == 8) image[at] = std::uint8_t(v);
+        if (p.bits == 16)
+          reinterpret_cast<std::uint16_t*>(image.data())[at] = std::uint16_t(v * 37);
         if (p.bits == 32)
-          reinterpret_cast<float*>(bytes.data())[i] = float(int(v % 401) - 100) / 37.0f;
+          reinterpret_cast<float*>(image.data())[at] = float(int(v % 401) - 100) / 37.0f;
       }
-      REQUIRE(TIFFWriteScanline(tiff, bytes.data(), uint32_t(y), 0) == 1);
+    if (p.tile_width) {  // tiles past the image's edges padded with zeros
+      std::vector<std::uint8_t> tile(std::size_t(p.tile_width) * p.tile_height * pixel);
+      for (uint32_t ty = 0; ty < uint32_t(p.height); ty += p.tile_height)
+        for (uint32_t tx = 0; tx < uint32_t(p.width); tx += p.tile_width) {
+          std::fill(tile.begin(), tile.end(), 0);
+          for (uint32_t r = 0; r < p.tile_height && ty + r < uint32_t(p.height); ++r)
+            for (uint32_t c = 0; c < p.tile_width && tx + c < uint32_t(p.width); ++c)
+              std::memcpy(&tile[(r * p.tile_width + c) * pixel],
+                          &image[((ty + r) * std::size_t(p.width) + tx + c) * pixel], pixel);
+          REQUIRE(TIFFWriteEncodedTile(tiff, TIFFComputeTile(tiff, tx, ty, 0, 0), tile.data(),
+                                       tmsize_t(tile.size())) == tmsize_t(tile.size()));
+        }
+    } else {
+      for (int y = 0; y < p.height; ++y)
+        REQUIRE(TIFFWriteScanline(tiff, &image[y * row * p.bits / 8], uint32_t(y), 0) == 1);
     }
     if (p.pages > 1) TIFFWriteDirectory(tiff);
   }
@@ -129,6 +153,8 @@ void check_same(const std::string& path, const Plain& p) {
   CHECK(a.stored == b.stored);
   CHECK(a.format == b.format);
   CHECK(a.subimages == b.subimages);
+  CHECK(a.tile_width == b.tile_width);
+  CHECK(a.tile_height == b.tile_height);
   INFO("native: ", names(a.metadata.attributes), " module: ", names(b.metadata.attributes));
   CHECK(sorted(a.metadata.attributes) == sorted(b.metadata.attributes));
   CHECK(a.metadata.icc == b.metadata.icc);
@@ -168,6 +194,17 @@ TEST_CASE("TIFF: halo's reader equals OpenImageIO's on every kind of plain file"
     p.width = w, p.height = h, p.rows_per_strip = rows, p.compression = COMPRESSION_LZW;
     check_same(path, p);
   }
+  // Tiles that the image's sides do not divide, one tile larger than the image, each sample size.
+  for (const Kind kind :
+       {Kind{8, SAMPLEFORMAT_UINT}, {16, SAMPLEFORMAT_UINT}, {32, SAMPLEFORMAT_IEEEFP}})
+    for (const auto& [w, h, tw, th] :
+         {std::tuple{37, 21, 16u, 16u}, {5, 3, 16u, 32u}, {64, 48, 32u, 16u}}) {
+      Plain p;
+      p.bits = kind.bits, p.format = kind.format, p.samples = 4, p.extra = EXTRASAMPLE_UNASSALPHA;
+      p.width = w, p.height = h, p.tile_width = tw, p.tile_height = th;
+      p.compression = COMPRESSION_ADOBE_DEFLATE;
+      check_same(path, p);
+    }
   // Big-endian files, each sample size.
   for (const Kind kind :
        {Kind{8, SAMPLEFORMAT_UINT}, {16, SAMPLEFORMAT_UINT}, {32, SAMPLEFORMAT_IEEEFP}}) {
