@@ -220,6 +220,7 @@ std::unique_ptr<ImageReader> open_tiff(std::shared_ptr<const CheckedFile> file) 
     return nullptr;
   };
   if (TIFFLastDirectory(tiff) == 0) return leave();  // pages
+  if (field<uint32_t>(tiff, TIFFTAG_IMAGEDEPTH, 1) != 1) return leave();  // volumes
   for (const ttag_t tag : kModuleTags) {
     std::uint64_t slots[4] = {};  // room for any tag's values (counts, pointers, offsets)
     if (TIFFGetField(tiff, tag, &slots[0], &slots[1], &slots[2], &slots[3])) return leave();
