@@ -15,6 +15,7 @@
 #include <cstdarg>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <vector>
 
 #include "core/error.hpp"
@@ -32,6 +33,12 @@ struct Handle {
   toff_t at = 0;
   std::string error;  // libtiff's first error message, for the exception
 };
+
+// A libtiff handle, closed however the function holding it ends.
+struct TiffCloser {
+  void operator()(TIFF* tiff) const { TIFFClose(tiff); }
+};
+using TiffPtr = std::unique_ptr<TIFF, TiffCloser>;
 
 tmsize_t read_proc(thandle_t h, void* buffer, tmsize_t size) {
   auto* handle = static_cast<Handle*>(h);
@@ -110,16 +117,15 @@ constexpr ttag_t kModuleTags[] = {TIFFTAG_EXIFIFD,      TIFFTAG_GPSIFD,     TIFF
 // Rows are served from a band of full rows: a strip, or a row of tiles (tile_height rows).
 class TiffReader : public ImageReader {
  public:
-  TiffReader(std::shared_ptr<const CheckedFile> file, TIFF* tiff, std::unique_ptr<Handle> handle,
+  TiffReader(std::shared_ptr<const CheckedFile> file, TiffPtr tiff, std::unique_ptr<Handle> handle,
              ImageHeader header, int band_rows, int samples)
       : file_(std::move(file)),
-        tiff_(tiff),
+        tiff_(std::move(tiff)),
         handle_(std::move(handle)),
         band_rows_(band_rows),
         samples_(samples) {
     header_ = std::move(header);
   }
-  ~TiffReader() override { TIFFClose(tiff_); }
 
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
     const std::size_t row = std::size_t(header_.width) * samples_;
@@ -158,7 +164,8 @@ class TiffReader : public ImageReader {
     strip_bytes_.resize(std::size_t(bytes));
     if (header_.tile_width > 0)
       load_tiles(strip, rows, sample);
-    else if (TIFFReadEncodedStrip(tiff_, uint32_t(strip), strip_bytes_.data(), bytes) != bytes)
+    else if (TIFFReadEncodedStrip(tiff_.get(), uint32_t(strip), strip_bytes_.data(), bytes) !=
+             bytes)
       fail("strip " + std::to_string(strip));
     strip_ = strip;
   }
@@ -171,8 +178,8 @@ class TiffReader : public ImageReader {
     tile_.resize(std::size_t(tile_bytes));
     const uint32_t y = uint32_t(band) * uint32_t(th);
     for (int x = 0; x < header_.width; x += tw) {
-      const ttile_t tile = TIFFComputeTile(tiff_, uint32_t(x), y, 0, 0);
-      if (TIFFReadEncodedTile(tiff_, tile, tile_.data(), tile_bytes) != tile_bytes)
+      const ttile_t tile = TIFFComputeTile(tiff_.get(), uint32_t(x), y, 0, 0);
+      if (TIFFReadEncodedTile(tiff_.get(), tile, tile_.data(), tile_bytes) != tile_bytes)
         fail("tile " + std::to_string(tile));
       const std::size_t cols = std::size_t(std::min(tw, header_.width - x));
       for (int r = 0; r < rows; ++r)
@@ -188,7 +195,7 @@ class TiffReader : public ImageReader {
   }
 
   std::shared_ptr<const CheckedFile> file_;
-  TIFF* tiff_;
+  TiffPtr tiff_;
   std::unique_ptr<Handle> handle_;
   int band_rows_, samples_;
   int strip_ = -1, next_ = 0;
@@ -211,15 +218,14 @@ std::unique_ptr<ImageReader> open_tiff(std::shared_ptr<const CheckedFile> file) 
   TIFFOpenOptionsSetWarningHandlerExtR(options, on_warning, handle.get());
   // Strips are allocated by this reader; libtiff's own allocations (tag arrays) stay small.
   TIFFOpenOptionsSetMaxSingleMemAlloc(options, tmsize_t(64) << 20);
-  TIFF* tiff = TIFFClientOpenExt(file->path().c_str(), "rm", handle.get(), read_proc, write_proc,
-                                 seek_proc, close_proc, size_proc, map_proc, unmap_proc, options);
+  TiffPtr owned(TIFFClientOpenExt(file->path().c_str(), "rm", handle.get(), read_proc, write_proc,
+                                  seek_proc, close_proc, size_proc, map_proc, unmap_proc, options));
   TIFFOpenOptionsFree(options);
-  if (!tiff) return nullptr;  // the module reports what is wrong, as it always has
-  const auto leave = [&] {
-    TIFFClose(tiff);
-    return nullptr;
-  };
-  if (TIFFLastDirectory(tiff) == 0) return leave();  // pages
+  if (!owned) return nullptr;  // the module reports what is wrong, as it always has
+  TIFF* tiff = owned.get();
+  // The file left to the module (the handle closed with `owned`).
+  const auto leave = [] { return nullptr; };
+  if (TIFFLastDirectory(tiff) == 0) return leave();                       // pages
   if (field<uint32_t>(tiff, TIFFTAG_IMAGEDEPTH, 1) != 1) return leave();  // volumes
   for (const ttag_t tag : kModuleTags) {
     std::uint64_t slots[4] = {};  // room for any tag's values (counts, pointers, offsets)
@@ -310,8 +316,8 @@ std::unique_ptr<ImageReader> open_tiff(std::shared_ptr<const CheckedFile> file) 
       y_resolution > 0)
     h.metadata.attributes.push_back(
         typed("PixelAspectRatio", "float", y_resolution / x_resolution));
-  return std::make_unique<TiffReader>(std::move(file), tiff, std::move(handle), std::move(h),
-                                      int(band_rows), samples);
+  return std::make_unique<TiffReader>(std::move(file), std::move(owned), std::move(handle),
+                                      std::move(h), int(band_rows), samples);
 }
 
 namespace {
@@ -354,18 +360,15 @@ std::string date_time_now() {
 // The rows of a strip as they come, each strip encoded when full.
 class TiffWriter : public ImageWriter {
  public:
-  TiffWriter(const std::string& target, TIFF* tiff, std::unique_ptr<std::string> error,
+  TiffWriter(const std::string& target, TiffPtr tiff, std::unique_ptr<std::string> error,
              const OutputHeader& h, int rows_per_strip)
       : target_(target),
-        tiff_(tiff),
+        tiff_(std::move(tiff)),
         error_(std::move(error)),
         header_(h),
         band_rows_(rows_per_strip),
         row_bytes_(std::size_t(h.width) * h.channels * stored_size(h.type)) {
     strip_.resize(row_bytes_ * std::size_t(rows_per_strip));
-  }
-  ~TiffWriter() override {
-    if (tiff_) TIFFClose(tiff_);
   }
 
   void write_rows(int count, const std::byte* rows) override {
@@ -381,16 +384,15 @@ class TiffWriter : public ImageWriter {
     if (written_ != header_.height)
       throw Error(ErrorKind::Internal, target_ + ": " + std::to_string(written_) + " of " +
                                            std::to_string(header_.height) + " rows written");
-    const bool flushed = TIFFFlush(tiff_) == 1;
-    TIFFClose(tiff_);  // closes the descriptor
-    tiff_ = nullptr;
+    const bool flushed = TIFFFlush(tiff_.get()) == 1;
+    tiff_.reset();  // closes the descriptor
     if (!flushed) fail();
   }
 
  private:
   void flush() {
     const tmsize_t bytes = tmsize_t(rows_) * tmsize_t(row_bytes_);
-    if (TIFFWriteEncodedStrip(tiff_, uint32_t(written_ / band_rows_), strip_.data(), bytes) !=
+    if (TIFFWriteEncodedStrip(tiff_.get(), uint32_t(written_ / band_rows_), strip_.data(), bytes) !=
         bytes)
       fail();
     written_ += rows_;
@@ -402,7 +404,7 @@ class TiffWriter : public ImageWriter {
   }
 
   std::string target_;
-  TIFF* tiff_;
+  TiffPtr tiff_;
   std::unique_ptr<std::string> error_;
   OutputHeader header_;
   int band_rows_;
@@ -464,12 +466,13 @@ std::unique_ptr<ImageWriter> create_tiff(const std::string& target, const std::s
   TIFFOpenOptionsSetWarningHandlerExtR(opts, on_warning, nullptr);
   // BigTIFF past what 32-bit offsets reach (the stored samples and room for the tags).
   const double bytes = double(h.width) * h.height * h.channels * stored_size(h.type);
-  TIFF* tiff = TIFFFdOpenExt(fd, target.c_str(), bytes > 4.0e9 ? "w8" : "w", opts);
+  TiffPtr owned(TIFFFdOpenExt(fd, target.c_str(), bytes > 4.0e9 ? "w8" : "w", opts));
   TIFFOpenOptionsFree(opts);
-  if (!tiff) {
+  if (!owned) {
     ::close(fd);
     throw Error(ErrorKind::CantCreate, target + ": cannot create: " + *error);
   }
+  TIFF* tiff = owned.get();
   const uint16_t bits = uint16_t(8 * stored_size(h.type));
   const int rows_per_strip = std::min(32, h.height);  // as OpenImageIO's writer
   TIFFSetField(tiff, TIFFTAG_IMAGEWIDTH, uint32_t(h.width));
@@ -492,7 +495,8 @@ std::unique_ptr<ImageWriter> create_tiff(const std::string& target, const std::s
     TIFFSetField(tiff, TIFFTAG_EXTRASAMPLES, 1, straight);
   }
   set_tags(tiff, h);
-  return std::make_unique<TiffWriter>(target, tiff, std::move(error), h, rows_per_strip);
+  return std::make_unique<TiffWriter>(target, std::move(owned), std::move(error), h,
+                                      rows_per_strip);
 }
 
 }  // namespace halo
