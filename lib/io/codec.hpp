@@ -236,9 +236,10 @@ std::unique_ptr<ImageWriter> create_tiff(const std::string& target, const std::s
 bool is_exr_compression(const std::string& compression);
 // Lets the open readers of `file` keep up to `bytes` of what they decoded for one another:
 // a run that holds the whole image reads its filtered channels to the end before the carried
-// layers' reader starts, and finds the chunks decoded only if they were all kept. EXR only
-// (a chunk holds every channel of its rows); the readers keep their last strips' anyway.
-void share_decoded(const CheckedFile& file, std::size_t bytes);
+// layers' reader starts, and finds the chunks decoded only if they were all kept. Whether they
+// can: halo's own EXR readers (a chunk holds every channel of its rows) have the file open;
+// they keep their last strips' anyway.
+bool share_decoded(const CheckedFile& file, std::size_t bytes);
 // The MIP levels of each part of an EXR, or empty when the module counts them.
 std::vector<int> exr_mip_levels(const std::shared_ptr<const CheckedFile>& file);
 

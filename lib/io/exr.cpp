@@ -427,12 +427,17 @@ class RecentChunks {
   };
   using Raw = std::shared_ptr<const std::vector<uint8_t>>;
 
-  // The file's, shared with its other readers.
-  static std::shared_ptr<RecentChunks> of(const CheckedFile* file) {
+  // The file's, shared with its other readers (made for the first; with `make` false, null
+  // when no reader of halo's has the file open).
+  static std::shared_ptr<RecentChunks> of(const CheckedFile* file, bool make = true) {
     static std::mutex mutex;
     static std::map<const CheckedFile*, std::weak_ptr<RecentChunks>> files;
     std::lock_guard lock(mutex);
     std::erase_if(files, [](const auto& f) { return f.second.expired(); });
+    if (!make) {
+      const auto at = files.find(file);
+      return at == files.end() ? nullptr : at->second.lock();
+    }
     auto& weak = files[file];
     auto chunks = weak.lock();
     if (!chunks) weak = chunks = std::make_shared<RecentChunks>();
@@ -1265,8 +1270,10 @@ std::unique_ptr<ImageReader> open_exr(std::shared_ptr<const CheckedFile> file, I
                                      std::move(channels));
 }
 
-void share_decoded(const CheckedFile& file, std::size_t bytes) {
-  RecentChunks::of(&file)->share(bytes);
+bool share_decoded(const CheckedFile& file, std::size_t bytes) {
+  const auto chunks = RecentChunks::of(&file, false);
+  if (chunks) chunks->share(bytes);
+  return chunks != nullptr;
 }
 
 bool is_exr_compression(const std::string& text) {

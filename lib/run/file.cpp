@@ -330,7 +330,9 @@ StreamResult run_file(const FileNames& names, FilePlan& plan, const FileRunOptio
                    names.input, size_text(strips.host_bytes), o.workers);
     }
     kept = decoded_to_keep(in, layers, !whole_why.empty() || strips.rows >= input.height);
-    if (strips.host_bytes + kept > (budget ? budget : memory_per_file())) kept = 0;
+    if (strips.host_bytes + kept > (budget ? budget : memory_per_file()) ||
+        (kept > 0 && !share_decoded(*in.file(), kept)))
+      kept = 0;
     if (o.workers > 1) {
       reservation.emplace(strips.host_bytes + kept, budget);
       if (reservation->waited())
@@ -339,11 +341,9 @@ StreamResult run_file(const FileNames& names, FilePlan& plan, const FileRunOptio
     }
     options.strip_rows = strips.rows;
   }
-  if (kept > 0) {
-    share_decoded(*in.file(), kept);
+  if (kept > 0)
     spdlog::info("{}: up to {} of decoded data kept for the other channels' reader", names.input,
                  size_text(kept));
-  }
   if (!whole_why.empty())
     spdlog::info("{}: the whole image at once: {}", names.input, whole_why);
   else
