@@ -118,6 +118,17 @@ void put_sample(std::byte* out, std::size_t i, PixelType type, T v, float max_co
   }
 }
 
+// Channels [first, first + n) of a row of `width` pixels of `channels` interleaved samples,
+// as samples of `type` (put_sample's rule), into `out`.
+template <typename T>
+void pick_samples(const T* row, int width, int channels, int first, int n, PixelType type,
+                  std::byte* out, float max_code) {
+  for (int x = 0; x < width; ++x)
+    for (int c = 0; c < n; ++c)
+      put_sample(out, std::size_t(x) * n + c, type, row[std::size_t(x) * channels + first + c],
+                 max_code);
+}
+
 // Reads the header of a file opened by CheckedFile::open (no pixels yet), its metadata within
 // cap_metadata's limits; the reader reads through the file's descriptor only, never its name.
 // NoInput for a missing or unreadable file, BadData for a corrupt one or a format halo cannot read.

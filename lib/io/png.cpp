@@ -233,9 +233,11 @@ class PngReader : public ImageReader {
       else
         row = whole_.data() + next_ * row_bytes();
       if (depth_ == 8)
-        pick(reinterpret_cast<const std::uint8_t*>(row), channels, first, n, type, dst, 255.0f);
+        pick_samples(reinterpret_cast<const std::uint8_t*>(row), header_.width, channels, first, n,
+                     type, dst, 255.0f);
       else
-        pick(reinterpret_cast<const std::uint16_t*>(row), channels, first, n, type, dst, 65535.0f);
+        pick_samples(reinterpret_cast<const std::uint16_t*>(row), header_.width, channels, first, n,
+                     type, dst, 65535.0f);
     }
   }
 
@@ -246,16 +248,6 @@ class PngReader : public ImageReader {
 
   std::size_t row_bytes() const {
     return std::size_t(header_.width) * header_.channels.size() * (depth_ / 8);
-  }
-
-  // Channels [first, first + n) of a row as samples of `type`.
-  template <typename T>
-  void pick(const T* row, int channels, int first, int n, PixelType type, std::byte* out,
-            float max_code) const {
-    for (int x = 0; x < header_.width; ++x)
-      for (int c = 0; c < n; ++c)
-        put_sample(out, std::size_t(x) * n + c, type, row[std::size_t(x) * channels + first + c],
-                   max_code);
   }
 
   std::string path_;

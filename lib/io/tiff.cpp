@@ -128,30 +128,25 @@ class TiffReader : public ImageReader {
   }
 
   void read_rows(int count, int first, int n, PixelType type, std::byte* out) override {
-    const std::size_t row = std::size_t(header_.width) * samples_;
+    const std::size_t row = std::size_t(header_.width) * samples_ * stored_size(header_.stored);
+    const std::size_t out_row = std::size_t(header_.width) * n * sample_size(type);
     for (int r = 0; r < count; ++r, ++next_) {
       const int strip = next_ / band_rows_;
       if (strip != strip_) load(strip);
-      const std::size_t at = std::size_t(next_ - strip * band_rows_) * row;
-      const std::size_t to = std::size_t(r) * header_.width * n;
-      for (int x = 0; x < header_.width; ++x)
-        for (int c = 0; c < n; ++c) {
-          const std::size_t from = at + std::size_t(x) * samples_ + first + c;
-          const std::size_t i = to + std::size_t(x) * n + c;
-          switch (header_.stored) {
-            case SampleType::u8:
-              put_sample(out, i, type, strip_bytes_[from], 255.0f);
-              break;
-            case SampleType::u16:
-              put_sample(out, i, type,
-                         reinterpret_cast<const std::uint16_t*>(strip_bytes_.data())[from],
-                         65535.0f);
-              break;
-            default:
-              put_sample(out, i, type, reinterpret_cast<const float*>(strip_bytes_.data())[from],
-                         1.0f);
-          }
-        }
+      const std::uint8_t* at = strip_bytes_.data() + std::size_t(next_ - strip * band_rows_) * row;
+      std::byte* to = out + std::size_t(r) * out_row;
+      const int w = header_.width;
+      switch (header_.stored) {
+        case SampleType::u8:
+          pick_samples(at, w, samples_, first, n, type, to, 255.0f);
+          break;
+        case SampleType::u16:
+          pick_samples(reinterpret_cast<const std::uint16_t*>(at), w, samples_, first, n, type, to,
+                       65535.0f);
+          break;
+        default:
+          pick_samples(reinterpret_cast<const float*>(at), w, samples_, first, n, type, to, 1.0f);
+      }
     }
   }
 
