@@ -360,7 +360,7 @@ class TiffWriter : public ImageWriter {
       : target_(target),
         tiff_(std::move(tiff)),
         error_(std::move(error)),
-        header_(h),
+        height_(h.height),
         band_rows_(rows_per_strip),
         row_bytes_(std::size_t(h.width) * h.channels * stored_size(h.type)) {
     strip_.resize(row_bytes_ * std::size_t(rows_per_strip));
@@ -376,9 +376,9 @@ class TiffWriter : public ImageWriter {
 
   void finish() override {
     if (rows_ > 0) flush();
-    if (written_ != header_.height)
+    if (written_ != height_)
       throw Error(ErrorKind::Internal, target_ + ": " + std::to_string(written_) + " of " +
-                                           std::to_string(header_.height) + " rows written");
+                                           std::to_string(height_) + " rows written");
     const bool flushed = TIFFFlush(tiff_.get()) == 1;
     tiff_.reset();  // closes the descriptor
     if (!flushed) fail();
@@ -401,8 +401,7 @@ class TiffWriter : public ImageWriter {
   std::string target_;
   TiffPtr tiff_;
   std::unique_ptr<std::string> error_;
-  OutputHeader header_;
-  int band_rows_;
+  int height_, band_rows_;
   std::size_t row_bytes_;
   std::vector<std::byte> strip_;
   int rows_ = 0, written_ = 0;
