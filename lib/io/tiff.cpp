@@ -21,6 +21,7 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "io/codec.hpp"
+#include "io/metadata.hpp"
 
 namespace halo {
 
@@ -421,15 +422,11 @@ void set_tags(TIFF* tiff, const OutputHeader& h) {
     }
     if (text) TIFFSetField(tiff, t.tag, text->c_str());
   }
-  int orientation = 1;
+  TIFFSetField(tiff, TIFFTAG_ORIENTATION, uint16_t(orientation(m)));
   float aspect = 0;
-  for (const Attribute& a : m.attributes) {
-    if (a.name == "Orientation" && a.type == "int" && a.value.size() == sizeof(int))
-      std::memcpy(&orientation, a.value.data(), sizeof(int));
+  for (const Attribute& a : m.attributes)
     if (a.name == "PixelAspectRatio" && a.type == "float" && a.value.size() == sizeof(float))
       std::memcpy(&aspect, a.value.data(), sizeof(float));
-  }
-  TIFFSetField(tiff, TIFFTAG_ORIENTATION, uint16_t(orientation));
   if (aspect > 0) {
     TIFFSetField(tiff, TIFFTAG_XRESOLUTION, 1.0f);
     TIFFSetField(tiff, TIFFTAG_YRESOLUTION, aspect);
