@@ -17,6 +17,8 @@ namespace {
 constexpr const char* kGuideNames[] = {"normal", "depth", "albedo", "motion"};
 // Motion has 2 channels (towards the previous frame) or 4 (and towards the next).
 constexpr int kGuideChannels[] = {3, 1, 3, 4};
+// The rows of a file's channels decoded at once where its image and guides are picked apart.
+constexpr std::size_t kPickBytes = std::size_t(4) << 20;
 
 bool channel_count_fits(int which, std::size_t count) {
   return int(count) == kGuideChannels[which] || (which == 3 && count == 2);
@@ -40,6 +42,27 @@ float sample_at(const std::byte* row, std::size_t i, PixelType type) {
       return reinterpret_cast<const float*>(row)[i];
   }
   return 0;
+}
+
+// Pixels of n interleaved channels (the first is channel `lo`): the picked ones, in their order,
+// into `image` (as many channels as picked), samples of `size` bytes.
+void pick_image(const std::byte* all, int n, const std::vector<int>& picked, int lo,
+                std::size_t size, std::size_t pixels, std::byte* image) {
+  const std::size_t m = picked.size();
+  for (std::size_t p = 0; p < pixels; ++p)
+    for (std::size_t c = 0; c < m; ++c)
+      std::memcpy(image + (p * m + c) * size,
+                  all + (p * std::size_t(n) + std::size_t(picked[c] - lo)) * size, size);
+}
+
+// Channel c of a row of n interleaved channels as float, into one guide row.
+void pick_guide(const std::byte* row, int n, int c, PixelType type, int width, float* dst) {
+  if (type == PixelType::f32) {  // a render's guides: no conversion, the switch out of the loop
+    const float* src = reinterpret_cast<const float*>(row) + c;
+    for (int x = 0; x < width; ++x) dst[x] = src[std::size_t(x) * std::size_t(n)];
+    return;
+  }
+  for (int x = 0; x < width; ++x) dst[x] = sample_at(row, std::size_t(x) * n + c, type);
 }
 
 Image& guide_image(Guides& g, int which) {
@@ -174,10 +197,9 @@ void InputStream::read(HostStrip& strip, Span rows) {
     copy_rows(*kept_, strip, rows);
     return;
   }
-  const std::size_t pixels = std::size_t(input_.width) * rows.count();
   const std::size_t row0 = std::size_t(rows.first - strip.rows.first);
-  std::byte* image =
-      strip.pixels.bytes.data() + row0 * input_.width * input_.channels * sample_size(input_.type);
+  const std::size_t image_row = input_.width * input_.channels * sample_size(input_.type);
+  std::byte* image = strip.pixels.bytes.data() + row0 * image_row;
   std::vector<std::byte> all;
   for (std::size_t f = 0; f < files_.size(); ++f) {
     File& file = files_[f];
@@ -187,27 +209,32 @@ void InputStream::read(HostStrip& strip, Span rows) {
       read_picked(*file.reader, choice_.picked, rows.count(), input_.type, image);
       continue;
     }
-    // The channels the image and the guides need from this file, then each picked out.
+    // The channels the image and the guides need from this file, then each picked out, a few
+    // rows at a time: a whole 1080p frame's at once was a 130 MB buffer faulted in page by
+    // page on every file, and picked from memory instead of cache.
     const PixelType type = f == 0 ? input_.type : PixelType::f32;
     const int n = file.hi - file.lo;
     const std::size_t size = sample_size(type);
-    all.resize(pixels * n * size);
-    file.reader->read_rows(rows.count(), file.lo, n, type, all.data());
-    if (f == 0)
-      for (std::size_t p = 0; p < pixels; ++p)
-        for (std::size_t c = 0; c < choice_.picked.size(); ++c)
-          std::memcpy(image + (p * choice_.picked.size() + c) * size,
-                      all.data() + (p * n + (choice_.picked[c] - file.lo)) * size, size);
-    for (const GuidePart& part : parts_) {
-      if (part.file != f) continue;
-      Image& guide = guide_image(strip.guides[part.set], part.which);
-      for (std::size_t k = 0; k < part.picked.size(); ++k)
-        for (int y = 0; y < rows.count(); ++y) {
-          float* dst = guide.row(int(k), rows.first + y - guide.y0());
-          const std::byte* src = all.data() + std::size_t(y) * input_.width * n * size;
-          for (int x = 0; x < input_.width; ++x)
-            dst[x] = sample_at(src, std::size_t(x) * n + (part.picked[k] - file.lo), type);
-        }
+    const std::size_t all_row = std::size_t(input_.width) * std::size_t(n) * size;
+    const int block = int(std::clamp<std::size_t>(kPickBytes / all_row, 1, rows.count()));
+    all.resize(std::size_t(block) * all_row);
+    for (int y0 = 0; y0 < rows.count(); y0 += block) {
+      const int count = std::min(block, rows.count() - y0);
+      file.reader->read_rows(count, file.lo, n, type, all.data());
+      if (f == 0)
+        pick_image(all.data(), n, choice_.picked, file.lo, size,
+                   std::size_t(input_.width) * std::size_t(count),
+                   image + std::size_t(y0) * image_row);
+      for (const GuidePart& part : parts_) {
+        if (part.file != f) continue;
+        Image& guide = guide_image(strip.guides[part.set], part.which);
+        for (std::size_t k = 0; k < part.picked.size(); ++k)
+          for (int y = 0; y < count; ++y) {
+            float* dst = guide.row(int(k), rows.first + y0 + y - guide.y0());
+            const std::byte* src = all.data() + std::size_t(y) * all_row;
+            pick_guide(src, n, part.picked[k] - file.lo, type, input_.width, dst);
+          }
+      }
     }
   }
   for (std::size_t s = 0; s < strip.guides.size(); ++s)

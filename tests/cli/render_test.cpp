@@ -224,6 +224,26 @@ TEST_CASE("Blender's motion vectors towards the next frame: the next frame at (x
     CHECK(mean_error(sx, sy) > 1.5 * blender);
 }
 
+TEST_CASE("guides from the image's own file: a strip of many rows equals strips of a few") {
+  // The image's and the guides' channels are decoded together and picked apart a few MiB of
+  // rows at a time: 517 rows of this 1023-wide render are six such blocks, the last partial.
+  Sandbox box;
+  REQUIRE(box.halo("--device ref run " + kNoisy + " -f resize:w=1023:h=517 -o " + box / "big.exr")
+              .code == 0);
+  const std::string run = "--device ref run " + box / "big.exr" + " -f bilateral:r=1 --strip-rows ";
+  const Result one = box.halo(run + "517 -v -o " + box / "one.exr");
+  REQUIRE(one.code == 0);
+  CHECK(has(one.err, "normal from " + box / "big.exr"));
+  CHECK(has(one.err, "over 1 strip"));
+  REQUIRE(box.halo(run + "5 -o " + box / "many.exr").code == 0);
+  const Result same = box.halo("compare " + box / "one.exr " +
+                               box /
+                                   "many.exr --ch ViewLayer.Combined.R,"
+                                   "ViewLayer.Combined.G,ViewLayer.Combined.B --fail 0");
+  INFO(same.out, same.err);
+  CHECK(same.code == 0);
+}
+
 TEST_CASE("bad guides: missing 66, unknown channel 64, wrong size 65; photos run self-guided") {
   Sandbox box;
   Result r = box.halo(std::string("run ") + kNoisy + " -f bilateral:normal=" + box / "no.exr" +
