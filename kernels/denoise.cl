@@ -338,22 +338,18 @@ inline float lane_xor(const float v, const int mask) {
   asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(r) : "f"(v), "r"(mask));
   return r;
 }
-// d += a (16 x K, rows) * b (K x 8, columns): one warp's tensor-core step.
+// d += a (16 x K, rows) * b (K x 8, columns): one warp's tensor-core step, K 16 halves or 8
+// tf32 values a stage.
 #if NET_F16
-#define MMA(d, a, b0, b1)                                                                   \
-  asm volatile(                                                                             \
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "    \
-      "{%8,%9}, {%0,%1,%2,%3};"                                                             \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                      \
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
+#define MMA_SHAPE "m16n8k16.row.col.f32.f16.f16.f32"
 #else
-#define MMA(d, a, b0, b1)                                                                   \
-  asm volatile(                                                                             \
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "   \
-      "{%8,%9}, {%0,%1,%2,%3};"                                                             \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                      \
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
+#define MMA_SHAPE "m16n8k8.row.col.f32.tf32.tf32.f32"
 #endif
+#define MMA(d, a, b0, b1)                                                                      \
+  asm volatile("mma.sync.aligned." MMA_SHAPE " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "        \
+               "{%0,%1,%2,%3};"                                                                \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
 
 #if NET_F16
 // Pair p of `planes` (c channels, stored as pairs when PAIRS) at (x, y) of an h x w layer, zero

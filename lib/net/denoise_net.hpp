@@ -113,26 +113,28 @@ struct DeviceTensor {
   bool pairs = false;
 };
 
+// How a layer's weights are stored for denoise_conv: floats (PoCL's vector and tiled forms),
+// floats rounded to TF32, or pairs of halves (fp16 on the tensor cores).
+enum class WeightForm { float32, tf32, half_pairs };
+
 // What runs of networks on one device keep from call to call: each layer's weights packed and
 // uploaded once, and tensors whose buffers are reused (a tile's network allocates the same
 // sizes as the last tile's).
 class NetBuffers {
  public:
   // The layer's weights and bias as denoise_conv reads them for `oc_tile` output channels a
-  // work-group and `in_step` input channels a stage, as `precision` multiplies them on the
-  // tensor cores (`mma`: TF32, or pairs of halves after the source's `src_c` channels and the
-  // skip's, each rounded up to even).
+  // work-group and `in_step` input channels a stage, in `form` (half pairs: the source's `src_c`
+  // channels and the skip's, each rounded up to even).
   const std::pair<cl::Buffer, cl::Buffer>& weights(Device& device, const NetLayer& layer,
-                                                   int oc_tile, int in_step, bool mma,
-                                                   NetPrecision precision, int src_c);
+                                                   int oc_tile, int in_step, WeightForm form,
+                                                   int src_c);
   DeviceTensor tensor(Device& device, int channels, int height, int width, const std::string& what,
                       bool pairs = false);
   // A tensor no longer needed: its buffer serves a later tensor of at most its size.
   void release(DeviceTensor& t);
 
  private:
-  std::map<std::tuple<const NetLayer*, int, int, bool, NetPrecision>,
-           std::pair<cl::Buffer, cl::Buffer>>
+  std::map<std::tuple<const NetLayer*, int, int, WeightForm>, std::pair<cl::Buffer, cl::Buffer>>
       weights_;
   std::multimap<std::size_t, cl::Buffer> free_;  // by size in bytes
 };

@@ -64,11 +64,11 @@ float to_tf32(float f) {
 }
 
 // The layer's weights in the order denoise_conv reads them (see kernels/denoise.cl), as 32-bit
-// words: a float each (TF32-rounded when tf32), or for fp16 two halves each, input channel c at
-// position c of the source's channels rounded up to even, then the skip's.
-std::vector<std::uint32_t> packed_weights(const NetLayer& l, int oc_tile, int in_step, bool mma,
-                                          NetPrecision precision, int src_c) {
-  const bool halves = mma && precision == NetPrecision::fp16;
+// words: a float each (TF32-rounded for tf32), or two halves each (half_pairs), input channel c
+// at position c of the source's channels rounded up to even, then the skip's.
+std::vector<std::uint32_t> packed_weights(const NetLayer& l, int oc_tile, int in_step,
+                                          WeightForm form, int src_c) {
+  const bool halves = form == WeightForm::half_pairs;
   const int src_even = halves ? ceil_div(src_c, 2) * 2 : src_c;
   const auto position = [&](int c) { return c < src_c ? c : src_even + (c - src_c); };
   const int positions = position(l.in - 1) + 1;
@@ -88,7 +88,7 @@ std::vector<std::uint32_t> packed_weights(const NetLayer& l, int oc_tile, int in
         if (halves)
           word |= std::uint32_t(imath_float_to_half(v)) << (16 * (at % 2));
         else
-          word = std::bit_cast<std::uint32_t>(mma ? to_tf32(v) : v);
+          word = std::bit_cast<std::uint32_t>(form == WeightForm::tf32 ? to_tf32(v) : v);
       }
   return packed;
 }
@@ -128,7 +128,10 @@ DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
   }
   const DeviceTensor& in = upsampled.channels ? upsampled : src;
   const bool fused_pool = l.pool && s.tiled;
-  const bool halves = s.mma && precision == NetPrecision::fp16;
+  const WeightForm form = !s.mma                            ? WeightForm::float32
+                          : precision == NetPrecision::fp16 ? WeightForm::half_pairs
+                                                            : WeightForm::tf32;
+  const bool halves = form == WeightForm::half_pairs;
   DeviceTensor out = buffers.tensor(device, l.out, fused_pool ? h / 2 : h, fused_pool ? w / 2 : w,
                                     l.name, halves && !last);
   Defines defines = {{s.mma     ? "NET_MMA"
@@ -154,7 +157,7 @@ DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
   }
   auto k = device.kernel("denoise.cl", "denoise_conv", defines);
   const auto& [weights, bias] =
-      buffers.weights(device, l, s.oc_tile, s.in_step, s.mma, precision, src.channels);
+      buffers.weights(device, l, s.oc_tile, s.in_step, form, src.channels);
   const cl::Buffer& skip_buffer = skip ? skip->buffer : src.buffer;  // unread without a skip
   set_args(k, in.buffer, src.channels, skip_buffer, weights, bias, out.buffer, l.in, l.out, h, w);
   const int tiles = ceil_div(l.out, s.oc_tile);
@@ -191,9 +194,9 @@ DeviceTensor conv_layer(Device& device, NetBuffers& buffers, const NetLayer& l,
 }  // namespace
 
 const std::pair<cl::Buffer, cl::Buffer>& NetBuffers::weights(Device& device, const NetLayer& l,
-                                                             int oc_tile, int in_step, bool mma,
-                                                             NetPrecision precision, int src_c) {
-  auto& slot = weights_[{&l, oc_tile, in_step, mma, precision}];
+                                                             int oc_tile, int in_step,
+                                                             WeightForm form, int src_c) {
+  auto& slot = weights_[{&l, oc_tile, in_step, form}];
   if (!slot.first()) {
     const auto upload = [&](const auto& v, const std::string& what) {
       const std::size_t bytes = v.size() * sizeof(v[0]);
@@ -201,7 +204,7 @@ const std::pair<cl::Buffer, cl::Buffer>& NetBuffers::weights(Device& device, con
       device.write(b, v.data(), bytes, "upload");
       return b;
     };
-    slot = {upload(packed_weights(l, oc_tile, in_step, mma, precision, src_c), l.name + " weights"),
+    slot = {upload(packed_weights(l, oc_tile, in_step, form, src_c), l.name + " weights"),
             upload(packed_bias(l, oc_tile), l.name + " bias")};
   }
   return slot;
