@@ -44,6 +44,7 @@
 #include "core/limits.hpp"
 #include "core/text.hpp"
 #include "io/codec.hpp"
+#include "io/exr_piz.hpp"
 
 namespace halo {
 
@@ -679,11 +680,11 @@ class ExrReader : public ImageReader {
   }
 
   // One chunk's channels [first, first + n) as float, into `to` (its first pixel in the band):
-  // uncompressed and ZIP chunks by halo (libdeflate inflates 2-3x faster than zlib), the
-  // others through OpenEXRCore's pipeline.
+  // uncompressed, ZIP and PIZ chunks by halo (libdeflate inflates 2-3x faster than zlib;
+  // io/exr_piz.hpp says why PIZ), the others through OpenEXRCore's pipeline.
   void decode(const exr_chunk_info_t& info, float* to, int first, int n) const {
     if (compression_ == EXR_COMPRESSION_NONE || compression_ == EXR_COMPRESSION_ZIP ||
-        compression_ == EXR_COMPRESSION_ZIPS)
+        compression_ == EXR_COMPRESSION_ZIPS || compression_ == EXR_COMPRESSION_PIZ)
       return decode_own(info, to, first, n);
     decode_by_core(info, to, first, n);
   }
@@ -715,8 +716,19 @@ class ExrReader : public ImageReader {
     context_->call([&] { return exr_read_chunk(context_->get(), part_, &info, packed.data()); },
                    "cannot read pixels");
     const uint8_t* data = packed.data();
-    if (info.packed_size != info.unpacked_size) {  // else stored as it is (ZIP that did not shrink)
+    if (info.packed_size !=
+        info.unpacked_size) {  // else stored as it is (data that did not shrink)
       if (compression_ == EXR_COMPRESSION_NONE) corrupt(info, "its size does not fit its rows");
+      auto raw = std::make_shared<std::vector<uint8_t>>(unpacked);
+      if (compression_ == EXR_COMPRESSION_PIZ) {
+        std::vector<int> words;
+        for (const auto& ch : file_order_) words.push_back(int(ch.bytes / 2));
+        if (const std::string why = undo_piz(packed.data(), packed.size(), raw->data(), unpacked,
+                                             words, int(info.width), int(info.height));
+            !why.empty())
+          corrupt(info, why);
+        return use_raw(info, key, std::move(raw), to, first, n);
+      }
       struct Decompressor {
         libdeflate_decompressor* d = libdeflate_alloc_decompressor();
         ~Decompressor() { libdeflate_free_decompressor(d); }
@@ -732,17 +744,21 @@ class ExrReader : public ImageReader {
       // The running sum in a register: through memory it was three quarters of a decode.
       uint8_t sum = split[0];
       for (std::size_t i = 1; i < unpacked; ++i) split[i] = sum = uint8_t(sum + split[i] - 128);
-      auto raw = std::make_shared<std::vector<uint8_t>>(unpacked);
       const std::size_t half = (unpacked + 1) / 2;
       for (std::size_t i = 0; i < half; ++i) (*raw)[2 * i] = split[i];
       for (std::size_t i = half; i < unpacked; ++i) (*raw)[2 * (i - half) + 1] = split[i];
-      unpack(raw->data(), info, to, first, n);
-      // Within an eighth of --max-memory, which the strip planning does not count it in.
-      const std::size_t limit = std::min(kRecentBytes, resource_limits().max_memory / 8);
-      if (recent_.use_count() > 1) recent_->keep(key, std::move(raw), limit);
-      return;
+      return use_raw(info, key, std::move(raw), to, first, n);
     }
     unpack(data, info, to, first, n);
+  }
+
+  // A chunk decoded: its channels into `to`, and its bytes kept for the file's other reader.
+  void use_raw(const exr_chunk_info_t& info, const RecentChunks::Key& key,
+               std::shared_ptr<std::vector<uint8_t>> raw, float* to, int first, int n) const {
+    unpack(raw->data(), info, to, first, n);
+    // Within an eighth of --max-memory, which the strip planning does not count it in.
+    const std::size_t limit = std::min(kRecentBytes, resource_limits().max_memory / 8);
+    if (recent_.use_count() > 1) recent_->keep(key, std::move(raw), limit);
   }
 
   // A chunk's raw bytes (each row, each channel in the file's (name) order, its samples

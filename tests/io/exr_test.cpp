@@ -20,10 +20,12 @@
 #include <ImfTiledOutputFile.h>
 #include <ImfTiledOutputPart.h>
 
+#include <bit>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -299,6 +301,86 @@ TEST_CASE("the parts of a multi-part EXR read one after another read its headers
   CAPTURE(ref.file->bytes_read());
   CAPTURE(ref.file->size());
   CHECK(ref.file->bytes_read() < 3 * ref.file->size());
+}
+
+TEST_CASE(
+    "PIZ by halo's decoder as OpenEXR decodes it: both wavelet forms, raw chunks, odd sizes") {
+  // A half, a float and a uint channel in one chunk (one and two 16-bit words a sample), so
+  // the planes and rows are put back together across word sizes. PIZ undoes its wavelet with
+  // 14-bit sums while a chunk uses fewer than 2^14 distinct 16-bit words, else modulo 2^16:
+  // `few` takes the first, `many` (a smooth ramp whose floats' low words all differ) the
+  // second, and `noise` does not compress, so its chunks are stored as they are.
+  TempDir dir;
+  const char* const names[] = {"H", "F", "U"};
+  const auto value = [](const std::string& kind, int x, int y, int c) -> float {
+    const std::uint32_t h =
+        std::uint32_t(x) * 73856093u ^ std::uint32_t(y) * 19349663u ^ std::uint32_t(c) * 83492791u;
+    if (kind == "few") return float((x + 2 * y + c) % 5) * 0.25f;
+    if (kind == "many") return 1000.0f + float(x) * 0.731f + float(y) * 17.3f + float(c);
+    return std::bit_cast<float>((h & 0x3fffffffu) | 0x3f000000u) - 0.5f;  // finite noise
+  };
+  for (const std::string kind : {"few", "many", "noise"})
+    for (const auto& [w, h] : {std::pair{1, 1}, {7, 5}, {37, 70}, {1021, 33}}) {
+      CAPTURE(kind);
+      CAPTURE(w);
+      CAPTURE(h);
+      const Imath::Box2i box({0, 0}, {w - 1, h - 1});
+      Imf::Header header(box, box);
+      header.compression() = Imf::PIZ_COMPRESSION;
+      const Imf::PixelType types[] = {Imf::HALF, Imf::FLOAT, Imf::UINT};
+      for (int c = 0; c < 3; ++c) header.channels().insert(names[c], Imf::Channel(types[c]));
+      std::vector<Imath::half> hs(std::size_t(w) * h);
+      std::vector<float> fs(hs.size());
+      std::vector<std::uint32_t> us(hs.size());
+      std::set<std::uint16_t> words;  // of the first chunk (32 rows)
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+          const std::size_t i = std::size_t(y) * w + x;
+          hs[i] = Imath::half(value(kind, x, y, 0));
+          fs[i] = value(kind, x, y, 1);
+          us[i] = std::bit_cast<std::uint32_t>(value(kind, x, y, 2)) >> (kind == "few" ? 28 : 0);
+          if (y < 32)
+            for (const std::uint32_t bits :
+                 {std::uint32_t(hs[i].bits()), std::bit_cast<std::uint32_t>(fs[i]), us[i]}) {
+              words.insert(std::uint16_t(bits));
+              words.insert(std::uint16_t(bits >> 16));
+            }
+        }
+      if (kind == "few") CHECK(words.size() < (1u << 14));
+      if (kind == "many" && w > 1000) CHECK(words.size() > (1u << 14));
+      const std::string path = dir / (kind + std::to_string(w) + ".exr");
+      {
+        Imf::OutputFile out(path.c_str(), header);
+        Imf::FrameBuffer fb;
+        fb.insert("H", Imf::Slice(Imf::HALF, reinterpret_cast<char*>(hs.data()), 2, 2 * w));
+        fb.insert("F", Imf::Slice(Imf::FLOAT, reinterpret_cast<char*>(fs.data()), 4, 4 * w));
+        fb.insert("U", Imf::Slice(Imf::UINT, reinterpret_cast<char*>(us.data()), 4, 4 * w));
+        out.setFrameBuffer(fb);
+        out.writePixels(h);
+      }
+      if (kind == "noise" && w > 1000)  // stored as it is: no smaller than the samples
+        CHECK(fs::file_size(path) > std::size_t(w) * h * 10);
+      // OpenEXR's decoding, as float, against halo's (channels in the file's name order).
+      std::vector<float> want(std::size_t(w) * h * 3);
+      Imf::InputFile in(path.c_str());
+      Imf::FrameBuffer fb;
+      for (int c = 0; c < 3; ++c)
+        fb.insert(names[c], Imf::Slice(Imf::FLOAT, reinterpret_cast<char*>(want.data() + c), 12,
+                                       std::size_t(w) * 12));
+      in.setFrameBuffer(fb);
+      in.readPixels(0, h - 1);
+      const LoadedImage got = read_image({path, {}});
+      REQUIRE(got.pixels.channels == 3);
+      REQUIRE(got.channel_names == std::vector<std::string>{"F", "H", "U"});
+      const float* p = got.pixels.samples<float>();
+      const int order[] = {1, 0, 2};  // halo's channel k is OpenEXR's order[k]
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < hs.size(); ++i)
+        for (int k = 0; k < 3; ++k)
+          differ += std::bit_cast<std::uint32_t>(p[i * 3 + k]) !=
+                    std::bit_cast<std::uint32_t>(want[i * 3 + std::size_t(order[k])]);
+      CHECK(differ == 0);
+    }
 }
 
 TEST_CASE(
