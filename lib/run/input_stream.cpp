@@ -216,7 +216,8 @@ void InputStream::read(HostStrip& strip, Span rows) {
     const int n = file.hi - file.lo;
     const std::size_t size = sample_size(type);
     const std::size_t all_row = std::size_t(input_.width) * std::size_t(n) * size;
-    const int block = int(std::clamp<std::size_t>(kPickBytes / all_row, 1, rows.count()));
+    const int block = int(std::max<std::size_t>(
+        1, std::min<std::size_t>(kPickBytes / std::max<std::size_t>(all_row, 1), rows.count())));
     all.resize(std::size_t(block) * all_row);
     for (int y0 = 0; y0 < rows.count(); y0 += block) {
       const int count = std::min(block, rows.count() - y0);
