@@ -547,6 +547,7 @@ class ExrReader : public ImageReader {
       file_order_.push_back({std::size_t(at - channels_.begin()),
                              e.pixel_type == EXR_PIXEL_HALF ? std::size_t(2) : std::size_t(4),
                              e.pixel_type});
+      piz_words_.push_back(int(file_order_.back().bytes / 2));
     }
     if (level_ == 0)
       header_.placement = {data.min.x,
@@ -716,15 +717,13 @@ class ExrReader : public ImageReader {
     context_->call([&] { return exr_read_chunk(context_->get(), part_, &info, packed.data()); },
                    "cannot read pixels");
     const uint8_t* data = packed.data();
-    if (info.packed_size !=
-        info.unpacked_size) {  // else stored as it is (data that did not shrink)
+    // A chunk whose compressed form did not shrink is stored as it is.
+    if (info.packed_size != info.unpacked_size) {
       if (compression_ == EXR_COMPRESSION_NONE) corrupt(info, "its size does not fit its rows");
       auto raw = std::make_shared<std::vector<uint8_t>>(unpacked);
       if (compression_ == EXR_COMPRESSION_PIZ) {
-        std::vector<int> words;
-        for (const auto& ch : file_order_) words.push_back(int(ch.bytes / 2));
         if (const std::string why = undo_piz(packed.data(), packed.size(), raw->data(), unpacked,
-                                             words, int(info.width), int(info.height));
+                                             piz_words_, int(info.width), int(info.height));
             !why.empty())
           corrupt(info, why);
         return use_raw(info, key, std::move(raw), to, first, n);
@@ -818,6 +817,7 @@ class ExrReader : public ImageReader {
     exr_pixel_type_t type;
   };
   std::vector<FileChannel> file_order_;  // the header's (name) order, as chunks hold them
+  std::vector<int> piz_words_;           // file_order_'s 16-bit words a sample, for undo_piz
   std::shared_ptr<RecentChunks> recent_;
   std::vector<ExrChannel> channels_;
   bool tiled_ = false;

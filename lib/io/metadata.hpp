@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace halo {
@@ -23,6 +24,13 @@ struct Attribute {
 
   bool is_text() const { return type == "string"; }
   bool operator==(const Attribute&) const = default;
+
+  // A number as a typed attribute ("int", "float", ...): its bytes as the machine holds them.
+  template <typename T>
+  static Attribute typed(std::string name, std::string type, T value) {
+    return {std::move(name), std::move(type),
+            std::string(reinterpret_cast<const char*>(&value), sizeof value)};
+  }
 };
 
 // PNG's colour chunks, which say how its samples encode light when it has no ICC profile:

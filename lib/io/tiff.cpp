@@ -103,11 +103,6 @@ constexpr TextTag kTextTags[] = {
     {TIFFTAG_HOSTCOMPUTER, "HostComputer"},
 };
 
-template <typename T>
-Attribute typed(const char* name, const char* type, T value) {
-  return {name, type, std::string(reinterpret_cast<const char*>(&value), sizeof value)};
-}
-
 // Tags whose presence leaves the file to the module: blocks it decodes into attributes, and
 // layouts it reads that this reader does not.
 constexpr ttag_t kModuleTags[] = {TIFFTAG_EXIFIFD,      TIFFTAG_GPSIFD,     TIFFTAG_XMLPACKET,
@@ -295,7 +290,7 @@ std::unique_ptr<ImageReader> open_tiff(std::shared_ptr<const CheckedFile> file) 
     if (t.tag == TIFFTAG_ORIENTATION) {
       uint16_t orientation = 0;
       if (TIFFGetField(tiff, t.tag, &orientation) == 1)
-        h.metadata.attributes.push_back(typed(t.name, "int", int(orientation)));
+        h.metadata.attributes.push_back(Attribute::typed(t.name, "int", int(orientation)));
       continue;
     }
     const char* text = nullptr;
@@ -311,7 +306,7 @@ std::unique_ptr<ImageReader> open_tiff(std::shared_ptr<const CheckedFile> file) 
       TIFFGetField(tiff, TIFFTAG_YRESOLUTION, &y_resolution) == 1 && x_resolution > 0 &&
       y_resolution > 0)
     h.metadata.attributes.push_back(
-        typed("PixelAspectRatio", "float", y_resolution / x_resolution));
+        Attribute::typed("PixelAspectRatio", "float", y_resolution / x_resolution));
   return std::make_unique<TiffReader>(std::move(file), std::move(owned), std::move(handle),
                                       std::move(h), int(band_rows), samples);
 }

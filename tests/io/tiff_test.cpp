@@ -313,11 +313,6 @@ TEST_CASE("TIFF: files outside the plain kind are left to OpenImageIO's reader")
 
 namespace {
 
-template <typename T>
-Attribute typed(const std::string& name, const std::string& type, T value) {
-  return {name, type, std::string(reinterpret_cast<const char*>(&value), sizeof value)};
-}
-
 // `h`'s image (each sample a different value) written by `writer`.
 void write_with(const std::unique_ptr<ImageWriter>& writer, const OutputHeader& h) {
   REQUIRE(writer);
@@ -370,8 +365,8 @@ TEST_CASE("TIFF: halo's writer stores what OpenImageIO's stores, for every plain
                            "DocumentName", "HostComputer"})
     tagged.set_text(name, std::string("the ") + name);
   tagged.set_text("DateTime", "2026:11:29 12:00:00");
-  tagged.set(typed("Orientation", "int", 6));
-  tagged.set(typed("PixelAspectRatio", "float", 0.5f));
+  tagged.set(Attribute::typed("Orientation", "int", 6));
+  tagged.set(Attribute::typed("PixelAspectRatio", "float", 0.5f));
   // What OpenImageIO leaves out of a TIFF: a renderer's names, the history, IPTC and EXIF
   // fields given as attributes.
   Metadata others = tagged;
@@ -379,7 +374,7 @@ TEST_CASE("TIFF: halo's writer stores what OpenImageIO's stores, for every plain
   others.set_text("ImageHistory", "halo run -f sharpen");
   others.set_text("IPTC:City", "Lyon");
   others.set_text("Keywords", "a;b");
-  others.set(typed("Exif:ExposureTime", "float", 0.25f));
+  others.set(Attribute::typed("Exif:ExposureTime", "float", 0.25f));
   for (const SampleType type : {SampleType::u8, SampleType::u16, SampleType::f32})
     for (const int channels : {1, 3, 4})
       for (const std::string compression : {"", "none", "lzw", "zip:9", "packbits"}) {
